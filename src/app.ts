@@ -1,0 +1,116 @@
+/**
+ * Composition root: config -> database -> stores -> services -> HTTP. The only
+ * module that chooses concrete implementations.
+ */
+import type { Config } from './config/schema.ts'
+import { buildProviders, logOnlyChannels } from './delivery/registry.ts'
+import { ChannelRouter } from './delivery/router.ts'
+import { createHttpApp } from './http/app.ts'
+import { systemClock, type Clock } from './lib/clock.ts'
+import { createLogger, type Logger } from './lib/logger.ts'
+import { Hasher } from './lib/secrets.ts'
+import { Admin } from './otp/admin.ts'
+import { Authenticator } from './otp/api-keys.ts'
+import { KeyLimiter } from './otp/key-limiter.ts'
+import type { Delivery } from './otp/ports.ts'
+import { SendService } from './otp/send.ts'
+import type { Channel, Limits } from './otp/types.ts'
+import { VerifyService } from './otp/verify.ts'
+import { SqliteAdminStore, SqliteCreditStore, SqliteKeyStore } from './store/admin-store.ts'
+import { openDatabase, type Db } from './store/db.ts'
+import { KeyHitLog, RecipientFailureLog } from './store/event-logs.ts'
+import { loadSecret } from './store/secret.ts'
+import { sweep } from './store/sweep.ts'
+import { SqliteTransactor } from './store/transactor.ts'
+import { SqliteVerificationStore } from './store/verification-store.ts'
+
+export interface CoreOptions {
+  clock?: Clock
+  logger?: Logger
+}
+
+export interface Core {
+  config: Config
+  db: Db
+  clock: Clock
+  logger: Logger
+  hasher: Hasher
+  admin: Admin
+  close(): void
+}
+
+/** What the CLI needs: the database, migrated, and the operator use cases. */
+export function openCore(config: Config, opts: CoreOptions = {}): Core {
+  const clock = opts.clock ?? systemClock
+  const logger = opts.logger ?? createLogger({ level: config.logging.level, format: process.stdout.isTTY ? 'text' : 'json' })
+  const db = openDatabase({ path: config.database.path, synchronous: config.database.synchronous, busyTimeoutMs: config.database.busy_timeout_ms })
+  const hasher = new Hasher(loadSecret(config.server.secret, config.database.path))
+  const tx = new SqliteTransactor(db)
+  const admin = new Admin(tx, new SqliteAdminStore(db), new SqliteCreditStore(db), hasher, clock)
+  return { config, db, clock, logger, hasher, admin, close: () => db.$client.close() }
+}
+
+export function limitsOf(config: Config): Limits {
+  const l = config.limits
+  return {
+    keyRequestsPerMinute: l.key_requests_per_minute,
+    recipientPerMinute: l.recipient_per_minute,
+    recipientPerHour: l.recipient_per_hour,
+    recipientPerDay: l.recipient_per_day,
+    maxFailedAttempts: l.max_failed_attempts,
+    lockoutSeconds: l.lockout_seconds,
+    recipientFailuresPerDay: l.recipient_failures_per_day,
+  }
+}
+
+export interface ServerOptions extends CoreOptions {
+  /** Replaces the configured providers (tests use a recording one). */
+  delivery?: Delivery
+  /** Where `log` providers print; stdout by default. */
+  logWrite?: (line: string) => void
+  env?: Record<string, string | undefined>
+}
+
+export interface Server extends Core {
+  http: ReturnType<typeof createHttpApp>
+  /** Channels that only print to the log (nothing is really delivered). */
+  logOnly: Channel[]
+  sweep(): ReturnType<typeof sweep>
+}
+
+export function buildServer(config: Config, opts: ServerOptions = {}): Server {
+  const core = openCore(config, opts)
+  const { db, clock, logger, hasher } = core
+  const tx = new SqliteTransactor(db)
+  const verifications = new SqliteVerificationStore(db)
+  const credits = new SqliteCreditStore(db)
+  const limits = limitsOf(config)
+  const providers = buildProviders(config, opts.env ?? {}, opts.logWrite)
+  const delivery = opts.delivery ?? new ChannelRouter(providers, config.delivery.timeout_ms, logger)
+
+  const http = createHttpApp({
+    auth: new Authenticator(new SqliteKeyStore(db), hasher),
+    limiter: new KeyLimiter(tx, new KeyHitLog(db), clock, limits.keyRequestsPerMinute),
+    send: new SendService({
+      tx,
+      verifications,
+      credits,
+      accounts: credits,
+      delivery,
+      hasher,
+      clock,
+      logger,
+      limits,
+      defaultCodeLength: config.codes.default_length,
+    }),
+    verify: new VerifyService({ tx, verifications, failures: new RecipientFailureLog(db), hasher, clock, limits }),
+    logger,
+    lockoutSeconds: limits.lockoutSeconds,
+  })
+  return {
+    ...core,
+    http,
+    logOnly: opts.delivery ? [] : logOnlyChannels(providers),
+    sweep: () => sweep(db, clock.now(), config.retention.days),
+  }
+}

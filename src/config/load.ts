@@ -1,0 +1,103 @@
+/**
+ * Loads the configuration: built-in defaults, then the TOML file (`--config`
+ * or OTPD_CONFIG), then OTPD_<SECTION>__<KEY> environment variables, then
+ * validation. Every problem is reported with its key path. This is the only
+ * module that reads process.env.
+ */
+import { readFileSync } from 'node:fs'
+import { Value } from '@sinclair/typebox/value'
+import { parse as parseToml } from 'smol-toml'
+import { Config } from './schema.ts'
+import { checkProviders } from '../delivery/registry.ts'
+
+export class ConfigError extends Error {
+  constructor(
+    readonly problems: string[],
+    readonly source: string,
+  ) {
+    super(`invalid configuration (${source}):\n  - ${problems.join('\n  - ')}`)
+  }
+}
+
+export interface LoadedConfig {
+  config: Config
+  /** Where the file came from, or 'built-in defaults'. */
+  source: string
+  /** Environment as seen at load time; providers read their secrets from it (by name, from the config). */
+  env: Record<string, string | undefined>
+}
+
+type Json = Record<string, unknown>
+
+export function loadConfig(opts: { file?: string; env?: Record<string, string | undefined> } = {}): LoadedConfig {
+  const env = opts.env ?? process.env
+  const file = opts.file ?? (env.OTPD_CONFIG || undefined)
+  let raw: Json = {}
+  if (file) {
+    let text: string
+    try {
+      text = readFileSync(file, 'utf8')
+    } catch (err) {
+      throw new ConfigError([`cannot read config file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`], file)
+    }
+    try {
+      raw = parseToml(text) as Json
+    } catch (err) {
+      throw new ConfigError([`${file} is not valid TOML: ${(err as Error).message.split('\n')[0]}`], file)
+    }
+  }
+  const source = file ?? 'built-in defaults'
+  overlayEnv(raw, env)
+  return { config: resolveConfig(raw, source, env), source, env }
+}
+
+/** OTPD_LIMITS__RECIPIENT_PER_MINUTE=5 -> limits.recipient_per_minute = "5" (converted by the schema). */
+function overlayEnv(raw: Json, env: Record<string, string | undefined>): void {
+  for (const [name, value] of Object.entries(env)) {
+    if (!name.startsWith('OTPD_') || !name.includes('__') || value === undefined) continue
+    const path = name.slice(5).toLowerCase().split('__')
+    let node = raw
+    for (const part of path.slice(0, -1)) {
+      if (typeof node[part] !== 'object' || node[part] === null) node[part] = {}
+      node = node[part] as Json
+    }
+    // Lists (channels.sms) are written comma-separated in the environment.
+    node[path.at(-1)!] = path[0] === 'channels' ? value.split(',').map((s) => s.trim()) : value
+  }
+}
+
+export function resolveConfig(raw: Json, source = 'built-in defaults', env: Record<string, string | undefined> = {}): Config {
+  const value = structuredClone(raw)
+  Value.Default(Config, value)
+  Value.Convert(Config, value)
+  const problems: string[] = []
+  for (const e of Value.Errors(Config, value)) {
+    const key = e.path.slice(1).replaceAll('/', '.') || '(top level)'
+    const problem = e.message === 'Unexpected property' ? 'is not a known setting' : e.message.toLowerCase()
+    const line = `${key} ${problem}`
+    if (!problems.includes(line)) problems.push(line)
+  }
+  if (problems.length === 0) {
+    const config = value as Config
+    problems.push(...checkListen(config.server.listen), ...checkProviders(config, env))
+    if (problems.length === 0) return config
+  }
+  throw new ConfigError(problems, source)
+}
+
+export function parseListen(listen: string): { hostname: string; port: number } {
+  const m = /^(\[[0-9a-fA-F:.]+\]|[^:\s]+):([0-9]{1,5})$/.exec(listen)
+  if (!m) throw new Error(`'${listen}' is not HOST:PORT`)
+  const port = Number(m[2])
+  if (port > 65535) throw new Error(`port ${port} is out of range`)
+  return { hostname: m[1]!.replace(/^\[|\]$/g, ''), port }
+}
+
+function checkListen(listen: string): string[] {
+  try {
+    parseListen(listen)
+    return []
+  } catch (err) {
+    return [`server.listen must be HOST:PORT such as 127.0.0.1:8080 (${(err as Error).message})`]
+  }
+}

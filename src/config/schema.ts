@@ -1,0 +1,81 @@
+/**
+ * The configuration file's schema. Every key has its default here, so an empty
+ * (or absent) file is a working configuration. otp.config.example.toml
+ * documents the same keys for people.
+ */
+import { Type as T, type Static } from '@sinclair/typebox'
+
+const strict = { additionalProperties: false, default: {} } as const
+const count = (def: number, max = 1_000_000_000) => T.Integer({ minimum: 1, maximum: max, default: def })
+
+export const ServerConfig = T.Object(
+  {
+    listen: T.String({ default: '127.0.0.1:8080', description: 'HOST:PORT the HTTP API listens on' }),
+    /** Optional: a secret of at least 32 characters; otherwise one is generated into the data directory. */
+    secret: T.Optional(T.String({ minLength: 32 })),
+  },
+  strict,
+)
+
+export const DatabaseConfig = T.Object(
+  {
+    path: T.String({ minLength: 1, default: './data/otpd.db' }),
+    synchronous: T.Union([T.Literal('FULL'), T.Literal('NORMAL')], { default: 'FULL' }),
+    busy_timeout_ms: T.Integer({ minimum: 0, maximum: 600_000, default: 5000 }),
+  },
+  strict,
+)
+
+export const LimitsConfig = T.Object(
+  {
+    key_requests_per_minute: count(120),
+    recipient_per_minute: count(2),
+    recipient_per_hour: count(15),
+    recipient_per_day: count(50),
+    max_failed_attempts: count(5),
+    lockout_seconds: count(900, 86_400 * 365),
+    recipient_failures_per_day: count(100),
+  },
+  strict,
+)
+
+export const CodesConfig = T.Object({ default_length: T.Integer({ minimum: 4, maximum: 10, default: 6 }) }, strict)
+
+export const RetentionConfig = T.Object({ days: T.Integer({ minimum: 1, maximum: 36_500, default: 7 }) }, strict)
+
+export const DeliveryConfig = T.Object({ timeout_ms: T.Integer({ minimum: 100, maximum: 300_000, default: 10_000 }) }, strict)
+
+export const ChannelsConfig = T.Object(
+  {
+    sms: T.Optional(T.Array(T.String({ minLength: 1 }), { minItems: 1 })),
+    email: T.Optional(T.Array(T.String({ minLength: 1 }), { minItems: 1 })),
+    voice: T.Optional(T.Array(T.String({ minLength: 1 }), { minItems: 1 })),
+  },
+  strict,
+)
+
+/** Provider tables are checked per type by the delivery registry (delivery/registry.ts). */
+export const ProvidersConfig = T.Record(T.String(), T.Record(T.String(), T.Unknown()), { default: {} })
+
+export const LoggingConfig = T.Object(
+  {
+    level: T.Union([T.Literal('debug'), T.Literal('info'), T.Literal('warn'), T.Literal('error')], { default: 'info' }),
+  },
+  strict,
+)
+
+export const Config = T.Object(
+  {
+    server: ServerConfig,
+    database: DatabaseConfig,
+    limits: LimitsConfig,
+    codes: CodesConfig,
+    retention: RetentionConfig,
+    delivery: DeliveryConfig,
+    channels: ChannelsConfig,
+    providers: ProvidersConfig,
+    logging: LoggingConfig,
+  },
+  { additionalProperties: false },
+)
+export type Config = Static<typeof Config>

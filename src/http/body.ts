@@ -1,0 +1,60 @@
+/**
+ * Reads a JSON request body with a hard size cap (DECISIONS.md section 3). The
+ * body is read only after authentication, so an anonymous client cannot make
+ * the server buffer anything.
+ */
+import { Msg } from '../otp/messages.ts'
+
+export const MAX_BODY_BYTES = 16 * 1024
+
+export type BodyResult = { ok: true; body: Record<string, unknown> } | { ok: false; status: 400 | 413; error: string }
+
+const decoder = new TextDecoder('utf-8', { fatal: true })
+
+export function isJsonContentType(header: string | null): boolean {
+  if (header === null) return false
+  const semi = header.indexOf(';')
+  return (semi === -1 ? header : header.slice(0, semi)).trim().toLowerCase() === 'application/json'
+}
+
+export async function readJsonBody(request: Request): Promise<BodyResult> {
+  if (!isJsonContentType(request.headers.get('content-type'))) return { ok: false, status: 400, error: Msg.contentType }
+  const declared = Number(request.headers.get('content-length') ?? 0)
+  if (declared > MAX_BODY_BYTES) return { ok: false, status: 413, error: Msg.bodyTooLarge }
+  const bytes = await readCapped(request, MAX_BODY_BYTES)
+  if (bytes === null) return { ok: false, status: 413, error: Msg.bodyTooLarge }
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(decoder.decode(bytes))
+  } catch {
+    return { ok: false, status: 400, error: Msg.invalidJson }
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { ok: false, status: 400, error: Msg.notObject }
+  return { ok: true, body: parsed as Record<string, unknown> }
+}
+
+/** The body's bytes, or null as soon as it exceeds `max` (the rest is not read). */
+async function readCapped(request: Request, max: number): Promise<Uint8Array | null> {
+  if (!request.body) return new Uint8Array()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  const reader = request.body.getReader()
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > max) {
+      await reader.cancel().catch(() => {})
+      return null
+    }
+    chunks.push(value)
+  }
+  if (chunks.length === 1) return chunks[0]!
+  const out = new Uint8Array(size)
+  let at = 0
+  for (const c of chunks) {
+    out.set(c, at)
+    at += c.byteLength
+  }
+  return out
+}

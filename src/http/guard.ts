@@ -1,0 +1,44 @@
+/**
+ * What both endpoints do before their operation, in the order of DECISIONS.md
+ * section 1: authentication (401/403) -> per-key limit (429) -> body (400/413).
+ */
+import type { Authenticator } from '../otp/api-keys.ts'
+import type { KeyLimiter } from '../otp/key-limiter.ts'
+import { keyRateLimitMessage, Msg } from '../otp/messages.ts'
+import type { ApiKey } from '../otp/types.ts'
+import { readJsonBody } from './body.ts'
+import { errorReply, type Reply } from './reply.ts'
+
+export interface GuardDeps {
+  auth: Authenticator
+  limiter: KeyLimiter
+}
+
+export type Admitted = { ok: true; key: ApiKey; body: Record<string, unknown> } | { ok: false; reply: Reply }
+
+/** The key from `Authorization: Bearer` (which wins) or `x-api-key`; null when none was given. */
+export function presentedKey(headers: Headers): string | null {
+  const authorization = headers.get('authorization')
+  if (authorization) {
+    const m = /^\s*bearer\s+(\S*)\s*$/i.exec(authorization)
+    if (m && m[1]) return m[1]
+  }
+  const header = headers.get('x-api-key')?.trim()
+  return header ? header : null
+}
+
+export async function admit(deps: GuardDeps, request: Request): Promise<Admitted> {
+  const raw = presentedKey(request.headers)
+  if (raw === null) return { ok: false, reply: errorReply(401, Msg.keyRequired) }
+  const auth = deps.auth.authenticate(raw)
+  if (!auth.ok) {
+    return { ok: false, reply: auth.reason === 'disabled' ? errorReply(403, Msg.keyDisabled) : errorReply(401, Msg.keyInvalid) }
+  }
+  const admission = deps.limiter.admit(auth.key.id)
+  if (!admission.ok) {
+    return { ok: false, reply: errorReply(429, keyRateLimitMessage(admission.max, admission.retryAfter), admission.retryAfter) }
+  }
+  const body = await readJsonBody(request)
+  if (!body.ok) return { ok: false, reply: errorReply(body.status, body.error) }
+  return { ok: true, key: auth.key, body: body.body }
+}

@@ -1,0 +1,75 @@
+/**
+ * Request and response schemas (TypeBox, through Elysia's `t`). The validator
+ * (validate.ts) checks requests against these same field schemas, in the order
+ * DECISIONS.md section 3 fixes, so the schema is the one source of each rule.
+ */
+import { t, type Static } from 'elysia'
+
+// One character: anything but a control character or a lone surrogate, or a
+// surrogate pair. Written for a non-unicode RegExp so lengths count code points.
+const char = (controls: string) => `(?:[^${controls}\\uD800-\\uDFFF]|[\\uD800-\\uDBFF][\\uDC00-\\uDFFF])`
+const MESSAGE_CHARS = `^${char('\\u0000-\\u0009\\u000B-\\u001F\\u007F-\\u009F')}{1,1600}$`
+const SUBJECT_CHARS = `^${char('\\u0000-\\u001F\\u007F-\\u009F')}{1,200}$`
+// WHATWG "valid e-mail address", with local part <= 64 and whole <= 254 octets (ASCII only, so octets = characters).
+const EMAIL =
+  "^(?=.{1,254}$)(?=[^@]{1,64}@)[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$"
+
+export const Channel = t.Union([t.Literal('sms'), t.Literal('email'), t.Literal('voice')])
+export const PhoneRecipient = t.String({ pattern: '^\\+[1-9][0-9]{1,14}$', description: 'E.164 phone number' })
+export const EmailRecipient = t.String({ pattern: EMAIL, description: 'email address' })
+export const Message = t.String({ pattern: MESSAGE_CHARS, description: 'template, 1-1600 characters; {code} is replaced by the code' })
+export const MessagePlaceholder = t.String({ pattern: '\\{code\\}' })
+export const Subject = t.String({ pattern: SUBJECT_CHARS, description: 'email subject, one line of 1-200 characters' })
+export const ExpiresIn = t.Integer({ minimum: 60, maximum: 3600, default: 300 })
+export const Code = t.String({ pattern: '^[0-9]{4,10}$' })
+
+export const SendBody = t.Object({
+  channel: Channel,
+  recipient: t.Union([PhoneRecipient, EmailRecipient]),
+  message: t.Optional(t.Intersect([Message, MessagePlaceholder])),
+  subject: t.Optional(Subject),
+  expires_in: t.Optional(ExpiresIn),
+  code: t.Optional(Code),
+})
+export type SendBody = Static<typeof SendBody>
+
+export const VerifyBody = t.Object({
+  verification_id: t.String(),
+  code: Code,
+})
+export type VerifyBody = Static<typeof VerifyBody>
+
+const RequestId = t.String({ format: 'uuid' })
+
+export const SendResponse = t.Object({
+  success: t.Literal(true),
+  verification_id: t.String({ format: 'uuid' }),
+  expires_at: t.String({ format: 'date-time' }),
+  request_id: RequestId,
+})
+
+export const VerifyResponse = t.Object({
+  success: t.Literal(true),
+  verified: t.Boolean(),
+  message: t.Union([
+    t.Literal('Code verified successfully'),
+    t.Literal('Invalid code'),
+    t.Literal('Code expired'),
+    t.Literal('Code already used'),
+  ]),
+  request_id: RequestId,
+})
+
+export const ErrorResponse = t.Object({
+  error: t.String(),
+  request_id: RequestId,
+  retry_after: t.Optional(t.Integer({ minimum: 1 })),
+})
+
+export const LockoutResponse = t.Object({
+  success: t.Literal(true),
+  verified: t.Literal(false),
+  message: t.String(),
+  request_id: RequestId,
+  retry_after: t.Integer({ minimum: 1 }),
+})

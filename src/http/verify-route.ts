@@ -1,0 +1,44 @@
+/** POST /api/v1/verify (spec 4.2). */
+import { Elysia } from 'elysia'
+import type { Logger } from '../lib/logger.ts'
+import { lockoutMessage, Msg } from '../otp/messages.ts'
+import type { VerifyOutcome, VerifyService } from '../otp/verify.ts'
+import { admit, type GuardDeps } from './guard.ts'
+import { errorReply, type Reply } from './reply.ts'
+import { respond } from './respond.ts'
+import { validateVerify } from './validate.ts'
+
+const result = (verified: boolean, message: string): Reply => ({ status: 200, body: { success: true, verified, message } })
+
+export function verifyReply(outcome: VerifyOutcome, lockoutSeconds: number): Reply {
+  switch (outcome.kind) {
+    case 'verified':
+      return result(true, Msg.verified)
+    case 'invalid_code':
+      return result(false, Msg.invalidCode)
+    case 'expired':
+      return result(false, Msg.expired)
+    case 'already_used':
+      return result(false, Msg.alreadyUsed)
+    case 'not_found':
+      return errorReply(404, Msg.verificationNotFound)
+    case 'locked':
+      // The lockout body has the verify shape, not the error shape (spec section 7).
+      return { status: 429, body: { success: true, verified: false, message: lockoutMessage(lockoutSeconds) }, retryAfter: outcome.retryAfter }
+  }
+}
+
+export function verifyRoute(deps: GuardDeps & { verify: VerifyService; lockoutSeconds: number; logger: Logger }) {
+  return new Elysia({ name: 'verify-route' }).post(
+    '/api/v1/verify',
+    ({ request, set }) =>
+      respond(deps.logger, set, Msg.internal, async () => {
+        const a = await admit(deps, request)
+        if (!a.ok) return a.reply
+        const input = validateVerify(a.body)
+        if (!input.ok) return errorReply(400, input.error)
+        return verifyReply(deps.verify.verify(a.key, input.value), deps.lockoutSeconds)
+      }),
+    { parse: 'none' },
+  )
+}

@@ -1,0 +1,50 @@
+/**
+ * Every message string the API returns, in one place. The texts are part of the
+ * contract (spec section 7 and DECISIONS.md); change none without the spec.
+ */
+export const Msg = {
+  notFound: 'Not found',
+  methodNotAllowed: 'Method not allowed',
+  keyRequired: 'API key is required. Provide it via Authorization: Bearer <token> or x-api-key header',
+  keyInvalid: 'Invalid API key',
+  keyDisabled: 'API key is disabled',
+  bodyTooLarge: 'Request body too large',
+  contentType: 'Content-Type must be application/json',
+  invalidJson: 'Request body must be valid JSON',
+  notObject: 'Request body must be a JSON object',
+  channel: 'channel is required and must be one of: sms, email, voice',
+  recipientPhone: 'recipient must be a valid E.164 phone number for SMS and voice channels',
+  recipientEmail: 'recipient must be a valid email address for the email channel',
+  message: 'message must be a string of 1-1600 characters',
+  messagePlaceholder: 'message must contain the {code} placeholder',
+  subject: 'subject must be a single line of 1-200 characters',
+  expiresIn: 'expires_in must be an integer between 60 and 3600',
+  code: 'code must be a numeric string between 4-10 digits',
+  codeRequired: 'code is required',
+  verificationIdRequired: 'verification_id is required',
+  insufficientCredits: 'Insufficient credits. Please purchase more credits.',
+  verificationNotFound: 'Verification not found',
+  sendFailed: 'Failed to send verification',
+  internal: 'Internal server error',
+  verified: 'Code verified successfully',
+  invalidCode: 'Invalid code',
+  expired: 'Code expired',
+  alreadyUsed: 'Code already used',
+} as const
+
+export function keyRateLimitMessage(max: number, seconds: number): string {
+  return `Rate limit exceeded: Maximum ${max} requests per minute. Please try again in ${seconds} seconds.`
+}
+
+export function recipientRateLimitMessage(max: number, period: string, seconds: number): string {
+  return `Rate limit exceeded: Maximum ${max} verification codes per ${period}. Please try again in ${seconds} seconds.`
+}
+
+/** The spec's lockout text (DECISIONS.md section 4); the duration follows `limits.lockout_seconds`. */
+export function lockoutMessage(lockoutSeconds: number): string {
+  const minutes = Math.ceil(lockoutSeconds / 60)
+  return `Too many failed attempts. Please try again in ${minutes} ${minutes === 1 ? 'minute' : 'minutes'} or request a new code.`
+}
+
+export const DEFAULT_MESSAGE = 'Your verification code is: {code}'
+export const DEFAULT_SUBJECT = 'Your Verification Code'

@@ -1,0 +1,48 @@
+/**
+ * Interfaces the domain needs from the outside world. `store/` and `delivery/`
+ * implement them; only app.ts wires concrete implementations in.
+ */
+import type { OutboundMessage, StoredKey, Verification } from './types.ts'
+
+/** Runs `fn` in one IMMEDIATE transaction: all of its writes land, or none. */
+export interface Transactor {
+  atomically<T>(fn: () => T): T
+}
+
+export interface KeyStore {
+  findByPrefix(prefix: string): StoredKey[]
+}
+
+/** A log of timestamps per subject, read as rolling windows. */
+export interface EventLog {
+  /** Number of events with `at > since`. */
+  countSince(subject: string, since: number): number
+  /** Time of the event at `offset` (0 = oldest) among those with `at > since`. */
+  timeAt(subject: string, since: number, offset: number): number | undefined
+  record(subject: string, at: number): void
+}
+
+export interface VerificationStore {
+  insert(v: Verification): void
+  findForKey(id: string, keyId: number): Verification | undefined
+  /** Creation times (ascending) of active, non-test sends to a recipient since `since`. */
+  recipientSendTimes(accountId: number, recipientHash: string, since: number): number[]
+  markUsed(id: string, at: number): void
+  setAttempts(id: string, failedAttempts: number, lockedUntil: number | null): void
+  markFailed(id: string): void
+}
+
+export interface CreditStore {
+  balance(accountId: number): number
+  /** Appends a ledger row and moves the balance in step. */
+  post(entry: { accountId: number; kind: 'grant' | 'debit' | 'refund'; amount: number; verificationId?: string; note?: string; at: number }): void
+}
+
+export interface AccountSettings {
+  codeLength(accountId: number): number | null
+}
+
+/** Delivers one message over its channel; throws when every provider failed. */
+export interface Delivery {
+  deliver(message: OutboundMessage): Promise<{ provider: string }>
+}

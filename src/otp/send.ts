@@ -1,0 +1,138 @@
+/**
+ * Send: create a verification and deliver its code (spec 4.1, DECISIONS.md
+ * sections 1, 6, 7). Denials are returned values; only faults throw.
+ */
+import type { Clock } from '../lib/clock.ts'
+import type { Logger } from '../lib/logger.ts'
+import { maskRecipient } from '../lib/mask.ts'
+import { randomDigits, randomUuid } from '../lib/random.ts'
+import type { Hasher } from '../lib/secrets.ts'
+import { DEFAULT_MESSAGE, DEFAULT_SUBJECT } from './messages.ts'
+import type { AccountSettings, CreditStore, Delivery, Transactor, VerificationStore } from './ports.ts'
+import { normalizeRecipient, TEST_CODE, testModeOf } from './test-recipients.ts'
+import type { ApiKey, Channel, Limits, SendInput, Verification } from './types.ts'
+import { secondsUntil, waitForRoom } from './windows.ts'
+
+export const HASH_PURPOSE_CODE = 'code'
+export const HASH_PURPOSE_RECIPIENT = 'recipient'
+export const DEFAULT_EXPIRES_IN = 300
+
+export type SendOutcome =
+  | { kind: 'sent'; verificationId: string; expiresAt: number }
+  | { kind: 'recipient_limited'; max: number; period: string; retryAfter: number }
+  | { kind: 'no_credits' }
+  | { kind: 'delivery_failed' }
+
+const WINDOWS = [
+  { ms: 60_000, period: 'minute', limit: (l: Limits) => l.recipientPerMinute },
+  { ms: 3_600_000, period: 'hour', limit: (l: Limits) => l.recipientPerHour },
+  { ms: 86_400_000, period: '24 hours', limit: (l: Limits) => l.recipientPerDay },
+] as const
+const LONGEST_WINDOW_MS = 86_400_000
+
+export interface SendDeps {
+  tx: Transactor
+  verifications: VerificationStore
+  credits: CreditStore
+  accounts: AccountSettings
+  delivery: Delivery
+  hasher: Hasher
+  clock: Clock
+  logger: Logger
+  limits: Limits
+  defaultCodeLength: number
+}
+
+export class SendService {
+  constructor(private readonly d: SendDeps) {}
+
+  async send(key: ApiKey, input: SendInput, requestId: string): Promise<SendOutcome> {
+    const { d } = this
+    const normalized = normalizeRecipient(input.channel, input.recipient)
+    const recipientHash = d.hasher.hash(HASH_PURPOSE_RECIPIENT, `${key.accountId}:${normalized}`)
+    const testMode = testModeOf(input.channel, normalized)
+    const id = randomUuid()
+    const expiresIn = (input.expiresIn ?? DEFAULT_EXPIRES_IN) * 1000
+
+    const build = (now: number, code: string): Verification => ({
+      id,
+      keyId: key.id,
+      accountId: key.accountId,
+      channel: input.channel,
+      recipientHash,
+      recipientMask: maskRecipient(input.recipient),
+      codeHash: d.hasher.hash(HASH_PURPOSE_CODE, `${id}:${code}`),
+      testMode,
+      status: 'active',
+      charged: testMode === null,
+      createdAt: now,
+      expiresAt: testMode === 'expired' ? now : now + expiresIn,
+      usedAt: null,
+      failedAttempts: 0,
+      lockedUntil: null,
+    })
+
+    if (testMode !== null) {
+      // Test recipients: no delivery, no credit, no per-recipient limit; a custom code is ignored.
+      const v = d.tx.atomically(() => {
+        const v = build(d.clock.now(), TEST_CODE)
+        d.verifications.insert(v)
+        return v
+      })
+      return { kind: 'sent', verificationId: v.id, expiresAt: v.expiresAt }
+    }
+
+    const code = input.code ?? randomDigits(d.accounts.codeLength(key.accountId) ?? d.defaultCodeLength)
+    // Limits, credit and the new verification in one transaction: concurrent
+    // sends cannot both see the last free slot or the last credit.
+    const reserved = d.tx.atomically((): SendOutcome | Verification => {
+      const now = d.clock.now()
+      const times = d.verifications.recipientSendTimes(key.accountId, recipientHash, now - LONGEST_WINDOW_MS)
+      let worst: { max: number; period: string; wait: number } | null = null
+      for (const w of WINDOWS) {
+        const max = w.limit(d.limits)
+        const inWindow = times.filter((t) => t > now - w.ms)
+        const wait = waitForRoom(inWindow, w.ms, max, now)
+        if (wait > 0 && (worst === null || wait > worst.wait)) worst = { max, period: w.period, wait }
+      }
+      if (worst) return { kind: 'recipient_limited', max: worst.max, period: worst.period, retryAfter: secondsUntil(worst.wait) }
+      if (d.credits.balance(key.accountId) < 1) return { kind: 'no_credits' }
+      const v = build(now, code)
+      d.verifications.insert(v)
+      d.credits.post({ accountId: key.accountId, kind: 'debit', amount: 1, verificationId: v.id, at: now })
+      return v
+    })
+    if ('kind' in reserved) return reserved
+
+    try {
+      const receipt = await d.delivery.deliver({
+        channel: input.channel,
+        recipient: input.recipient,
+        text: renderMessage(input.message ?? DEFAULT_MESSAGE, code, input.channel),
+        subject: input.subject ?? DEFAULT_SUBJECT,
+        verificationId: reserved.id,
+        expiresAt: reserved.expiresAt,
+      })
+      d.logger.debug('delivered', { request_id: requestId, channel: input.channel, provider: receipt.provider, recipient: reserved.recipientMask })
+    } catch (err) {
+      d.tx.atomically(() => {
+        d.verifications.markFailed(reserved.id)
+        d.credits.post({ accountId: key.accountId, kind: 'refund', amount: 1, verificationId: reserved.id, at: d.clock.now() })
+      })
+      d.logger.error('delivery failed; credit refunded', {
+        request_id: requestId,
+        channel: input.channel,
+        recipient: reserved.recipientMask,
+        error: err instanceof Error ? err.message : String(err),
+      })
+      return { kind: 'delivery_failed' }
+    }
+    return { kind: 'sent', verificationId: reserved.id, expiresAt: reserved.expiresAt }
+  }
+}
+
+/** Puts the code into the template; voice reads it digit by digit ("1, 2, 3, 4"). */
+export function renderMessage(template: string, code: string, channel: Channel): string {
+  const spoken = channel === 'voice' ? code.split('').join(', ') : code
+  return template.replaceAll('{code}', spoken)
+}

@@ -1,0 +1,81 @@
+/** Domain types shared by the otp services and the ports they declare. */
+export const CHANNELS = ['sms', 'email', 'voice'] as const
+export type Channel = (typeof CHANNELS)[number]
+
+export type KeyStatus = 'active' | 'disabled' | 'revoked'
+
+export interface ApiKey {
+  id: number
+  accountId: number
+  prefix: string
+  status: KeyStatus
+}
+
+export interface StoredKey extends ApiKey {
+  keyHash: string
+}
+
+export type TestMode = 'success' | 'fail' | 'expired'
+
+export interface Verification {
+  id: string
+  keyId: number
+  accountId: number
+  channel: Channel
+  recipientHash: string
+  recipientMask: string
+  codeHash: string
+  testMode: TestMode | null
+  status: 'active' | 'failed'
+  charged: boolean
+  createdAt: number
+  expiresAt: number
+  usedAt: number | null
+  failedAttempts: number
+  lockedUntil: number | null
+}
+
+/** A send request that passed validation. */
+export interface SendInput {
+  channel: Channel
+  recipient: string
+  message?: string
+  subject?: string
+  expiresIn?: number
+  code?: string
+}
+
+export interface VerifyInput {
+  verificationId: string
+  code: string
+}
+
+/** What a delivery provider is handed: the final text, never the bare code. */
+export interface OutboundMessage {
+  channel: Channel
+  recipient: string
+  text: string
+  subject: string
+  verificationId: string
+  expiresAt: number
+}
+
+export interface Limits {
+  keyRequestsPerMinute: number
+  recipientPerMinute: number
+  recipientPerHour: number
+  recipientPerDay: number
+  maxFailedAttempts: number
+  lockoutSeconds: number
+  recipientFailuresPerDay: number
+}
+
+export const DEFAULT_LIMITS: Limits = {
+  keyRequestsPerMinute: 120,
+  recipientPerMinute: 2,
+  recipientPerHour: 15,
+  recipientPerDay: 50,
+  maxFailedAttempts: 5,
+  lockoutSeconds: 900,
+  recipientFailuresPerDay: 100,
+}

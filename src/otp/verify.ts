@@ -1,0 +1,67 @@
+/**
+ * Verify: the verification state machine (spec section 3, DECISIONS.md
+ * sections 1, 4, 10). Every read and write of one attempt happens in one
+ * transaction, so concurrent attempts on one code see each other.
+ */
+import type { Clock } from '../lib/clock.ts'
+import type { Hasher } from '../lib/secrets.ts'
+import type { EventLog, Transactor, VerificationStore } from './ports.ts'
+import { HASH_PURPOSE_CODE } from './send.ts'
+import type { ApiKey, Limits, VerifyInput } from './types.ts'
+import { secondsUntil, waitForRoomInLog } from './windows.ts'
+
+export type VerifyOutcome =
+  | { kind: 'verified' }
+  | { kind: 'invalid_code' }
+  | { kind: 'expired' }
+  | { kind: 'already_used' }
+  | { kind: 'not_found' }
+  | { kind: 'locked'; retryAfter: number }
+
+const FAILURE_WINDOW_MS = 86_400_000
+
+export interface VerifyDeps {
+  tx: Transactor
+  verifications: VerificationStore
+  /** Failed attempts per `accountId:recipientHash`, across verifications. */
+  failures: EventLog
+  hasher: Hasher
+  clock: Clock
+  limits: Limits
+}
+
+export class VerifyService {
+  constructor(private readonly d: VerifyDeps) {}
+
+  verify(key: ApiKey, input: VerifyInput): VerifyOutcome {
+    const { d } = this
+    return d.tx.atomically((): VerifyOutcome => {
+      const now = d.clock.now()
+      const v = d.verifications.findForKey(input.verificationId, key.id)
+      if (!v || v.status === 'failed') return { kind: 'not_found' }
+      if (v.usedAt !== null) return { kind: 'already_used' }
+      if (now >= v.expiresAt) return { kind: 'expired' }
+
+      let attempts = v.failedAttempts
+      if (v.lockedUntil !== null) {
+        if (now < v.lockedUntil) return { kind: 'locked', retryAfter: secondsUntil(v.lockedUntil - now) }
+        attempts = 0 // the lock has ended: the counter starts again
+        d.verifications.setAttempts(v.id, 0, null)
+      }
+      const subject = `${v.accountId}:${v.recipientHash}`
+      const capWait = waitForRoomInLog(d.failures, subject, FAILURE_WINDOW_MS, d.limits.recipientFailuresPerDay, now)
+      if (capWait > 0) return { kind: 'locked', retryAfter: secondsUntil(capWait) }
+
+      const correct = v.testMode !== 'fail' && d.hasher.matches(HASH_PURPOSE_CODE, `${v.id}:${input.code}`, v.codeHash)
+      if (correct) {
+        d.verifications.markUsed(v.id, now)
+        return { kind: 'verified' }
+      }
+      attempts += 1
+      const lockedUntil = attempts >= d.limits.maxFailedAttempts ? now + d.limits.lockoutSeconds * 1000 : null
+      d.verifications.setAttempts(v.id, attempts, lockedUntil)
+      d.failures.record(subject, now)
+      return { kind: 'invalid_code' }
+    })
+  }
+}

@@ -1,0 +1,30 @@
+/**
+ * Rolling-window arithmetic shared by every limit. An event at time `t` is in
+ * the window of length `w` at time `now` while `now < t + w`.
+ */
+import type { EventLog } from './ports.ts'
+
+/** Whole seconds until `ms` milliseconds have passed, rounded up (never 0 while waiting). */
+export function secondsUntil(ms: number): number {
+  return Math.max(1, Math.ceil(ms / 1000))
+}
+
+/**
+ * Milliseconds until a window holding `times` (ascending, all inside it) has room
+ * for one more event under `max`, or 0 when it has room now.
+ */
+export function waitForRoom(times: readonly number[], windowMs: number, max: number, now: number): number {
+  if (times.length < max) return 0
+  // Once the oldest (count - max + 1) events have left, count drops below max.
+  const t = times[times.length - max]!
+  return t + windowMs - now
+}
+
+/** Same as waitForRoom, read from an EventLog without loading every event. */
+export function waitForRoomInLog(log: EventLog, subject: string, windowMs: number, max: number, now: number): number {
+  const since = now - windowMs
+  const count = log.countSince(subject, since)
+  if (count < max) return 0
+  const t = log.timeAt(subject, since, count - max)
+  return t === undefined ? 0 : t + windowMs - now
+}

@@ -1,0 +1,125 @@
+/** Accounts, API keys and the credit ledger (see otp/admin.ts and otp/ports.ts). */
+import { and, asc, desc, eq, or, sql } from 'drizzle-orm'
+import type { AccountRow, AdminStore, KeyRow, LedgerRow } from '../otp/admin.ts'
+import type { AccountSettings, CreditStore, KeyStore } from '../otp/ports.ts'
+import type { KeyStatus, StoredKey } from '../otp/types.ts'
+import type { Db } from './db.ts'
+import { accounts, apiKeys, creditLedger } from './schema.ts'
+
+const p = (name: string) => sql.placeholder(name)
+
+export class SqliteKeyStore implements KeyStore {
+  private readonly byPrefix
+  constructor(db: Db) {
+    this.byPrefix = db
+      .select({ id: apiKeys.id, accountId: apiKeys.accountId, prefix: apiKeys.prefix, status: apiKeys.status, keyHash: apiKeys.keyHash })
+      .from(apiKeys)
+      .where(eq(apiKeys.prefix, p('prefix')))
+      .prepare()
+  }
+  findByPrefix(prefix: string): StoredKey[] {
+    return this.byPrefix.all({ prefix })
+  }
+}
+
+export class SqliteCreditStore implements CreditStore, AccountSettings {
+  private readonly balanceQ
+  private readonly codeLengthQ
+  private readonly ledgerQ
+  private readonly moveQ
+  constructor(db: Db) {
+    this.balanceQ = db.select({ balance: accounts.balance }).from(accounts).where(eq(accounts.id, p('id'))).prepare()
+    this.codeLengthQ = db.select({ codeLength: accounts.codeLength }).from(accounts).where(eq(accounts.id, p('id'))).prepare()
+    this.ledgerQ = db
+      .insert(creditLedger)
+      .values({ accountId: p('accountId'), kind: sql`${p('kind')}`, amount: p('amount'), verificationId: p('verificationId'), note: p('note'), createdAt: p('at') })
+      .prepare()
+    this.moveQ = db
+      .update(accounts)
+      .set({ balance: sql`${accounts.balance} + ${p('delta')}` })
+      .where(eq(accounts.id, p('id')))
+      .prepare()
+  }
+  balance(accountId: number): number {
+    return this.balanceQ.get({ id: accountId })?.balance ?? 0
+  }
+  codeLength(accountId: number): number | null {
+    return this.codeLengthQ.get({ id: accountId })?.codeLength ?? null
+  }
+  post(e: Parameters<CreditStore['post']>[0]): void {
+    // Callers run this inside Transactor.atomically: ledger row and balance move together.
+    this.ledgerQ.run({ accountId: e.accountId, kind: e.kind, amount: e.amount, verificationId: e.verificationId ?? null, note: e.note ?? null, at: e.at })
+    this.moveQ.run({ id: e.accountId, delta: e.kind === 'debit' ? -e.amount : e.amount })
+  }
+}
+
+export class SqliteAdminStore implements AdminStore {
+  constructor(private readonly db: Db) {}
+
+  findAccount(name: string): AccountRow | undefined {
+    return this.db.select().from(accounts).where(eq(accounts.name, name)).get()
+  }
+  listAccounts(): AccountRow[] {
+    return this.db.select().from(accounts).orderBy(asc(accounts.id)).all()
+  }
+  insertAccount(name: string, at: number): AccountRow {
+    return this.db.insert(accounts).values({ name, createdAt: at }).returning().get()
+  }
+  setCodeLength(accountId: number, length: number): void {
+    this.db.update(accounts).set({ codeLength: length }).where(eq(accounts.id, accountId)).run()
+  }
+  insertKey(k: { accountId: number; name: string; prefix: string; keyHash: string; at: number }): number {
+    const row = this.db
+      .insert(apiKeys)
+      .values({ accountId: k.accountId, name: k.name, prefix: k.prefix, keyHash: k.keyHash, createdAt: k.at })
+      .returning({ id: apiKeys.id })
+      .get()
+    return row.id
+  }
+  private keyRows() {
+    return this.db
+      .select({
+        id: apiKeys.id,
+        account: accounts.name,
+        name: apiKeys.name,
+        prefix: apiKeys.prefix,
+        status: apiKeys.status,
+        createdAt: apiKeys.createdAt,
+        lastUsedAt: apiKeys.lastUsedAt,
+      })
+      .from(apiKeys)
+      .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
+  }
+  listKeys(accountId?: number): KeyRow[] {
+    const q = this.keyRows()
+    return (accountId === undefined ? q : q.where(eq(apiKeys.accountId, accountId))).orderBy(asc(apiKeys.id)).all()
+  }
+  findKeys(idOrPrefix: string): KeyRow[] {
+    const byId = /^[0-9]{1,15}$/.test(idOrPrefix) ? eq(apiKeys.id, Number(idOrPrefix)) : undefined
+    const rows = this.keyRows()
+      .where(byId ? or(byId, eq(apiKeys.prefix, idOrPrefix)) : eq(apiKeys.prefix, idOrPrefix))
+      .all()
+    // A numeric id wins over a prefix that happens to be all digits.
+    const exact = rows.filter((r) => String(r.id) === idOrPrefix)
+    return exact.length === 1 ? exact : rows
+  }
+  setKeyStatus(id: number, status: KeyStatus): void {
+    this.db.update(apiKeys).set({ status }).where(eq(apiKeys.id, id)).run()
+  }
+  ledger(accountId: number, limit: number): LedgerRow[] {
+    return this.db
+      .select({
+        id: creditLedger.id,
+        kind: creditLedger.kind,
+        amount: creditLedger.amount,
+        verificationId: creditLedger.verificationId,
+        note: creditLedger.note,
+        createdAt: creditLedger.createdAt,
+      })
+      .from(creditLedger)
+      .where(and(eq(creditLedger.accountId, accountId)))
+      .orderBy(desc(creditLedger.id))
+      .limit(limit)
+      .all()
+  }
+}

@@ -1,0 +1,65 @@
+/** Rolling-window event logs: per-key request hits and per-recipient verify failures. */
+import { and, asc, count, eq, gt, sql } from 'drizzle-orm'
+import type { EventLog } from '../otp/ports.ts'
+import type { Db } from './db.ts'
+import { keyHits, recipientFailures } from './schema.ts'
+
+const p = (name: string) => sql.placeholder(name)
+
+export class KeyHitLog implements EventLog {
+  private readonly countQ
+  private readonly timeQ
+  private readonly insertQ
+  constructor(db: Db) {
+    const where = and(eq(keyHits.keyId, p('keyId')), gt(keyHits.at, p('since')))
+    this.countQ = db.select({ n: count() }).from(keyHits).where(where).prepare()
+    this.timeQ = db.select({ at: keyHits.at }).from(keyHits).where(where).orderBy(asc(keyHits.at)).limit(1).offset(p('offset')).prepare()
+    this.insertQ = db.insert(keyHits).values({ keyId: p('keyId'), at: p('at') }).prepare()
+  }
+  countSince(subject: string, since: number): number {
+    return this.countQ.get({ keyId: Number(subject), since })?.n ?? 0
+  }
+  timeAt(subject: string, since: number, offset: number): number | undefined {
+    return this.timeQ.get({ keyId: Number(subject), since, offset })?.at
+  }
+  record(subject: string, at: number): void {
+    this.insertQ.run({ keyId: Number(subject), at })
+  }
+}
+
+/** Subjects are `accountId:recipientHash`. */
+export class RecipientFailureLog implements EventLog {
+  private readonly countQ
+  private readonly timeQ
+  private readonly insertQ
+  constructor(db: Db) {
+    const where = and(
+      eq(recipientFailures.accountId, p('accountId')),
+      eq(recipientFailures.recipientHash, p('hash')),
+      gt(recipientFailures.at, p('since')),
+    )
+    this.countQ = db.select({ n: count() }).from(recipientFailures).where(where).prepare()
+    this.timeQ = db
+      .select({ at: recipientFailures.at })
+      .from(recipientFailures)
+      .where(where)
+      .orderBy(asc(recipientFailures.at))
+      .limit(1)
+      .offset(p('offset'))
+      .prepare()
+    this.insertQ = db.insert(recipientFailures).values({ accountId: p('accountId'), recipientHash: p('hash'), at: p('at') }).prepare()
+  }
+  private split(subject: string): { accountId: number; hash: string } {
+    const i = subject.indexOf(':')
+    return { accountId: Number(subject.slice(0, i)), hash: subject.slice(i + 1) }
+  }
+  countSince(subject: string, since: number): number {
+    return this.countQ.get({ ...this.split(subject), since })?.n ?? 0
+  }
+  timeAt(subject: string, since: number, offset: number): number | undefined {
+    return this.timeQ.get({ ...this.split(subject), since, offset })?.at
+  }
+  record(subject: string, at: number): void {
+    this.insertQ.run({ ...this.split(subject), at })
+  }
+}

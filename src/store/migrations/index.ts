@@ -1,0 +1,12 @@
+/**
+ * The migrations, embedded: text imports put every SQL file inside the compiled
+ * binary, so `otpd` runs from any directory with nothing beside it. Add a line
+ * here for each file drizzle-kit generates (a test checks the journal matches).
+ */
+import journal from './meta/_journal.json'
+import m0000 from './0000_init.sql' with { type: 'text' }
+
+export const migrationJournal = journal
+export const migrationFiles: Record<string, string> = {
+  '0000_init': m0000,
+}

@@ -1,0 +1,107 @@
+/**
+ * Database schema (drizzle). Times are integer milliseconds since the epoch.
+ * Nothing secret is stored in clear: keys, codes and recipients are HMACs
+ * (see lib/secrets.ts); only a key's display prefix and a masked recipient are
+ * kept readable, for operators.
+ */
+import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+
+export const accounts = sqliteTable('accounts', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  name: text('name').notNull().unique(),
+  /** Generated-code length; null means the config's `codes.default_length`. */
+  codeLength: integer('code_length'),
+  /** Kept in step with credit_ledger in the same transaction as every ledger row. */
+  balance: integer('balance').notNull().default(0),
+  createdAt: integer('created_at').notNull(),
+})
+
+export const apiKeys = sqliteTable(
+  'api_keys',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    accountId: integer('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    name: text('name').notNull().default(''),
+    prefix: text('prefix').notNull(),
+    keyHash: text('key_hash').notNull(),
+    status: text('status', { enum: ['active', 'disabled', 'revoked'] })
+      .notNull()
+      .default('active'),
+    createdAt: integer('created_at').notNull(),
+    lastUsedAt: integer('last_used_at'),
+  },
+  (t) => [index('api_keys_prefix').on(t.prefix), uniqueIndex('api_keys_hash').on(t.keyHash)],
+)
+
+export const creditLedger = sqliteTable(
+  'credit_ledger',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    accountId: integer('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    kind: text('kind', { enum: ['grant', 'debit', 'refund'] }).notNull(),
+    /** Always positive; the kind gives the sign. */
+    amount: integer('amount').notNull(),
+    verificationId: text('verification_id'),
+    note: text('note'),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [index('credit_ledger_account').on(t.accountId, t.id)],
+)
+
+export const verifications = sqliteTable(
+  'verifications',
+  {
+    id: text('id').primaryKey(),
+    keyId: integer('key_id')
+      .notNull()
+      .references(() => apiKeys.id),
+    accountId: integer('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    channel: text('channel', { enum: ['sms', 'email', 'voice'] }).notNull(),
+    recipientHash: text('recipient_hash').notNull(),
+    recipientMask: text('recipient_mask').notNull(),
+    codeHash: text('code_hash').notNull(),
+    /** Test recipient behaviour, or null for a real send. */
+    testMode: text('test_mode', { enum: ['success', 'fail', 'expired'] }),
+    /** `failed` = delivery failed and the credit was refunded; verify answers 404. */
+    status: text('status', { enum: ['active', 'failed'] })
+      .notNull()
+      .default('active'),
+    /** Whether a credit was debited for this send (false for test recipients). */
+    charged: integer('charged', { mode: 'boolean' }).notNull(),
+    createdAt: integer('created_at').notNull(),
+    expiresAt: integer('expires_at').notNull(),
+    usedAt: integer('used_at'),
+    failedAttempts: integer('failed_attempts').notNull().default(0),
+    lockedUntil: integer('locked_until'),
+  },
+  (t) => [
+    index('verifications_recipient').on(t.accountId, t.recipientHash, t.createdAt),
+    index('verifications_expiry').on(t.expiresAt),
+  ],
+)
+
+/** One row per admitted authenticated request: the per-key rolling window. */
+export const keyHits = sqliteTable('key_hits', {
+  keyId: integer('key_id').notNull(),
+  at: integer('at').notNull(),
+}, (t) => [index('key_hits_key_at').on(t.keyId, t.at)])
+
+/** One row per failed verify attempt, per recipient (DECISIONS.md section 10). */
+export const recipientFailures = sqliteTable(
+  'recipient_failures',
+  {
+    accountId: integer('account_id').notNull(),
+    recipientHash: text('recipient_hash').notNull(),
+    at: integer('at').notNull(),
+  },
+  (t) => [index('recipient_failures_lookup').on(t.accountId, t.recipientHash, t.at)],
+)
+
+export const schema = { accounts, apiKeys, creditLedger, verifications, keyHits, recipientFailures }
+

@@ -1,0 +1,66 @@
+/** Verifications table (see otp/ports.ts VerificationStore). */
+import { and, asc, eq, gt, isNull, sql } from 'drizzle-orm'
+import type { VerificationStore } from '../otp/ports.ts'
+import type { Verification } from '../otp/types.ts'
+import type { Db } from './db.ts'
+import { verifications } from './schema.ts'
+
+const p = (name: string) => sql.placeholder(name)
+
+export class SqliteVerificationStore implements VerificationStore {
+  private readonly findQ
+  private readonly sendTimesQ
+  private readonly usedQ
+  private readonly attemptsQ
+  private readonly failedQ
+  constructor(private readonly db: Db) {
+    this.findQ = db
+      .select()
+      .from(verifications)
+      .where(and(eq(verifications.id, p('id')), eq(verifications.keyId, p('keyId'))))
+      .prepare()
+    this.sendTimesQ = db
+      .select({ at: verifications.createdAt })
+      .from(verifications)
+      .where(
+        and(
+          eq(verifications.accountId, p('accountId')),
+          eq(verifications.recipientHash, p('hash')),
+          gt(verifications.createdAt, p('since')),
+          eq(verifications.status, 'active'),
+          isNull(verifications.testMode),
+        ),
+      )
+      .orderBy(asc(verifications.createdAt))
+      .prepare()
+    this.usedQ = db
+      .update(verifications)
+      .set({ usedAt: sql`${p('at')}`, failedAttempts: 0, lockedUntil: null })
+      .where(eq(verifications.id, p('id')))
+      .prepare()
+    this.attemptsQ = db
+      .update(verifications)
+      .set({ failedAttempts: sql`${p('attempts')}`, lockedUntil: sql`${p('lockedUntil')}` })
+      .where(eq(verifications.id, p('id')))
+      .prepare()
+    this.failedQ = db.update(verifications).set({ status: 'failed' }).where(eq(verifications.id, p('id'))).prepare()
+  }
+  insert(v: Verification): void {
+    this.db.insert(verifications).values(v).run()
+  }
+  findForKey(id: string, keyId: number): Verification | undefined {
+    return this.findQ.get({ id, keyId })
+  }
+  recipientSendTimes(accountId: number, recipientHash: string, since: number): number[] {
+    return this.sendTimesQ.all({ accountId, hash: recipientHash, since }).map((r) => r.at)
+  }
+  markUsed(id: string, at: number): void {
+    this.usedQ.run({ id, at })
+  }
+  setAttempts(id: string, failedAttempts: number, lockedUntil: number | null): void {
+    this.attemptsQ.run({ id, attempts: failedAttempts, lockedUntil })
+  }
+  markFailed(id: string): void {
+    this.failedQ.run({ id })
+  }
+}
