@@ -20,7 +20,7 @@ export interface OpenOptions {
 }
 
 export function openDatabase(opts: OpenOptions): Db {
-  if (opts.path !== ':memory:') mkdirSync(dirname(opts.path), { recursive: true })
+  if (opts.path !== ':memory:') mkdirSync(dirname(opts.path), { recursive: true, mode: 0o700 })
   const client = new Database(opts.path, { create: true, strict: true })
   client.run(`PRAGMA busy_timeout = ${Math.trunc(opts.busyTimeoutMs ?? 5000)}`)
   client.run('PRAGMA journal_mode = WAL')

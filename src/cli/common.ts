@@ -1,0 +1,82 @@
+/**
+ * What every command shares: `--config`, `--json`, aligned tables, and turning
+ * an operator mistake into one clear line and a non-zero exit.
+ */
+import { Command, InvalidArgumentError } from 'commander'
+import { openCore, type Core } from '../app.ts'
+import { ConfigError, loadConfig, type LoadedConfig } from '../config/load.ts'
+import { createLogger } from '../lib/logger.ts'
+import { OperatorError } from '../otp/admin.ts'
+
+export interface CommonOptions {
+  config?: string
+  json?: boolean
+}
+
+export function withConfig(cmd: Command): Command {
+  return cmd.option('-c, --config <file>', 'config file (default: $OTPD_CONFIG, else built-in defaults)')
+}
+
+export function withJson(cmd: Command): Command {
+  return cmd.option('--json', 'print JSON instead of a table, for scripts')
+}
+
+export function example(cmd: Command, ...lines: string[]): Command {
+  return cmd.addHelpText('after', `\nExample${lines.length > 1 ? 's' : ''}:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`)
+}
+
+export function load(opts: CommonOptions): LoadedConfig {
+  return loadConfig({ file: opts.config })
+}
+
+/** Opens the database for an operator command; logs go to stderr so stdout stays data. */
+export function openForCli(opts: CommonOptions): Core {
+  const { config } = load(opts)
+  return openCore(config, { logger: createLogger({ level: 'warn', format: 'text', write: (l) => process.stderr.write(l + '\n') }) })
+}
+
+/** Runs a command body with the database open, and closes it afterwards. */
+export function withCore<T>(opts: CommonOptions, fn: (core: Core) => T): T {
+  const core = openForCli(opts)
+  try {
+    return fn(core)
+  } finally {
+    core.close()
+  }
+}
+
+export function printJson(value: unknown): void {
+  process.stdout.write(JSON.stringify(value, null, 2) + '\n')
+}
+
+/** Prints rows as an aligned table under the given headings. */
+export function printTable(headings: string[], rows: (string | number)[][]): void {
+  const cells = [headings, ...rows.map((r) => r.map(String))]
+  const widths = headings.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)))
+  for (const r of cells) process.stdout.write(r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ') + '\n')
+}
+
+export function formatTime(ms: number | null): string {
+  return ms === null || ms === 0 ? '-' : new Date(ms).toISOString().replace('T', ' ').slice(0, 19) + 'Z'
+}
+
+export function integerArg(name: string) {
+  return (value: string): number => {
+    if (!/^[0-9]+$/.test(value)) throw new InvalidArgumentError(`${name} must be a whole number.`)
+    return Number(value)
+  }
+}
+
+/** Turns the errors an operator can cause into one line on stderr and exit code 1. */
+export function reportAndExit(err: unknown): never {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`otpd: error: invalid configuration (${err.source}): ${err.problems.join('; ')}\n`)
+  } else if (err instanceof OperatorError) {
+    process.stderr.write(`otpd: error: ${err.message}\n`)
+  } else if (err instanceof Error && /SQLITE_|database|EACCES|ENOENT|EROFS/.test(`${err.name} ${err.message} ${(err as { code?: string }).code ?? ''}`)) {
+    process.stderr.write(`otpd: error: ${err.message}\n`)
+  } else {
+    process.stderr.write(`otpd: error: ${err instanceof Error ? err.message : String(err)}\n`)
+  }
+  process.exit(1)
+}

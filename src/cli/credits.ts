@@ -1,0 +1,43 @@
+/** `otpd credits ...`: add, balance, history. */
+import { Command } from 'commander'
+import { example, formatTime, integerArg, printJson, printTable, withConfig, withCore, withJson, type CommonOptions } from './common.ts'
+
+export function creditsCommand(): Command {
+  const credits = new Command('credits').description("manage an account's credits (1 credit = 1 send)")
+
+  example(withJson(withConfig(credits.command('add <amount>').description('add credits to an account'))), 'otpd credits add 1000', 'otpd credits add 500 --account acme --note "invoice 42"')
+    .option('--account <account>', 'account to credit', 'default')
+    .option('--note <text>', 'a note kept in the ledger')
+    .action((amount: string, opts: CommonOptions & { account: string; note?: string }) =>
+      withCore(opts, ({ admin }) => {
+        const r = admin.addCredits(integerArg('amount')(amount), opts.account, opts.note)
+        if (opts.json) return printJson(r)
+        process.stdout.write(`added ${amount} credits to '${r.account}'; balance is now ${r.balance}\n`)
+      }),
+    )
+
+  example(withJson(withConfig(credits.command('balance').description("show an account's balance"))), 'otpd credits balance', 'otpd credits balance --account acme --json')
+    .option('--account <account>', 'account', 'default')
+    .action((opts: CommonOptions & { account: string }) =>
+      withCore(opts, ({ admin }) => {
+        const r = admin.balance(opts.account)
+        if (opts.json) return printJson(r)
+        process.stdout.write(`${r.account}: ${r.balance} credits\n`)
+      }),
+    )
+
+  example(withJson(withConfig(credits.command('history').description("show an account's ledger, newest first"))), 'otpd credits history --limit 20')
+    .option('--account <account>', 'account', 'default')
+    .option('--limit <n>', 'number of entries', integerArg('--limit'), 50)
+    .action((opts: CommonOptions & { account: string; limit: number }) =>
+      withCore(opts, ({ admin }) => {
+        const r = admin.history(opts.account, opts.limit)
+        if (opts.json) return printJson(r)
+        printTable(
+          ['ID', 'TIME', 'KIND', 'AMOUNT', 'VERIFICATION', 'NOTE'],
+          r.entries.map((e) => [e.id, formatTime(e.createdAt), e.kind, e.kind === 'debit' ? -e.amount : e.amount, e.verificationId ?? '-', e.note ?? '-']),
+        )
+      }),
+    )
+  return credits
+}

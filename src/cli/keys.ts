@@ -1,0 +1,53 @@
+/** `otpd keys ...`: create, list, enable, disable, revoke. */
+import { Command } from 'commander'
+import type { KeyStatus } from '../otp/types.ts'
+import { example, formatTime, printJson, printTable, withConfig, withCore, withJson, type CommonOptions } from './common.ts'
+
+export function keysCommand(): Command {
+  const keys = new Command('keys').description('manage API keys')
+
+  example(
+    withJson(withConfig(keys.command('create').description('create an API key; its value is printed once and cannot be shown again'))),
+    'otpd keys create --name backend',
+    'otpd keys create --name shop --account acme --json',
+  )
+    .option('--name <name>', 'a label for people', '')
+    .option('--account <account>', 'account the key belongs to', 'default')
+    .action((opts: CommonOptions & { name: string; account: string }) =>
+      withCore(opts, ({ admin }) => {
+        const k = admin.createKey({ name: opts.name, account: opts.account })
+        if (opts.json) return printJson(k)
+        process.stdout.write(
+          `${k.key}\n\nCreated key ${k.id} (prefix ${k.prefix}) for account '${k.account}'.\n` +
+            'Store it now: otpd keeps only a hash and cannot show it again.\n',
+        )
+      }),
+    )
+
+  example(withJson(withConfig(keys.command('list').description('list API keys (never their values)'))), 'otpd keys list', 'otpd keys list --account acme --json')
+    .option('--account <account>', 'only keys of this account')
+    .action((opts: CommonOptions & { account?: string }) =>
+      withCore(opts, ({ admin }) => {
+        const rows = admin.listKeys(opts.account)
+        if (opts.json) return printJson(rows)
+        printTable(
+          ['ID', 'PREFIX', 'NAME', 'ACCOUNT', 'STATUS', 'CREATED', 'LAST USED'],
+          rows.map((k) => [k.id, k.prefix, k.name || '-', k.account, k.status, formatTime(k.createdAt), formatTime(k.lastUsedAt)]),
+        )
+      }),
+    )
+
+  const setStatus = (verb: string, status: KeyStatus, what: string) =>
+    example(withJson(withConfig(keys.command(`${verb} <id-or-prefix>`).description(what))), `otpd keys ${verb} 3`, `otpd keys ${verb} Ab3dE9xQ`).action(
+      (ref: string, opts: CommonOptions) =>
+        withCore(opts, ({ admin }) => {
+          const k = admin.setKeyStatus(ref, status)
+          if (opts.json) return printJson(k)
+          process.stdout.write(`key ${k.id} (${k.prefix}) is now ${k.status}\n`)
+        }),
+    )
+  setStatus('disable', 'disabled', 'disable a key: requests with it get 403 until it is enabled again')
+  setStatus('enable', 'active', 'enable a disabled key again')
+  setStatus('revoke', 'revoked', 'revoke a key for good: requests with it get 401; it cannot be enabled again')
+  return keys
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bun
+/** The `otpd` command: commander program wiring, nothing else. */
+import { Command } from 'commander'
+import pkg from '../package.json' with { type: 'json' }
+import { accountsCommand } from './cli/accounts.ts'
+import { example, printJson, reportAndExit, withJson } from './cli/common.ts'
+import { configCommand } from './cli/config.ts'
+import { creditsCommand } from './cli/credits.ts'
+import { keysCommand } from './cli/keys.ts'
+import { serveCommand } from './cli/serve.ts'
+
+const program = new Command('otpd')
+  .description('Self-hosted one-time passwords: send and verify codes by SMS, email and voice.')
+  .version(pkg.version, '-V, --version', 'print the version')
+  .showHelpAfterError('(run with --help for usage)')
+  .addHelpText('after', '\nEvery command takes --config FILE (or $OTPD_CONFIG) and --help.\nDocs: README.md\n')
+
+program.addCommand(serveCommand())
+program.addCommand(keysCommand())
+program.addCommand(creditsCommand())
+program.addCommand(accountsCommand())
+program.addCommand(configCommand())
+program.addCommand(
+  example(withJson(new Command('version').description('print the version')), 'otpd version --json').action((opts: { json?: boolean }) => {
+    if (opts.json) printJson({ version: pkg.version, bun: Bun.version })
+    else process.stdout.write(`otpd ${pkg.version} (bun ${Bun.version})\n`)
+  }),
+)
+
+try {
+  await program.parseAsync(process.argv)
+} catch (err) {
+  reportAndExit(err)
+}
