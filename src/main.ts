@@ -3,7 +3,7 @@
 import { Command } from 'commander'
 import pkg from '../package.json' with { type: 'json' }
 import { accountsCommand } from './cli/accounts.ts'
-import { example, printJson, reportAndExit, withJson } from './cli/common.ts'
+import { example, printJson, reportAndExit, withConfig, withJson } from './cli/common.ts'
 import { configCommand } from './cli/config.ts'
 import { creditsCommand } from './cli/credits.ts'
 import { keysCommand } from './cli/keys.ts'
@@ -21,7 +21,7 @@ program.addCommand(creditsCommand())
 program.addCommand(accountsCommand())
 program.addCommand(configCommand())
 program.addCommand(
-  example(withJson(new Command('version').description('print the version')), 'otpd version --json').action((opts: { json?: boolean }) => {
+  example(withJson(withConfig(new Command('version').description('print the version (takes --config like every command; it needs none)'))), 'otpd version --json').action((opts: { json?: boolean }) => {
     if (opts.json) printJson({ version: pkg.version, bun: Bun.version })
     else process.stdout.write(`otpd ${pkg.version} (bun ${Bun.version})\n`)
   }),

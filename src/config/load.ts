@@ -5,6 +5,7 @@
  * module that reads process.env.
  */
 import { readFileSync } from 'node:fs'
+import type { TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { parse as parseToml } from 'smol-toml'
 import { Config } from './schema.ts'
@@ -46,13 +47,14 @@ export function loadConfig(opts: { file?: string; env?: Record<string, string | 
       throw new ConfigError([`${file} is not valid TOML: ${(err as Error).message.split('\n')[0]}`], file)
     }
   }
-  const source = file ?? 'built-in defaults'
-  overlayEnv(raw, env)
+  const overlaid = overlayEnv(raw, env)
+  const source = (file ?? 'built-in defaults') + (overlaid.length ? ` + environment (${overlaid.join(', ')})` : '')
   return { config: resolveConfig(raw, source, env), source, env }
 }
 
 /** OTPD_LIMITS__RECIPIENT_PER_MINUTE=5 -> limits.recipient_per_minute = "5" (converted by the schema). */
-function overlayEnv(raw: Json, env: Record<string, string | undefined>): void {
+function overlayEnv(raw: Json, env: Record<string, string | undefined>): string[] {
+  const used: string[] = []
   for (const [name, value] of Object.entries(env)) {
     if (!name.startsWith('OTPD_') || !name.includes('__') || value === undefined) continue
     const path = name.slice(5).toLowerCase().split('__')
@@ -63,7 +65,9 @@ function overlayEnv(raw: Json, env: Record<string, string | undefined>): void {
     }
     // Lists (channels.sms) are written comma-separated in the environment.
     node[path.at(-1)!] = path[0] === 'channels' ? value.split(',').map((s) => s.trim()) : value
+    used.push(name)
   }
+  return used.sort()
 }
 
 export function resolveConfig(raw: Json, source = 'built-in defaults', env: Record<string, string | undefined> = {}): Config {
@@ -71,11 +75,18 @@ export function resolveConfig(raw: Json, source = 'built-in defaults', env: Reco
   Value.Default(Config, value)
   Value.Convert(Config, value)
   const problems: string[] = []
+  const seen = new Set<string>()
   for (const e of Value.Errors(Config, value)) {
     const key = e.path.slice(1).replaceAll('/', '.') || '(top level)'
-    const problem = e.message === 'Unexpected property' ? 'is not a known setting' : e.message.toLowerCase()
-    const line = `${key} ${problem}`
-    if (!problems.includes(line)) problems.push(line)
+    if (seen.has(key)) continue // a union reports once per variant; one sentence per key is enough
+    seen.add(key)
+    if (e.message === 'Unexpected property') {
+      problems.push(`${key} is not a known setting`)
+      continue
+    }
+    // Never echo a value that may be a secret.
+    const got = /secret|password|token/i.test(key) ? '' : ` (got ${JSON.stringify(e.value)})`
+    problems.push(`${key} must be ${expectation(e.schema)}${got}`)
   }
   if (problems.length === 0) {
     const config = value as Config
@@ -99,5 +110,24 @@ function checkListen(listen: string): string[] {
     return []
   } catch (err) {
     return [`server.listen must be HOST:PORT such as 127.0.0.1:8080 (${(err as Error).message})`]
+  }
+}
+
+/** What a schema accepts, as words: "one of: FULL, NORMAL", "a whole number from 1 to 10". */
+function expectation(schema: TSchema): string {
+  if (Array.isArray(schema.anyOf) && schema.anyOf.every((v: TSchema) => v.const !== undefined)) {
+    return `one of: ${schema.anyOf.map((v: TSchema) => String(v.const)).join(', ')}`
+  }
+  switch (schema.type) {
+    case 'integer':
+      return `a whole number from ${schema.minimum ?? 0} to ${schema.maximum ?? 'any'}`
+    case 'string':
+      return schema.minLength ? `a string of at least ${schema.minLength} characters` : 'a string'
+    case 'array':
+      return 'a non-empty list of names'
+    case 'object':
+      return 'a table'
+    default:
+      return 'valid'
   }
 }

@@ -1,0 +1,96 @@
+/** Runs the real `otpd` entry point as a subprocess, on a config in a temp dir. */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+const MAIN = join(import.meta.dir, '..', 'src', 'main.ts')
+
+export interface CliRun {
+  code: number
+  stdout: string
+  stderr: string
+}
+
+export interface CliEnv {
+  dir: string
+  configFile: string
+  run(...args: string[]): CliRun
+  /** Like run, without blocking this process (traffic in the test keeps flowing). */
+  runAsync(...args: string[]): Promise<CliRun>
+  json(...args: string[]): any
+  close(): void
+}
+
+export function cliEnv(extraToml = ''): CliEnv {
+  const dir = mkdtempSync(join(tmpdir(), 'otpd-cli-'))
+  const configFile = join(dir, 'otp.config.toml')
+  writeFileSync(configFile, `[database]\npath = "${join(dir, 'otpd.db')}"\n${extraToml}`)
+  const run = (...args: string[]): CliRun => {
+    const p = Bun.spawnSync(['bun', MAIN, ...args], { env: { ...process.env, OTPD_CONFIG: configFile }, cwd: dir })
+    return { code: p.exitCode ?? -1, stdout: p.stdout.toString(), stderr: p.stderr.toString() }
+  }
+  const runAsync = async (...args: string[]): Promise<CliRun> => {
+    const p = Bun.spawn(['bun', MAIN, ...args], { env: { ...process.env, OTPD_CONFIG: configFile }, cwd: dir, stdout: 'pipe', stderr: 'pipe' })
+    const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited])
+    return { code, stdout, stderr }
+  }
+  return {
+    dir,
+    configFile,
+    run,
+    runAsync,
+    json: (...args) => {
+      const r = run(...args, '--json')
+      if (r.code !== 0) throw new Error(`otpd ${args.join(' ')} failed: ${r.stderr}`)
+      return JSON.parse(r.stdout)
+    },
+    close: () => rmSync(dir, { recursive: true, force: true }),
+  }
+}
+
+export interface RunningServer {
+  url: string
+  proc: Bun.Subprocess<'ignore', 'pipe', 'pipe'>
+  output: () => string
+  stop(): Promise<number>
+}
+
+/** Starts `otpd serve` on a free port and waits until it listens. */
+export async function startServer(env: CliEnv): Promise<RunningServer> {
+  const proc = Bun.spawn(['bun', MAIN, 'serve', '--listen', '127.0.0.1:0'], {
+    env: { ...process.env, OTPD_CONFIG: env.configFile },
+    cwd: env.dir,
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  let out = ''
+  const reader = proc.stdout.getReader()
+  const decoder = new TextDecoder()
+  const deadline = Date.now() + 15_000
+  let url = ''
+  while (!url) {
+    if (Date.now() > deadline) throw new Error(`server did not start:\n${out}`)
+    const { value, done } = await reader.read()
+    if (done) throw new Error(`server exited:\n${out}${await new Response(proc.stderr).text()}`)
+    out += decoder.decode(value)
+    url = /listening on (http:\/\/[0-9.]+:[0-9]+)/.exec(out)?.[1] ?? ''
+  }
+  // Keep draining stdout so the server never blocks on a full pipe.
+  void (async () => {
+    for (;;) {
+      const { value, done } = await reader.read()
+      if (done) break
+      out += decoder.decode(value)
+    }
+  })()
+  return {
+    url,
+    proc,
+    output: () => out,
+    stop: async () => {
+      proc.kill('SIGTERM')
+      return await proc.exited
+    },
+  }
+}
