@@ -88,9 +88,10 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
   const providers = buildProviders(config, opts.env ?? {}, opts.logWrite)
   const delivery = opts.delivery ?? new ChannelRouter(providers, config.delivery.timeout_ms, logger)
 
+  const keys = new SqliteKeyStore(db)
   const http = createHttpApp({
-    auth: new Authenticator(new SqliteKeyStore(db), hasher),
-    limiter: new KeyLimiter(tx, new KeyHitLog(db), clock, limits.keyRequestsPerMinute),
+    auth: new Authenticator(keys, hasher),
+    limiter: new KeyLimiter(tx, new KeyHitLog(db), keys, clock, limits.keyRequestsPerMinute),
     send: new SendService({
       tx,
       verifications,

@@ -27,9 +27,9 @@ describe('help', () => {
     ['accounts', 'set'],
     ['config', 'check'],
     ['version'],
-  ])('otpd %s %s --help shows --config and an example', (...cmd) => {
+  ] as string[][])('otpd %s %s --help shows --config and an example', (...cmd: string[]) => {
     env = cliEnv()
-    const r = env.run(...cmd.filter(Boolean), '--help')
+    const r = env.run(...cmd, '--help')
     expect(r.code).toBe(0)
     expect(r.stdout).toContain('--config')
     expect(r.stdout).toMatch(/Examples?:\n  \$ otpd /)

@@ -4,7 +4,7 @@
  * recorded, so a client that backs off for `retry_after` seconds gets in.
  */
 import type { Clock } from '../lib/clock.ts'
-import type { EventLog, Transactor } from './ports.ts'
+import type { EventLog, KeyStore, Transactor } from './ports.ts'
 import { secondsUntil, waitForRoomInLog } from './windows.ts'
 
 export const KEY_WINDOW_MS = 60_000
@@ -15,6 +15,7 @@ export class KeyLimiter {
   constructor(
     private readonly tx: Transactor,
     private readonly hits: EventLog,
+    private readonly keys: KeyStore,
     private readonly clock: Clock,
     private readonly max: number,
   ) {}
@@ -26,6 +27,7 @@ export class KeyLimiter {
       const wait = waitForRoomInLog(this.hits, subject, KEY_WINDOW_MS, this.max, now)
       if (wait > 0) return { ok: false, max: this.max, retryAfter: secondsUntil(wait) }
       this.hits.record(subject, now)
+      this.keys.touch(keyId, now) // same transaction: no extra commit per request
       return { ok: true }
     })
   }

@@ -11,6 +11,8 @@ export interface Transactor {
 
 export interface KeyStore {
   findByPrefix(prefix: string): StoredKey[]
+  /** Records when a key was last used (shown by `otpd keys list`). */
+  touch(keyId: number, at: number): void
 }
 
 /** A log of timestamps per subject, read as rolling windows. */

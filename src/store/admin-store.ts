@@ -10,7 +10,9 @@ const p = (name: string) => sql.placeholder(name)
 
 export class SqliteKeyStore implements KeyStore {
   private readonly byPrefix
+  private readonly touchQ
   constructor(db: Db) {
+    this.touchQ = db.update(apiKeys).set({ lastUsedAt: sql`${p('at')}` }).where(eq(apiKeys.id, p('id'))).prepare()
     this.byPrefix = db
       .select({ id: apiKeys.id, accountId: apiKeys.accountId, prefix: apiKeys.prefix, status: apiKeys.status, keyHash: apiKeys.keyHash })
       .from(apiKeys)
@@ -19,6 +21,9 @@ export class SqliteKeyStore implements KeyStore {
   }
   findByPrefix(prefix: string): StoredKey[] {
     return this.byPrefix.all({ prefix })
+  }
+  touch(keyId: number, at: number): void {
+    this.touchQ.run({ id: keyId, at })
   }
 }
 
