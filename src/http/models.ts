@@ -3,6 +3,7 @@
  * (validate.ts) checks requests against these same field schemas, in the order
  * DECISIONS.md section 3 fixes, so the schema is the one source of each rule.
  */
+import { Type } from '@sinclair/typebox'
 import { t, type Static } from 'elysia'
 
 // One character: anything but a control character or a lone surrogate, or a
@@ -20,7 +21,9 @@ export const EmailRecipient = t.String({ pattern: EMAIL, description: 'email add
 export const Message = t.String({ pattern: MESSAGE_CHARS, description: 'template, 1-1600 characters; {code} is replaced by the code' })
 export const MessagePlaceholder = t.String({ pattern: '\\{code\\}' })
 export const Subject = t.String({ pattern: SUBJECT_CHARS, description: 'email subject, one line of 1-200 characters' })
-export const ExpiresIn = t.Integer({ minimum: 60, maximum: 3600, default: 300 })
+// TypeBox's own Integer: Elysia's `t.Integer` also accepts numeric strings ("300", even "5"
+// with no range check), and a JSON string is not an integer (DECISIONS.md section 3).
+export const ExpiresIn = Type.Integer({ minimum: 60, maximum: 3600, default: 300 })
 export const Code = t.String({ pattern: '^[0-9]{4,10}$' })
 
 export const SendBody = t.Object({
