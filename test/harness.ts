@@ -112,7 +112,7 @@ export function createHarness(opts: HarnessOptions = {}): Harness {
     verify: (body, k) => call('/api/v1/verify', body, { key: k }),
     restart: () => {
       server.close()
-      const next = createHarness({ ...opts, dir, clock, delivery })
+      const next = createHarness({ ...opts, credits: undefined, dir, clock, delivery })
       // Keep the original key usable after the restart.
       return { ...next, key }
     },

@@ -2,11 +2,12 @@
 import { Command } from 'commander'
 import { buildServer } from '../app.ts'
 import { parseListen, resolveConfig } from '../config/load.ts'
+import { LISTEN_OPTIONS } from '../http/app.ts'
 import { createLogger } from '../lib/logger.ts'
-import { MAX_BODY_BYTES } from '../http/body.ts'
 import { example, load, withConfig, type CommonOptions } from './common.ts'
 
 const SWEEP_EVERY_MS = 60_000
+const STOP_GRACE_MS = 5_000
 
 export function serveCommand(): Command {
   return example(withConfig(new Command('serve').description('run the HTTP API')), 'otpd serve', 'otpd serve --listen 0.0.0.0:8080 --config /etc/otpd/otp.config.toml')
@@ -22,8 +23,7 @@ export function serveCommand(): Command {
           channels: server.logOnly,
         })
       }
-      // A little above our own 16 KiB cap, so oversized bodies still get our JSON 413.
-      server.http.listen({ hostname, port, maxRequestBodySize: MAX_BODY_BYTES * 4 })
+      server.http.listen({ hostname, port, ...LISTEN_OPTIONS })
       logger.info(`otpd listening on http://${hostname.includes(':') ? `[${hostname}]` : hostname}:${server.http.server!.port}`, {
         config: loaded.source,
         database: config.database.path,
@@ -46,7 +46,10 @@ export function serveCommand(): Command {
         stopping = true
         logger.info('stopping', { signal })
         clearInterval(timer)
-        await server.http.stop() // stops accepting, lets in-flight requests finish
+        // Stop accepting and let in-flight requests finish; a client that never
+        // finishes (an unread upload, a stalled keep-alive) is cut after the grace period.
+        await Promise.race([server.http.stop(), Bun.sleep(STOP_GRACE_MS)])
+        await server.http.stop(true)
         server.close()
         process.exit(0)
       }

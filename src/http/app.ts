@@ -23,6 +23,14 @@ export interface HttpDeps extends GuardDeps {
 
 const ROUTES = ['/api/v1/send', '/api/v1/verify']
 
+/**
+ * Options for Bun.serve. Bun's own body cap answers a bare, non-JSON 413 before
+ * authentication, so it is set out of the way: the handler rejects by
+ * Content-Length without reading, and stops reading a chunked body at 16 KiB
+ * (body.ts), so nothing large is ever buffered.
+ */
+export const LISTEN_OPTIONS = { maxRequestBodySize: 2 ** 40 }
+
 export function createHttpApp(deps: HttpDeps) {
   const app = new Elysia()
     .onRequest(({ set }) => {
