@@ -1,10 +1,11 @@
 /**
- * Request and response schemas (TypeBox, through Elysia's `t`). The validator
+ * Request and response schemas (plain TypeBox: Elysia's `t` variants coerce
+ * numeric strings, e.g. its Integer accepts "5", which DECISIONS.md section 3
+ * forbids). The validator
  * (validate.ts) checks requests against these same field schemas, in the order
  * DECISIONS.md section 3 fixes, so the schema is the one source of each rule.
  */
-import { Type } from '@sinclair/typebox'
-import { t, type Static } from 'elysia'
+import { Type as t, type Static } from '@sinclair/typebox'
 
 // One character: anything but a control character or a lone surrogate, or a
 // surrogate pair. Written for a non-unicode RegExp so lengths count code points.
@@ -21,9 +22,7 @@ export const EmailRecipient = t.String({ pattern: EMAIL, description: 'email add
 export const Message = t.String({ pattern: MESSAGE_CHARS, description: 'template, 1-1600 characters; {code} is replaced by the code' })
 export const MessagePlaceholder = t.String({ pattern: '\\{code\\}' })
 export const Subject = t.String({ pattern: SUBJECT_CHARS, description: 'email subject, one line of 1-200 characters' })
-// TypeBox's own Integer: Elysia's `t.Integer` also accepts numeric strings ("300", even "5"
-// with no range check), and a JSON string is not an integer (DECISIONS.md section 3).
-export const ExpiresIn = Type.Integer({ minimum: 60, maximum: 3600, default: 300 })
+export const ExpiresIn = t.Integer({ minimum: 60, maximum: 3600, default: 300 })
 export const Code = t.String({ pattern: '^[0-9]{4,10}$' })
 
 export const SendBody = t.Object({
