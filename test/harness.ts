@@ -71,10 +71,15 @@ export interface HarnessOptions {
   dir?: string
   clock?: ManualClock
   delivery?: RecordingDelivery
+  /** Use this key instead of creating one (restart keeps the original key). */
+  key?: string
+  /** Remove `dir` on close (set for a restart of a harness that made its own dir). */
+  ownsDir?: boolean
 }
 
 export function createHarness(opts: HarnessOptions = {}): Harness {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'otpd-test-'))
+  const ownsDir = opts.ownsDir ?? !opts.dir
   const dbPath = join(dir, 'otpd.db')
   const clock = opts.clock ?? new ManualClock(Date.UTC(2026, 0, 1, 12, 0, 0))
   const delivery = opts.delivery ?? new RecordingDelivery()
@@ -83,7 +88,7 @@ export function createHarness(opts: HarnessOptions = {}): Harness {
   raw.database = { ...(raw.database ?? {}), path: dbPath }
   const config = resolveConfig(raw)
   const server = buildServer(config, { clock, delivery, logger })
-  const key = server.admin.createKey({ name: 'test' }).key
+  const key = opts.key ?? server.admin.createKey({ name: 'test' }).key
   if (opts.credits) server.admin.addCredits(opts.credits)
 
   const call = async (path: string, body?: unknown, o: CallOptions = {}): Promise<Result> => {
@@ -112,13 +117,12 @@ export function createHarness(opts: HarnessOptions = {}): Harness {
     verify: (body, k) => call('/api/v1/verify', body, { key: k }),
     restart: () => {
       server.close()
-      const next = createHarness({ ...opts, credits: undefined, dir, clock, delivery })
-      // Keep the original key usable after the restart.
-      return { ...next, key }
+      // Same file, clock, delivery and key; no second credit grant.
+      return createHarness({ ...opts, credits: undefined, dir, clock, delivery, key, ownsDir })
     },
     close: () => {
       server.close()
-      if (!opts.dir) rmSync(dir, { recursive: true, force: true })
+      if (ownsDir) rmSync(dir, { recursive: true, force: true })
     },
   }
   return h
