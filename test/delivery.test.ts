@@ -1,0 +1,89 @@
+/** The channel router (ordered failover within one time budget) and the log provider. */
+import { expect, test } from 'bun:test'
+import { resolveConfig } from '../src/config/load.ts'
+import { LogProvider } from '../src/delivery/log-provider.ts'
+import { RecipientRejectedError, type Provider } from '../src/delivery/provider.ts'
+import { buildProviders, logOnlyChannels } from '../src/delivery/registry.ts'
+import { ChannelRouter, DeliveryFailedError } from '../src/delivery/router.ts'
+import { createMemoryLogger } from '../src/lib/logger.ts'
+import type { OutboundMessage } from '../src/otp/types.ts'
+
+const message: OutboundMessage = {
+  channel: 'sms',
+  recipient: '+14155550123',
+  text: 'Your verification code is: 424242',
+  subject: 'Your Verification Code',
+  verificationId: '9a7c0c1e-0000-4000-8000-000000000001',
+  expiresAt: Date.UTC(2026, 0, 1),
+}
+
+function provider(name: string, behaviour: 'ok' | 'fail' | 'reject' | 'hang', calls: string[]): Provider {
+  return {
+    name,
+    type: 'fake',
+    send: async () => {
+      calls.push(name)
+      if (behaviour === 'fail') throw new Error(`${name} answered 503`)
+      if (behaviour === 'reject') throw new RecipientRejectedError(`${name}: not a mobile number`)
+      if (behaviour === 'hang') await new Promise(() => {})
+    },
+  }
+}
+
+function router(sms: Provider[], timeoutMs = 2000) {
+  const logger = createMemoryLogger()
+  return { r: new ChannelRouter({ sms, email: [], voice: [] }, timeoutMs, logger), logs: logger.lines }
+}
+
+test('the first provider that accepts wins; failures before it are logged by name', async () => {
+  const calls: string[] = []
+  const { r, logs } = router([provider('a', 'fail', calls), provider('b', 'ok', calls), provider('c', 'ok', calls)])
+  expect(await r.deliver(message)).toEqual({ provider: 'b' })
+  expect(calls).toEqual(['a', 'b'])
+  expect(logs).toHaveLength(1)
+  expect(logs[0]).toContain('"provider":"a"')
+  expect(logs[0]).toContain('a answered 503')
+  expect(logs[0]).not.toContain('424242')
+  expect(logs[0]).not.toContain('+14155550123')
+})
+
+test('when every provider fails the error names each one', async () => {
+  const calls: string[] = []
+  const { r } = router([provider('a', 'fail', calls), provider('b', 'fail', calls)])
+  const err = await r.deliver(message).catch((e) => e)
+  expect(err).toBeInstanceOf(DeliveryFailedError)
+  expect(err.message).toBe('all sms providers failed (a: a answered 503; b: b answered 503)')
+})
+
+test('a rejected recipient is not retried on the next provider', async () => {
+  const calls: string[] = []
+  const { r } = router([provider('a', 'reject', calls), provider('b', 'ok', calls)])
+  await expect(r.deliver(message)).rejects.toBeInstanceOf(DeliveryFailedError)
+  expect(calls).toEqual(['a'])
+})
+
+test('the time budget covers all providers together', async () => {
+  const calls: string[] = []
+  const { r } = router([provider('slow', 'hang', calls), provider('b', 'ok', calls)], 150)
+  const started = performance.now()
+  const err = await r.deliver(message).catch((e) => e)
+  expect(performance.now() - started).toBeLessThan(2000)
+  expect(err.message).toContain('slow: timed out after 150 ms')
+  expect(calls).toEqual(['slow'])
+})
+
+test('with nothing configured every channel uses the log provider', () => {
+  const providers = buildProviders(resolveConfig({}), {})
+  expect(logOnlyChannels(providers)).toEqual(['sms', 'email', 'voice'])
+  const named = buildProviders(resolveConfig({ providers: { dev: { type: 'log' } }, channels: { sms: ['dev'] } }), {})
+  expect(named.sms.map((p) => p.name)).toEqual(['dev'])
+  expect(named.email.map((p) => p.name)).toEqual(['log'])
+})
+
+test('the log provider prints the whole message, code included (its one job)', async () => {
+  const lines: string[] = []
+  await new LogProvider('log', (l) => lines.push(l)).send({ ...message, channel: 'email', recipient: 'a@b.io' }, new AbortController().signal)
+  expect(lines).toEqual([
+    `[otpd log provider] email to a@b.io subject="Your Verification Code" verification=${message.verificationId}: "Your verification code is: 424242"`,
+  ])
+})
