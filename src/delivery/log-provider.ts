@@ -13,7 +13,7 @@ export class LogProvider implements Provider {
     private readonly write: (line: string) => void = (line) => process.stdout.write(line + '\n'),
   ) {}
 
-  async send(m: OutboundMessage): Promise<void> {
+  async send(m: OutboundMessage, _signal?: AbortSignal): Promise<void> {
     const subject = m.channel === 'email' ? ` subject=${JSON.stringify(m.subject)}` : ''
     this.write(`[otpd log provider] ${m.channel} to ${m.recipient}${subject} verification=${m.verificationId}: ${JSON.stringify(m.text)}`)
   }
