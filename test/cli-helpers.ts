@@ -94,3 +94,13 @@ export async function startServer(env: CliEnv): Promise<RunningServer> {
     },
   }
 }
+
+/** POSTs JSON with a Bearer key to a running server. */
+export async function post(url: string, path: string, key: string, body: unknown): Promise<{ status: number; json: Record<string, any> }> {
+  const r = await fetch(url + path, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })
+  return { status: r.status, json: (await r.json()) as Record<string, any> }
+}

@@ -3,7 +3,7 @@
  * disabled from the CLI take effect at once, with no 500 and no restart.
  */
 import { afterEach, expect, test } from 'bun:test'
-import { cliEnv, startServer, type CliEnv, type RunningServer } from './cli-helpers.ts'
+import { cliEnv, post, startServer, type CliEnv, type RunningServer } from './cli-helpers.ts'
 
 let env: CliEnv
 let server: RunningServer | undefined
@@ -13,14 +13,6 @@ afterEach(async () => {
   env?.close()
 })
 
-async function post(url: string, path: string, key: string, body: unknown) {
-  const r = await fetch(url + path, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  })
-  return { status: r.status, json: (await r.json()) as Record<string, any> }
-}
 
 test('credits and key status change from the CLI while the server takes traffic', async () => {
   env = cliEnv('[limits]\nkey_requests_per_minute = 100000\nrecipient_per_minute = 100000\nrecipient_per_hour = 100000\nrecipient_per_day = 100000\n')

@@ -4,7 +4,7 @@
  * the IMMEDIATE transactions: without them these races would double-spend.
  */
 import { afterEach, expect, test } from 'bun:test'
-import { cliEnv, startServer, type CliEnv, type RunningServer } from './cli-helpers.ts'
+import { cliEnv, post, startServer, type CliEnv, type RunningServer } from './cli-helpers.ts'
 
 let env: CliEnv
 let servers: RunningServer[] = []
@@ -16,14 +16,6 @@ afterEach(async () => {
 
 const HIGH_LIMITS = '[limits]\nkey_requests_per_minute = 100000\n'
 
-async function post(url: string, path: string, key: string, body: unknown) {
-  const r = await fetch(url + path, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  })
-  return { status: r.status, json: (await r.json()) as Record<string, any> }
-}
 
 async function twoServers(): Promise<[string, string]> {
   servers = [await startServer(env), await startServer(env)]
