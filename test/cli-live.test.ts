@@ -60,3 +60,11 @@ test('credits and key status change from the CLI while the server takes traffic'
   expect(server.output()).not.toContain(victim)
   expect(server.output()).not.toContain(load)
 })
+
+test('a second server on a port in use exits 1 with one line', async () => {
+  env = cliEnv()
+  server = await startServer(env)
+  const r = await env.runAsync('serve', '--listen', server.url.replace('http://', ''))
+  expect(r.code).toBe(1)
+  expect(r.stderr).toMatch(/^otpd: error: Failed to start server\. Is port \d+ in use\?\n$/)
+})

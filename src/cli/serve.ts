@@ -18,16 +18,16 @@ export function serveCommand(): Command {
       const logger = createLogger({ level: config.logging.level, format: process.stdout.isTTY ? 'text' : 'json' })
       const server = buildServer(config, { logger, env: loaded.env })
       const { hostname, port } = parseListen(config.server.listen)
-      if (server.logOnly.length > 0) {
-        logger.warn(`no delivery provider is configured for ${server.logOnly.join(', ')}: codes are only printed to this log, nothing is really delivered`, {
-          channels: server.logOnly,
-        })
-      }
       server.http.listen({ hostname, port, ...LISTEN_OPTIONS })
       logger.info(`otpd listening on http://${hostname.includes(':') ? `[${hostname}]` : hostname}:${server.http.server!.port}`, {
         config: loaded.source,
         database: config.database.path,
       })
+      if (server.logOnly.length > 0) {
+        logger.warn(`no delivery provider is configured for ${server.logOnly.join(', ')}: codes are only printed to this log, nothing is really delivered`, {
+          channels: server.logOnly,
+        })
+      }
 
       const runSweep = () => {
         try {

@@ -29,7 +29,7 @@ const ROUTES = ['/api/v1/send', '/api/v1/verify']
  * Content-Length without reading, and stops reading a chunked body at 16 KiB
  * (body.ts), so nothing large is ever buffered.
  */
-export const LISTEN_OPTIONS = { maxRequestBodySize: 2 ** 40 }
+export const LISTEN_OPTIONS = { maxRequestBodySize: 2 ** 40, reusePort: false }
 
 export function createHttpApp(deps: HttpDeps) {
   const app = new Elysia()
