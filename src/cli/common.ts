@@ -6,7 +6,6 @@ import { Command, InvalidArgumentError } from 'commander'
 import { openCore, type Core } from '../app.ts'
 import { ConfigError, loadConfig, type LoadedConfig } from '../config/load.ts'
 import { createLogger } from '../lib/logger.ts'
-import { OperatorError } from '../otp/admin.ts'
 
 export interface CommonOptions {
   config?: string
@@ -67,16 +66,18 @@ export function integerArg(name: string) {
   }
 }
 
-/** Turns the errors an operator can cause into one line on stderr and exit code 1. */
+/**
+ * Prints a failed command as one line on stderr and exits 1. Config and
+ * operator errors carry their own wording; anything else (a database that
+ * cannot be opened, a port in use) is shown by its message, never a stack.
+ */
 export function reportAndExit(err: unknown): never {
-  if (err instanceof ConfigError) {
-    process.stderr.write(`otpd: error: invalid configuration (${err.source}): ${err.problems.join('; ')}\n`)
-  } else if (err instanceof OperatorError) {
-    process.stderr.write(`otpd: error: ${err.message}\n`)
-  } else if (err instanceof Error && /SQLITE_|database|EACCES|ENOENT|EROFS/.test(`${err.name} ${err.message} ${(err as { code?: string }).code ?? ''}`)) {
-    process.stderr.write(`otpd: error: ${err.message}\n`)
-  } else {
-    process.stderr.write(`otpd: error: ${err instanceof Error ? err.message : String(err)}\n`)
-  }
+  const text =
+    err instanceof ConfigError
+      ? `invalid configuration (${err.source}): ${err.problems.join('; ')}`
+      : err instanceof Error
+        ? err.message
+        : String(err)
+  process.stderr.write(`otpd: error: ${text.replaceAll('\n', ' ')}\n`)
   process.exit(1)
 }

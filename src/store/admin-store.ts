@@ -1,5 +1,5 @@
 /** Accounts, API keys and the credit ledger (see otp/admin.ts and otp/ports.ts). */
-import { and, asc, desc, eq, or, sql } from 'drizzle-orm'
+import { asc, desc, eq, or, sql } from 'drizzle-orm'
 import type { AccountRow, AdminStore, KeyRow, LedgerRow } from '../otp/admin.ts'
 import type { AccountSettings, CreditStore, KeyStore } from '../otp/ports.ts'
 import type { KeyStatus, StoredKey } from '../otp/types.ts'
@@ -122,7 +122,7 @@ export class SqliteAdminStore implements AdminStore {
         createdAt: creditLedger.createdAt,
       })
       .from(creditLedger)
-      .where(and(eq(creditLedger.accountId, accountId)))
+      .where(eq(creditLedger.accountId, accountId))
       .orderBy(desc(creditLedger.id))
       .limit(limit)
       .all()
