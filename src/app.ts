@@ -35,6 +35,8 @@ export interface Core {
   clock: Clock
   logger: Logger
   hasher: Hasher
+  tx: SqliteTransactor
+  credits: SqliteCreditStore
   admin: Admin
   close(): void
 }
@@ -46,8 +48,9 @@ export function openCore(config: Config, opts: CoreOptions = {}): Core {
   const db = openDatabase({ path: config.database.path, synchronous: config.database.synchronous, busyTimeoutMs: config.database.busy_timeout_ms })
   const hasher = new Hasher(loadSecret(config.server.secret, config.database.path))
   const tx = new SqliteTransactor(db)
-  const admin = new Admin(tx, new SqliteAdminStore(db), new SqliteCreditStore(db), hasher, clock)
-  return { config, db, clock, logger, hasher, admin, close: () => db.$client.close() }
+  const credits = new SqliteCreditStore(db)
+  const admin = new Admin(tx, new SqliteAdminStore(db), credits, hasher, clock)
+  return { config, db, clock, logger, hasher, tx, credits, admin, close: () => db.$client.close() }
 }
 
 export function limitsOf(config: Config): Limits {
@@ -80,10 +83,8 @@ export interface Server extends Core {
 
 export function buildServer(config: Config, opts: ServerOptions = {}): Server {
   const core = openCore(config, opts)
-  const { db, clock, logger, hasher } = core
-  const tx = new SqliteTransactor(db)
+  const { db, clock, logger, hasher, tx, credits } = core
   const verifications = new SqliteVerificationStore(db)
-  const credits = new SqliteCreditStore(db)
   const limits = limitsOf(config)
   const providers = buildProviders(config, opts.env ?? {}, opts.logWrite)
   const delivery = opts.delivery ?? new ChannelRouter(providers, config.delivery.timeout_ms, logger)
