@@ -49,6 +49,11 @@ describe('which header carries the key', () => {
     expect(r.status).toBe(200)
   })
 
+  test('a Bearer token with a space in it is an invalid key, not a missing one', async () => {
+    h = createHarness()
+    expectError(await sendWith({ authorization: `Bearer ${h.key} extra` }), 401, INVALID)
+  })
+
   test('Bearer wins: a garbage Bearer with a valid x-api-key is rejected as invalid', async () => {
     h = createHarness()
     expectError(await sendWith({ authorization: 'Bearer garbage', 'x-api-key': h.key }), 401, INVALID)

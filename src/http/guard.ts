@@ -18,11 +18,11 @@ export type Admitted = { ok: true; key: ApiKey; body: Record<string, unknown> } 
 
 /** The key from `Authorization: Bearer` (which wins) or `x-api-key`; null when none was given. */
 export function presentedKey(headers: Headers): string | null {
-  const authorization = headers.get('authorization')
-  if (authorization) {
-    const m = /^\s*bearer\s+(\S*)\s*$/i.exec(authorization)
-    if (m && m[1]) return m[1]
-  }
+  // The Bearer scheme decides: whatever follows it is the key, well-formed or not
+  // (a malformed one is then `Invalid API key`). Another scheme is no key at all.
+  const m = /^\s*bearer(?:\s+(.*))?$/i.exec(headers.get('authorization') ?? '')
+  const bearer = m?.[1]?.trim()
+  if (bearer) return bearer
   const header = headers.get('x-api-key')?.trim()
   return header ? header : null
 }
