@@ -73,11 +73,19 @@ test('the time budget covers all providers together', async () => {
 })
 
 test('with nothing configured every channel uses the log provider', () => {
-  const providers = buildProviders(resolveConfig({}), {})
+  const providers = buildProviders(resolveConfig({}), { env: {} })
   expect(logOnlyChannels(providers)).toEqual(['sms', 'email', 'voice'])
-  const named = buildProviders(resolveConfig({ providers: { dev: { type: 'log' } }, channels: { sms: ['dev'] } }), {})
+  const named = buildProviders(resolveConfig({ providers: { dev: { type: 'log' } }, channels: { sms: ['dev'] } }), { env: {} })
   expect(named.sms.map((p) => p.name)).toEqual(['dev'])
   expect(named.email.map((p) => p.name)).toEqual(['log'])
+})
+
+test('configured and fallback log providers both print through the given writer', async () => {
+  const lines: string[] = []
+  const built = buildProviders(resolveConfig({ providers: { dev: { type: 'log' } }, channels: { sms: ['dev'] } }), { env: {}, logWrite: (l) => lines.push(l) })
+  await built.sms[0]!.send(message, new AbortController().signal)
+  await built.voice[0]!.send({ ...message, channel: 'voice' }, new AbortController().signal)
+  expect(lines.map((l) => l.slice(0, 28))).toEqual(['[otpd log provider] sms to +', '[otpd log provider] voice to'])
 })
 
 test('the log provider prints the whole message, code included (its one job)', async () => {

@@ -19,7 +19,7 @@ export function configCommand(): Command {
         process.exit(1)
       }
       const c = loaded.config
-      const providers = buildProviders(c, loaded.env)
+      const providers = buildProviders(c, { env: loaded.env })
       const channels = Object.fromEntries(CHANNELS.map((ch) => [ch, providers[ch].map((p) => p.name)]))
       const logOnly = logOnlyChannels(providers)
       if (opts.json) return printJson({ ok: true, source: loaded.source, listen: c.server.listen, database: c.database.path, channels, log_only: logOnly })

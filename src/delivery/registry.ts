@@ -11,16 +11,23 @@ import type { Provider } from './provider.ts'
 type Env = Record<string, string | undefined>
 type Options = Record<string, unknown>
 
+/** What providers may need from outside their own table. */
+export interface ProviderContext {
+  env: Env
+  /** Where `log` providers print; stdout when absent. */
+  logWrite?: (line: string) => void
+}
+
 interface ProviderType {
   /** Problems with the provider's table, each naming its key under `providers.NAME`. */
   check(name: string, opts: Options, env: Env): string[]
-  create(name: string, opts: Options, env: Env): Provider
+  create(name: string, opts: Options, ctx: ProviderContext): Provider
 }
 
 const TYPES: Record<string, ProviderType> = {
   log: {
     check: (name, opts) => unknownKeys(name, opts, ['type']),
-    create: (name) => new LogProvider(name),
+    create: (name, _opts, ctx) => new LogProvider(name, ctx.logWrite),
   },
 }
 
@@ -53,18 +60,18 @@ export function checkProviders(config: Config, env: Env): string[] {
 }
 
 /** Providers per channel, in failover order. Assumes checkProviders found nothing. */
-export function buildProviders(config: Config, env: Env, logWrite?: (line: string) => void): Record<Channel, Provider[]> {
+export function buildProviders(config: Config, ctx: ProviderContext): Record<Channel, Provider[]> {
   const built = new Map<string, Provider>()
   const get = (name: string): Provider => {
     let p = built.get(name)
     if (!p) {
       const opts = config.providers[name]!
-      p = opts.type === 'log' && logWrite ? new LogProvider(name, logWrite) : TYPES[String(opts.type)]!.create(name, opts, env)
+      p = TYPES[String(opts.type)]!.create(name, opts, ctx)
       built.set(name, p)
     }
     return p
   }
-  const fallback = new LogProvider('log', logWrite)
+  const fallback = new LogProvider('log', ctx.logWrite)
   const out = {} as Record<Channel, Provider[]>
   for (const channel of CHANNELS) {
     const names = config.channels[channel]
