@@ -280,4 +280,20 @@ describe('per-recipient failure cap (DECISIONS.md section 10)', () => {
     h.clock.set(t0 + 24 * HOUR)
     expectResult(await verify(fourth.id, fourth.code), true, 'Code verified successfully')
   })
+
+  test('the cap is per account: the same number under another account is not locked', async () => {
+    h = createHarness({ credits: 10, config: { limits: { recipient_failures_per_day: 3, max_failed_attempts: 100 } } })
+    const shared = '+14155550105'
+    const mine = await sendReal(shared)
+    await failTimes(mine.id, 3)
+    expect((await verify(mine.id, mine.code)).status).toBe(429)
+
+    h.server.admin.createAccount('acme')
+    h.server.admin.addCredits(1, 'acme')
+    const acmeKey = h.server.admin.createKey({ account: 'acme' }).key
+    const theirs = await h.send({ channel: 'sms', recipient: shared }, acmeKey)
+    const code = h.delivery.lastCode()
+    const r = await h.verify({ verification_id: theirs.json.verification_id, code }, acmeKey)
+    expectResult(r, true, 'Code verified successfully')
+  })
 })

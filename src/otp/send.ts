@@ -49,6 +49,7 @@ export class SendService {
   async send(key: ApiKey, input: SendInput, requestId: string): Promise<SendOutcome> {
     const { d } = this
     const normalized = normalizeRecipient(input.channel, input.recipient)
+    // Keyed by account: one account's counters never touch another's, and the hash alone names the subject.
     const recipientHash = d.hasher.hash(HASH_PURPOSE_RECIPIENT, `${key.accountId}:${normalized}`)
     const testMode = testModeOf(input.channel, normalized)
     const id = randomUuid()

@@ -23,7 +23,7 @@ const FAILURE_WINDOW_MS = 86_400_000
 export interface VerifyDeps {
   tx: Transactor
   verifications: VerificationStore
-  /** Failed attempts per `accountId:recipientHash`, across verifications. */
+  /** Failed attempts per recipient hash (keyed by account), across verifications. */
   failures: EventLog
   hasher: Hasher
   clock: Clock
@@ -48,8 +48,7 @@ export class VerifyService {
         attempts = 0 // the lock has ended: the counter starts again
         d.verifications.setAttempts(v.id, 0, null)
       }
-      const subject = `${v.accountId}:${v.recipientHash}`
-      const capWait = waitForRoomInLog(d.failures, subject, FAILURE_WINDOW_MS, d.limits.recipientFailuresPerDay, now)
+      const capWait = waitForRoomInLog(d.failures, v.recipientHash, FAILURE_WINDOW_MS, d.limits.recipientFailuresPerDay, now)
       if (capWait > 0) return { kind: 'locked', retryAfter: secondsUntil(capWait) }
 
       const correct = v.testMode !== 'fail' && d.hasher.matches(HASH_PURPOSE_CODE, `${v.id}:${input.code}`, v.codeHash)
@@ -60,7 +59,7 @@ export class VerifyService {
       attempts += 1
       const lockedUntil = attempts >= d.limits.maxFailedAttempts ? now + d.limits.lockoutSeconds * 1000 : null
       d.verifications.setAttempts(v.id, attempts, lockedUntil)
-      d.failures.record(subject, now)
+      d.failures.record(v.recipientHash, now)
       return { kind: 'invalid_code' }
     })
   }

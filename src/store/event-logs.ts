@@ -27,17 +27,13 @@ export class KeyHitLog implements EventLog {
   }
 }
 
-/** Subjects are `accountId:recipientHash`. */
+/** Subjects are recipient hashes (already keyed by account). */
 export class RecipientFailureLog implements EventLog {
   private readonly countQ
   private readonly timeQ
   private readonly insertQ
   constructor(db: Db) {
-    const where = and(
-      eq(recipientFailures.accountId, p('accountId')),
-      eq(recipientFailures.recipientHash, p('hash')),
-      gt(recipientFailures.at, p('since')),
-    )
+    const where = and(eq(recipientFailures.recipientHash, p('hash')), gt(recipientFailures.at, p('since')))
     this.countQ = db.select({ n: count() }).from(recipientFailures).where(where).prepare()
     this.timeQ = db
       .select({ at: recipientFailures.at })
@@ -47,19 +43,15 @@ export class RecipientFailureLog implements EventLog {
       .limit(1)
       .offset(p('offset'))
       .prepare()
-    this.insertQ = db.insert(recipientFailures).values({ accountId: p('accountId'), recipientHash: p('hash'), at: p('at') }).prepare()
+    this.insertQ = db.insert(recipientFailures).values({ recipientHash: p('hash'), at: p('at') }).prepare()
   }
-  private split(subject: string): { accountId: number; hash: string } {
-    const i = subject.indexOf(':')
-    return { accountId: Number(subject.slice(0, i)), hash: subject.slice(i + 1) }
+  countSince(hash: string, since: number): number {
+    return this.countQ.get({ hash, since })?.n ?? 0
   }
-  countSince(subject: string, since: number): number {
-    return this.countQ.get({ ...this.split(subject), since })?.n ?? 0
+  timeAt(hash: string, since: number, offset: number): number | undefined {
+    return this.timeQ.get({ hash, since, offset })?.at
   }
-  timeAt(subject: string, since: number, offset: number): number | undefined {
-    return this.timeQ.get({ ...this.split(subject), since, offset })?.at
-  }
-  record(subject: string, at: number): void {
-    this.insertQ.run({ ...this.split(subject), at })
+  record(hash: string, at: number): void {
+    this.insertQ.run({ hash, at })
   }
 }

@@ -92,15 +92,17 @@ export const keyHits = sqliteTable('key_hits', {
   at: integer('at').notNull(),
 }, (t) => [index('key_hits_key_at').on(t.keyId, t.at)])
 
-/** One row per failed verify attempt, per recipient (DECISIONS.md section 10). */
+/**
+ * One row per failed verify attempt, per recipient (DECISIONS.md section 10).
+ * The recipient hash is keyed by account too, so it alone is the subject.
+ */
 export const recipientFailures = sqliteTable(
   'recipient_failures',
   {
-    accountId: integer('account_id').notNull(),
     recipientHash: text('recipient_hash').notNull(),
     at: integer('at').notNull(),
   },
-  (t) => [index('recipient_failures_lookup').on(t.accountId, t.recipientHash, t.at)],
+  (t) => [index('recipient_failures_lookup').on(t.recipientHash, t.at)],
 )
 
 export const schema = { accounts, apiKeys, creditLedger, verifications, keyHits, recipientFailures }

@@ -40,12 +40,11 @@ CREATE TABLE `key_hits` (
 --> statement-breakpoint
 CREATE INDEX `key_hits_key_at` ON `key_hits` (`key_id`,`at`);--> statement-breakpoint
 CREATE TABLE `recipient_failures` (
-	`account_id` integer NOT NULL,
 	`recipient_hash` text NOT NULL,
 	`at` integer NOT NULL
 );
 --> statement-breakpoint
-CREATE INDEX `recipient_failures_lookup` ON `recipient_failures` (`account_id`,`recipient_hash`,`at`);--> statement-breakpoint
+CREATE INDEX `recipient_failures_lookup` ON `recipient_failures` (`recipient_hash`,`at`);--> statement-breakpoint
 CREATE TABLE `verifications` (
 	`id` text PRIMARY KEY NOT NULL,
 	`key_id` integer NOT NULL,
