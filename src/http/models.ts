@@ -41,14 +41,18 @@ export const VerifyBody = t.Object({
 })
 export type VerifyBody = Static<typeof VerifyBody>
 
-const RequestId = t.String({ format: 'uuid' })
+// Patterns rather than `format`, so the schemas check without a format registry.
+const Uuid = t.String({ pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$', description: 'lower-case v4 UUID' })
+const Timestamp = t.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$', description: 'UTC, with milliseconds' })
+const RequestId = Uuid
+const exact = { additionalProperties: false } as const
 
 export const SendResponse = t.Object({
   success: t.Literal(true),
-  verification_id: t.String({ format: 'uuid' }),
-  expires_at: t.String({ format: 'date-time' }),
+  verification_id: Uuid,
+  expires_at: Timestamp,
   request_id: RequestId,
-})
+}, exact)
 
 export const VerifyResponse = t.Object({
   success: t.Literal(true),
@@ -60,13 +64,13 @@ export const VerifyResponse = t.Object({
     t.Literal('Code already used'),
   ]),
   request_id: RequestId,
-})
+}, exact)
 
 export const ErrorResponse = t.Object({
   error: t.String(),
   request_id: RequestId,
   retry_after: t.Optional(t.Integer({ minimum: 1 })),
-})
+}, exact)
 
 export const LockoutResponse = t.Object({
   success: t.Literal(true),
@@ -74,4 +78,4 @@ export const LockoutResponse = t.Object({
   message: t.String(),
   request_id: RequestId,
   retry_after: t.Integer({ minimum: 1 }),
-})
+}, exact)
