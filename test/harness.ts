@@ -1,7 +1,8 @@
 /**
  * Test harness: the real app on a temporary SQLite file with migrations, a
  * recording delivery, a manual clock, and a memory logger. Drive it with
- * `call()` (app.handle) or over a real port with `listen()`.
+ * `call()` (app.handle), or over a real port with
+ * `server.http.listen({ hostname, port: 0, ...LISTEN_OPTIONS })`.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
