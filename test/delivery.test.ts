@@ -95,3 +95,25 @@ test('the log provider prints the whole message, code included (its one job)', a
     `[otpd log provider] email to a@b.io subject="Your Verification Code" verification=${message.verificationId}: "Your verification code is: 424242"`,
   ])
 })
+
+test('the noop provider accepts everything and counts as log-only for the start-up warning', async () => {
+  const config = resolveConfig({ channels: { sms: ['bench'] }, providers: { bench: { type: 'noop' } } })
+  const providers = buildProviders(config, { env: {} })
+  expect(providers.sms.map((p) => p.type)).toEqual(['noop'])
+  await providers.sms[0]!.send(message, AbortSignal.timeout(1000))
+  expect(logOnlyChannels(providers)).toEqual(['sms', 'email', 'voice'])
+})
+
+test('every provider attempt is reported with its outcome, for metrics', async () => {
+  const calls: string[] = []
+  const attempts: string[] = []
+  const r = new ChannelRouter(
+    { sms: [provider('a', 'fail', calls), provider('b', 'reject', calls)], email: [], voice: [provider('c', 'hang', calls)] },
+    200,
+    createMemoryLogger(),
+    (a) => attempts.push(`${a.channel}/${a.provider}/${a.type}/${a.outcome}/${a.ms >= 0}`),
+  )
+  await r.deliver(message).catch(() => {})
+  await r.deliver({ ...message, channel: 'voice' }).catch(() => {})
+  expect(attempts).toEqual(['sms/a/fake/failed/true', 'sms/b/fake/rejected/true', 'voice/c/fake/timeout/true'])
+})

@@ -6,6 +6,7 @@
 import type { Config } from '../config/schema.ts'
 import { CHANNELS, type Channel } from '../otp/types.ts'
 import { LogProvider } from './log-provider.ts'
+import { NoopProvider } from './noop-provider.ts'
 import type { Provider } from './provider.ts'
 
 type Env = Record<string, string | undefined>
@@ -28,6 +29,10 @@ const TYPES: Record<string, ProviderType> = {
   log: {
     check: (name, opts) => unknownKeys(name, opts, ['type']),
     create: (name, _opts, ctx) => new LogProvider(name, ctx.logWrite),
+  },
+  noop: {
+    check: (name, opts) => unknownKeys(name, opts, ['type']),
+    create: (name) => new NoopProvider(name),
   },
 }
 
@@ -80,7 +85,7 @@ export function buildProviders(config: Config, ctx: ProviderContext): Record<Cha
   return out
 }
 
-/** Channels whose messages only reach the log: `serve` warns about these at start. */
+/** Channels whose messages reach no one (only the log, or nowhere): `serve` warns about these at start. */
 export function logOnlyChannels(providers: Record<Channel, Provider[]>): Channel[] {
-  return CHANNELS.filter((c) => providers[c].every((p) => p.type === 'log'))
+  return CHANNELS.filter((c) => providers[c].every((p) => p.type === 'log' || p.type === 'noop'))
 }

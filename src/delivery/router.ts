@@ -10,11 +10,21 @@ import { RecipientRejectedError, type Provider } from './provider.ts'
 
 export class DeliveryFailedError extends Error {}
 
+/** One provider attempt, for metrics: which provider, how it ended, how long it took. */
+export interface DeliveryAttempt {
+  channel: Channel
+  provider: string
+  type: string
+  outcome: 'accepted' | 'failed' | 'rejected' | 'timeout'
+  ms: number
+}
+
 export class ChannelRouter implements Delivery {
   constructor(
     private readonly providers: Record<Channel, Provider[]>,
     private readonly timeoutMs: number,
     private readonly logger: Logger,
+    private readonly onAttempt: (a: DeliveryAttempt) => void = () => {},
   ) {}
 
   providersFor(channel: Channel): readonly Provider[] {
@@ -26,10 +36,15 @@ export class ChannelRouter implements Delivery {
     const failures: string[] = []
     for (const provider of this.providers[message.channel]) {
       if (budget.aborted) break
+      const started = performance.now()
+      const attempt = (outcome: DeliveryAttempt['outcome']) =>
+        this.onAttempt({ channel: message.channel, provider: provider.name, type: provider.type, outcome, ms: performance.now() - started })
       try {
         await raceAbort(provider.send(message, budget), budget)
+        attempt('accepted')
         return { provider: provider.name }
       } catch (err) {
+        attempt(budget.aborted ? 'timeout' : err instanceof RecipientRejectedError ? 'rejected' : 'failed')
         const reason = budget.aborted ? `timed out after ${this.timeoutMs} ms` : err instanceof Error ? err.message : String(err)
         failures.push(`${provider.name}: ${reason}`)
         this.logger.warn('provider failed', { channel: message.channel, provider: provider.name, type: provider.type, reason })
