@@ -86,7 +86,7 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
   const { db, clock, logger, hasher, tx, credits } = core
   const verifications = new SqliteVerificationStore(db)
   const limits = limitsOf(config)
-  const providers = buildProviders(config, { env: opts.env ?? {}, logWrite: opts.logWrite })
+  const providers = buildProviders(config, { env: opts.env ?? {}, logWrite: opts.logWrite, now: () => clock.now() })
   const delivery = opts.delivery ?? new ChannelRouter(providers, config.delivery.timeout_ms, logger)
 
   const keys = new SqliteKeyStore(db)

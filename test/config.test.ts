@@ -66,8 +66,8 @@ test('OTPD_<SECTION>__<KEY> overlays the file, converting numbers', () => {
 })
 
 test('environment lists are comma-separated', () => {
-  const { config } = loadConfig({ env: { OTPD_PROVIDERS__DEV__TYPE: 'log', OTPD_CHANNELS__SMS: 'dev, dev' } })
-  expect(config.channels.sms).toEqual(['dev', 'dev'])
+  const { config } = loadConfig({ env: { OTPD_PROVIDERS__DEV__TYPE: 'log', OTPD_PROVIDERS__SPARE__TYPE: 'noop', OTPD_CHANNELS__SMS: 'dev, spare' } })
+  expect(config.channels.sms).toEqual(['dev', 'spare'])
 })
 
 test('every bad key is reported by its path, all at once', () => {
@@ -109,8 +109,8 @@ test('server.listen must be HOST:PORT', () => {
 test('channels must name defined providers, and provider types must exist', () => {
   const p = problems(() => resolveConfig({ channels: { sms: ['x'] }, providers: { y: { type: 'carrier-pigeon' }, z: {} } }))
   expect(p).toContain("channels.sms names provider 'x', which is not defined")
-  expect(p).toContain("providers.y.type 'carrier-pigeon' is not one of: log")
-  expect(p).toContain('providers.z.type is missing (one of: log)')
+  expect(p).toContain("providers.y.type 'carrier-pigeon' is not one of: smtp, twilio, vonage, webhook, log, noop")
+  expect(p).toContain('providers.z.type is missing (one of: smtp, twilio, vonage, webhook, log, noop)')
 })
 
 test('a short server.secret is rejected without echoing it', () => {

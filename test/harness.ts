@@ -76,6 +76,10 @@ export interface HarnessOptions {
   key?: string
   /** Remove `dir` on close (set for a restart of a harness that made its own dir). */
   ownsDir?: boolean
+  /** Deliver through the providers the config names (real router) instead of recording. */
+  configuredDelivery?: boolean
+  /** Environment the providers read their secrets from (with configuredDelivery). */
+  env?: Record<string, string | undefined>
 }
 
 export function createHarness(opts: HarnessOptions = {}): Harness {
@@ -87,8 +91,9 @@ export function createHarness(opts: HarnessOptions = {}): Harness {
   const logger = createMemoryLogger()
   const raw = structuredClone(opts.config ?? {})
   raw.database = { ...(raw.database ?? {}), path: dbPath }
-  const config = resolveConfig(raw)
-  const server = buildServer(config, { clock, delivery, logger })
+  const env = opts.env ?? {}
+  const config = resolveConfig(raw, 'test', env)
+  const server = buildServer(config, { clock, delivery: opts.configuredDelivery ? undefined : delivery, logger, env })
   const key = opts.key ?? server.admin.createKey({ name: 'test' }).key
   if (opts.credits) server.admin.addCredits(opts.credits)
 

@@ -7,58 +7,78 @@ import type { Config } from '../config/schema.ts'
 import { CHANNELS, type Channel } from '../otp/types.ts'
 import { LogProvider } from './log-provider.ts'
 import { NoopProvider } from './noop-provider.ts'
+import { ProviderOptions, type Env } from './options.ts'
 import type { Provider } from './provider.ts'
-
-type Env = Record<string, string | undefined>
-type Options = Record<string, unknown>
+import { readSmtp, SmtpProvider } from './smtp-provider.ts'
+import { readTwilio, TwilioProvider } from './twilio-provider.ts'
+import { readVonage, VonageProvider } from './vonage-provider.ts'
+import { readWebhook, WebhookProvider } from './webhook-provider.ts'
 
 /** What providers may need from outside their own table. */
 export interface ProviderContext {
   env: Env
   /** Where `log` providers print; stdout when absent. */
   logWrite?: (line: string) => void
+  /** Milliseconds since the epoch (e-mail Date, webhook signature time, Vonage JWT); Date.now when absent. */
+  now?: () => number
 }
 
-interface ProviderType {
-  /** Problems with the provider's table, each naming its key under `providers.NAME`. */
-  check(name: string, opts: Options, env: Env): string[]
-  create(name: string, opts: Options, ctx: ProviderContext): Provider
+interface ProviderType<S> {
+  /** The channels this type can deliver. */
+  channels: readonly Channel[]
+  /** Reads the table, recording problems in `o`; `used` lists the channels that name this provider. */
+  read(o: ProviderOptions, used: Channel[]): S
+  create(name: string, settings: S, ctx: ProviderContext, now: () => number): Provider
 }
 
-const TYPES: Record<string, ProviderType> = {
-  log: {
-    check: (name, opts) => unknownKeys(name, opts, ['type']),
-    create: (name, _opts, ctx) => new LogProvider(name, ctx.logWrite),
-  },
-  noop: {
-    check: (name, opts) => unknownKeys(name, opts, ['type']),
-    create: (name) => new NoopProvider(name),
-  },
+const type = <S>(t: ProviderType<S>): ProviderType<unknown> => t as ProviderType<unknown>
+
+const TYPES: Record<string, ProviderType<unknown>> = {
+  smtp: type({ channels: ['email'], read: readSmtp, create: (name, s, _ctx, now) => new SmtpProvider(name, s, now) }),
+  twilio: type({ channels: ['sms', 'voice'], read: readTwilio, create: (name, s) => new TwilioProvider(name, s) }),
+  vonage: type({ channels: ['sms', 'voice'], read: readVonage, create: (name, s, _ctx, now) => new VonageProvider(name, s, now) }),
+  webhook: type({ channels: CHANNELS, read: readWebhook, create: (name, s, _ctx, now) => new WebhookProvider(name, s, now) }),
+  log: type({ channels: CHANNELS, read: () => undefined, create: (name, _s, ctx) => new LogProvider(name, ctx.logWrite) }),
+  noop: type({ channels: CHANNELS, read: () => undefined, create: (name) => new NoopProvider(name) }),
 }
 
-function unknownKeys(name: string, opts: Options, known: string[]): string[] {
-  return Object.keys(opts)
-    .filter((k) => !known.includes(k))
-    .map((k) => `providers.${name}.${k} is not a setting of a '${String(opts.type)}' provider`)
+export const PROVIDER_TYPES = Object.keys(TYPES)
+
+function usedBy(config: Config, name: string): Channel[] {
+  return CHANNELS.filter((c) => config.channels[c]?.includes(name))
 }
 
 export function checkProviders(config: Config, env: Env): string[] {
   const problems: string[] = []
   for (const [name, opts] of Object.entries(config.providers)) {
-    const type = TYPES[String(opts.type)]
-    if (!type) {
+    const t = TYPES[String(opts.type)]
+    if (!t) {
       problems.push(
         opts.type === undefined
-          ? `providers.${name}.type is missing (one of: ${Object.keys(TYPES).join(', ')})`
-          : `providers.${name}.type '${String(opts.type)}' is not one of: ${Object.keys(TYPES).join(', ')}`,
+          ? `providers.${name}.type is missing (one of: ${PROVIDER_TYPES.join(', ')})`
+          : `providers.${name}.type '${String(opts.type)}' is not one of: ${PROVIDER_TYPES.join(', ')}`,
       )
       continue
     }
-    problems.push(...type.check(name, opts, env))
+    const o = new ProviderOptions(name, opts, env)
+    t.read(o, usedBy(config, name))
+    o.unknownKeys(String(opts.type))
+    problems.push(...o.problems)
   }
   for (const channel of CHANNELS) {
-    for (const name of config.channels[channel] ?? []) {
-      if (!Object.hasOwn(config.providers, name)) problems.push(`channels.${channel} names provider '${name}', which is not defined`)
+    const names = config.channels[channel] ?? []
+    for (const [i, name] of names.entries()) {
+      if (names.indexOf(name) !== i) {
+        problems.push(`channels.${channel} names provider '${name}' twice`)
+        continue
+      }
+      if (!Object.hasOwn(config.providers, name)) {
+        problems.push(`channels.${channel} names provider '${name}', which is not defined`)
+        continue
+      }
+      const typeName = String(config.providers[name]!.type)
+      const t = TYPES[typeName]
+      if (t && !t.channels.includes(channel)) problems.push(`channels.${channel} names provider '${name}', a '${typeName}' provider, which cannot deliver ${channel}`)
     }
   }
   return problems
@@ -66,12 +86,15 @@ export function checkProviders(config: Config, env: Env): string[] {
 
 /** Providers per channel, in failover order. Assumes checkProviders found nothing. */
 export function buildProviders(config: Config, ctx: ProviderContext): Record<Channel, Provider[]> {
+  const now = ctx.now ?? Date.now
   const built = new Map<string, Provider>()
   const get = (name: string): Provider => {
     let p = built.get(name)
     if (!p) {
       const opts = config.providers[name]!
-      p = TYPES[String(opts.type)]!.create(name, opts, ctx)
+      const t = TYPES[String(opts.type)]!
+      const o = new ProviderOptions(name, opts, ctx.env)
+      p = t.create(name, t.read(o, usedBy(config, name)), ctx, now)
       built.set(name, p)
     }
     return p

@@ -1,0 +1,75 @@
+/**
+ * The `twilio` provider: SMS through the Messages resource and voice through
+ * the Calls resource with inline TwiML that says the code twice
+ * (POST /2010-04-01/Accounts/{sid}/Messages.json | Calls.json, form-encoded,
+ * HTTP Basic auth with the account SID and auth token).
+ */
+import type { Channel, OutboundMessage } from '../otp/types.ts'
+import { basicAuth, post, vendorCode, xmlEscape } from './http.ts'
+import type { ProviderOptions } from './options.ts'
+import { RecipientRejectedError, type Provider } from './provider.ts'
+
+export interface TwilioSettings {
+  accountSid: string
+  authToken: string
+  from: string
+  baseUrl: string
+}
+
+/** Twilio error codes that mean the number itself cannot receive: another provider would fail too. */
+export const TWILIO_RECIPIENT_ERRORS = new Set(['21211', '21214', '21217', '21407', '21421', '21610', '21614', '21635'])
+
+export function readTwilio(o: ProviderOptions, _used: Channel[]): TwilioSettings {
+  const accountSid =
+    o.string('account_sid', {
+      required: 'the account SID from the Twilio console, "AC" and 32 hex digits',
+      test: (v) => (/^AC[0-9a-fA-F]{32}$/.test(v) ? undefined : 'must be "AC" followed by 32 hex digits'),
+    }) ?? ''
+  const authToken = o.secret('auth_token_env', 'name the environment variable holding the auth token, such as TWILIO_AUTH_TOKEN') ?? ''
+  const from =
+    o.string('from', {
+      required: 'a Twilio number in E.164 form such as "+15005550006", or an alphanumeric sender ID',
+      test: (v) => (/^\+[1-9]\d{6,14}$/.test(v) || /^[A-Za-z0-9 ]{1,11}$/.test(v) ? undefined : 'must be an E.164 number or an alphanumeric sender ID of up to 11 characters'),
+    }) ?? ''
+  const baseUrl = o.url('base_url', 'https://api.twilio.com')
+  return { accountSid, authToken, from, baseUrl }
+}
+
+export class TwilioProvider implements Provider {
+  readonly type = 'twilio'
+
+  constructor(
+    readonly name: string,
+    private readonly s: TwilioSettings,
+  ) {}
+
+  async send(m: OutboundMessage, signal: AbortSignal): Promise<void> {
+    const resource = m.channel === 'voice' ? 'Calls' : 'Messages'
+    const form = new URLSearchParams({ To: m.recipient, From: this.s.from })
+    if (m.channel === 'voice') form.set('Twiml', twiml(m.text))
+    else form.set('Body', m.text)
+    const res = await post(
+      `${this.s.baseUrl}/2010-04-01/Accounts/${this.s.accountSid}/${resource}.json`,
+      {
+        headers: {
+          authorization: basicAuth(this.s.accountSid, this.s.authToken),
+          'content-type': 'application/x-www-form-urlencoded',
+          accept: 'application/json',
+        },
+        body: form.toString(),
+      },
+      signal,
+    )
+    if (res.status >= 200 && res.status < 300) return
+    const code = vendorCode(res.json, 'code')
+    const what = `twilio ${resource} answered ${res.status}${code ? ` (error ${code})` : ''}`
+    if (res.status === 400 && code && TWILIO_RECIPIENT_ERRORS.has(code)) throw new RecipientRejectedError(what)
+    throw new Error(what)
+  }
+}
+
+/** The code is said twice, with a pause between. `text` already reads the digits one by one ("1, 2, 3"). */
+export function twiml(text: string): string {
+  const say = `<Say>${xmlEscape(text)}</Say>`
+  return `<Response>${say}<Pause length="1"/>${say}</Response>`
+}

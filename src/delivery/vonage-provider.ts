@@ -1,0 +1,123 @@
+/**
+ * The `vonage` provider: SMS through the SMS API (POST /sms/json with api_key
+ * and api_secret) and voice through the Voice API (POST /v1/calls, a JWT
+ * signed with the application's private key, an NCCO `talk` action that
+ * reads the code twice). Numbers go to Vonage without the leading "+".
+ */
+import { createPrivateKey, createSign, type KeyObject } from 'node:crypto'
+import type { Channel, OutboundMessage } from '../otp/types.ts'
+import { randomUuid } from '../lib/random.ts'
+import { post, vendorCode } from './http.ts'
+import type { ProviderOptions } from './options.ts'
+import { RecipientRejectedError, type Provider } from './provider.ts'
+
+export interface VonageSettings {
+  apiKey?: string
+  apiSecret?: string
+  applicationId?: string
+  privateKey?: KeyObject
+  from: string
+  voiceFrom: string
+  baseUrl: string
+  voiceBaseUrl: string
+}
+
+/** SMS API status 6: "unrecognized number prefix", the number itself is invalid. */
+export const VONAGE_RECIPIENT_STATUSES = new Set(['6'])
+
+export function readVonage(o: ProviderOptions, used: Channel[]): VonageSettings {
+  const sms = used.includes('sms')
+  const voice = used.includes('voice')
+  const apiKey = o.string('api_key', { required: sms && 'this provider sends SMS, which needs the account\'s API key' })
+  const apiSecret = o.secret('api_secret_env', sms && 'this provider sends SMS: name the environment variable holding the API secret, such as VONAGE_API_SECRET')
+  const applicationId = o.string('application_id', {
+    required: voice && 'this provider places calls, which needs a Voice application id',
+    test: (v) => (/^[0-9a-fA-F-]{36}$/.test(v) ? undefined : 'must be the application\'s UUID'),
+  })
+  const pem = o.file('private_key_file', voice && 'this provider places calls, which needs the Voice application\'s private key file')
+  let privateKey: KeyObject | undefined
+  if (pem !== undefined) {
+    try {
+      privateKey = createPrivateKey(pem)
+      if (privateKey.asymmetricKeyType !== 'rsa') throw new Error('not RSA')
+    } catch {
+      privateKey = undefined
+      o.problem(`${o.key('private_key_file')} does not hold an RSA private key in PEM form`)
+    }
+  }
+  const from = o.string('from', { required: 'the sender: a Vonage number (digits) or an alphanumeric sender ID' }) ?? ''
+  const voiceFrom = o.string('voice_from') ?? from
+  if (voice && from !== '' && !/^\+?[1-9]\d{6,14}$/.test(voiceFrom)) {
+    o.problem(`${o.key(o.has('voice_from') ? 'voice_from' : 'from')} must be a Vonage number to place calls (got ${JSON.stringify(voiceFrom)}); set voice_from to one of your Vonage numbers`)
+  }
+  const baseUrl = o.url('base_url', 'https://rest.nexmo.com')
+  const voiceBaseUrl = o.url('voice_base_url', 'https://api.nexmo.com')
+  return { apiKey, apiSecret, applicationId, privateKey, from: from.replace(/^\+/, ''), voiceFrom: voiceFrom.replace(/^\+/, ''), baseUrl, voiceBaseUrl }
+}
+
+export class VonageProvider implements Provider {
+  readonly type = 'vonage'
+
+  constructor(
+    readonly name: string,
+    private readonly s: VonageSettings,
+    private readonly now: () => number,
+  ) {}
+
+  send(m: OutboundMessage, signal: AbortSignal): Promise<void> {
+    return m.channel === 'voice' ? this.call(m, signal) : this.sms(m, signal)
+  }
+
+  private async sms(m: OutboundMessage, signal: AbortSignal): Promise<void> {
+    const form = new URLSearchParams({
+      api_key: this.s.apiKey ?? '',
+      api_secret: this.s.apiSecret ?? '',
+      from: this.s.from,
+      to: m.recipient.replace(/^\+/, ''),
+      text: m.text,
+    })
+    if (/[^\x00-\x7f]/.test(m.text)) form.set('type', 'unicode')
+    const res = await post(
+      `${this.s.baseUrl}/sms/json`,
+      { headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, body: form.toString() },
+      signal,
+    )
+    if (res.status < 200 || res.status >= 300) throw new Error(`vonage sms answered ${res.status}`)
+    const first = (res.json as { messages?: unknown[] } | undefined)?.messages?.[0]
+    const status = vendorCode(first, 'status')
+    if (status === '0') return
+    const what = `vonage sms status ${status ?? 'missing'}`
+    if (status && VONAGE_RECIPIENT_STATUSES.has(status)) throw new RecipientRejectedError(what)
+    throw new Error(what)
+  }
+
+  private async call(m: OutboundMessage, signal: AbortSignal): Promise<void> {
+    const body = {
+      to: [{ type: 'phone', number: m.recipient.replace(/^\+/, '') }],
+      from: { type: 'phone', number: this.s.voiceFrom },
+      ncco: [{ action: 'talk', text: m.text, loop: 2 }],
+    }
+    const res = await post(
+      `${this.s.voiceBaseUrl}/v1/calls`,
+      {
+        headers: { authorization: `Bearer ${this.jwt()}`, 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify(body),
+      },
+      signal,
+    )
+    if (res.status >= 200 && res.status < 300) return
+    const what = `vonage calls answered ${res.status}`
+    const invalid = (res.json as { invalid_parameters?: { name?: unknown }[] } | undefined)?.invalid_parameters
+    if (res.status === 400 && invalid?.some((p) => typeof p.name === 'string' && p.name.startsWith('to'))) throw new RecipientRejectedError(`${what} (invalid "to")`)
+    throw new Error(what)
+  }
+
+  /** RS256 JWT for the Voice API: application_id, iat, jti, exp (5 minutes). */
+  jwt(): string {
+    const iat = Math.floor(this.now() / 1000)
+    const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url')
+    const input = `${b64({ alg: 'RS256', typ: 'JWT' })}.${b64({ application_id: this.s.applicationId, iat, jti: randomUuid(), exp: iat + 300 })}`
+    const signature = createSign('RSA-SHA256').update(input).sign(this.s.privateKey!).toString('base64url')
+    return `${input}.${signature}`
+  }
+}
