@@ -1,6 +1,8 @@
 /**
  * Delivers a message over its channel: the channel's providers are tried in
- * order, all within one time budget (`delivery.timeout_ms`). The operator's
+ * order, all within one time budget (`delivery.timeout_ms`); each provider may
+ * use an equal share of what is left of it, so a hanging provider cannot stop
+ * the next one from being tried. The operator's
  * log names each provider that failed and why; never the code or recipient.
  */
 import type { Logger } from '../lib/logger.ts'
@@ -32,26 +34,35 @@ export class ChannelRouter implements Delivery {
   }
 
   async deliver(message: OutboundMessage): Promise<{ provider: string }> {
-    const budget = AbortSignal.timeout(this.timeoutMs)
+    const providers = this.providers[message.channel]
+    const deadline = performance.now() + this.timeoutMs
     const failures: string[] = []
-    for (const provider of this.providers[message.channel]) {
-      if (budget.aborted) break
+    for (const [i, provider] of providers.entries()) {
+      const left = deadline - performance.now()
+      if (left <= 0) break
+      // Each provider may use an equal share of what is left, so one that hangs
+      // cannot starve the ones after it; the last one gets all that remains.
+      const share = Math.max(1, Math.floor(left / (providers.length - i)))
+      const signal = AbortSignal.timeout(share)
       const started = performance.now()
       const attempt = (outcome: DeliveryAttempt['outcome']) =>
         this.onAttempt({ channel: message.channel, provider: provider.name, type: provider.type, outcome, ms: performance.now() - started })
       try {
-        await raceAbort(provider.send(message, budget), budget)
+        await raceAbort(provider.send(message, signal), signal)
         attempt('accepted')
         return { provider: provider.name }
       } catch (err) {
-        attempt(budget.aborted ? 'timeout' : err instanceof RecipientRejectedError ? 'rejected' : 'failed')
-        const reason = budget.aborted ? `timed out after ${this.timeoutMs} ms` : err instanceof Error ? err.message : String(err)
+        attempt(signal.aborted ? 'timeout' : err instanceof RecipientRejectedError ? 'rejected' : 'failed')
+        const reason = signal.aborted ? `timed out after ${share} ms` : err instanceof Error ? err.message : String(err)
         failures.push(`${provider.name}: ${reason}`)
         this.logger.warn('provider failed', { channel: message.channel, provider: provider.name, type: provider.type, reason })
-        if (err instanceof RecipientRejectedError) break
+        if (err instanceof RecipientRejectedError) {
+          if (i < providers.length - 1) failures.push('the recipient was rejected, so no other provider was tried')
+          break
+        }
       }
     }
-    if (budget.aborted && failures.length < this.providers[message.channel].length) failures.push(`timed out after ${this.timeoutMs} ms`)
+    if (failures.length === 0) failures.push(`no time left of ${this.timeoutMs} ms`)
     throw new DeliveryFailedError(`all ${message.channel} providers failed (${failures.join('; ')})`)
   }
 }
