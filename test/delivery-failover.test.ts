@@ -26,7 +26,7 @@ type Behaviour = 'ok' | '503' | 'hang' | 'refused' | 'reject'
 function setup(behaviours: Behaviour[], timeoutMs = 3000) {
   const order: string[] = []
   const providers: Record<string, unknown> = {}
-  const names = behaviours.map((b, i) => {
+  const names: string[] = behaviours.map((b, i) => {
     const name = `p${i + 1}_${b}`
     let url: string
     if (b === 'refused') url = `http://127.0.0.1:${refusedPort()}`
@@ -83,7 +83,7 @@ test('a refused connection moves on to the next provider', async () => {
   const { h, names, order } = setup(['refused', 'ok'])
   const r = await h.send({ channel: 'sms', recipient: RECIPIENT })
   expect(r.status).toBe(200)
-  expect(order).toEqual([names[1]])
+  expect(order).toEqual([names[1]!])
   expect(h.logs.find((l) => l.includes('provider failed'))).toContain('cannot reach http://127.0.0.1:')
 })
 
@@ -102,7 +102,7 @@ test('when every provider fails: 500, balance unchanged, verify answers 404, the
   const r = await h.send({ channel: 'sms', recipient: RECIPIENT })
   expect(r.status).toBe(500)
   expect(r.json).toEqual({ error: 'Failed to send verification', request_id: r.headers.get('x-request-id') })
-  expect(order).toEqual([names[0], names[2]])
+  expect(order).toEqual([names[0]!, names[2]!])
   expect(h.server.admin.balance().balance).toBe(3)
   const v = await h.verify({ verification_id: onlyVerificationId(h), code: '123456' })
   expect([v.status, v.json.error]).toEqual([404, 'Verification not found'])
@@ -112,7 +112,7 @@ test('when every provider fails: 500, balance unchanged, verify answers 404, the
   expect(failed[1].reason).toMatch(/^cannot reach http:\/\/127\.0\.0\.1:\d+/)
   expect(failed[2].reason).toMatch(/^timed out after \d+ ms$/)
   const summary = h.logs.find((l) => l.includes('delivery failed; credit refunded'))!
-  expect(summary).toContain(names[0])
+  expect(summary).toContain(names[0]!)
   expect(summary).toContain('+1415****123')
   expectCleanLogs(h)
 })
@@ -121,7 +121,7 @@ test('a rejected recipient is not retried on the next provider; the credit comes
   const { h, names, order } = setup(['reject', 'ok'])
   const r = await h.send({ channel: 'sms', recipient: RECIPIENT })
   expect(r.status).toBe(500)
-  expect(order).toEqual([names[0]])
+  expect(order).toEqual([names[0]!])
   expect(h.server.admin.balance().balance).toBe(3)
   expectCleanLogs(h)
 })
