@@ -7,6 +7,7 @@ import { example, printJson, reportAndExit, withConfig, withJson } from './cli/c
 import { configCommand } from './cli/config.ts'
 import { creditsCommand } from './cli/credits.ts'
 import { keysCommand } from './cli/keys.ts'
+import { sendTestCommand } from './cli/send-test.ts'
 import { serveCommand } from './cli/serve.ts'
 
 const program = new Command('otpd')
@@ -20,6 +21,7 @@ program.addCommand(keysCommand())
 program.addCommand(creditsCommand())
 program.addCommand(accountsCommand())
 program.addCommand(configCommand())
+program.addCommand(sendTestCommand())
 program.addCommand(
   example(withJson(withConfig(new Command('version').description('print the version (takes --config like every command; it needs none)'))), 'otpd version --json').action((opts: { json?: boolean }) => {
     if (opts.json) printJson({ version: pkg.version, bun: Bun.version })

@@ -21,16 +21,16 @@ export interface CliEnv {
   close(): void
 }
 
-export function cliEnv(extraToml = ''): CliEnv {
+export function cliEnv(extraToml = '', extraEnv: Record<string, string> = {}): CliEnv {
   const dir = mkdtempSync(join(tmpdir(), 'otpd-cli-'))
   const configFile = join(dir, 'otp.config.toml')
   writeFileSync(configFile, `[database]\npath = "${join(dir, 'otpd.db')}"\n${extraToml}`)
   const run = (...args: string[]): CliRun => {
-    const p = Bun.spawnSync(['bun', MAIN, ...args], { env: { ...process.env, OTPD_CONFIG: configFile }, cwd: dir })
+    const p = Bun.spawnSync(['bun', MAIN, ...args], { env: { ...process.env, ...extraEnv, OTPD_CONFIG: configFile }, cwd: dir })
     return { code: p.exitCode ?? -1, stdout: p.stdout.toString(), stderr: p.stderr.toString() }
   }
   const runAsync = async (...args: string[]): Promise<CliRun> => {
-    const p = Bun.spawn(['bun', MAIN, ...args], { env: { ...process.env, OTPD_CONFIG: configFile }, cwd: dir, stdout: 'pipe', stderr: 'pipe' })
+    const p = Bun.spawn(['bun', MAIN, ...args], { env: { ...process.env, ...extraEnv, OTPD_CONFIG: configFile }, cwd: dir, stdout: 'pipe', stderr: 'pipe' })
     const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited])
     return { code, stdout, stderr }
   }

@@ -33,13 +33,18 @@ function optional(v: unknown, rules: [(v: unknown) => boolean, string][]): strin
   return null
 }
 
+/** The spec's message when `recipient` does not fit `channel` (also used by `otpd send-test`). */
+export function recipientProblem(channel: SendInput['channel'], recipient: unknown): string | null {
+  if (channel === 'email') return isEmail(recipient) ? null : Msg.recipientEmail
+  return isPhone(recipient) ? null : Msg.recipientPhone
+}
+
 export function validateSend(body: Record<string, unknown>): Validated<SendInput> {
   const { channel, recipient, message, subject, expires_in, code } = body
   if (!isChannel(channel)) return fail(Msg.channel)
   const ch = channel as SendInput['channel']
-  if (ch === 'email' ? !isEmail(recipient) : !isPhone(recipient)) {
-    return fail(ch === 'email' ? Msg.recipientEmail : Msg.recipientPhone)
-  }
+  const wrongRecipient = recipientProblem(ch, recipient)
+  if (wrongRecipient) return fail(wrongRecipient)
   const problem =
     optional(message, [
       [isMessage, Msg.message],
