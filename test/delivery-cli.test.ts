@@ -119,3 +119,29 @@ test('send-test by e-mail through a real SMTP server with STARTTLS and AUTH', as
   expect(Object.fromEntries(headers).Subject).toBe('otpd test message')
   expect(decodeQuotedPrintable(body)).toBe('This is a test message from otpd.\r\nDelivery by e-mail works. No action is needed.')
 })
+
+test('the commented provider examples in otp.config.example.toml are valid when uncommented', async () => {
+  const { resolveConfig } = await import('../src/config/load.ts')
+  const { parse } = await import('smol-toml')
+  const { join } = await import('node:path')
+  const text = await Bun.file(join(import.meta.dir, '..', 'otp.config.example.toml')).text()
+  const uncommented = text
+    .split('\n')
+    .map((l) => (/^# (\[providers\.|(type|host|port|security|username|password_env|from|ca_file|helo_name|account_sid|auth_token_env|base_url|api_key|api_secret_env|application_id|private_key_file|voice_from|voice_base_url|url|secret_env|sms|voice|email) )/.test(l) ? l.slice(2) : l))
+    .join('\n')
+    .replace('/etc/otpd/vonage.key', join(import.meta.dir, 'fixtures', 'tls', 'vonage-app.key'))
+  const raw = parse(uncommented) as Record<string, any>
+  expect(Object.keys(raw.providers)).toEqual(['mail', 'twilio_main', 'vonage_main', 'gateway', 'dev_log'])
+  expect(raw.channels).toEqual({ sms: ['twilio_main', 'gateway'], voice: ['twilio_main'], email: ['mail'] })
+  const env = { OTPD_SMTP_PASSWORD: 'p', TWILIO_AUTH_TOKEN: 't', VONAGE_API_SECRET: 's', OTPD_WEBHOOK_SECRET: 'w' }
+  raw.channels.voice = ['twilio_main', 'vonage_main']
+  const problems = (() => {
+    try {
+      resolveConfig(raw, 'example', env)
+      return []
+    } catch (err) {
+      return (err as { problems: string[] }).problems
+    }
+  })()
+  expect(problems).toEqual([])
+})
