@@ -10,11 +10,12 @@ import { RecipientRejectedError } from '../src/delivery/provider.ts'
 import { readSmtp, SmtpProvider } from '../src/delivery/smtp-provider.ts'
 import type { OutboundMessage } from '../src/otp/types.ts'
 import { createHarness, type Harness } from './harness.ts'
+import { outbound, OUTBOUND_AT } from './outbound.ts'
 import { CA_FILE, decodeHeader, decodeQuotedPrintable, parseRaw, startSmtpStub, type SmtpStub } from './smtp-stub.ts'
 
 const PASSWORD = 's3cret-smtp-password'
 const ENV = { OTPD_SMTP_PASSWORD: PASSWORD }
-const NOW = Date.UTC(2026, 0, 1, 12, 0, 0)
+const NOW = OUTBOUND_AT
 
 const stubs: SmtpStub[] = []
 const harnesses: Harness[] = []
@@ -41,15 +42,7 @@ function provider(t: Record<string, unknown>, env: Record<string, string> = ENV)
   return new SmtpProvider('mail', settings, () => NOW)
 }
 
-const message = (over: Partial<OutboundMessage> = {}): OutboundMessage => ({
-  channel: 'email',
-  recipient: 'bob@example.org',
-  text: 'Your verification code is: 424242',
-  subject: 'Your Verification Code',
-  verificationId: '9a7c0c1e-0000-4000-8000-000000000001',
-  expiresAt: NOW + 600_000,
-  ...over,
-})
+const message = (over: Partial<OutboundMessage> = {}) => outbound({ channel: 'email', recipient: 'bob@example.org', ...over })
 
 const INTENDED_HEADERS = ['Date', 'From', 'To', 'Subject', 'Message-ID', 'MIME-Version', 'Content-Type', 'Content-Transfer-Encoding', 'Auto-Submitted']
 

@@ -3,7 +3,7 @@ import { afterEach, expect, test } from 'bun:test'
 import { ProviderOptions } from '../src/delivery/options.ts'
 import { RecipientRejectedError } from '../src/delivery/provider.ts'
 import { readTwilio, TwilioProvider } from '../src/delivery/twilio-provider.ts'
-import type { OutboundMessage } from '../src/otp/types.ts'
+import { outbound } from './outbound.ts'
 import { startVendorStub, type VendorStub } from './vendor-stub.ts'
 
 const SID = 'AC' + '0123456789abcdef'.repeat(2)
@@ -21,15 +21,7 @@ function setup(answer?: (path: string) => Response) {
   return { stub, p: new TwilioProvider('twilio_main', settings) }
 }
 
-const msg = (over: Partial<OutboundMessage> = {}): OutboundMessage => ({
-  channel: 'sms',
-  recipient: '+14155550123',
-  text: 'Your verification code is: 424242',
-  subject: 'Your Verification Code',
-  verificationId: '9a7c0c1e-0000-4000-8000-000000000001',
-  expiresAt: Date.UTC(2026, 0, 1),
-  ...over,
-})
+const msg = outbound
 
 const basic = `Basic ${Buffer.from(`${SID}:${TOKEN}`).toString('base64')}`
 

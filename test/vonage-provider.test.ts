@@ -6,14 +6,14 @@ import { join } from 'node:path'
 import { ProviderOptions } from '../src/delivery/options.ts'
 import { RecipientRejectedError } from '../src/delivery/provider.ts'
 import { readVonage, VonageProvider } from '../src/delivery/vonage-provider.ts'
-import type { OutboundMessage } from '../src/otp/types.ts'
+import { outbound, OUTBOUND_AT } from './outbound.ts'
 import { startVendorStub, type VendorStub } from './vendor-stub.ts'
 
 const KEY_FILE = join(import.meta.dir, 'fixtures', 'tls', 'vonage-app.key')
 const PUBLIC = createPublicKey(readFileSync(join(import.meta.dir, 'fixtures', 'tls', 'vonage-app.pub')))
 const APP_ID = 'aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee'
 const SECRET = 'vonage-api-secret-xyz'
-const NOW = Date.UTC(2026, 0, 1, 12, 0, 0)
+const NOW = OUTBOUND_AT
 const stubs: VendorStub[] = []
 afterEach(() => stubs.splice(0).forEach((s) => s.close()))
 
@@ -43,15 +43,7 @@ function setup(answer: (path: string) => Response = (path) => (path === '/v1/cal
   return { stub, p: new VonageProvider('vonage_main', settings, () => NOW) }
 }
 
-const msg = (over: Partial<OutboundMessage> = {}): OutboundMessage => ({
-  channel: 'sms',
-  recipient: '+14155550123',
-  text: 'Your verification code is: 424242',
-  subject: 'Your Verification Code',
-  verificationId: '9a7c0c1e-0000-4000-8000-000000000001',
-  expiresAt: NOW + 300_000,
-  ...over,
-})
+const msg = outbound
 
 test('SMS: POST /sms/json, form api_key, api_secret, from, to without "+", text', async () => {
   const { stub, p } = setup()

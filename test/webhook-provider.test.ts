@@ -4,11 +4,11 @@ import { createHmac, timingSafeEqual } from 'node:crypto'
 import { ProviderOptions } from '../src/delivery/options.ts'
 import { RecipientRejectedError } from '../src/delivery/provider.ts'
 import { readWebhook, WebhookProvider } from '../src/delivery/webhook-provider.ts'
-import type { OutboundMessage } from '../src/otp/types.ts'
+import { outbound, OUTBOUND_AT } from './outbound.ts'
 import { startVendorStub, type Recorded, type VendorStub } from './vendor-stub.ts'
 
 const SECRET = 'whsec-test-0123456789abcdef'
-const NOW = Date.UTC(2026, 0, 1, 12, 0, 0)
+const NOW = OUTBOUND_AT
 const stubs: VendorStub[] = []
 afterEach(() => stubs.splice(0).forEach((s) => s.close()))
 
@@ -32,14 +32,7 @@ function setup(status = 204) {
   return { stub, p: new WebhookProvider('gateway', s, () => NOW) }
 }
 
-const msg: OutboundMessage = {
-  channel: 'sms',
-  recipient: '+14155550123',
-  text: 'Your verification code is: 424242',
-  subject: 'Your Verification Code',
-  verificationId: '9a7c0c1e-0000-4000-8000-000000000001',
-  expiresAt: NOW + 300_000,
-}
+const msg = outbound()
 
 test('POSTs the documented JSON body with a signature the receiver accepts', async () => {
   const { stub, p } = setup()
