@@ -124,6 +124,25 @@ describe('sessions', () => {
   })
 })
 
+test('a server that accepts the connection but never greets is cut at the time budget and the next one is tried', async () => {
+  const silent = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+  const b = await stub()
+  const h = createHarness({
+    credits: 1,
+    configuredDelivery: true,
+    env: ENV,
+    config: { delivery: { timeout_ms: 1000 }, channels: { email: ['mail', 'backup'] }, providers: { mail: table(silent.port), backup: table(b.port) } },
+  })
+  harnesses.push(h)
+  const started = performance.now()
+  const sent = await h.send({ channel: 'email', recipient: 'erin@example.org' })
+  silent.stop(true)
+  expect(sent.status).toBe(200)
+  expect(performance.now() - started).toBeLessThan(1500)
+  expect(b.received).toHaveLength(1)
+  expect(h.logs.find((l) => l.includes('provider failed'))).toMatch(/"provider":"mail".*timed out after \d+ ms/)
+})
+
 describe('the raw message', () => {
   test('has exactly the intended headers, CRLF endings and a quoted-printable UTF-8 body', async () => {
     const s = await stub()
