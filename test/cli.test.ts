@@ -1,5 +1,8 @@
-import { afterEach, describe, expect, test } from 'bun:test'
+import { afterEach, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { cliEnv, type CliEnv } from './cli-helpers.ts'
+
+// These tests start `otpd` processes; bunfig.toml cannot raise bun's 5 s default per file.
+setDefaultTimeout(30_000)
 
 let env: CliEnv
 afterEach(() => env?.close())

@@ -1,8 +1,11 @@
 /** `otpd config check` sentences for provider problems, and `otpd send-test` through real providers on local stubs. */
-import { afterEach, expect, test } from 'bun:test'
+import { afterEach, expect, setDefaultTimeout, test } from 'bun:test'
 import { cliEnv, type CliEnv } from './cli-helpers.ts'
 import { CA_FILE, decodeQuotedPrintable, parseRaw, startSmtpStub, type SmtpStub } from './smtp-stub.ts'
 import { startVendorStub, type VendorStub } from './vendor-stub.ts'
+
+// These tests start `otpd` processes; bunfig.toml cannot raise bun's 5 s default per file.
+setDefaultTimeout(30_000)
 
 const SID = 'AC' + 'a'.repeat(32)
 const TOKEN = 'twilio-token-never-printed'

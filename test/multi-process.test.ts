@@ -3,8 +3,11 @@
  * event loop already serialises verify, so only separate processes prove
  * the IMMEDIATE transactions: without them these races would double-spend.
  */
-import { afterEach, expect, test } from 'bun:test'
+import { afterEach, expect, setDefaultTimeout, test } from 'bun:test'
 import { cliEnv, post, startServer, type CliEnv, type RunningServer } from './cli-helpers.ts'
+
+// These tests start `otpd` processes; bunfig.toml cannot raise bun's 5 s default per file.
+setDefaultTimeout(30_000)
 
 let env: CliEnv
 let servers: RunningServer[] = []
