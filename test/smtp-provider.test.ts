@@ -233,6 +233,29 @@ describe('through the API', () => {
     expect(h.logs.join('\n')).not.toContain(PASSWORD)
   })
 
+  test('the longest hostile values the API accepts arrive intact; CR/LF in a subject is refused before any SMTP', async () => {
+    const s = await stub()
+    const h = harness(s.port)
+    const subject = `.Ünïcode 🔐 ${'ß'.repeat(150)} =?UTF-8?B?eA==?= end`.slice(0, 200)
+    const template = `.{code}\n..\n.\nFrom me\n${'€. '.repeat(480)}`.slice(0, 1600)
+    const sent = await h.send({ channel: 'email', recipient: 'long@example.org', subject, message: template })
+    expect(sent.status).toBe(200)
+    const { headers, body } = parseRaw(s.received[0]!.raw)
+    expect(headers.map(([k]) => k)).toEqual(INTENDED_HEADERS)
+    expect(decodeHeader(Object.fromEntries(headers).Subject!)).toBe(subject)
+    const text = decodeQuotedPrintable(body)
+    const code = /^\.(\d{6})\r\n/.exec(text)![1]!
+    expect(text).toBe(template.replace('{code}', code).replace(/\n/g, '\r\n'))
+    for (const line of s.received[0]!.raw.split('\r\n')) expect(line.startsWith('.')).toBe(false)
+    expect((await h.verify({ verification_id: sent.json.verification_id, code })).json.verified).toBe(true)
+
+    const injected = await h.send({ channel: 'email', recipient: 'long@example.org', subject: 'Hi\r\nBcc: victim@example.com' })
+    expect([injected.status, injected.json.error]).toEqual([400, 'subject must be a single line of 1-200 characters'])
+    const badRecipient = await h.send({ channel: 'email', recipient: 'a@example.org\r\nRCPT TO:<victim@example.com>' })
+    expect([badRecipient.status, badRecipient.json.error]).toEqual([400, 'recipient must be a valid email address for the email channel'])
+    expect(s.received).toHaveLength(1)
+  })
+
   test('all SMTP servers down: 500, credit refunded, verify 404, log names the providers and no secret', async () => {
     const a = await stub()
     const b = await stub()
