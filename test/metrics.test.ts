@@ -1,5 +1,8 @@
 /** GET /metrics: Prometheus text format, who may read it, and what it counts. */
 import { afterEach, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { buildServer } from '../src/app.ts'
 import { resolveConfig } from '../src/config/load.ts'
 import { ManualClock } from '../src/lib/clock.ts'
@@ -164,7 +167,7 @@ test('per-key rate-limit rejections are counted by kind', async () => {
 })
 
 test('provider attempts feed a latency histogram per channel and provider (router onAttempt hook)', async () => {
-  const dir = (await import('node:fs')).mkdtempSync((await import('node:path')).join((await import('node:os')).tmpdir(), 'otpd-metrics-'))
+  const dir = mkdtempSync(join(tmpdir(), 'otpd-metrics-'))
   const config = resolveConfig({
     database: { path: `${dir}/otpd.db` },
     channels: { sms: ['fast'] },
@@ -197,7 +200,7 @@ test('provider attempts feed a latency histogram per channel and provider (route
     expect(value(samples, 'otpd_sends_total', { channel: 'sms', provider: 'fast', outcome: 'sent' })).toBe(3)
   } finally {
     server.close()
-    ;(await import('node:fs')).rmSync(dir, { recursive: true, force: true })
+    rmSync(dir, { recursive: true, force: true })
   }
 })
 

@@ -1,5 +1,8 @@
 /** One structured log line per request: what it holds, and what it never holds. */
 import { afterEach, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { buildServer } from '../src/app.ts'
 import { resolveConfig } from '../src/config/load.ts'
 import { ManualClock } from '../src/lib/clock.ts'
@@ -90,7 +93,7 @@ test('an invalid recipient is still logged masked, never in clear', async () => 
 })
 
 test('the level comes from the logger: at info, successful probes are not written; 5xx lines are warnings', async () => {
-  const dir = (await import('node:fs')).mkdtempSync((await import('node:path')).join((await import('node:os')).tmpdir(), 'otpd-log-'))
+  const dir = mkdtempSync(join(tmpdir(), 'otpd-log-'))
   const lines: string[] = []
   const config = resolveConfig({ database: { path: `${dir}/otpd.db` }, logging: { level: 'info' } })
   const server = buildServer(config, {
@@ -108,7 +111,7 @@ test('the level comes from the logger: at info, successful probes are not writte
     expect(line).toMatchObject({ level: 'warn', route: '/readyz', status: 503 })
   } finally {
     server.close()
-    ;(await import('node:fs')).rmSync(dir, { recursive: true, force: true })
+    rmSync(dir, { recursive: true, force: true })
   }
 })
 
