@@ -2,10 +2,14 @@
  * Composition root: config -> database -> stores -> services -> HTTP. The only
  * module that chooses concrete implementations.
  */
+import pkg from '../package.json' with { type: 'json' }
 import type { Config } from './config/schema.ts'
-import { buildProviders, logOnlyChannels } from './delivery/registry.ts'
+import { buildProviders, checkProviders, logOnlyChannels } from './delivery/registry.ts'
 import { ChannelRouter } from './delivery/router.ts'
-import { createHttpApp } from './http/app.ts'
+import { createAdminApp, createHttpApp } from './http/app.ts'
+import { buildOpenApi } from './http/openapi.ts'
+import type { Readiness } from './http/ops-routes.ts'
+import { createServiceMetrics, type ServiceMetrics } from './http/service-metrics.ts'
 import { systemClock, type Clock } from './lib/clock.ts'
 import { createLogger, type Logger } from './lib/logger.ts'
 import { Hasher } from './lib/secrets.ts'
@@ -17,8 +21,9 @@ import { SendService } from './otp/send.ts'
 import type { Channel, Limits } from './otp/types.ts'
 import { VerifyService } from './otp/verify.ts'
 import { SqliteAdminStore, SqliteCreditStore, SqliteKeyStore } from './store/admin-store.ts'
-import { openDatabase, type Db } from './store/db.ts'
+import { migrationsCurrent, openDatabase, type Db } from './store/db.ts'
 import { KeyHitLog, RecipientFailureLog } from './store/event-logs.ts'
+import { databaseFileSizes, probeWritable } from './store/health.ts'
 import { loadSecret } from './store/secret.ts'
 import { sweep } from './store/sweep.ts'
 import { SqliteTransactor } from './store/transactor.ts'
@@ -76,6 +81,10 @@ export interface ServerOptions extends CoreOptions {
 
 export interface Server extends Core {
   http: ReturnType<typeof createHttpApp>
+  /** The admin listener's app (health, readiness, /metrics without a token); `serve` starts it when `server.admin_listen` is set. */
+  adminHttp: ReturnType<typeof createAdminApp>
+  metrics: ServiceMetrics
+  readiness(): Readiness
   /** Channels that only print to the log (nothing is really delivered). */
   logOnly: Channel[]
   sweep(): ReturnType<typeof sweep>
@@ -84,13 +93,30 @@ export interface Server extends Core {
 export function buildServer(config: Config, opts: ServerOptions = {}): Server {
   const core = openCore(config, opts)
   const { db, clock, logger, hasher, tx, credits } = core
+  const env = opts.env ?? {}
   const verifications = new SqliteVerificationStore(db)
   const limits = limitsOf(config)
-  const providers = buildProviders(config, { env: opts.env ?? {}, logWrite: opts.logWrite, now: () => clock.now() })
-  const delivery = opts.delivery ?? new ChannelRouter(providers, config.delivery.timeout_ms, logger)
+  const adminStore = new SqliteAdminStore(db)
+  const metrics = createServiceMetrics({
+    creditBalances: () => adminStore.listAccounts().map((a) => ({ account: a.name, balance: a.balance })),
+    databaseFiles: () => databaseFileSizes(config.database.path),
+    version: pkg.version,
+    startedAt: Date.now(),
+  })
+  const providers = buildProviders(config, { env, logWrite: opts.logWrite, now: () => clock.now() })
+  const delivery = countedDelivery(opts.delivery ?? new ChannelRouter(providers, config.delivery.timeout_ms, logger, (a) => metrics.attempt(a)), metrics)
+  const readiness = (): Readiness => ({
+    database: problemOf(() => probeWritable(db.$client)),
+    migrations: problemOf(() => {
+      if (!migrationsCurrent(db.$client)) throw new Error('the database lacks migrations this version needs')
+    }),
+    delivery: checkProviders(config, env).join('; ') || null,
+  })
 
   const keys = new SqliteKeyStore(db)
+  const ops = { readiness, metrics, logger }
   const http = createHttpApp({
+    ...ops,
     auth: new Authenticator(keys, hasher),
     limiter: new KeyLimiter(tx, new KeyHitLog(db), keys, clock, limits.keyRequestsPerMinute),
     send: new SendService({
@@ -106,13 +132,42 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
       defaultCodeLength: config.codes.default_length,
     }),
     verify: new VerifyService({ tx, verifications, failures: new RecipientFailureLog(db), hasher, clock, limits }),
-    logger,
     lockoutSeconds: limits.lockoutSeconds,
+    openapi: buildOpenApi(pkg.version),
+    metricsToken: config.server.metrics_token,
   })
   return {
     ...core,
     http,
+    adminHttp: createAdminApp(ops),
+    metrics,
+    readiness,
     logOnly: opts.delivery ? [] : logOnlyChannels(providers),
     sweep: () => sweep(db, clock.now(), config.retention.days),
+  }
+}
+
+/** Counts sends that reached delivery, by the provider that took them (the HTTP layer counts the rest). */
+function countedDelivery(inner: Delivery, metrics: ServiceMetrics): Delivery {
+  return {
+    async deliver(message) {
+      try {
+        const receipt = await inner.deliver(message)
+        metrics.send(message.channel, receipt.provider, 'sent')
+        return receipt
+      } catch (err) {
+        metrics.send(message.channel, 'none', 'failed')
+        throw err
+      }
+    },
+  }
+}
+
+function problemOf(check: () => void): string | null {
+  try {
+    check()
+    return null
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err)
   }
 }

@@ -74,7 +74,7 @@ export async function startServer(env: CliEnv): Promise<RunningServer> {
     const { value, done } = await reader.read()
     if (done) throw new Error(`server exited:\n${out}${await new Response(proc.stderr).text()}`)
     out += decoder.decode(value)
-    url = /listening on (http:\/\/[0-9.]+:[0-9]+)/.exec(out)?.[1] ?? ''
+    url = /otpd listening on (https?:\/\/[0-9.]+:[0-9]+)/.exec(out)?.[1] ?? ''
   }
   // Keep draining stdout so the server never blocks on a full pipe.
   void (async () => {

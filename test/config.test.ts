@@ -116,3 +116,27 @@ test('channels must name defined providers, and provider types must exist', () =
 test('a short server.secret is rejected without echoing it', () => {
   expect(problems(() => resolveConfig({ server: { secret: 'short-secret-value' } }))).toEqual(['server.secret must be a string of at least 32 characters'])
 })
+
+test('server.admin_listen must be HOST:PORT and differ from server.listen', () => {
+  expect(resolveConfig({ server: { admin_listen: '127.0.0.1:9090' } }).server.admin_listen).toBe('127.0.0.1:9090')
+  expect(resolveConfig({}).server.admin_listen).toBeUndefined() // off by default
+  expect(problems(() => resolveConfig({ server: { admin_listen: 'localhost' } }))).toEqual([
+    "server.admin_listen must be HOST:PORT such as 127.0.0.1:8080 ('localhost' is not HOST:PORT)",
+  ])
+  expect(problems(() => resolveConfig({ server: { listen: '127.0.0.1:8080', admin_listen: '127.0.0.1:8080' } }))).toEqual([
+    'server.admin_listen must differ from server.listen (the admin listener is a second port)',
+  ])
+})
+
+test('a short server.metrics_token is rejected without echoing it; it can come from the environment', () => {
+  expect(problems(() => resolveConfig({ server: { metrics_token: 'tiny-token-value' } }))).toEqual([
+    'server.metrics_token must be a string of at least 32 characters',
+  ])
+  const token = 'a'.repeat(40)
+  expect(loadConfig({ env: { OTPD_SERVER__METRICS_TOKEN: token } }).config.server.metrics_token).toBe(token)
+})
+
+test('[server.tls] paths can come from the environment too', () => {
+  const p = problems(() => loadConfig({ env: { OTPD_SERVER__TLS__CERT: '/nonexistent/cert.pem' } }))
+  expect(p).toEqual(['server.tls.cert and server.tls.key must be set together (only server.tls.cert is set)'])
+})

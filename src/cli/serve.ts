@@ -2,6 +2,7 @@
 import { Command } from 'commander'
 import { buildServer } from '../app.ts'
 import { parseListen, resolveConfig } from '../config/load.ts'
+import { readTls } from '../config/tls.ts'
 import { LISTEN_OPTIONS } from '../http/app.ts'
 import { createLogger } from '../lib/logger.ts'
 import { example, load, withConfig, type CommonOptions } from './common.ts'
@@ -18,11 +19,17 @@ export function serveCommand(): Command {
       const logger = createLogger({ level: config.logging.level, format: process.stdout.isTTY ? 'text' : 'json' })
       const server = buildServer(config, { logger, env: loaded.env })
       const { hostname, port } = parseListen(config.server.listen)
-      server.http.listen({ hostname, port, ...LISTEN_OPTIONS })
-      logger.info(`otpd listening on http://${hostname.includes(':') ? `[${hostname}]` : hostname}:${server.http.server!.port}`, {
+      const tls = readTls(config.server.tls)
+      server.http.listen({ hostname, port, ...LISTEN_OPTIONS, ...(tls ? { tls } : {}) })
+      logger.info(`otpd listening on ${url(tls ? 'https' : 'http', hostname, server.http.server!.port)}`, {
         config: loaded.source,
         database: config.database.path,
       })
+      if (config.server.admin_listen !== undefined) {
+        const admin = parseListen(config.server.admin_listen)
+        server.adminHttp.listen({ hostname: admin.hostname, port: admin.port, ...LISTEN_OPTIONS })
+        logger.info(`otpd admin listening on ${url('http', admin.hostname, server.adminHttp.server!.port)} (/metrics, /healthz, /readyz)`)
+      }
       if (server.logOnly.length > 0) {
         logger.warn(`no delivery provider is configured for ${server.logOnly.join(', ')}: codes are only printed to this log, nothing is really delivered`, {
           channels: server.logOnly,
@@ -48,12 +55,17 @@ export function serveCommand(): Command {
         clearInterval(timer)
         // Stop accepting and let in-flight requests finish; a client that never
         // finishes (an unread upload, a stalled keep-alive) is cut after the grace period.
-        await Promise.race([server.http.stop(), Bun.sleep(STOP_GRACE_MS)])
+        await Promise.race([Promise.all([server.http.stop(), server.adminHttp.server && server.adminHttp.stop()]), Bun.sleep(STOP_GRACE_MS)])
         await server.http.stop(true)
+        if (server.adminHttp.server) await server.adminHttp.stop(true)
         server.close()
         process.exit(0)
       }
       process.on('SIGTERM', () => void stop('SIGTERM'))
       process.on('SIGINT', () => void stop('SIGINT'))
     })
+}
+
+function url(scheme: string, hostname: string, port: number | undefined): string {
+  return `${scheme}://${hostname.includes(':') ? `[${hostname}]` : hostname}:${port}`
 }

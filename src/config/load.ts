@@ -10,6 +10,7 @@ import { Value } from '@sinclair/typebox/value'
 import { parse as parseToml } from 'smol-toml'
 import { Config } from './schema.ts'
 import { checkProviders } from '../delivery/registry.ts'
+import { checkTls } from './tls.ts'
 
 export class ConfigError extends Error {
   constructor(
@@ -90,7 +91,7 @@ export function resolveConfig(raw: Json, source = 'built-in defaults', env: Reco
   }
   if (problems.length === 0) {
     const config = value as Config
-    problems.push(...checkListen(config.server.listen), ...checkProviders(config, env))
+    problems.push(...checkListeners(config.server), ...checkTls(config.server.tls), ...checkProviders(config, env))
     if (problems.length === 0) return config
   }
   throw new ConfigError(problems, source)
@@ -104,13 +105,23 @@ export function parseListen(listen: string): { hostname: string; port: number } 
   return { hostname: m[1]!.replace(/^\[|\]$/g, ''), port }
 }
 
-function checkListen(listen: string): string[] {
+function checkListen(key: string, listen: string): string[] {
   try {
     parseListen(listen)
     return []
   } catch (err) {
-    return [`server.listen must be HOST:PORT such as 127.0.0.1:8080 (${(err as Error).message})`]
+    return [`${key} must be HOST:PORT such as 127.0.0.1:8080 (${(err as Error).message})`]
   }
+}
+
+function checkListeners(server: Config['server']): string[] {
+  const problems = checkListen('server.listen', server.listen)
+  if (server.admin_listen === undefined) return problems
+  problems.push(...checkListen('server.admin_listen', server.admin_listen))
+  if (problems.length === 0 && server.admin_listen === server.listen && parseListen(server.listen).port !== 0) {
+    problems.push('server.admin_listen must differ from server.listen (the admin listener is a second port)')
+  }
+  return problems
 }
 
 /** What a schema accepts, as words: "one of: FULL, NORMAL", "a whole number from 1 to 10". */

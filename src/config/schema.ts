@@ -13,6 +13,12 @@ export const ServerConfig = T.Object(
     listen: T.String({ default: '127.0.0.1:8080', description: 'HOST:PORT the HTTP API listens on' }),
     /** Optional: a secret of at least 32 characters; otherwise one is generated into the data directory. */
     secret: T.Optional(T.String({ minLength: 32 })),
+    /** Optional: HOST:PORT of a second, plain-HTTP listener for /metrics, /healthz and /readyz (off when absent). */
+    admin_listen: T.Optional(T.String()),
+    /** Optional: a token of at least 32 characters that opens /metrics on the main listener (Authorization: Bearer). */
+    metrics_token: T.Optional(T.String({ minLength: 32 })),
+    /** Optional: PEM files; with both, the main listener serves HTTPS. */
+    tls: T.Optional(T.Object({ cert: T.Optional(T.String({ minLength: 1 })), key: T.Optional(T.String({ minLength: 1 })) }, { additionalProperties: false })),
   },
   strict,
 )

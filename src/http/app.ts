@@ -1,6 +1,9 @@
 /**
- * The HTTP application: request ids, the two routes, and JSON answers for
- * everything else (404 unknown path, 405 wrong method, 500 fault).
+ * The HTTP applications. The main one: request ids, the two API routes, the
+ * operator endpoints, and JSON answers for everything else (404 unknown path,
+ * 405 wrong method, 500 fault). The admin one (`server.admin_listen`): the
+ * operator endpoints alone, /metrics without a token. Both log one line per
+ * request (request-log.ts).
  */
 import { Elysia } from 'elysia'
 import type { Logger } from '../lib/logger.ts'
@@ -9,19 +12,23 @@ import type { SendService } from '../otp/send.ts'
 import type { VerifyService } from '../otp/verify.ts'
 import { Msg } from '../otp/messages.ts'
 import type { GuardDeps } from './guard.ts'
+import { healthRoutes, metricsRoute, openapiRoute, type OpsDeps } from './ops-routes.ts'
 import { errorReply, render, REQUEST_ID_HEADER } from './reply.ts'
+import { finishRequest, startNote, type RequestLogDeps } from './request-log.ts'
 import { requestIdOf } from './respond.ts'
 import { sendRoute } from './send-route.ts'
 import { verifyRoute } from './verify-route.ts'
 
-export interface HttpDeps extends GuardDeps {
+export interface HttpDeps extends GuardDeps, OpsDeps {
   send: SendService
   verify: VerifyService
   logger: Logger
   lockoutSeconds: number
+  /** The OpenAPI document served at /api/v1/openapi.json. */
+  openapi: Record<string, unknown>
+  /** When set, /metrics on this listener answers to `Authorization: Bearer <token>`; otherwise it is an unknown path. */
+  metricsToken?: string
 }
-
-const ROUTES = ['/api/v1/send', '/api/v1/verify']
 
 /**
  * Options for Bun.serve. Bun's own body cap answers a bare, non-JSON 413 before
@@ -31,23 +38,57 @@ const ROUTES = ['/api/v1/send', '/api/v1/verify']
  */
 export const LISTEN_OPTIONS = { maxRequestBodySize: 2 ** 40, reusePort: false }
 
-export function createHttpApp(deps: HttpDeps) {
-  const app = new Elysia()
-    .onRequest(({ set }) => {
+/** Request ids, 404/500 as JSON, and the request log line with its metrics sample. */
+function base(log: RequestLogDeps) {
+  return new Elysia()
+    .onRequest(({ set, request }) => {
       set.headers[REQUEST_ID_HEADER] = randomUuid()
+      startNote(request)
     })
-    .onError(({ code, error, set }) => {
+    .onError(({ code, error, set, request }) => {
       const requestId = requestIdOf(set)
-      if (code === 'NOT_FOUND') return render(errorReply(404, Msg.notFound), requestId)
-      deps.logger.error('unhandled error', { request_id: requestId, code: String(code), error: error instanceof Error ? error.message : String(error) })
+      if (code === 'NOT_FOUND') {
+        // mapResponse does not run for an unmatched path: finish the request here.
+        finishRequest(log, request, undefined, 404, requestId)
+        return render(errorReply(404, Msg.notFound), requestId)
+      }
+      log.logger.error('unhandled error', { request_id: requestId, code: String(code), error: error instanceof Error ? error.message : String(error) })
       return render(errorReply(500, Msg.internal), requestId)
     })
-    .use(sendRoute(deps))
-    .use(verifyRoute(deps))
-  for (const path of ROUTES) {
+    .mapResponse(({ request, responseValue, route, set }) => {
+      const status = responseValue instanceof Response ? responseValue.status : 500
+      finishRequest(log, request, route, status, requestIdOf(set))
+    })
+}
+
+function methodNotAllowed(app: Elysia, paths: string[]) {
+  for (const path of paths) {
     app.all(path, ({ set }) => render(errorReply(405, Msg.methodNotAllowed), requestIdOf(set)), { parse: 'none' })
   }
+}
+
+export function createHttpApp(deps: HttpDeps) {
+  const app = base({ logger: deps.logger, metrics: deps.metrics, count: true })
+    .use(sendRoute(deps))
+    .use(verifyRoute(deps))
+    .use(healthRoutes(deps))
+    .use(openapiRoute(deps.openapi))
+  const ops = ['/healthz', '/readyz', '/api/v1/openapi.json']
+  if (deps.metricsToken !== undefined) {
+    app.use(metricsRoute(deps, deps.metricsToken))
+    ops.push('/metrics')
+  }
+  methodNotAllowed(app as unknown as Elysia, ['/api/v1/send', '/api/v1/verify', ...ops])
   return app
 }
 
 export type HttpApp = ReturnType<typeof createHttpApp>
+
+/** The admin listener: health, readiness and /metrics without a token. Its own requests are logged, not counted. */
+export function createAdminApp(deps: OpsDeps) {
+  const app = base({ logger: deps.logger, metrics: deps.metrics, count: false }).use(healthRoutes(deps)).use(metricsRoute(deps))
+  methodNotAllowed(app as unknown as Elysia, ['/healthz', '/readyz', '/metrics'])
+  return app
+}
+
+export type AdminApp = ReturnType<typeof createAdminApp>

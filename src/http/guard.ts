@@ -2,17 +2,24 @@
  * What both endpoints do before their operation, in the order of DECISIONS.md
  * section 1: authentication (401/403) -> per-key limit (429) -> body (400/413).
  */
-import type { Authenticator } from '../otp/api-keys.ts'
+import { displayPrefix, KEY_PREFIX, type Authenticator } from '../otp/api-keys.ts'
 import type { KeyLimiter } from '../otp/key-limiter.ts'
 import { keyRateLimitMessage, Msg } from '../otp/messages.ts'
 import type { ApiKey } from '../otp/types.ts'
 import { readJsonBody } from './body.ts'
 import { errorReply, type Reply } from './reply.ts'
+import { noteOf } from './request-log.ts'
+import type { ServiceMetrics } from './service-metrics.ts'
 
 export interface GuardDeps {
   auth: Authenticator
   limiter: KeyLimiter
+  metrics: ServiceMetrics
 }
+
+// Only a key of the documented shape has a display prefix worth logging; the
+// first characters of anything else might be some other secret pasted by mistake.
+const KEY_SHAPE = new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{32,}$`)
 
 export type Admitted = { ok: true; key: ApiKey; body: Record<string, unknown> } | { ok: false; reply: Reply }
 
@@ -30,12 +37,14 @@ export function presentedKey(headers: Headers): string | null {
 export async function admit(deps: GuardDeps, request: Request): Promise<Admitted> {
   const raw = presentedKey(request.headers)
   if (raw === null) return { ok: false, reply: errorReply(401, Msg.keyRequired) }
+  if (KEY_SHAPE.test(raw)) noteOf(request).keyPrefix = displayPrefix(raw)
   const auth = deps.auth.authenticate(raw)
   if (!auth.ok) {
     return { ok: false, reply: auth.reason === 'disabled' ? errorReply(403, Msg.keyDisabled) : errorReply(401, Msg.keyInvalid) }
   }
   const admission = deps.limiter.admit(auth.key.id)
   if (!admission.ok) {
+    deps.metrics.rateLimited('key')
     return { ok: false, reply: errorReply(429, keyRateLimitMessage(admission.max, admission.retryAfter), admission.retryAfter) }
   }
   const body = await readJsonBody(request)

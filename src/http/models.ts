@@ -5,7 +5,7 @@
  * (validate.ts) checks requests against these same field schemas, in the order
  * DECISIONS.md section 3 fixes, so the schema is the one source of each rule.
  */
-import { Type as t, type Static } from '@sinclair/typebox'
+import { Type as t, type Static, type TSchema } from '@sinclair/typebox'
 
 // One character: anything but a control character or a lone surrogate, or a
 // surrogate pair. Written for a non-unicode RegExp so lengths count code points.
@@ -47,6 +47,13 @@ const Timestamp = t.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9
 const RequestId = Uuid
 const exact = { additionalProperties: false } as const
 
+/** The templated messages as patterns, for the documented response schemas (messages.ts has the templates). */
+export const KeyRateLimitMessage = t.String({ pattern: '^Rate limit exceeded: Maximum [0-9]+ requests per minute\\. Please try again in [0-9]+ seconds\\.$' })
+export const RecipientRateLimitMessage = t.String({
+  pattern: '^Rate limit exceeded: Maximum [0-9]+ verification codes per (minute|hour|24 hours)\\. Please try again in [0-9]+ seconds\\.$',
+})
+export const LockoutMessage = t.String({ pattern: '^Too many failed attempts\\. Please try again in [0-9]+ minutes? or request a new code\\.$' })
+
 export const SendResponse = t.Object({
   success: t.Literal(true),
   verification_id: Uuid,
@@ -75,7 +82,25 @@ export const ErrorResponse = t.Object({
 export const LockoutResponse = t.Object({
   success: t.Literal(true),
   verified: t.Literal(false),
-  message: t.String(),
+  message: LockoutMessage,
   request_id: RequestId,
   retry_after: t.Integer({ minimum: 1 }),
 }, exact)
+
+export const HealthResponse = t.Object({ status: t.Literal('ok'), request_id: RequestId }, exact)
+
+const CheckState = t.Union([t.Literal('ok'), t.Literal('failed')])
+const Checks = t.Object({ database: CheckState, migrations: CheckState, delivery: CheckState }, exact)
+export const ReadyResponse = t.Object({ status: t.Literal('ready'), checks: Checks, request_id: RequestId }, exact)
+export const NotReadyResponse = t.Object(
+  { status: t.Literal('not ready'), error: t.String({ pattern: '^Not ready: (database|migrations|delivery)(, (database|migrations|delivery))*$' }), checks: Checks, request_id: RequestId },
+  exact,
+)
+
+/** An error body whose `error` is one of `messages` (exact texts or a TypeBox pattern); `retry_after` required on 429s. */
+export function ErrorWith(messages: (string | TSchema)[], opts: { retryAfter?: boolean } = {}) {
+  const one = messages.map((m) => (typeof m === 'string' ? t.Literal(m) : m))
+  const error = one.length === 1 ? one[0]! : t.Union(one)
+  const base = { error, request_id: RequestId }
+  return opts.retryAfter ? t.Object({ ...base, retry_after: t.Integer({ minimum: 1 }) }, exact) : t.Object(base, exact)
+}

@@ -1,11 +1,16 @@
 /** POST /api/v1/send (spec 4.1). */
 import { Elysia } from 'elysia'
 import type { Logger } from '../lib/logger.ts'
+import { maskRecipient } from '../lib/mask.ts'
 import { Msg, recipientRateLimitMessage } from '../otp/messages.ts'
 import type { SendOutcome, SendService } from '../otp/send.ts'
+import { normalizeRecipient, testModeOf } from '../otp/test-recipients.ts'
+import type { SendInput } from '../otp/types.ts'
 import { admit, type GuardDeps } from './guard.ts'
 import { errorReply, type Reply } from './reply.ts'
+import { noteOf } from './request-log.ts'
 import { respond } from './respond.ts'
+import type { ServiceMetrics } from './service-metrics.ts'
 import { validateSend } from './validate.ts'
 
 export function sendReply(outcome: SendOutcome): Reply {
@@ -24,6 +29,21 @@ export function sendReply(outcome: SendOutcome): Reply {
   }
 }
 
+/**
+ * Sends that reached delivery are counted where the provider is known (the
+ * delivery wrapper in app.ts); the others here.
+ */
+function countSend(metrics: ServiceMetrics, input: SendInput, outcome: SendOutcome): void {
+  if (outcome.kind === 'recipient_limited') {
+    metrics.rateLimited('recipient')
+    metrics.send(input.channel, 'none', 'rate_limited')
+  } else if (outcome.kind === 'no_credits') {
+    metrics.send(input.channel, 'none', 'no_credits')
+  } else if (outcome.kind === 'sent' && testModeOf(input.channel, normalizeRecipient(input.channel, input.recipient)) !== null) {
+    metrics.send(input.channel, 'none', 'test')
+  }
+}
+
 export function sendRoute(deps: GuardDeps & { send: SendService; logger: Logger }) {
   return new Elysia({ name: 'send-route' }).post(
     '/api/v1/send',
@@ -31,9 +51,15 @@ export function sendRoute(deps: GuardDeps & { send: SendService; logger: Logger 
       respond(deps.logger, set, Msg.sendFailed, async (requestId) => {
         const a = await admit(deps, request)
         if (!a.ok) return a.reply
+        const note = noteOf(request)
+        if (typeof a.body.recipient === 'string') note.recipient = maskRecipient(a.body.recipient)
         const input = validateSend(a.body)
         if (!input.ok) return errorReply(400, input.error)
-        return sendReply(await deps.send.send(a.key, input.value, requestId))
+        note.channel = input.value.channel
+        const outcome = await deps.send.send(a.key, input.value, requestId)
+        note.outcome = outcome.kind
+        countSend(deps.metrics, input.value, outcome)
+        return sendReply(outcome)
       }),
     { parse: 'none' },
   )

@@ -5,6 +5,7 @@ import { lockoutMessage, Msg } from '../otp/messages.ts'
 import type { VerifyOutcome, VerifyService } from '../otp/verify.ts'
 import { admit, type GuardDeps } from './guard.ts'
 import { errorReply, type Reply } from './reply.ts'
+import { noteOf } from './request-log.ts'
 import { respond } from './respond.ts'
 import { validateVerify } from './validate.ts'
 
@@ -37,7 +38,11 @@ export function verifyRoute(deps: GuardDeps & { verify: VerifyService; lockoutSe
         if (!a.ok) return a.reply
         const input = validateVerify(a.body)
         if (!input.ok) return errorReply(400, input.error)
-        return verifyReply(deps.verify.verify(a.key, input.value), deps.lockoutSeconds)
+        const outcome = deps.verify.verify(a.key, input.value)
+        noteOf(request).outcome = outcome.kind
+        deps.metrics.verify(outcome.kind)
+        if (outcome.kind === 'locked') deps.metrics.rateLimited(outcome.cause === 'attempts' ? 'lockout' : 'recipient_failures')
+        return verifyReply(outcome, deps.lockoutSeconds)
       }),
     { parse: 'none' },
   )

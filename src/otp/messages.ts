@@ -30,6 +30,8 @@ export const Msg = {
   invalidCode: 'Invalid code',
   expired: 'Code expired',
   alreadyUsed: 'Code already used',
+  metricsTokenRequired: 'Metrics token is required. Provide it via Authorization: Bearer <token>',
+  metricsTokenInvalid: 'Invalid metrics token',
 } as const
 
 export function keyRateLimitMessage(max: number, seconds: number): string {
@@ -44,6 +46,11 @@ export function recipientRateLimitMessage(max: number, period: string, seconds: 
 export function lockoutMessage(lockoutSeconds: number): string {
   const minutes = Math.ceil(lockoutSeconds / 60)
   return `Too many failed attempts. Please try again in ${minutes} ${minutes === 1 ? 'minute' : 'minutes'} or request a new code.`
+}
+
+/** /readyz when a check fails: names the failing checks (details go to the server log). */
+export function notReadyMessage(failing: string[]): string {
+  return `Not ready: ${failing.join(', ')}`
 }
 
 export const DEFAULT_MESSAGE = 'Your verification code is: {code}'

@@ -16,7 +16,8 @@ export type VerifyOutcome =
   | { kind: 'expired' }
   | { kind: 'already_used' }
   | { kind: 'not_found' }
-  | { kind: 'locked'; retryAfter: number }
+  /** `attempts`: this verification's own lockout; `recipient_failures`: the 24 h cap across the recipient's verifications. */
+  | { kind: 'locked'; retryAfter: number; cause: 'attempts' | 'recipient_failures' }
 
 const FAILURE_WINDOW_MS = 86_400_000
 
@@ -44,12 +45,12 @@ export class VerifyService {
 
       let attempts = v.failedAttempts
       if (v.lockedUntil !== null) {
-        if (now < v.lockedUntil) return { kind: 'locked', retryAfter: secondsUntil(v.lockedUntil - now) }
+        if (now < v.lockedUntil) return { kind: 'locked', retryAfter: secondsUntil(v.lockedUntil - now), cause: 'attempts' }
         attempts = 0 // the lock has ended: the counter starts again
         d.verifications.setAttempts(v.id, 0, null)
       }
       const capWait = waitForRoomInLog(d.failures, v.recipientHash, FAILURE_WINDOW_MS, d.limits.recipientFailuresPerDay, now)
-      if (capWait > 0) return { kind: 'locked', retryAfter: secondsUntil(capWait) }
+      if (capWait > 0) return { kind: 'locked', retryAfter: secondsUntil(capWait), cause: 'recipient_failures' }
 
       const correct = v.testMode !== 'fail' && d.hasher.matches(HASH_PURPOSE_CODE, `${v.id}:${input.code}`, v.codeHash)
       if (correct) {

@@ -1,0 +1,83 @@
+/**
+ * Operator endpoints: GET /healthz (the process answers), GET /readyz (it can
+ * do its work), GET /metrics and GET /api/v1/openapi.json. None takes an API
+ * key or counts toward the per-key limit.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto'
+import { Elysia } from 'elysia'
+import type { Logger } from '../lib/logger.ts'
+import { PROMETHEUS_CONTENT_TYPE } from '../lib/prometheus.ts'
+import { Msg, notReadyMessage } from '../otp/messages.ts'
+import { errorReply, render, REQUEST_ID_HEADER } from './reply.ts'
+import { requestIdOf } from './respond.ts'
+import type { ServiceMetrics } from './service-metrics.ts'
+
+export const READY_CHECKS = ['database', 'migrations', 'delivery'] as const
+export type ReadyCheck = (typeof READY_CHECKS)[number]
+/** Each check's problem, or null when it passed. */
+export type Readiness = Record<ReadyCheck, string | null>
+
+export interface OpsDeps {
+  readiness(): Readiness
+  metrics: ServiceMetrics
+  logger: Logger
+}
+
+export function healthRoutes(deps: OpsDeps) {
+  let lastProblem = ''
+  return new Elysia({ name: 'health-routes' })
+    .get('/healthz', ({ set }) => render({ status: 200, body: { status: 'ok' } }, requestIdOf(set)))
+    .get('/readyz', ({ set }) => {
+      const requestId = requestIdOf(set)
+      const result = deps.readiness()
+      const failing = READY_CHECKS.filter((c) => result[c] !== null)
+      const checks = Object.fromEntries(READY_CHECKS.map((c) => [c, result[c] === null ? 'ok' : 'failed']))
+      // The body is public: it names the failing checks; the details go to the log,
+      // once per change rather than once per probe.
+      const problem = failing.map((c) => `${c}: ${result[c]}`).join('; ')
+      if (problem !== lastProblem) {
+        if (problem) deps.logger.warn('not ready', { request_id: requestId, problems: problem })
+        else deps.logger.info('ready again', { request_id: requestId })
+        lastProblem = problem
+      }
+      if (failing.length === 0) return render({ status: 200, body: { status: 'ready', checks } }, requestId)
+      return render({ status: 503, body: { status: 'not ready', error: notReadyMessage(failing), checks } }, requestId)
+    })
+}
+
+const digest = (s: string) => createHash('sha256').update(s).digest()
+
+/** Compares digests, so neither the token's content nor its length shows in the timing. */
+export function tokenMatches(presented: string, token: string): boolean {
+  return timingSafeEqual(digest(presented), digest(token))
+}
+
+/**
+ * GET /metrics. With `token`, the request needs `Authorization: Bearer <token>`
+ * (401 otherwise, with `WWW-Authenticate`); without it (the admin listener) it is open.
+ */
+export function metricsRoute(deps: OpsDeps, token?: string) {
+  return new Elysia({ name: 'metrics-route' }).get('/metrics', ({ request, set }) => {
+    const requestId = requestIdOf(set)
+    if (token !== undefined) {
+      const presented = /^\s*bearer\s+(\S+)\s*$/i.exec(request.headers.get('authorization') ?? '')?.[1]
+      if (presented === undefined || !tokenMatches(presented, token)) {
+        const res = render(errorReply(401, presented === undefined ? Msg.metricsTokenRequired : Msg.metricsTokenInvalid), requestId)
+        res.headers.set('www-authenticate', 'Bearer realm="otpd metrics"')
+        return res
+      }
+    }
+    const text = deps.metrics.render((name, err) =>
+      deps.logger.error('metric collection failed', { request_id: requestId, metric: name, error: err instanceof Error ? err.message : String(err) }),
+    )
+    return new Response(text, { status: 200, headers: { 'content-type': PROMETHEUS_CONTENT_TYPE, [REQUEST_ID_HEADER]: requestId } })
+  })
+}
+
+export function openapiRoute(document: Record<string, unknown>) {
+  const text = JSON.stringify(document)
+  return new Elysia({ name: 'openapi-route' }).get(
+    '/api/v1/openapi.json',
+    ({ set }) => new Response(text, { status: 200, headers: { 'content-type': 'application/json; charset=utf-8', [REQUEST_ID_HEADER]: requestIdOf(set) } }),
+  )
+}

@@ -1,0 +1,71 @@
+/**
+ * The metrics otpd exposes at /metrics (README "Health, metrics, logs"). The
+ * HTTP layer counts requests and outcomes; the composition root feeds provider
+ * attempts (the router's onAttempt hook) and the gauges read at scrape time.
+ * Label values come from fixed sets or from the operator's own config and
+ * accounts, never from a request, so a client cannot grow the series.
+ */
+import type { Channel } from '../otp/types.ts'
+import { Counter, Gauge, Histogram, Registry } from '../lib/prometheus.ts'
+
+export type SendMetricOutcome = 'sent' | 'failed' | 'test' | 'rate_limited' | 'no_credits'
+export type VerifyMetricResult = 'verified' | 'invalid_code' | 'expired' | 'already_used' | 'not_found' | 'locked'
+export type RateLimitKind = 'key' | 'recipient' | 'lockout' | 'recipient_failures'
+
+export interface MetricsSources {
+  creditBalances(): { account: string; balance: number }[]
+  /** Sizes in bytes of the database file and its write-ahead log. */
+  databaseFiles(): { file: 'database' | 'wal'; bytes: number }[]
+  version: string
+  startedAt: number
+}
+
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+const VERIFY_RESULTS: VerifyMetricResult[] = ['verified', 'invalid_code', 'expired', 'already_used', 'not_found', 'locked']
+const RATE_LIMIT_KINDS: RateLimitKind[] = ['key', 'recipient', 'lockout', 'recipient_failures']
+
+export function createServiceMetrics(sources: MetricsSources) {
+  const registry = new Registry()
+  const requests = registry.add(new Counter('otpd_http_requests_total', 'HTTP requests by route and status code.', ['route', 'status']))
+  const duration = registry.add(new Histogram('otpd_http_request_duration_seconds', 'Time to answer an HTTP request, by route.', ['route'], LATENCY_BUCKETS))
+  const sends = registry.add(
+    new Counter('otpd_sends_total', 'Send requests that passed validation, by channel, provider (none when nothing was delivered) and outcome.', ['channel', 'provider', 'outcome']),
+  )
+  const verifies = registry.add(new Counter('otpd_verifies_total', 'Verify requests that passed validation, by result.', ['result']))
+  const limited = registry.add(
+    new Counter('otpd_rate_limited_total', 'Requests refused by a limit: key (per-key rate), recipient (per-recipient sends), lockout (failed attempts on one verification), recipient_failures (failures per recipient in 24 h).', ['kind']),
+  )
+  const attempts = registry.add(new Counter('otpd_provider_attempts_total', 'Delivery attempts by channel, provider and outcome (accepted, failed, rejected, timeout).', ['channel', 'provider', 'outcome']))
+  const latency = registry.add(new Histogram('otpd_provider_latency_seconds', 'Time a provider took to accept or fail one message.', ['channel', 'provider'], LATENCY_BUCKETS))
+  registry.add(new Gauge('otpd_credit_balance', 'Credit balance per account.', () => sources.creditBalances().map((a) => ({ labels: { account: a.account }, value: a.balance }))))
+  registry.add(new Gauge('otpd_database_size_bytes', 'Size of the SQLite database file and of its write-ahead log.', () => sources.databaseFiles().map((f) => ({ labels: { file: f.file }, value: f.bytes }))))
+  registry.add(new Gauge('otpd_build_info', 'The running version of otpd.', () => [{ labels: { version: sources.version }, value: 1 }]))
+  registry.add(new Gauge('otpd_process_start_time_seconds', 'When this process started, in seconds since the epoch: counters start at 0 then.', () => [{ value: Math.floor(sources.startedAt / 1000) }]))
+
+  for (const result of VERIFY_RESULTS) verifies.touch({ result })
+  for (const kind of RATE_LIMIT_KINDS) limited.touch({ kind })
+
+  return {
+    registry,
+    request(route: string, status: number, seconds: number) {
+      requests.inc({ route, status: String(status) })
+      duration.observe({ route }, seconds)
+    },
+    send(channel: Channel, provider: string, outcome: SendMetricOutcome) {
+      sends.inc({ channel, provider, outcome })
+    },
+    verify(result: VerifyMetricResult) {
+      verifies.inc({ result })
+    },
+    rateLimited(kind: RateLimitKind) {
+      limited.inc({ kind })
+    },
+    attempt(a: { channel: Channel; provider: string; outcome: string; ms: number }) {
+      attempts.inc({ channel: a.channel, provider: a.provider, outcome: a.outcome })
+      latency.observe({ channel: a.channel, provider: a.provider }, a.ms / 1000)
+    },
+    render: (onError?: (name: string, err: unknown) => void) => registry.render(onError),
+  }
+}
+
+export type ServiceMetrics = ReturnType<typeof createServiceMetrics>

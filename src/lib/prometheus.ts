@@ -1,0 +1,149 @@
+/**
+ * A minimal Prometheus registry: counters, gauges read at scrape time, and
+ * histograms, rendered in the text exposition format 0.0.4. Label values are
+ * escaped (backslash, double quote, newline) so an operator-chosen account
+ * name cannot break the output. Values live in this process only.
+ */
+type Labels = Record<string, string>
+
+export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8'
+
+interface Metric {
+  render(): string[]
+}
+
+const escapeLabel = (v: string) => v.replaceAll('\\', '\\\\').replaceAll('"', '\\"').replaceAll('\n', '\\n')
+const escapeHelp = (v: string) => v.replaceAll('\\', '\\\\').replaceAll('\n', '\\n')
+
+function labelText(labels: Labels): string {
+  const parts = Object.entries(labels).map(([k, v]) => `${k}="${escapeLabel(v)}"`)
+  return parts.length ? `{${parts.join(',')}}` : ''
+}
+
+function number(v: number): string {
+  if (Number.isNaN(v)) return 'NaN'
+  if (v === Infinity) return '+Inf'
+  if (v === -Infinity) return '-Inf'
+  return String(v)
+}
+
+/** Series keyed by their label values in the declared label order. */
+class Series<T> {
+  private readonly byKey = new Map<string, { labels: Labels; value: T }>()
+  constructor(
+    private readonly labelNames: readonly string[],
+    private readonly init: () => T,
+  ) {}
+  get(labels: Labels): T {
+    const ordered: Labels = {}
+    for (const n of this.labelNames) ordered[n] = labels[n] ?? ''
+    const key = JSON.stringify(Object.values(ordered))
+    let s = this.byKey.get(key)
+    if (!s) {
+      s = { labels: ordered, value: this.init() }
+      this.byKey.set(key, s)
+    }
+    return s.value
+  }
+  entries() {
+    return [...this.byKey.values()]
+  }
+}
+
+export class Counter implements Metric {
+  private readonly series
+  constructor(
+    readonly name: string,
+    private readonly help: string,
+    labelNames: readonly string[] = [],
+  ) {
+    this.series = new Series<{ n: number }>(labelNames, () => ({ n: 0 }))
+  }
+  inc(labels: Labels = {}, by = 1): void {
+    this.series.get(labels).n += by
+  }
+  /** Makes a series visible at 0 before its first event (rate() needs a starting point). */
+  touch(labels: Labels = {}): void {
+    this.series.get(labels)
+  }
+  value(labels: Labels = {}): number {
+    return this.series.get(labels).n
+  }
+  render(): string[] {
+    return [
+      `# HELP ${this.name} ${escapeHelp(this.help)}`,
+      `# TYPE ${this.name} counter`,
+      ...this.series.entries().map((s) => `${this.name}${labelText(s.labels)} ${number(s.value.n)}`),
+    ]
+  }
+}
+
+/** A gauge whose samples are computed when scraped (balances, file sizes). */
+export class Gauge implements Metric {
+  constructor(
+    readonly name: string,
+    private readonly help: string,
+    private readonly collect: () => { labels?: Labels; value: number }[],
+  ) {}
+  render(): string[] {
+    return [
+      `# HELP ${this.name} ${escapeHelp(this.help)}`,
+      `# TYPE ${this.name} gauge`,
+      ...this.collect().map((s) => `${this.name}${labelText(s.labels ?? {})} ${number(s.value)}`),
+    ]
+  }
+}
+
+export class Histogram implements Metric {
+  private readonly series
+  constructor(
+    readonly name: string,
+    private readonly help: string,
+    labelNames: readonly string[],
+    private readonly buckets: readonly number[],
+  ) {
+    this.series = new Series<{ counts: number[]; sum: number; count: number }>(labelNames, () => ({
+      counts: buckets.map(() => 0),
+      sum: 0,
+      count: 0,
+    }))
+  }
+  observe(labels: Labels, value: number): void {
+    const s = this.series.get(labels)
+    this.buckets.forEach((le, i) => {
+      if (value <= le) s.counts[i]! += 1
+    })
+    s.sum += value
+    s.count += 1
+  }
+  render(): string[] {
+    const lines = [`# HELP ${this.name} ${escapeHelp(this.help)}`, `# TYPE ${this.name} histogram`]
+    for (const { labels, value } of this.series.entries()) {
+      this.buckets.forEach((le, i) => lines.push(`${this.name}_bucket${labelText({ ...labels, le: number(le) })} ${value.counts[i]}`))
+      lines.push(`${this.name}_bucket${labelText({ ...labels, le: '+Inf' })} ${value.count}`)
+      lines.push(`${this.name}_sum${labelText(labels)} ${number(value.sum)}`)
+      lines.push(`${this.name}_count${labelText(labels)} ${value.count}`)
+    }
+    return lines
+  }
+}
+
+export class Registry {
+  private readonly metrics: Metric[] = []
+  add<M extends Metric>(metric: M): M {
+    this.metrics.push(metric)
+    return metric
+  }
+  /** The exposition text. A gauge whose collector fails is left out rather than failing the scrape. */
+  render(onError: (name: string, err: unknown) => void = () => {}): string {
+    const lines: string[] = []
+    for (const m of this.metrics) {
+      try {
+        lines.push(...m.render())
+      } catch (err) {
+        onError((m as { name?: string }).name ?? '?', err)
+      }
+    }
+    return lines.join('\n') + '\n'
+  }
+}
