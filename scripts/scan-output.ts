@@ -14,6 +14,9 @@
  * - a `log` provider line, which by design carries the whole message, code included.
  * A bare number cannot be told from a code, so codes are found by their context
  * only; `123456`, the documented code of the public test recipients, is not a secret.
+ * Not scanned: the source lines bun quotes around a failing assertion
+ * (`  40 |   const paid = ...`): they are the repository's test code, not output
+ * the program produced, and they appear only when a test already failed.
  */
 import { readFileSync } from 'node:fs'
 
@@ -33,9 +36,12 @@ const RULES: [kind: string, pattern: RegExp][] = [
   ['log provider message', /\[otpd log provider\]/g],
 ]
 
+const SOURCE_EXCERPT = /^ *[0-9]+ \| /
+
 export function scan(text: string): Finding[] {
   const findings: Finding[] = []
   text.split('\n').forEach((line, i) => {
+    if (SOURCE_EXCERPT.test(line)) return
     let redacted = line
     const kinds: string[] = []
     for (const [kind, pattern] of RULES) {

@@ -4,11 +4,14 @@
  * operator's config, the refusals, and `systemd-analyze verify` on the
  * installed unit (Debian package `systemd`; .ci/run installs it).
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { chmodSync, copyFileSync, cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { loadConfig, resolveConfig } from '../src/config/load.ts'
+
+// Bun ignores bunfig's [test] timeout; systemd-analyze takes about a second, more on a busy machine.
+setDefaultTimeout(30_000)
 
 const REPO = join(import.meta.dir, '..')
 const SCRIPT = join(REPO, 'scripts', 'install.sh')

@@ -44,6 +44,7 @@ test.each([
   ['a too long number after code', '{"code":"12345678901"}'],
   ['package versions and scopes', 'elysia@1.4.30 @sinclair/typebox bun v1.4.5'],
   ['timings and counts', 'Ran 414 tests across 22 files. [28.92s] +0000'],
+  ['test source quoted by bun around a failure', `40 |   const paid = await post(url, '/api/v1/send', victim, { channel: 'sms', recipient: '${phone}' })`],
 ])('leaves %s alone', (_what, line) => {
   expect(scan(line)).toEqual([])
 })
