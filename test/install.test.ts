@@ -1,8 +1,9 @@
 /**
  * scripts/install.sh staged into a temporary DESTDIR with a stub binary (no
  * build needed): every file, mode and content, a second run that keeps the
- * operator's config, the refusals, and `systemd-analyze verify` on the
- * installed unit (Debian package `systemd`; .ci/run installs it).
+ * operator's config, the refusals, a root install inside a private mount
+ * namespace, and `systemd-analyze verify` on the installed unit (Debian
+ * package `systemd`; .ci/run installs it).
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { chmodSync, copyFileSync, cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
@@ -189,6 +190,60 @@ describe.skipIf(!linux)('install.sh into a DESTDIR', () => {
       expect(p.exitCode).toBe(1)
     } finally {
       rmSync(copy, { recursive: true, force: true })
+    }
+  })
+})
+
+// The real thing without DESTDIR: as root, in a private mount namespace whose
+// /etc (a copy), /usr/local/bin and /var/lib are temporary, so the host is untouched.
+// Skipped when this machine already has an otpd user (the first run would not create it).
+const hostHasOtpd = () => /^otpd:/m.test(readFileSync('/etc/passwd', 'utf8'))
+const canNamespace = linux && process.getuid?.() === 0 && !hostHasOtpd() && Bun.spawnSync(['unshare', '-m', '--propagation', 'private', 'true']).exitCode === 0
+
+describe.skipIf(!canNamespace)('install.sh as root on a system (in a private mount namespace)', () => {
+  test('creates the otpd user and gives it its directories; a second run keeps the user', () => {
+    const x = mkdtempSync(join(tmpdir(), 'otpd-install-root-'))
+    try {
+      writeStub(join(x, 'stub'), 'otpd')
+      writeFileSync(
+        join(x, 'run.sh'),
+        `set -euo pipefail
+cp -a /etc ${x}/etc && mkdir ${x}/bin ${x}/varlib
+mount --bind ${x}/etc /etc && mount --bind ${x}/bin /usr/local/bin && mount --bind ${x}/varlib /var/lib
+bash ${SCRIPT} --binary ${x}/stub > ${x}/first.txt
+bash ${SCRIPT} --binary ${x}/stub > ${x}/second.txt
+getent passwd otpd
+stat -c '%a %U:%G %n' /usr/local/bin/otpd /var/lib/otpd /etc/otpd /etc/otpd/otp.config.toml /etc/otpd/otpd.env /etc/systemd/system/otpd.service
+cd /
+runuser -u otpd -- head -c 0 /etc/otpd/otp.config.toml && echo otpd reads the config
+runuser -u otpd -- touch /var/lib/otpd/probe && echo otpd writes its state directory
+runuser -u otpd -- head -c 0 /etc/otpd/otpd.env 2>/dev/null || echo otpd cannot read the env file
+`,
+      )
+      const p = Bun.spawnSync(['unshare', '-m', '--propagation', 'private', 'bash', join(x, 'run.sh')], { cwd: x })
+      expect(p.stderr.toString()).toBe('')
+      expect(p.exitCode).toBe(0)
+      const [passwd, ...rest] = p.stdout.toString().trimEnd().split('\n')
+      expect(passwd).toMatch(/^otpd:x:[0-9]+:[0-9]+::\/var\/lib\/otpd:\/(usr\/)?sbin\/nologin$/)
+      expect(rest).toEqual([
+        '755 root:root /usr/local/bin/otpd',
+        '750 otpd:otpd /var/lib/otpd',
+        '750 root:otpd /etc/otpd',
+        '640 root:otpd /etc/otpd/otp.config.toml',
+        '600 root:root /etc/otpd/otpd.env',
+        '644 root:root /etc/systemd/system/otpd.service',
+        'otpd reads the config',
+        'otpd writes its state directory',
+        'otpd cannot read the env file',
+      ])
+      expect(readFileSync(join(x, 'first.txt'), 'utf8')).toContain('install.sh: created system user otpd\n')
+      expect(readFileSync(join(x, 'first.txt'), 'utf8')).not.toContain('Staged into')
+      expect(readFileSync(join(x, 'second.txt'), 'utf8')).toContain('install.sh: system user otpd exists\n')
+      expect(readFileSync(join(x, 'second.txt'), 'utf8')).toContain('install.sh: kept the existing /etc/otpd/otp.config.toml\n')
+      // The host itself has no otpd user from this test.
+      expect(hostHasOtpd()).toBe(false)
+    } finally {
+      rmSync(x, { recursive: true, force: true })
     }
   })
 })
