@@ -1,9 +1,9 @@
 /**
  * Smoke test of the compiled binary, as a new user would run it: from an empty
  * temporary directory, `otpd serve`, `otpd keys create`, a send to a test
- * recipient, its verify, then SIGTERM. Usage: bun scripts/smoke.ts [dist/otpd]
+ * recipient, its verify, SIGTERM, then `otpd config init`. Usage: bun scripts/smoke.ts [dist/otpd]
  */
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 
@@ -46,7 +46,11 @@ try {
   server.kill('SIGTERM')
   const code = await server.exited
   if (code !== 0) fail(`server exited with ${code} on SIGTERM`)
-  console.log(`smoke: ok (${binary}: serve, keys create, send, verify, stop)`)
+  // The example config is embedded in the binary: config init needs no file beside it.
+  const init = Bun.spawnSync([otpd, 'config', 'init', '--file', join(dir, 'otp.config.toml')], { cwd: dir, env })
+  if (init.exitCode !== 0) fail(`config init: ${init.stderr}`)
+  if (readFileSync(join(dir, 'otp.config.toml'), 'utf8') !== readFileSync(resolve('otp.config.example.toml'), 'utf8')) fail('config init did not write the example config')
+  console.log(`smoke: ok (${binary}: serve, keys create, send, verify, stop, config init)`)
 } finally {
   server.kill()
   rmSync(dir, { recursive: true, force: true })

@@ -1,6 +1,6 @@
 /** `otpd accounts ...`: create, list, set. */
 import { Command } from 'commander'
-import { example, formatTime, integerArg, printJson, printTable, withConfig, withCore, withJson, type CommonOptions } from './common.ts'
+import { example, formatTime, integerArg, isoTime, printJson, printTable, withConfig, withCore, withJson, type CommonOptions } from './common.ts'
 
 export function accountsCommand(): Command {
   const accounts = new Command('accounts').description('manage accounts (each has its own keys, credits and code length)')
@@ -18,7 +18,7 @@ export function accountsCommand(): Command {
     withCore(opts, ({ admin, config }) => {
       const rows = admin.listAccounts()
       const length = (n: number | null) => n ?? config.codes.default_length
-      if (opts.json) return printJson(rows.map((a) => ({ name: a.name, balance: a.balance, code_length: length(a.codeLength), created_at: a.createdAt })))
+      if (opts.json) return printJson(rows.map((a) => ({ name: a.name, balance: a.balance, code_length: length(a.codeLength), created_at: isoTime(a.createdAt) })))
       printTable(
         ['NAME', 'BALANCE', 'CODE LENGTH', 'CREATED'],
         rows.map((a) => [a.name, a.balance, a.codeLength === null ? `${length(null)} (default)` : a.codeLength, formatTime(a.createdAt)]),

@@ -48,16 +48,8 @@ export function printJson(value: unknown): void {
   process.stdout.write(JSON.stringify(value, null, 2) + '\n')
 }
 
-/** Prints rows as an aligned table under the given headings. */
-export function printTable(headings: string[], rows: (string | number)[][]): void {
-  const cells = [headings, ...rows.map((r) => r.map(String))]
-  const widths = headings.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)))
-  for (const r of cells) process.stdout.write(r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ') + '\n')
-}
-
-export function formatTime(ms: number | null): string {
-  return ms === null || ms === 0 ? '-' : new Date(ms).toISOString().replace('T', ' ').slice(0, 19) + 'Z'
-}
+// Tables and times live in table.ts; re-exported so every command imports them from here.
+export { formatTime, isoTime, printTable } from './table.ts'
 
 export function integerArg(name: string) {
   return (value: string): number => {

@@ -1,12 +1,14 @@
-/** `otpd config check`: validate the configuration and say what it means. */
+/** `otpd config check`: validate the configuration and say what it means (`config init` is in config-init.ts). */
 import { Command } from 'commander'
 import { ConfigError, loadConfig } from '../config/load.ts'
 import { buildProviders, logOnlyChannels } from '../delivery/registry.ts'
 import { CHANNELS } from '../otp/types.ts'
 import { example, printJson, withConfig, withJson, type CommonOptions } from './common.ts'
+import { addConfigInit } from './config-init.ts'
 
 export function configCommand(): Command {
-  const config = new Command('config').description('check the configuration')
+  const config = new Command('config').description('write or check the configuration')
+  addConfigInit(config)
   example(withJson(withConfig(config.command('check').description('validate the config file and environment; exits 1 if anything is wrong'))), 'otpd config check --config /etc/otpd/otp.config.toml').action(
     (opts: CommonOptions) => {
       let loaded

@@ -1,6 +1,7 @@
 /** `otpd credits ...`: add, balance, history. */
 import { Command } from 'commander'
-import { example, formatTime, integerArg, printJson, printTable, withConfig, withCore, withJson, type CommonOptions } from './common.ts'
+import type { LedgerRow } from '../otp/admin.ts'
+import { example, formatTime, integerArg, isoTime, printJson, printTable, withConfig, withCore, withJson, type CommonOptions } from './common.ts'
 
 export function creditsCommand(): Command {
   const credits = new Command('credits').description("manage an account's credits (1 credit = 1 send)")
@@ -32,12 +33,22 @@ export function creditsCommand(): Command {
     .action((opts: CommonOptions & { account: string; limit: number }) =>
       withCore(opts, ({ admin }) => {
         const r = admin.history(opts.account, opts.limit)
-        if (opts.json) return printJson(r)
+        if (opts.json) {
+          return printJson({
+            account: r.account,
+            entries: r.entries.map((e) => ({ id: e.id, created_at: isoTime(e.createdAt), kind: e.kind, amount: signed(e), verification_id: e.verificationId, note: e.note })),
+          })
+        }
         printTable(
           ['ID', 'TIME', 'KIND', 'AMOUNT', 'VERIFICATION', 'NOTE'],
-          r.entries.map((e) => [e.id, formatTime(e.createdAt), e.kind, e.kind === 'debit' ? -e.amount : e.amount, e.verificationId ?? '-', e.note ?? '-']),
+          r.entries.map((e) => [e.id, formatTime(e.createdAt), e.kind, signed(e), e.verificationId ?? '-', e.note ?? '-']),
         )
       }),
     )
   return credits
+}
+
+/** Debits count down: the amounts of a full history add up to the balance. */
+function signed(e: LedgerRow): number {
+  return e.kind === 'debit' ? -e.amount : e.amount
 }

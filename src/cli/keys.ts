@@ -1,7 +1,13 @@
 /** `otpd keys ...`: create, list, enable, disable, revoke. */
 import { Command } from 'commander'
+import type { KeyRow } from '../otp/admin.ts'
 import type { KeyStatus } from '../otp/types.ts'
-import { example, formatTime, printJson, printTable, withConfig, withCore, withJson, type CommonOptions } from './common.ts'
+import { example, formatTime, isoTime, printJson, printTable, withConfig, withCore, withJson, type CommonOptions } from './common.ts'
+
+/** A key as `--json` shows it (list, disable, enable, revoke): never its value or hash. */
+function keyJson(k: KeyRow) {
+  return { id: k.id, prefix: k.prefix, name: k.name, account: k.account, status: k.status, created_at: isoTime(k.createdAt), last_used_at: isoTime(k.lastUsedAt) }
+}
 
 export function keysCommand(): Command {
   const keys = new Command('keys').description('manage API keys')
@@ -29,10 +35,10 @@ export function keysCommand(): Command {
     .action((opts: CommonOptions & { account?: string }) =>
       withCore(opts, ({ admin }) => {
         const rows = admin.listKeys(opts.account)
-        if (opts.json) return printJson(rows)
+        if (opts.json) return printJson(rows.map(keyJson))
         printTable(
           ['ID', 'PREFIX', 'NAME', 'ACCOUNT', 'STATUS', 'CREATED', 'LAST USED'],
-          rows.map((k) => [k.id, k.prefix, k.name || '-', k.account, k.status, formatTime(k.createdAt), formatTime(k.lastUsedAt)]),
+          rows.map((k) => [k.id, k.prefix, k.name || '-', k.account, k.status, formatTime(k.createdAt), formatTime(k.lastUsedAt, 'never')]),
         )
       }),
     )
@@ -42,7 +48,7 @@ export function keysCommand(): Command {
       (ref: string, opts: CommonOptions) =>
         withCore(opts, ({ admin }) => {
           const k = admin.setKeyStatus(ref, status)
-          if (opts.json) return printJson(k)
+          if (opts.json) return printJson(keyJson(k))
           process.stdout.write(`key ${k.id} (${k.prefix}) is now ${k.status}\n`)
         }),
     )
