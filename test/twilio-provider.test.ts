@@ -52,7 +52,7 @@ test('voice: POST .../Calls.json with inline TwiML that says the digits twice', 
   )
 })
 
-test('an invalid-number error (400, code 21211) is a rejected recipient; the error carries no vendor text', async () => {
+test('an invalid-number error (400, Twilio error 21211) is a rejected recipient; the error carries no vendor text', async () => {
   const { p } = setup(() =>
     Response.json({ code: 21211, message: "The 'To' number +14155550123 is not a valid phone number.", status: 400 }, { status: 400 }),
   )
