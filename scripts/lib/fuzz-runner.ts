@@ -160,6 +160,7 @@ export async function runFuzz(o: FuzzOptions): Promise<FuzzResult> {
     })
 
   let issued = 0
+  let finished = 0
   const worker = async () => {
     while (issued < o.count) {
       issued++
@@ -172,7 +173,8 @@ export async function runFuzz(o: FuzzOptions): Promise<FuzzResult> {
         r.rawCases++
         await runRaw(c)
       }
-      if (o.onProgress && r.cases % 10_000 === 0) o.onProgress(r.cases)
+      const done = ++finished
+      if (o.onProgress && done % 10_000 === 0) o.onProgress(done)
     }
   }
   await Promise.all(Array.from({ length: o.concurrency ?? 16 }, worker))

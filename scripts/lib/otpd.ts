@@ -11,9 +11,16 @@ import { join, resolve } from 'node:path'
 const ROOT = resolve(import.meta.dir, '..', '..')
 const BIN = process.env.OTPD_BIN ?? join(ROOT, 'dist', 'otpd')
 
+let fromSource = BIN === 'source'
+
+/** Run `bun src/main.ts` instead of the binary (bun test uses this: no build needed). */
+export function runFromSource(): void {
+  fromSource = true
+}
+
 /** The command that runs otpd: the compiled binary (built once if missing) or the source. */
 export function otpdCommand(): string[] {
-  if (BIN === 'source') return ['bun', join(ROOT, 'src', 'main.ts')]
+  if (fromSource) return ['bun', join(ROOT, 'src', 'main.ts')]
   if (!existsSync(BIN)) {
     console.error(`building ${BIN} ...`)
     const b = Bun.spawnSync(['bun', 'run', 'build'], { cwd: ROOT, stdout: 'inherit', stderr: 'inherit' })
