@@ -9,7 +9,7 @@
  * Usage: bun scripts/cli-load.ts [--commands=200] [--clients=16] [--seed=N]
  * Default config: synchronous FULL and busy_timeout_ms 5000 (the defaults).
  */
-import { cliAsync, cliJson, makeEnv, numberArg, post, prng, report, seedFromArgs, startServer } from './lib/otpd.ts'
+import { cliAsync, cliJson, makeEnv, numberArg, post, prng, report, seedFromArgs, startServer, type Answer } from './lib/otpd.ts'
 
 const COMMANDS = numberArg('commands', 200)
 const CLIENTS = numberArg('clients', 16)
@@ -41,7 +41,7 @@ let running = true
 const client = async (n: number) => {
   let last: string | null = null
   for (let i = 0; running; i++) {
-    const a =
+    const a: Answer =
       last && i % 2
         ? await post(server.url, '/api/v1/verify', loadKey, { verification_id: last, code: '11112222' })
         : await post(server.url, '/api/v1/send', loadKey, { channel: 'sms', recipient: `+1415${String(n * 100000 + i).padStart(7, '0')}`, code: '11112222' })
