@@ -62,7 +62,7 @@ test('credits and key status change from the CLI while the server takes traffic'
   // The log provider printed the real sends; nothing else leaked the key.
   expect(server.output()).not.toContain(victim)
   expect(server.output()).not.toContain(load)
-})
+}, 20_000) // ten CLI processes of ~0.4 s each: over bun's 5 s default on a busy machine
 
 test('a second server on a port in use exits 1 with one line', async () => {
   env = cliEnv()

@@ -9,6 +9,13 @@ import { example, load, withConfig, type CommonOptions } from './common.ts'
 
 const SWEEP_EVERY_MS = 60_000
 const STOP_GRACE_MS = 5_000
+/**
+ * On a stop signal, requests that clients have already written may still sit
+ * unread in socket buffers while the event loop catches up; closing the
+ * listener closes idle keep-alive connections at once and resets them. This
+ * long a drain lets them be read (and answered) first.
+ */
+const DRAIN_MS = 100
 
 export function serveCommand(): Command {
   return example(withConfig(new Command('serve').description('run the HTTP API')), 'otpd serve', 'otpd serve --listen 0.0.0.0:8080 --config /etc/otpd/otp.config.toml')
@@ -53,6 +60,7 @@ export function serveCommand(): Command {
         stopping = true
         logger.info('stopping', { signal })
         clearInterval(timer)
+        await Bun.sleep(DRAIN_MS)
         // Stop accepting and let in-flight requests finish; a client that never
         // finishes (an unread upload, a stalled keep-alive) is cut after the grace period.
         await Promise.race([Promise.all([server.http.stop(), server.adminHttp.server && server.adminHttp.stop()]), Bun.sleep(STOP_GRACE_MS)])

@@ -21,7 +21,14 @@ export async function readJsonBody(request: Request): Promise<BodyResult> {
   if (!isJsonContentType(request.headers.get('content-type'))) return { ok: false, status: 400, error: Msg.contentType }
   const declared = Number(request.headers.get('content-length') ?? 0)
   if (declared > MAX_BODY_BYTES) return { ok: false, status: 413, error: Msg.bodyTooLarge }
-  const bytes = await readCapped(request, MAX_BODY_BYTES)
+  let bytes: Uint8Array | null
+  try {
+    bytes = await readCapped(request, MAX_BODY_BYTES)
+  } catch {
+    // The client went away mid-body (or sent a broken chunked body): nobody is
+    // there to read an answer, and it is not a server fault worth a 500 and an error log.
+    return { ok: false, status: 400, error: Msg.invalidJson }
+  }
   if (bytes === null) return { ok: false, status: 413, error: Msg.bodyTooLarge }
   let parsed: unknown
   try {

@@ -1,0 +1,130 @@
+/**
+ * Invariants read straight from the database file (after a crash, before the
+ * next start): SQLite's own integrity, the credit ledger, and every outcome a
+ * client was told about. Table and column names are the store's (src/store/schema.ts).
+ */
+import { Database } from 'bun:sqlite'
+
+/** What clients were told: the server answered, so it must be durable. */
+export interface Acknowledged {
+  /** verification id -> when the 200 arrived (a charged send) */
+  sends: Map<string, number>
+  /** ids whose verify answered `Code verified successfully` */
+  verified: Set<string>
+  /** id -> number of `Invalid code` answers */
+  invalid: Map<string, number>
+  /** id -> when a lockout 429 arrived */
+  locked: Map<string, number>
+  /** credits granted by `otpd credits add` runs that exited 0, in total */
+  granted: number
+}
+
+export function emptyAcknowledged(): Acknowledged {
+  return { sends: new Map(), verified: new Set(), invalid: new Map(), locked: new Map(), granted: 0 }
+}
+
+interface Row {
+  id: string
+  recipient_hash: string
+  status: string
+  charged: number
+  used_at: number | null
+  failed_attempts: number
+  locked_until: number | null
+}
+
+export interface CheckResult {
+  violations: string[]
+  /** number of individual facts checked */
+  checks: number
+}
+
+export function checkDatabase(path: string, ack: Acknowledged, now: number): CheckResult {
+  const violations: string[] = []
+  let checks = 0
+  const expect = (ok: boolean, what: () => string) => {
+    checks++
+    if (!ok) violations.push(what())
+  }
+  const db = new Database(path)
+  try {
+    const integrity = db.query<{ integrity_check: string }, []>('PRAGMA integrity_check').all()
+    expect(integrity.length === 1 && integrity[0]!.integrity_check === 'ok', () => `integrity_check: ${JSON.stringify(integrity)}`)
+    const fk = db.query('PRAGMA foreign_key_check').all()
+    expect(fk.length === 0, () => `foreign_key_check: ${JSON.stringify(fk.slice(0, 3))}`)
+
+    // The ledger balances, per account.
+    const accounts = db
+      .query<{ id: number; name: string; balance: number; grants: number; debits: number; refunds: number }, []>(
+        `SELECT a.id, a.name, a.balance,
+           coalesce((SELECT sum(amount) FROM credit_ledger WHERE account_id = a.id AND kind = 'grant'), 0) AS grants,
+           coalesce((SELECT sum(amount) FROM credit_ledger WHERE account_id = a.id AND kind = 'debit'), 0) AS debits,
+           coalesce((SELECT sum(amount) FROM credit_ledger WHERE account_id = a.id AND kind = 'refund'), 0) AS refunds
+         FROM accounts a`,
+      )
+      .all()
+    let grantsTotal = 0
+    for (const a of accounts) {
+      grantsTotal += a.grants
+      expect(a.grants - a.debits + a.refunds === a.balance, () => `account ${a.name}: grants ${a.grants} - debits ${a.debits} + refunds ${a.refunds} != balance ${a.balance}`)
+      expect(a.balance >= 0, () => `account ${a.name}: negative balance ${a.balance}`)
+    }
+    expect(grantsTotal >= ack.granted, () => `acknowledged grants ${ack.granted} > grants in the ledger ${grantsTotal}`)
+
+    // Every charged verification has exactly one debit (and a refund iff it failed); no debit without its verification.
+    const mismatched = db
+      .query<{ id: string; charged: number; status: string; debits: number; refunds: number }, []>(
+        `WITH l AS (
+           SELECT verification_id, sum(kind = 'debit') AS debits, sum(kind = 'refund') AS refunds
+           FROM credit_ledger WHERE verification_id IS NOT NULL GROUP BY verification_id)
+         SELECT v.id, v.charged, v.status, coalesce(l.debits, 0) AS debits, coalesce(l.refunds, 0) AS refunds
+         FROM verifications v LEFT JOIN l ON l.verification_id = v.id
+         WHERE coalesce(l.debits, 0) != v.charged
+            OR coalesce(l.refunds, 0) != (CASE WHEN v.charged = 1 AND v.status = 'failed' THEN 1 ELSE 0 END)`,
+      )
+      .all()
+    checks++
+    for (const m of mismatched) violations.push(`verification ${m.id} (charged ${m.charged}, ${m.status}) has ${m.debits} debits and ${m.refunds} refunds`)
+    const orphans = db
+      .query<{ n: number }, []>(
+        `SELECT count(*) AS n FROM credit_ledger l WHERE l.kind != 'grant' AND NOT EXISTS (SELECT 1 FROM verifications v WHERE v.id = l.verification_id)`,
+      )
+      .get()!.n
+    expect(orphans === 0, () => `${orphans} debits/refunds without their verification`)
+
+    // Acknowledged outcomes.
+    const rows = new Map<string, Row>()
+    for (const r of db
+      .query<Row, []>('SELECT id, recipient_hash, status, charged, used_at, failed_attempts, locked_until FROM verifications')
+      .all())
+      rows.set(r.id, r)
+    for (const id of ack.sends.keys()) {
+      const r = rows.get(id)
+      expect(r !== undefined, () => `acknowledged send ${id}: verification missing`)
+      if (r) expect(r.status === 'active' && r.charged === 1, () => `acknowledged send ${id}: status ${r.status}, charged ${r.charged}`)
+    }
+    for (const id of ack.verified) {
+      const r = rows.get(id)
+      expect(r?.used_at != null, () => `acknowledged verify ${id}: not used (${JSON.stringify(r)})`)
+    }
+    for (const [id, at] of ack.locked) {
+      const r = rows.get(id)
+      expect(r !== undefined && r.used_at === null && r.locked_until !== null && r.locked_until > now, () => `acknowledged lockout ${id} (at ${at}): not locked now (${JSON.stringify(r)})`)
+    }
+    const failuresByRecipient = new Map<string, number>()
+    for (const [id, n] of ack.invalid) {
+      const r = rows.get(id)
+      if (!r) continue // reported above as a missing send
+      if (r.used_at === null) expect(r.failed_attempts >= n, () => `verification ${id}: ${n} acknowledged failures, ${r.failed_attempts} stored`)
+      failuresByRecipient.set(r.recipient_hash, (failuresByRecipient.get(r.recipient_hash) ?? 0) + n)
+    }
+    const countFailures = db.query<{ n: number }, [string]>('SELECT count(*) AS n FROM recipient_failures WHERE recipient_hash = ?')
+    for (const [hash, n] of failuresByRecipient) {
+      const stored = countFailures.get(hash)!.n
+      expect(stored >= n, () => `recipient ${hash.slice(0, 8)}: ${n} acknowledged failures, ${stored} in recipient_failures`)
+    }
+  } finally {
+    db.close()
+  }
+  return { violations, checks }
+}

@@ -1,0 +1,47 @@
+/**
+ * SIGTERM under load (issue 4, item 8), the fast version of scripts/shutdown.ts,
+ * on `bun src/main.ts serve`: requests written before the signal are all
+ * answered, uploads in flight finish, new connections are then refused, the
+ * process exits 0 and the database is closed cleanly (no -wal, integrity ok,
+ * debits = answered sends).
+ */
+import { afterAll, expect, test } from 'bun:test'
+import { emptyAcknowledged } from '../scripts/lib/invariants.ts'
+import { cliJson, makeEnv, prng, runFromSource } from '../scripts/lib/otpd.ts'
+import { shutdownRound } from '../scripts/lib/shutdown-round.ts'
+
+runFromSource()
+const env = makeEnv(
+  'shutdown-test',
+  `
+[limits]
+key_requests_per_minute = 1000000000
+recipient_per_minute = 1000000000
+recipient_per_hour = 1000000000
+recipient_per_day = 1000000000
+[channels]
+sms = ["x"]
+voice = ["x"]
+[providers.x]
+type = "noop"
+`,
+)
+afterAll(() => env.close())
+
+test('SIGTERM under load, three rounds: nothing written before the signal fails, exit 0, database closed', async () => {
+  const key = cliJson(env, 'keys', 'create').key as string
+  cliJson(env, 'credits', 'add', '1000000')
+  const ack = emptyAcknowledged()
+  ack.granted = 1_000_000
+  const rand = prng(11)
+  for (let round = 0; round < 3; round++) {
+    const s = await shutdownRound(env, { key, ack, rand, clients: 12, loadMs: 400 })
+    expect(s.violations).toEqual([])
+    expect(s.beforeSignal).toBeGreaterThan(0)
+    expect(s.beforeSignalReset).toBe(0)
+    expect(s.slowAnswered).toBe(3)
+    expect(s.newConnectionRefused).toBe(true)
+    expect(s.exitCode).toBe(0)
+    expect(s.debits).toBe(s.sendsAnswered)
+  }
+}, 60_000)
