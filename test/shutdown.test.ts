@@ -45,3 +45,18 @@ test('SIGTERM under load, three rounds: nothing written before the signal fails,
     expect(s.debits).toBe(s.sendsAnswered)
   }
 }, 60_000)
+
+test('SIGTERM right after start, and a quiet stop, exit 0 with nothing on stderr', async () => {
+  const { cliEnv, startServer } = await import('./cli-helpers.ts')
+  const e = cliEnv()
+  try {
+    for (let i = 0; i < 3; i++) {
+      const s = await startServer(e)
+      expect(await s.stop()).toBe(0)
+      expect(await new Response(s.proc.stderr).text()).toBe('')
+      expect(s.output()).toContain('"msg":"stopping"')
+    }
+  } finally {
+    e.close()
+  }
+}, 30_000)

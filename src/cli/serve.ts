@@ -25,6 +25,26 @@ export function serveCommand(): Command {
       const config = opts.listen ? resolveConfig({ ...loaded.config, server: { ...loaded.config.server, listen: opts.listen } }, loaded.source, loaded.env) : loaded.config
       const logger = createLogger({ level: config.logging.level, format: process.stdout.isTTY ? 'text' : 'json' })
       const server = buildServer(config, { logger, env: loaded.env })
+      // Signals are handled before the listener opens, so a SIGTERM during start-up is a clean stop too.
+      let timer: ReturnType<typeof setInterval> | undefined
+      let stopping = false
+      const stop = async (signal: string) => {
+        if (stopping) return
+        stopping = true
+        logger.info('stopping', { signal })
+        if (timer) clearInterval(timer)
+        await Bun.sleep(DRAIN_MS)
+        // Stop accepting and let in-flight requests finish; a client that never
+        // finishes (an unread upload, a stalled keep-alive) is cut after the grace period.
+        // Bun's own server handles: Elysia's stop() throws (and logs a stack) when called twice.
+        const listeners = [server.http.server, server.adminHttp.server].filter((l) => l != null)
+        await Promise.race([Promise.all(listeners.map((l) => l.stop())), Bun.sleep(STOP_GRACE_MS)])
+        await Promise.all(listeners.map((l) => l.stop(true)))
+        server.close()
+        process.exit(0)
+      }
+      process.on('SIGTERM', () => void stop('SIGTERM'))
+      process.on('SIGINT', () => void stop('SIGINT'))
       const { hostname, port } = parseListen(config.server.listen)
       const tls = readTls(config.server.tls)
       server.http.listen({ hostname, port, ...LISTEN_OPTIONS, ...(tls ? { tls } : {}) })
@@ -52,25 +72,8 @@ export function serveCommand(): Command {
         }
       }
       runSweep()
-      const timer = setInterval(runSweep, SWEEP_EVERY_MS)
+      timer = setInterval(runSweep, SWEEP_EVERY_MS)
 
-      let stopping = false
-      const stop = async (signal: string) => {
-        if (stopping) return
-        stopping = true
-        logger.info('stopping', { signal })
-        clearInterval(timer)
-        await Bun.sleep(DRAIN_MS)
-        // Stop accepting and let in-flight requests finish; a client that never
-        // finishes (an unread upload, a stalled keep-alive) is cut after the grace period.
-        await Promise.race([Promise.all([server.http.stop(), server.adminHttp.server && server.adminHttp.stop()]), Bun.sleep(STOP_GRACE_MS)])
-        await server.http.stop(true)
-        if (server.adminHttp.server) await server.adminHttp.stop(true)
-        server.close()
-        process.exit(0)
-      }
-      process.on('SIGTERM', () => void stop('SIGTERM'))
-      process.on('SIGINT', () => void stop('SIGINT'))
     })
 }
 
