@@ -18,7 +18,7 @@ import type { Channel, Limits } from './otp/types.ts'
 import { VerifyService } from './otp/verify.ts'
 import { SqliteAdminStore, SqliteCreditStore, SqliteKeyStore } from './store/admin-store.ts'
 import { openDatabase, type Db } from './store/db.ts'
-import { KeyHitLog, RecipientFailureLog } from './store/event-logs.ts'
+import { RecipientFailureLog, SqliteKeyHitLog } from './store/event-logs.ts'
 import { loadSecret } from './store/secret.ts'
 import { sweep } from './store/sweep.ts'
 import { SqliteTransactor } from './store/transactor.ts'
@@ -90,9 +90,12 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
   const delivery = opts.delivery ?? new ChannelRouter(providers, config.delivery.timeout_ms, logger)
 
   const keys = new SqliteKeyStore(db)
+  const auth = new Authenticator(keys, hasher, clock)
+  core.admin.onKeyChange(() => auth.forget())
+  const limiter = new KeyLimiter(tx, new SqliteKeyHitLog(db), keys, clock, limits.keyRequestsPerMinute)
   const http = createHttpApp({
-    auth: new Authenticator(keys, hasher),
-    limiter: new KeyLimiter(tx, new KeyHitLog(db), keys, clock, limits.keyRequestsPerMinute),
+    auth,
+    limiter,
     send: new SendService({
       tx,
       verifications,
@@ -103,9 +106,10 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
       clock,
       logger,
       limits,
+      limiter,
       defaultCodeLength: config.codes.default_length,
     }),
-    verify: new VerifyService({ tx, verifications, failures: new RecipientFailureLog(db), hasher, clock, limits }),
+    verify: new VerifyService({ tx, verifications, failures: new RecipientFailureLog(db), hasher, clock, limits, limiter }),
     logger,
     lockoutSeconds: limits.lockoutSeconds,
   })

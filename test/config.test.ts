@@ -109,8 +109,8 @@ test('server.listen must be HOST:PORT', () => {
 test('channels must name defined providers, and provider types must exist', () => {
   const p = problems(() => resolveConfig({ channels: { sms: ['x'] }, providers: { y: { type: 'carrier-pigeon' }, z: {} } }))
   expect(p).toContain("channels.sms names provider 'x', which is not defined")
-  expect(p).toContain("providers.y.type 'carrier-pigeon' is not one of: log")
-  expect(p).toContain('providers.z.type is missing (one of: log)')
+  expect(p).toContain("providers.y.type 'carrier-pigeon' is not one of: log, noop")
+  expect(p).toContain('providers.z.type is missing (one of: log, noop)')
 })
 
 test('a short server.secret is rejected without echoing it', () => {

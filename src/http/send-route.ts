@@ -3,13 +3,15 @@ import { Elysia } from 'elysia'
 import type { Logger } from '../lib/logger.ts'
 import { Msg, recipientRateLimitMessage } from '../otp/messages.ts'
 import type { SendOutcome, SendService } from '../otp/send.ts'
-import { admit, type GuardDeps } from './guard.ts'
+import { admit, counted, keyLimitedReply, type GuardDeps } from './guard.ts'
 import { errorReply, type Reply } from './reply.ts'
 import { respond } from './respond.ts'
 import { validateSend } from './validate.ts'
 
 export function sendReply(outcome: SendOutcome): Reply {
   switch (outcome.kind) {
+    case 'key_limited':
+      return keyLimitedReply(outcome.max, outcome.retryAfter)
     case 'sent':
       return {
         status: 200,
@@ -32,7 +34,7 @@ export function sendRoute(deps: GuardDeps & { send: SendService; logger: Logger 
         const a = await admit(deps, request)
         if (!a.ok) return a.reply
         const input = validateSend(a.body)
-        if (!input.ok) return errorReply(400, input.error)
+        if (!input.ok) return counted(deps, a.key, errorReply(400, input.error))
         return sendReply(await deps.send.send(a.key, input.value, requestId))
       }),
     { parse: 'none' },

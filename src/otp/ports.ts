@@ -7,12 +7,26 @@ import type { OutboundMessage, StoredKey, Verification } from './types.ts'
 /** Runs `fn` in one IMMEDIATE transaction: all of its writes land, or none. */
 export interface Transactor {
   atomically<T>(fn: () => T): T
+  /**
+   * Same guarantee, but `fn` may share one commit with other calls made at the
+   * same time (group commit); it runs after them in call order and sees their
+   * writes. Resolves once the commit is durable; rejects if `fn` throws (its
+   * writes are undone) or the commit fails.
+   */
+  grouped<T>(fn: () => T): Promise<T>
 }
 
 export interface KeyStore {
   findByPrefix(prefix: string): StoredKey[]
   /** Records when a key was last used (shown by `otpd keys list`). */
   touch(keyId: number, at: number): void
+}
+
+/** Admitted requests per key, in admission order: the per-key rolling window. */
+export interface KeyHitLog {
+  /** Time of the key's n-th most recent hit (1 = the newest), if it has that many. */
+  nthLatest(keyId: number, n: number): number | undefined
+  record(keyId: number, at: number): void
 }
 
 /** A log of timestamps per subject, read as rolling windows. */

@@ -1,12 +1,101 @@
-/** IMMEDIATE transactions over the shared connection (see otp/ports.ts Transactor). */
+/**
+ * IMMEDIATE transactions over the shared connection (see otp/ports.ts
+ * Transactor), and group commit for the request path.
+ *
+ * `grouped` calls made in one turn of the event loop run together in one
+ * IMMEDIATE transaction with one COMMIT (one WAL fsync with synchronous =
+ * FULL) instead of one each. Each call runs in its own savepoint, in call
+ * order, so it sees the writes of the calls before it exactly as if they had
+ * committed one by one, and a call that throws undoes only its own writes.
+ * Every promise settles after the COMMIT returned: nothing is answered before
+ * it is durable. Across processes the write lock is held for the whole batch,
+ * so the rules that IMMEDIATE transactions keep exact stay exact.
+ */
+import type { Database, Statement } from 'bun:sqlite'
 import type { Transactor } from '../otp/ports.ts'
 import type { Db } from './db.ts'
 
+/** A bound on one batch, so one transaction never holds the write lock for long. */
+export const MAX_BATCH = 256
+
+interface Pending {
+  fn: () => unknown
+  resolve: (value: unknown) => void
+  reject: (err: unknown) => void
+}
+
 export class SqliteTransactor implements Transactor {
-  constructor(private readonly db: Db) {}
+  private readonly client: Database
+  private readonly txn: ReturnType<Database['transaction']>
+  private readonly stmt: Record<'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollbackTo', Statement>
+  private queue: Pending[] = []
+  private scheduled = false
+
+  constructor(db: Db) {
+    this.client = db.$client
+    // Built once: bun:sqlite passes the arguments through to the wrapped function.
+    this.txn = this.client.transaction((fn: () => unknown) => fn())
+    const q = (sql: string) => this.client.prepare(sql)
+    this.stmt = {
+      begin: q('BEGIN IMMEDIATE'),
+      commit: q('COMMIT'),
+      rollback: q('ROLLBACK'),
+      savepoint: q('SAVEPOINT otpd_item'),
+      release: q('RELEASE otpd_item'),
+      rollbackTo: q('ROLLBACK TO otpd_item'),
+    }
+  }
+
   atomically<T>(fn: () => T): T {
     // IMMEDIATE takes the write lock up front: no read-then-upgrade deadlock
     // between the server and a CLI process. Nested calls become savepoints.
-    return this.db.$client.transaction(fn).immediate()
+    return this.txn.immediate(fn) as T
+  }
+
+  grouped<T>(fn: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ fn, resolve: resolve as (v: unknown) => void, reject })
+      if (!this.scheduled) {
+        this.scheduled = true
+        // After this turn's I/O callbacks: every request read in this turn joins the batch.
+        setImmediate(() => this.flush())
+      }
+    })
+  }
+
+  private flush(): void {
+    this.scheduled = false
+    while (this.queue.length > 0) this.commitBatch(this.queue.splice(0, MAX_BATCH))
+  }
+
+  private commitBatch(batch: Pending[]): void {
+    const s = this.stmt
+    const results: ({ ok: true; value: unknown } | { ok: false; err: unknown })[] = []
+    try {
+      s.begin.run()
+      for (const item of batch) {
+        s.savepoint.run()
+        try {
+          const value = item.fn()
+          s.release.run()
+          results.push({ ok: true, value })
+        } catch (err) {
+          s.rollbackTo.run()
+          s.release.run()
+          results.push({ ok: false, err })
+        }
+      }
+      s.commit.run()
+    } catch (err) {
+      // BEGIN or COMMIT failed (busy past busy_timeout, disk full): nothing of the batch landed.
+      if (this.client.inTransaction) s.rollback.run()
+      for (const item of batch) item.reject(err)
+      return
+    }
+    batch.forEach((item, i) => {
+      const r = results[i]!
+      if (r.ok) item.resolve(r.value)
+      else item.reject(r.err)
+    })
   }
 }

@@ -13,7 +13,14 @@ export class SqliteVerificationStore implements VerificationStore {
   private readonly usedQ
   private readonly attemptsQ
   private readonly failedQ
-  constructor(private readonly db: Db) {
+  private readonly insertQ
+  constructor(db: Db) {
+    this.insertQ = db.$client.prepare<unknown, [Record<string, string | number | null>]>(
+      `INSERT INTO verifications (id, key_id, account_id, channel, recipient_hash, recipient_mask, code_hash, test_mode, status,
+         charged, created_at, expires_at, used_at, failed_attempts, locked_until)
+       VALUES ($id, $keyId, $accountId, $channel, $recipientHash, $recipientMask, $codeHash, $testMode, $status,
+         $charged, $createdAt, $expiresAt, $usedAt, $failedAttempts, $lockedUntil)`,
+    )
     this.findQ = db
       .select()
       .from(verifications)
@@ -46,7 +53,7 @@ export class SqliteVerificationStore implements VerificationStore {
     this.failedQ = db.update(verifications).set({ status: 'failed' }).where(eq(verifications.id, p('id'))).prepare()
   }
   insert(v: Verification): void {
-    this.db.insert(verifications).values(v).run()
+    this.insertQ.run({ ...v, charged: v.charged ? 1 : 0 })
   }
   findForKey(id: string, keyId: number): Verification | undefined {
     return this.findQ.get({ id, keyId })
