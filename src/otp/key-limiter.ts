@@ -7,15 +7,16 @@
  * by the send and verify services), where the limit is checked again: exact
  * under concurrency and across processes, with no transaction of its own. A
  * request that ends before its operation (a 400 or 413) is counted by
- * `admitAlone`, a small grouped transaction. `peek` is a read before the body
- * is read, so a limited client gets its 429 without sending its body.
+ * `admitAlone`, a small grouped transaction. `peek`, before the body is read,
+ * answers from memory, so a client known to be limited gets its 429 without
+ * a query and without its body being read.
  *
  * `api_keys.last_used_at` is written in the same transaction, at most once a
  * second per key and process: it is at most about a second behind.
  */
 import type { Clock } from '../lib/clock.ts'
 import type { KeyHitLog, KeyStore, Transactor } from './ports.ts'
-import { secondsUntil } from './windows.ts'
+import { secondsUntil, waitForRoomInLog } from './windows.ts'
 
 export const KEY_WINDOW_MS = 60_000
 export const TOUCH_EVERY_MS = 1_000
@@ -24,6 +25,8 @@ export type Admission = { ok: true } | { ok: false; max: number; retryAfter: num
 
 export class KeyLimiter {
   private readonly touched = new Map<number, number>()
+  /** Keys whose window this process saw full, and until when: hits leave a full window only with time. */
+  private readonly fullUntil = new Map<number, number>()
 
   constructor(
     private readonly tx: Transactor,
@@ -33,23 +36,37 @@ export class KeyLimiter {
     private readonly max: number,
   ) {}
 
-  /** Whether the key would be refused now. Reads only; the decision that counts is `admit`'s. */
+  /**
+   * A refusal known without the database: the window was seen full and no hit
+   * has left it since (none can be added while it is full, and hits are only
+   * pruned once outside it). Otherwise `ok`, and `admit` decides.
+   */
   peek(keyId: number): Admission {
-    return this.decide(keyId, this.clock.now())
+    const until = this.fullUntil.get(keyId)
+    if (until === undefined) return { ok: true }
+    const now = this.clock.now()
+    if (now >= until || now < until - KEY_WINDOW_MS) {
+      this.fullUntil.delete(keyId)
+      return { ok: true }
+    }
+    return this.refusal(until - now)
   }
 
   /** Inside a transaction: refuses, or records the hit. */
   admit(keyId: number): Admission {
     const now = this.clock.now()
-    const a = this.decide(keyId, now)
-    if (!a.ok) return a
+    const wait = waitForRoomInLog(this.hits, keyId, KEY_WINDOW_MS, this.max, now)
+    if (wait > 0) {
+      this.fullUntil.set(keyId, now + wait)
+      return this.refusal(wait)
+    }
     this.hits.record(keyId, now)
     const last = this.touched.get(keyId)
     if (last === undefined || now - last >= TOUCH_EVERY_MS || now < last) {
       this.keys.touch(keyId, now)
       this.touched.set(keyId, now)
     }
-    return a
+    return { ok: true }
   }
 
   /** For a request that ends before its operation: counts it in a transaction of its own. */
@@ -57,11 +74,7 @@ export class KeyLimiter {
     return this.tx.grouped(() => this.admit(keyId))
   }
 
-  private decide(keyId: number, now: number): Admission {
-    // The window is full when the max-th most recent hit is still inside it;
-    // room returns when that hit leaves.
-    const t = this.hits.nthLatest(keyId, this.max)
-    if (t === undefined || t + KEY_WINDOW_MS <= now) return { ok: true }
-    return { ok: false, max: this.max, retryAfter: secondsUntil(t + KEY_WINDOW_MS - now) }
+  private refusal(waitMs: number): Admission {
+    return { ok: false, max: this.max, retryAfter: secondsUntil(waitMs) }
   }
 }

@@ -22,21 +22,15 @@ export interface KeyStore {
   touch(keyId: number, at: number): void
 }
 
-/** Admitted requests per key, in admission order: the per-key rolling window. */
-export interface KeyHitLog {
-  /** Time of the key's n-th most recent hit (1 = the newest), if it has that many. */
-  nthLatest(keyId: number, n: number): number | undefined
-  record(keyId: number, at: number): void
+/** A log of timestamps per subject, read as rolling windows. */
+export interface EventLog<Subject = string> {
+  /** Time of the subject's n-th most recent event (1 = the newest), if it has that many. */
+  nthLatest(subject: Subject, n: number): number | undefined
+  record(subject: Subject, at: number): void
 }
 
-/** A log of timestamps per subject, read as rolling windows. */
-export interface EventLog {
-  /** Number of events with `at > since`. */
-  countSince(subject: string, since: number): number
-  /** Time of the event at `offset` (0 = oldest) among those with `at > since`. */
-  timeAt(subject: string, since: number, offset: number): number | undefined
-  record(subject: string, at: number): void
-}
+/** Admitted requests per key id, in admission order: the per-key rolling window. */
+export type KeyHitLog = EventLog<number>
 
 export interface VerificationStore {
   insert(v: Verification): void

@@ -1,10 +1,9 @@
-/** Rolling-window event logs: per-key request hits and per-recipient verify failures. */
-import { and, asc, count, eq, gt, sql } from 'drizzle-orm'
+/**
+ * Rolling-window event logs: per-key request hits and per-recipient verify
+ * failures. Plain bun:sqlite prepared statements: they run on every request.
+ */
 import type { EventLog, KeyHitLog } from '../otp/ports.ts'
 import type { Db } from './db.ts'
-import { recipientFailures } from './schema.ts'
-
-const p = (name: string) => sql.placeholder(name)
 
 /**
  * Per-key hits numbered by `seq` (see schema.ts): the n-th most recent hit is
@@ -19,7 +18,7 @@ export class SqliteKeyHitLog implements KeyHitLog {
       'SELECT at FROM key_hits WHERE key_id = ?1 AND seq = (SELECT max(seq) FROM key_hits WHERE key_id = ?1) - ?2 + 1',
     )
     this.insertQ = db.$client.prepare<unknown, [number, number]>(
-      'INSERT INTO key_hits (key_id, seq, at) SELECT ?1, coalesce(max(seq), 0) + 1, ?2 FROM key_hits WHERE key_id = ?1',
+      'INSERT INTO key_hits (key_id, seq, at) VALUES (?1, coalesce((SELECT max(seq) FROM key_hits WHERE key_id = ?1), 0) + 1, ?2)',
     )
   }
   nthLatest(keyId: number, n: number): number | undefined {
@@ -30,31 +29,24 @@ export class SqliteKeyHitLog implements KeyHitLog {
   }
 }
 
-/** Subjects are recipient hashes (already keyed by account). */
+/**
+ * Subjects are recipient hashes (already keyed by account). The n-th most
+ * recent failure is read by offset, at most n index steps; the limit keeps
+ * a recipient's failures near n (no failure is recorded once it is reached).
+ */
 export class RecipientFailureLog implements EventLog {
-  private readonly countQ
-  private readonly timeQ
+  private readonly nthQ
   private readonly insertQ
   constructor(db: Db) {
-    const where = and(eq(recipientFailures.recipientHash, p('hash')), gt(recipientFailures.at, p('since')))
-    this.countQ = db.select({ n: count() }).from(recipientFailures).where(where).prepare()
-    this.timeQ = db
-      .select({ at: recipientFailures.at })
-      .from(recipientFailures)
-      .where(where)
-      .orderBy(asc(recipientFailures.at))
-      .limit(1)
-      .offset(p('offset'))
-      .prepare()
-    this.insertQ = db.insert(recipientFailures).values({ recipientHash: p('hash'), at: p('at') }).prepare()
+    this.nthQ = db.$client.prepare<{ at: number }, [string, number]>(
+      'SELECT at FROM recipient_failures WHERE recipient_hash = ?1 ORDER BY at DESC LIMIT 1 OFFSET ?2 - 1',
+    )
+    this.insertQ = db.$client.prepare<unknown, [string, number]>('INSERT INTO recipient_failures (recipient_hash, at) VALUES (?1, ?2)')
   }
-  countSince(hash: string, since: number): number {
-    return this.countQ.get({ hash, since })?.n ?? 0
-  }
-  timeAt(hash: string, since: number, offset: number): number | undefined {
-    return this.timeQ.get({ hash, since, offset })?.at
+  nthLatest(hash: string, n: number): number | undefined {
+    return this.nthQ.get(hash, n)?.at
   }
   record(hash: string, at: number): void {
-    this.insertQ.run({ hash, at })
+    this.insertQ.run(hash, at)
   }
 }

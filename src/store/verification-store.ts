@@ -7,6 +7,8 @@ import { verifications } from './schema.ts'
 
 const p = (name: string) => sql.placeholder(name)
 
+type VerificationRow = Omit<Verification, 'charged'> & { charged: number }
+
 export class SqliteVerificationStore implements VerificationStore {
   private readonly findQ
   private readonly sendTimesQ
@@ -21,11 +23,13 @@ export class SqliteVerificationStore implements VerificationStore {
        VALUES ($id, $keyId, $accountId, $channel, $recipientHash, $recipientMask, $codeHash, $testMode, $status,
          $charged, $createdAt, $expiresAt, $usedAt, $failedAttempts, $lockedUntil)`,
     )
-    this.findQ = db
-      .select()
-      .from(verifications)
-      .where(and(eq(verifications.id, p('id')), eq(verifications.keyId, p('keyId'))))
-      .prepare()
+    // bun:sqlite directly on the hottest read: no per-row mapping layer.
+    this.findQ = db.$client.prepare<VerificationRow, [string, number]>(
+      `SELECT id, key_id AS keyId, account_id AS accountId, channel, recipient_hash AS recipientHash, recipient_mask AS recipientMask,
+         code_hash AS codeHash, test_mode AS testMode, status, charged, created_at AS createdAt, expires_at AS expiresAt,
+         used_at AS usedAt, failed_attempts AS failedAttempts, locked_until AS lockedUntil
+       FROM verifications WHERE id = ?1 AND key_id = ?2`,
+    )
     this.sendTimesQ = db
       .select({ at: verifications.createdAt })
       .from(verifications)
@@ -56,7 +60,8 @@ export class SqliteVerificationStore implements VerificationStore {
     this.insertQ.run({ ...v, charged: v.charged ? 1 : 0 })
   }
   findForKey(id: string, keyId: number): Verification | undefined {
-    return this.findQ.get({ id, keyId })
+    const row = this.findQ.get(id, keyId)
+    return row === null ? undefined : { ...row, charged: row.charged === 1 }
   }
   recipientSendTimes(accountId: number, recipientHash: string, since: number): number[] {
     return this.sendTimesQ.all({ accountId, hash: recipientHash, since }).map((r) => r.at)
