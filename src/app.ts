@@ -92,7 +92,7 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
   const keys = new SqliteKeyStore(db)
   const auth = new Authenticator(keys, hasher, clock)
   core.admin.onKeyChange(() => auth.forget())
-  const limiter = new KeyLimiter(tx, new SqliteKeyHitLog(db), keys, clock, limits.keyRequestsPerMinute)
+  const limiter = new KeyLimiter(tx, new SqliteKeyHitLog(db, tx), keys, clock, limits.keyRequestsPerMinute)
   const http = createHttpApp({
     auth,
     limiter,

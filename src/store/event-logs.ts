@@ -7,25 +7,40 @@ import type { Db } from './db.ts'
 
 /**
  * Per-key hits numbered by `seq` (see schema.ts): the n-th most recent hit is
- * the row `max(seq) - n + 1`, two index look-ups whatever n is. Callers run
- * `record` inside an IMMEDIATE transaction, so `max(seq) + 1` is unique.
+ * the row `last - n + 1`, one index look-up whatever n is, and none while the
+ * key has fewer than n hits. Callers run both methods inside an IMMEDIATE
+ * transaction. `last` is remembered per key between transactions and read
+ * again once the transactor says another connection wrote or a rollback
+ * undid a write (`onStale`), so it is always the database's.
  */
 export class SqliteKeyHitLog implements KeyHitLog {
-  private readonly nthQ
+  private readonly lastQ
+  private readonly bySeqQ
   private readonly insertQ
-  constructor(db: Db) {
-    this.nthQ = db.$client.prepare<{ at: number }, [number, number]>(
-      'SELECT at FROM key_hits WHERE key_id = ?1 AND seq = (SELECT max(seq) FROM key_hits WHERE key_id = ?1) - ?2 + 1',
-    )
-    this.insertQ = db.$client.prepare<unknown, [number, number]>(
-      'INSERT INTO key_hits (key_id, seq, at) VALUES (?1, coalesce((SELECT max(seq) FROM key_hits WHERE key_id = ?1), 0) + 1, ?2)',
-    )
+  private readonly lastSeq = new Map<number, number>()
+  constructor(db: Db, tx: { onStale(listener: () => void): void }) {
+    const c = db.$client
+    this.lastQ = c.prepare<{ seq: number }, [number]>('SELECT seq FROM key_hits WHERE key_id = ?1 ORDER BY seq DESC LIMIT 1')
+    this.bySeqQ = c.prepare<{ at: number }, [number, number]>('SELECT at FROM key_hits WHERE key_id = ?1 AND seq = ?2')
+    this.insertQ = c.prepare<unknown, [number, number, number]>('INSERT INTO key_hits (key_id, seq, at) VALUES (?1, ?2, ?3)')
+    tx.onStale(() => this.lastSeq.clear())
   }
   nthLatest(keyId: number, n: number): number | undefined {
-    return this.nthQ.get(keyId, n)?.at
+    const seq = this.last(keyId) - n + 1
+    return seq < 1 ? undefined : this.bySeqQ.get(keyId, seq)?.at
   }
   record(keyId: number, at: number): void {
-    this.insertQ.run(keyId, at)
+    const seq = this.last(keyId) + 1
+    this.insertQ.run(keyId, seq, at)
+    this.lastSeq.set(keyId, seq)
+  }
+  private last(keyId: number): number {
+    let last = this.lastSeq.get(keyId)
+    if (last === undefined) {
+      last = this.lastQ.get(keyId)?.seq ?? 0
+      this.lastSeq.set(keyId, last)
+    }
+    return last
   }
 }
 

@@ -10,6 +10,12 @@
  * Every promise settles after the COMMIT returned: nothing is answered before
  * it is durable. Across processes the write lock is held for the whole batch,
  * so the rules that IMMEDIATE transactions keep exact stay exact.
+ *
+ * Stores may keep per-process copies of what they wrote (SqliteKeyHitLog's
+ * sequence numbers). `onStale` listeners hear when such copies may be wrong:
+ * at the start of a transaction when another connection has committed since
+ * (PRAGMA data_version, one cheap read per transaction), and after any
+ * rollback.
  */
 import type { Database, Statement } from 'bun:sqlite'
 import type { Transactor } from '../otp/ports.ts'
@@ -30,6 +36,9 @@ export class SqliteTransactor implements Transactor {
   private readonly stmt: Record<'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollbackTo', Statement>
   private queue: Pending[] = []
   private scheduled = false
+  private readonly staleListeners: (() => void)[] = []
+  private readonly dataVersion: Statement<{ data_version: number }>
+  private seenVersion = -1
 
   constructor(db: Db) {
     this.client = db.$client
@@ -44,12 +53,25 @@ export class SqliteTransactor implements Transactor {
       release: q('RELEASE otpd_item'),
       rollbackTo: q('ROLLBACK TO otpd_item'),
     }
+    this.dataVersion = this.client.prepare('PRAGMA data_version')
+  }
+
+  onStale(listener: () => void): void {
+    this.staleListeners.push(listener)
   }
 
   atomically<T>(fn: () => T): T {
     // IMMEDIATE takes the write lock up front: no read-then-upgrade deadlock
     // between the server and a CLI process. Nested calls become savepoints.
-    return this.txn.immediate(fn) as T
+    try {
+      return this.txn.immediate(() => {
+        this.checkVersion()
+        return fn()
+      }) as T
+    } catch (err) {
+      this.stale()
+      throw err
+    }
   }
 
   grouped<T>(fn: () => T): Promise<T> {
@@ -73,6 +95,7 @@ export class SqliteTransactor implements Transactor {
     const results: ({ ok: true; value: unknown } | { ok: false; err: unknown })[] = []
     try {
       s.begin.run()
+      this.checkVersion()
       for (const item of batch) {
         s.savepoint.run()
         try {
@@ -82,6 +105,7 @@ export class SqliteTransactor implements Transactor {
         } catch (err) {
           s.rollbackTo.run()
           s.release.run()
+          this.stale()
           results.push({ ok: false, err })
         }
       }
@@ -89,6 +113,7 @@ export class SqliteTransactor implements Transactor {
     } catch (err) {
       // BEGIN or COMMIT failed (busy past busy_timeout, disk full): nothing of the batch landed.
       if (this.client.inTransaction) s.rollback.run()
+      this.stale()
       for (const item of batch) item.reject(err)
       return
     }
@@ -97,5 +122,18 @@ export class SqliteTransactor implements Transactor {
       if (r.ok) item.resolve(r.value)
       else item.reject(r.err)
     })
+  }
+
+  /** Inside a transaction: tells the listeners if another connection committed since the last look. */
+  private checkVersion(): void {
+    const v = this.dataVersion.get()!.data_version
+    if (v !== this.seenVersion) {
+      this.seenVersion = v
+      this.stale()
+    }
+  }
+
+  private stale(): void {
+    for (const listener of this.staleListeners) listener()
   }
 }
