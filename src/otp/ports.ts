@@ -46,6 +46,8 @@ export interface CreditStore {
   balance(accountId: number): number
   /** Appends a ledger row and moves the balance in step. */
   post(entry: { accountId: number; kind: 'grant' | 'debit' | 'refund'; amount: number; verificationId?: string; note?: string; at: number }): void
+  /** Posts a debit if the balance covers it (check and move in one statement); false when it does not. */
+  debit(entry: { accountId: number; amount: number; verificationId: string; at: number }): boolean
 }
 
 export interface AccountSettings {

@@ -95,13 +95,14 @@ export class SendService {
       return { kind: 'sent', verificationId: v.id, expiresAt: v.expiresAt }
     }
 
-    const code = input.code ?? randomDigits(d.accounts.codeLength(key.accountId) ?? d.defaultCodeLength)
+    let code = ''
     // Limits, credit and the new verification in one transaction: concurrent
     // sends cannot both see the last free slot or the last credit.
     const reserved = await d.tx.grouped((): SendOutcome | Verification => {
       const limited = keyLimited()
       if (limited) return limited
       const now = d.clock.now()
+      code = input.code ?? randomDigits(d.accounts.codeLength(key.accountId) ?? d.defaultCodeLength)
       const times = d.verifications.recipientSendTimes(key.accountId, recipientHash, now - LONGEST_WINDOW_MS)
       let worst: { max: number; period: string; wait: number } | null = null
       for (const w of WINDOWS) {
@@ -111,10 +112,9 @@ export class SendService {
         if (wait > 0 && (worst === null || wait > worst.wait)) worst = { max, period: w.period, wait }
       }
       if (worst) return { kind: 'recipient_limited', max: worst.max, period: worst.period, retryAfter: secondsUntil(worst.wait) }
-      if (d.credits.balance(key.accountId) < 1) return { kind: 'no_credits' }
       const v = build(now, code)
+      if (!d.credits.debit({ accountId: key.accountId, amount: 1, verificationId: v.id, at: now })) return { kind: 'no_credits' }
       d.verifications.insert(v)
-      d.credits.post({ accountId: key.accountId, kind: 'debit', amount: 1, verificationId: v.id, at: now })
       return v
     })
     if ('kind' in reserved) return reserved

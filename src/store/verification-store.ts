@@ -1,5 +1,5 @@
 /** Verifications table (see otp/ports.ts VerificationStore). */
-import { and, asc, eq, gt, isNull, sql } from 'drizzle-orm'
+import { eq, sql } from 'drizzle-orm'
 import type { VerificationStore } from '../otp/ports.ts'
 import type { Verification } from '../otp/types.ts'
 import type { Db } from './db.ts'
@@ -30,20 +30,11 @@ export class SqliteVerificationStore implements VerificationStore {
          used_at AS usedAt, failed_attempts AS failedAttempts, locked_until AS lockedUntil
        FROM verifications WHERE id = ?1 AND key_id = ?2`,
     )
-    this.sendTimesQ = db
-      .select({ at: verifications.createdAt })
-      .from(verifications)
-      .where(
-        and(
-          eq(verifications.accountId, p('accountId')),
-          eq(verifications.recipientHash, p('hash')),
-          gt(verifications.createdAt, p('since')),
-          eq(verifications.status, 'active'),
-          isNull(verifications.testMode),
-        ),
-      )
-      .orderBy(asc(verifications.createdAt))
-      .prepare()
+    this.sendTimesQ = db.$client.prepare<{ at: number }, [number, string, number]>(
+      `SELECT created_at AS at FROM verifications
+       WHERE account_id = ?1 AND recipient_hash = ?2 AND created_at > ?3 AND status = 'active' AND test_mode IS NULL
+       ORDER BY created_at`,
+    )
     this.usedQ = db
       .update(verifications)
       .set({ usedAt: sql`${p('at')}`, failedAttempts: 0, lockedUntil: null })
@@ -64,7 +55,7 @@ export class SqliteVerificationStore implements VerificationStore {
     return row === null ? undefined : { ...row, charged: row.charged === 1 }
   }
   recipientSendTimes(accountId: number, recipientHash: string, since: number): number[] {
-    return this.sendTimesQ.all({ accountId, hash: recipientHash, since }).map((r) => r.at)
+    return this.sendTimesQ.all(accountId, recipientHash, since).map((r) => r.at)
   }
   markUsed(id: string, at: number): void {
     this.usedQ.run({ id, at })
