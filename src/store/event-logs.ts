@@ -45,20 +45,26 @@ export class SqliteKeyHitLog implements KeyHitLog {
 }
 
 /**
- * Subjects are recipient hashes (already keyed by account). The n-th most
- * recent failure is read by offset, at most n index steps; the limit keeps
- * a recipient's failures near n (no failure is recorded once it is reached).
+ * Subjects are recipient hashes (already keyed by account). A count first
+ * (the common answer: fewer than n), then the n-th most recent by offset; the
+ * limit keeps a recipient's failures near n, as none is recorded once it is
+ * reached. An ORDER BY costs SQLite a sorter set-up even for no rows, so it
+ * runs only when the count says the answer exists.
  */
 export class RecipientFailureLog implements EventLog {
+  private readonly countQ
   private readonly nthQ
   private readonly insertQ
   constructor(db: Db) {
-    this.nthQ = db.$client.prepare<{ at: number }, [string, number]>(
+    const c = db.$client
+    this.countQ = c.prepare<{ n: number }, [string]>('SELECT count(*) AS n FROM recipient_failures WHERE recipient_hash = ?1')
+    this.nthQ = c.prepare<{ at: number }, [string, number]>(
       'SELECT at FROM recipient_failures WHERE recipient_hash = ?1 ORDER BY at DESC LIMIT 1 OFFSET ?2 - 1',
     )
-    this.insertQ = db.$client.prepare<unknown, [string, number]>('INSERT INTO recipient_failures (recipient_hash, at) VALUES (?1, ?2)')
+    this.insertQ = c.prepare<unknown, [string, number]>('INSERT INTO recipient_failures (recipient_hash, at) VALUES (?1, ?2)')
   }
   nthLatest(hash: string, n: number): number | undefined {
+    if (this.countQ.get(hash)!.n < n) return undefined
     return this.nthQ.get(hash, n)?.at
   }
   record(hash: string, at: number): void {
