@@ -19,6 +19,7 @@ import { VerifyService } from './otp/verify.ts'
 import { SqliteAdminStore, SqliteCreditStore, SqliteKeyStore } from './store/admin-store.ts'
 import { openDatabase, type Db } from './store/db.ts'
 import { RecipientFailureLog, SqliteKeyHitLog } from './store/event-logs.ts'
+import { startCheckpointer, type Checkpointer } from './store/checkpointer.ts'
 import { loadSecret } from './store/secret.ts'
 import { sweep } from './store/sweep.ts'
 import { SqliteTransactor } from './store/transactor.ts'
@@ -72,10 +73,13 @@ export interface ServerOptions extends CoreOptions {
   /** Where `log` providers print; stdout by default. */
   logWrite?: (line: string) => void
   env?: Record<string, string | undefined>
+  /** WAL checkpoints on a worker thread instead of inside commits (`serve` sets it; see store/checkpointer.ts). */
+  backgroundCheckpoints?: boolean
 }
 
 export interface Server extends Core {
   http: ReturnType<typeof createHttpApp>
+  checkpointer: Checkpointer | undefined
   /** Channels that only print to the log (nothing is really delivered). */
   logOnly: Channel[]
   sweep(): ReturnType<typeof sweep>
@@ -113,8 +117,17 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
     logger,
     lockoutSeconds: limits.lockoutSeconds,
   })
+  const checkpointer =
+    opts.backgroundCheckpoints && config.database.path !== ':memory:'
+      ? startCheckpointer(db, config.database.path, config.database.busy_timeout_ms, (error) => logger.error('WAL checkpoint failed', { error }))
+      : undefined
   return {
     ...core,
+    checkpointer,
+    close: () => {
+      checkpointer?.stop()
+      core.close()
+    },
     http,
     logOnly: opts.delivery ? [] : logOnlyChannels(providers),
     sweep: () => sweep(db, clock.now(), config.retention.days),

@@ -16,7 +16,7 @@ export function serveCommand(): Command {
       const loaded = load(opts)
       const config = opts.listen ? resolveConfig({ ...loaded.config, server: { ...loaded.config.server, listen: opts.listen } }, loaded.source, loaded.env) : loaded.config
       const logger = createLogger({ level: config.logging.level, format: process.stdout.isTTY ? 'text' : 'json' })
-      const server = buildServer(config, { logger, env: loaded.env })
+      const server = buildServer(config, { logger, env: loaded.env, backgroundCheckpoints: true })
       const { hostname, port } = parseListen(config.server.listen)
       server.http.listen({ hostname, port, ...LISTEN_OPTIONS })
       logger.info(`otpd listening on http://${hostname.includes(':') ? `[${hostname}]` : hostname}:${server.http.server!.port}`, {
