@@ -97,6 +97,7 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
   const auth = new Authenticator(keys, hasher, clock)
   core.admin.onKeyChange(() => auth.forget())
   const limiter = new KeyLimiter(tx, new SqliteKeyHitLog(db, tx), keys, clock, limits.keyRequestsPerMinute)
+  tx.onStale(() => limiter.forget())
   const http = createHttpApp({
     auth,
     limiter,

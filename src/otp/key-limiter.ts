@@ -69,6 +69,15 @@ export class KeyLimiter {
     return { ok: true }
   }
 
+  /**
+   * Drops what this process remembers (windows seen full, last touches): the
+   * store calls it when a rollback may have undone what they were read from.
+   */
+  forget(): void {
+    this.fullUntil.clear()
+    this.touched.clear()
+  }
+
   /** For a request that ends before its operation: counts it in a transaction of its own. */
   admitAlone(keyId: number): Promise<Admission> {
     return this.tx.grouped(() => this.admit(keyId))

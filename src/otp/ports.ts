@@ -11,7 +11,9 @@ export interface Transactor {
    * Same guarantee, but `fn` may share one commit with other calls made at the
    * same time (group commit); it runs after them in call order and sees their
    * writes. Resolves once the commit is durable; rejects if `fn` throws (its
-   * writes are undone) or the commit fails.
+   * writes are undone) or the commit fails. `fn` may run more than once (when
+   * another call of its batch throws, the batch is run again): outside the
+   * database it may only do what is safe to repeat.
    */
   grouped<T>(fn: () => T): Promise<T>
 }

@@ -4,9 +4,11 @@
  *
  * `grouped` calls made in one turn of the event loop run together in one
  * IMMEDIATE transaction with one COMMIT (one WAL fsync with synchronous =
- * FULL) instead of one each. Each call runs in its own savepoint, in call
- * order, so it sees the writes of the calls before it exactly as if they had
- * committed one by one, and a call that throws undoes only its own writes.
+ * FULL) instead of one each. The calls run in call order, so each sees the
+ * writes of the calls before it exactly as if they had committed one by one.
+ * If one throws, the batch is undone and run again with a savepoint per call,
+ * so a call that throws undoes only its own writes (the others run twice,
+ * which the Transactor port allows).
  * Every promise settles after the COMMIT returned: nothing is answered before
  * it is durable. Across processes the write lock is held for the whole batch,
  * so the rules that IMMEDIATE transactions keep exact stay exact.
@@ -91,22 +93,43 @@ export class SqliteTransactor implements Transactor {
   }
 
   private commitBatch(batch: Pending[]): void {
+    type Result = { ok: true; value: unknown } | { ok: false; err: unknown }
     const s = this.stmt
-    const results: ({ ok: true; value: unknown } | { ok: false; err: unknown })[] = []
+    let results: Result[] = []
     try {
       s.begin.run()
       this.checkVersion()
+      // Fast path: the calls one after another, no savepoints (each costs
+      // SQLite a copy of every page the call touches first).
+      let thrown = false
       for (const item of batch) {
-        s.savepoint.run()
         try {
-          const value = item.fn()
-          s.release.run()
-          results.push({ ok: true, value })
-        } catch (err) {
-          s.rollbackTo.run()
-          s.release.run()
-          this.stale()
-          results.push({ ok: false, err })
+          results.push({ ok: true, value: item.fn() })
+        } catch {
+          thrown = true
+          break
+        }
+      }
+      if (thrown) {
+        // A call failed, its partial writes mixed with the others': undo all,
+        // then run the batch again with a savepoint per call, so only the
+        // failing call's writes are undone (ports.ts: calls may run twice).
+        if (this.client.inTransaction) s.rollback.run()
+        this.stale()
+        results = []
+        s.begin.run()
+        for (const item of batch) {
+          s.savepoint.run()
+          try {
+            const value = item.fn()
+            s.release.run()
+            results.push({ ok: true, value })
+          } catch (err) {
+            s.rollbackTo.run()
+            s.release.run()
+            this.stale()
+            results.push({ ok: false, err })
+          }
         }
       }
       s.commit.run()
