@@ -55,6 +55,8 @@ interface WrkFigures {
 }
 interface RunResult extends WrkFigures {
   rps: number
+  /** Server CPU time (user + system, all threads) per request: steadier than req/s on a shared machine. */
+  cpu_us_per_req: number | null
   peak_rss_mb: number | null
   ratio_to_baseline?: number
 }
@@ -115,6 +117,18 @@ function rssMb(pid: number, field: 'VmRSS' | 'VmHWM'): number | null {
   }
 }
 
+/** CPU time (user + system) the process has used so far, in microseconds. */
+function cpuUs(pid: number): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+    // utime and stime are fields 14 and 15 of stat, counted from the state field (3).
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS
+  } catch {
+    return null
+  }
+}
+const CLOCK_TICKS = Number(Bun.spawnSync(['getconf', 'CLK_TCK']).stdout.toString().trim()) || 100
+
 function otpd(args: string[], configFile: string, cwd: string): string {
   const p = Bun.spawnSync([binary, ...args, '--config', configFile], { cwd, env: cleanEnv() })
   if (p.exitCode !== 0) throw new Error(`otpd ${args.join(' ')}: ${p.stderr.toString()}`)
@@ -140,9 +154,12 @@ async function measure(lua: string, target: Proc, env: Record<string, string>): 
   if (warmup > 0) await wrk(lua, target.url, warmup, { ...env, BENCH_RUN: '1' })
   let peak = 0
   const timer = setInterval(() => (peak = Math.max(peak, rssMb(target.pid, 'VmRSS') ?? 0)), 100)
+  const cpu0 = cpuUs(target.pid)
   const f = await wrk(lua, target.url, duration, { ...env, BENCH_RUN: '2' })
+  const cpu1 = cpuUs(target.pid)
   clearInterval(timer)
-  return { ...f, rps: Math.round(f.requests / (f.duration_us / 1e6)), peak_rss_mb: peak ? round1(peak) : null }
+  const cpu = cpu0 === null || cpu1 === null ? null : round1((cpu1 - cpu0) / f.requests)
+  return { ...f, rps: Math.round(f.requests / (f.duration_us / 1e6)), cpu_us_per_req: cpu, peak_rss_mb: peak ? round1(peak) : null }
 }
 
 const round1 = (n: number) => Math.round(n * 10) / 10
@@ -331,14 +348,14 @@ async function main() {
 
 function printSummary(r: { baseline: Record<string, RunResult>; otpd: Record<string, { results: Record<string, RunResult>; process_peak_rss_mb: number | null }>; cold_start_ms: { median: number }; binary_mb: number }) {
   const ms = (us: number) => (us / 1000).toFixed(2)
-  const rows: string[][] = [['endpoint', 'server', 'req/s', 'p50 ms', 'p99 ms', 'vs baseline', 'peak RSS MB', 'statuses']]
+  const rows: string[][] = [['endpoint', 'server', 'req/s', 'p50 ms', 'p99 ms', 'vs baseline', 'CPU us/req', 'peak RSS MB', 'statuses']]
   const st = (s: Record<string, number>) => Object.entries(s).map(([k, v]) => `${k}:${v}`).join(' ')
   for (const ep of endpoints) {
     const b = r.baseline[ep]!
-    rows.push([ep, 'baseline', String(b.rps), ms(b.p50_us), ms(b.p99_us), '1.000', String(b.peak_rss_mb ?? '-'), st(b.statuses)])
+    rows.push([ep, 'baseline', String(b.rps), ms(b.p50_us), ms(b.p99_us), '1.000', String(b.cpu_us_per_req ?? '-'), String(b.peak_rss_mb ?? '-'), st(b.statuses)])
     for (const [mode, run] of Object.entries(r.otpd)) {
       const x = run.results[ep]!
-      rows.push([ep, `otpd ${mode}`, String(x.rps), ms(x.p50_us), ms(x.p99_us), x.ratio_to_baseline!.toFixed(3), String(x.peak_rss_mb ?? '-'), st(x.statuses)])
+      rows.push([ep, `otpd ${mode}`, String(x.rps), ms(x.p50_us), ms(x.p99_us), x.ratio_to_baseline!.toFixed(3), String(x.cpu_us_per_req ?? '-'), String(x.peak_rss_mb ?? '-'), st(x.statuses)])
     }
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)))

@@ -82,7 +82,8 @@ export interface Server extends Core {
   checkpointer: Checkpointer | undefined
   /** Channels that only print to the log (nothing is really delivered). */
   logOnly: Channel[]
-  sweep(): ReturnType<typeof sweep>
+  /** One retention sweep; `maxRows` bounds each table's deletions (see store/sweep.ts). */
+  sweep(maxRows?: number): ReturnType<typeof sweep>
 }
 
 export function buildServer(config: Config, opts: ServerOptions = {}): Server {
@@ -131,6 +132,6 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
     },
     http,
     logOnly: opts.delivery ? [] : logOnlyChannels(providers),
-    sweep: () => sweep(db, clock.now(), config.retention.days),
+    sweep: (maxRows) => sweep(db, clock.now(), config.retention.days, maxRows),
   }
 }

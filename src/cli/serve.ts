@@ -4,10 +4,12 @@ import { buildServer } from '../app.ts'
 import { parseListen, resolveConfig } from '../config/load.ts'
 import { LISTEN_OPTIONS } from '../http/app.ts'
 import { createLogger } from '../lib/logger.ts'
+import { sweptToBound } from '../store/sweep.ts'
 import { example, load, withConfig, type CommonOptions } from './common.ts'
 
 const SWEEP_EVERY_MS = 60_000
 const STOP_GRACE_MS = 5_000
+const SWEEP_STEP_ROWS = 2_000
 
 export function serveCommand(): Command {
   return example(withConfig(new Command('serve').description('run the HTTP API')), 'otpd serve', 'otpd serve --listen 0.0.0.0:8080 --config /etc/otpd/otp.config.toml')
@@ -29,18 +31,27 @@ export function serveCommand(): Command {
         })
       }
 
+      let stopping = false
+      // In steps of SWEEP_STEP_ROWS per table, yielding to requests between steps.
       const runSweep = () => {
-        try {
-          const removed = server.sweep()
-          if (removed.verifications > 0) logger.info('retention sweep', { ...removed })
-        } catch (err) {
-          logger.error('retention sweep failed', { error: err instanceof Error ? err.message : String(err) })
+        const removed = { verifications: 0, keyHits: 0, recipientFailures: 0 }
+        const step = () => {
+          try {
+            const r = server.sweep(SWEEP_STEP_ROWS)
+            removed.verifications += r.verifications
+            removed.keyHits += r.keyHits
+            removed.recipientFailures += r.recipientFailures
+            if (sweptToBound(r, SWEEP_STEP_ROWS) && !stopping) return void setImmediate(step)
+            if (removed.verifications > 0) logger.info('retention sweep', { ...removed })
+          } catch (err) {
+            logger.error('retention sweep failed', { error: err instanceof Error ? err.message : String(err) })
+          }
         }
+        step()
       }
       runSweep()
       const timer = setInterval(runSweep, SWEEP_EVERY_MS)
 
-      let stopping = false
       const stop = async (signal: string) => {
         if (stopping) return
         stopping = true
