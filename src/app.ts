@@ -20,6 +20,7 @@ import { SqliteAdminStore, SqliteCreditStore, SqliteKeyStore } from './store/adm
 import { openDatabase, type Db } from './store/db.ts'
 import { RecipientFailureLog, SqliteKeyHitLog } from './store/event-logs.ts'
 import { startCheckpointer, type Checkpointer } from './store/checkpointer.ts'
+import { startWalSync } from './store/wal-sync.ts'
 import { loadSecret } from './store/secret.ts'
 import { sweep } from './store/sweep.ts'
 import { SqliteTransactor } from './store/transactor.ts'
@@ -73,7 +74,11 @@ export interface ServerOptions extends CoreOptions {
   /** Where `log` providers print; stdout by default. */
   logWrite?: (line: string) => void
   env?: Record<string, string | undefined>
-  /** WAL checkpoints on a worker thread instead of inside commits (`serve` sets it; see store/checkpointer.ts). */
+  /**
+   * WAL work on worker threads instead of inside commits (`serve` sets it):
+   * checkpoints (store/checkpointer.ts) and, with synchronous = FULL, the
+   * fsync that makes a batch durable before it is answered (store/wal-sync.ts).
+   */
   backgroundCheckpoints?: boolean
 }
 
@@ -119,15 +124,22 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
     logger,
     lockoutSeconds: limits.lockoutSeconds,
   })
-  const checkpointer =
-    opts.backgroundCheckpoints && config.database.path !== ':memory:'
-      ? startCheckpointer(db, config.database.path, config.database.busy_timeout_ms, (error) => logger.error('WAL checkpoint failed', { error }))
-      : undefined
+  const background = opts.backgroundCheckpoints && config.database.path !== ':memory:'
+  const checkpointer = background
+    ? startCheckpointer(db, config.database.path, config.database.busy_timeout_ms, (error) => logger.error('WAL checkpoint failed', { error }))
+    : undefined
+  // FULL's guarantee with the fsync on a worker thread (store/wal-sync.ts).
+  const walSync = background && config.database.synchronous === 'FULL' ? startWalSync(config.database.path, (error) => logger.error('WAL fsync failed', { error })) : undefined
+  if (walSync) {
+    db.$client.run('PRAGMA synchronous = NORMAL')
+    tx.settleAfter(() => walSync.sync())
+  }
   return {
     ...core,
     checkpointer,
     close: () => {
       checkpointer?.stop()
+      walSync?.stop()
       core.close()
     },
     http,

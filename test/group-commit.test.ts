@@ -178,3 +178,32 @@ test('onStale: heard when another connection committed, or a call was rolled bac
   ).toThrow('rolled back too')
   expect(heard).toBe(1)
 })
+
+test('settleAfter: a batch is answered only once its durability promise resolves, and fails with it', async () => {
+  const tx = setUp()
+  let release!: () => void
+  let fail!: (e: Error) => void
+  const syncs: Promise<void>[] = []
+  tx.settleAfter(() => {
+    const p = new Promise<void>((resolve, reject) => {
+      release = resolve
+      fail = reject
+    })
+    syncs.push(p)
+    return p
+  })
+  let settled = false
+  const first = tx.grouped(() => insert(1)).then(() => (settled = true))
+  await Bun.sleep(20)
+  // Committed (another connection sees it) but not yet answered.
+  expect(rows()).toEqual([1])
+  expect(settled).toBe(false)
+  release()
+  await first
+  expect(settled).toBe(true)
+  const second = tx.grouped(() => insert(2))
+  await Bun.sleep(20)
+  fail(new Error('fsync failed'))
+  await expect(second).rejects.toThrow('fsync failed')
+  expect(syncs).toHaveLength(2)
+})

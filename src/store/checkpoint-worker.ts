@@ -1,38 +1,62 @@
 /**
- * Worker thread of store/checkpointer.ts: its own connection to the database
- * file, running a PASSIVE WAL checkpoint every `everyMs`. PASSIVE never waits
- * for or blocks the server's writers; it copies what it can.
+ * Worker thread for the WAL, off the event loop (store/checkpointer.ts and
+ * store/wal-sync.ts start one each):
+ * - `checkpoint`: its own connection, a PASSIVE checkpoint every `everyMs`
+ *   (PASSIVE never waits for or blocks the server's writers);
+ * - `sync`: on each 'sync' message, fsync the WAL file, then answer 'synced'.
  */
 import { Database } from 'bun:sqlite'
+import { closeSync, fsyncSync, openSync } from 'node:fs'
 
 declare const self: Worker
 
-export interface CheckpointWorkerStart {
-  path: string
-  everyMs: number
-  busyTimeoutMs: number
-}
+export type WalWorkerStart =
+  | { role: 'checkpoint'; path: string; everyMs: number; busyTimeoutMs: number }
+  | { role: 'sync'; walPath: string }
 
 let stop: (() => void) | undefined
+let sync: (() => void) | undefined
 
-self.onmessage = (event: MessageEvent<CheckpointWorkerStart | 'stop'>) => {
-  if (event.data === 'stop') {
+const report = (err: unknown) => postMessage({ ok: false, error: err instanceof Error ? err.message : String(err) })
+
+self.onmessage = (event: MessageEvent<WalWorkerStart | 'stop' | 'sync'>) => {
+  const m = event.data
+  if (m === 'stop') {
     stop?.()
     process.exit(0)
   }
-  const { path, everyMs, busyTimeoutMs } = event.data
-  const db = new Database(path)
-  db.run(`PRAGMA busy_timeout = ${Math.trunc(busyTimeoutMs)}`)
-  const checkpoint = db.prepare<{ busy: number; log: number; checkpointed: number }, []>('PRAGMA wal_checkpoint(PASSIVE)')
-  const timer = setInterval(() => {
+  if (m === 'sync') {
     try {
-      postMessage({ ok: true, ...checkpoint.get() })
+      sync!()
+      postMessage({ ok: true, synced: true })
     } catch (err) {
-      postMessage({ ok: false, error: err instanceof Error ? err.message : String(err) })
+      report(err)
     }
-  }, everyMs)
-  stop = () => {
-    clearInterval(timer)
-    db.close()
+    return
+  }
+  try {
+    if (m.role === 'sync') {
+      // fsync flushes the file whichever descriptor wrote it.
+      const fd = openSync(m.walPath, 'r')
+      sync = () => fsyncSync(fd)
+      stop = () => closeSync(fd)
+      return
+    }
+    const db = new Database(m.path)
+    db.run(`PRAGMA busy_timeout = ${Math.trunc(m.busyTimeoutMs)}`)
+    const checkpoint = db.prepare<{ busy: number; log: number; checkpointed: number }, []>('PRAGMA wal_checkpoint(PASSIVE)')
+    const timer = setInterval(() => {
+      try {
+        postMessage({ ok: true, ...checkpoint.get() })
+      } catch (err) {
+        report(err)
+      }
+    }, m.everyMs)
+    stop = () => {
+      clearInterval(timer)
+      db.close()
+    }
+  } catch (err) {
+    report(err)
   }
 }

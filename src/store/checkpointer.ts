@@ -22,7 +22,7 @@ export interface Checkpointer {
 
 export function startCheckpointer(db: Db, path: string, busyTimeoutMs: number, onError: (message: string) => void): Checkpointer {
   db.$client.run(`PRAGMA wal_autocheckpoint = ${BACKSTOP_PAGES}`)
-  const worker = new Worker(workerSpecifier())
+  const worker = new Worker(walWorkerSpecifier())
   let waiting: ((r: any) => void)[] = []
   let lastError = ''
   worker.onmessage = (event: MessageEvent) => {
@@ -34,7 +34,7 @@ export function startCheckpointer(db: Db, path: string, busyTimeoutMs: number, o
     for (const resolve of w) resolve(r)
   }
   worker.onerror = (event) => onError(event.message)
-  worker.postMessage({ path, everyMs: CHECKPOINT_EVERY_MS, busyTimeoutMs })
+  worker.postMessage({ role: 'checkpoint', path, everyMs: CHECKPOINT_EVERY_MS, busyTimeoutMs })
   // The worker must not keep the process alive on its own.
   worker.unref()
   return {
@@ -50,7 +50,7 @@ export function startCheckpointer(db: Db, path: string, busyTimeoutMs: number, o
  * from the bundle root `src/`, which is not where this bundled module's URL
  * points.
  */
-function workerSpecifier(): string {
+export function walWorkerSpecifier(): string {
   const beside = new URL('./checkpoint-worker.ts', import.meta.url)
   return beside.pathname.startsWith('/$bunfs/') ? './store/checkpoint-worker.ts' : beside.href
 }

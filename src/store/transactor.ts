@@ -41,6 +41,7 @@ export class SqliteTransactor implements Transactor {
   private readonly staleListeners: (() => void)[] = []
   private readonly dataVersion: Statement<{ data_version: number }>
   private seenVersion = -1
+  private durable: (() => Promise<void>) | undefined
 
   constructor(db: Db) {
     this.client = db.$client
@@ -56,6 +57,14 @@ export class SqliteTransactor implements Transactor {
       rollbackTo: q('ROLLBACK TO otpd_item'),
     }
     this.dataVersion = this.client.prepare('PRAGMA data_version')
+  }
+
+  /**
+   * Makes every grouped call settle only after `durable()` resolves, called
+   * once per batch after its COMMIT (store/wal-sync.ts: the WAL fsync).
+   */
+  settleAfter(durable: () => Promise<void>): void {
+    this.durable = durable
   }
 
   onStale(listener: () => void): void {
@@ -140,10 +149,15 @@ export class SqliteTransactor implements Transactor {
       for (const item of batch) item.reject(err)
       return
     }
-    batch.forEach((item, i) => {
-      const r = results[i]!
-      if (r.ok) item.resolve(r.value)
-      else item.reject(r.err)
+    const settle = () =>
+      batch.forEach((item, i) => {
+        const r = results[i]!
+        if (r.ok) item.resolve(r.value)
+        else item.reject(r.err)
+      })
+    if (this.durable === undefined) return settle()
+    this.durable().then(settle, (err) => {
+      for (const item of batch) item.reject(err)
     })
   }
 
