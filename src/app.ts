@@ -22,8 +22,10 @@ import type { Channel, Limits } from './otp/types.ts'
 import { VerifyService } from './otp/verify.ts'
 import { SqliteAdminStore, SqliteCreditStore, SqliteKeyStore } from './store/admin-store.ts'
 import { migrationsCurrent, openDatabase, type Db } from './store/db.ts'
-import { KeyHitLog, RecipientFailureLog } from './store/event-logs.ts'
+import { RecipientFailureLog, SqliteKeyHitLog } from './store/event-logs.ts'
 import { databaseFileSizes, probeWritable } from './store/health.ts'
+import { startCheckpointer, type Checkpointer } from './store/checkpointer.ts'
+import { startWalSync } from './store/wal-sync.ts'
 import { loadSecret } from './store/secret.ts'
 import { sweep } from './store/sweep.ts'
 import { SqliteTransactor } from './store/transactor.ts'
@@ -77,6 +79,12 @@ export interface ServerOptions extends CoreOptions {
   /** Where `log` providers print; stdout by default. */
   logWrite?: (line: string) => void
   env?: Record<string, string | undefined>
+  /**
+   * WAL work on worker threads instead of inside commits (`serve` sets it):
+   * checkpoints (store/checkpointer.ts) and, with synchronous = FULL, the
+   * fsync that makes a batch durable before it is answered (store/wal-sync.ts).
+   */
+  backgroundCheckpoints?: boolean
 }
 
 export interface Server extends Core {
@@ -85,9 +93,11 @@ export interface Server extends Core {
   adminHttp: ReturnType<typeof createAdminApp>
   metrics: ServiceMetrics
   readiness(): Readiness
+  checkpointer: Checkpointer | undefined
   /** Channels that only print to the log (nothing is really delivered). */
   logOnly: Channel[]
-  sweep(): ReturnType<typeof sweep>
+  /** One retention sweep; `maxRows` bounds each table's deletions (see store/sweep.ts). */
+  sweep(maxRows?: number): ReturnType<typeof sweep>
 }
 
 export function buildServer(config: Config, opts: ServerOptions = {}): Server {
@@ -114,11 +124,15 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
   })
 
   const keys = new SqliteKeyStore(db)
+  const auth = new Authenticator(keys, hasher, clock)
+  core.admin.onKeyChange(() => auth.forget())
+  const limiter = new KeyLimiter(tx, new SqliteKeyHitLog(db, tx), keys, clock, limits.keyRequestsPerMinute)
+  tx.onStale(() => limiter.forget())
   const ops = { readiness, metrics, logger }
   const http = createHttpApp({
     ...ops,
-    auth: new Authenticator(keys, hasher),
-    limiter: new KeyLimiter(tx, new KeyHitLog(db), keys, clock, limits.keyRequestsPerMinute),
+    auth,
+    limiter,
     send: new SendService({
       tx,
       verifications,
@@ -129,21 +143,38 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
       clock,
       logger,
       limits,
+      limiter,
       defaultCodeLength: config.codes.default_length,
     }),
-    verify: new VerifyService({ tx, verifications, failures: new RecipientFailureLog(db), hasher, clock, limits }),
+    verify: new VerifyService({ tx, verifications, failures: new RecipientFailureLog(db), hasher, clock, limits, limiter }),
     lockoutSeconds: limits.lockoutSeconds,
     openapi: buildOpenApi(pkg.version),
     metricsToken: config.server.metrics_token,
   })
+  const background = opts.backgroundCheckpoints && config.database.path !== ':memory:'
+  const checkpointer = background
+    ? startCheckpointer(db, config.database.path, config.database.busy_timeout_ms, (error) => logger.error('WAL checkpoint failed', { error }))
+    : undefined
+  // FULL's guarantee with the fsync on a worker thread (store/wal-sync.ts).
+  const walSync = background && config.database.synchronous === 'FULL' ? startWalSync(config.database.path, (error) => logger.error('WAL fsync failed', { error })) : undefined
+  if (walSync) {
+    db.$client.run('PRAGMA synchronous = NORMAL')
+    tx.settleAfter(() => walSync.sync())
+  }
   return {
     ...core,
+    checkpointer,
+    close: () => {
+      checkpointer?.stop()
+      walSync?.stop()
+      core.close()
+    },
     http,
     adminHttp: createAdminApp(ops),
     metrics,
     readiness,
     logOnly: opts.delivery ? [] : logOnlyChannels(providers),
-    sweep: () => sweep(db, clock.now(), config.retention.days),
+    sweep: (maxRows) => sweep(db, clock.now(), config.retention.days, maxRows),
   }
 }
 

@@ -39,3 +39,21 @@ test('the sweep keeps what the per-recipient limits still need', async () => {
   const third = await h.send({ channel: 'sms', recipient: '+14155550123' })
   expect(third.status).toBe(429)
 })
+
+test('a bounded sweep deletes at most maxRows per table, oldest first, and says when there may be more', async () => {
+  h = createHarness()
+  for (let i = 0; i < 5; i++) {
+    await h.verify({})
+    h.clock.advance(1_000)
+  }
+  h.clock.advance(60_000 - 2_500) // the two newest hits are still inside the window
+  const { sweptToBound } = await import('../src/store/sweep.ts')
+  const first = h.server.sweep(2)
+  expect(first.keyHits).toBe(2)
+  expect(sweptToBound(first, 2)).toBe(true)
+  const second = h.server.sweep(2)
+  expect(second.keyHits).toBe(1)
+  expect(sweptToBound(second, 2)).toBe(false)
+  const left = h.server.db.$client.query<{ seq: number }, []>('SELECT seq FROM key_hits ORDER BY seq').all()
+  expect(left.map((r) => r.seq)).toEqual([4, 5])
+})

@@ -5,6 +5,7 @@ import { parseListen, resolveConfig } from '../config/load.ts'
 import { readTls } from '../config/tls.ts'
 import { LISTEN_OPTIONS } from '../http/app.ts'
 import { createLogger } from '../lib/logger.ts'
+import { sweptToBound } from '../store/sweep.ts'
 import { example, load, withConfig, type CommonOptions } from './common.ts'
 
 const SWEEP_EVERY_MS = 60_000
@@ -16,6 +17,7 @@ const STOP_GRACE_MS = 5_000
  * long a drain lets them be read (and answered) first.
  */
 const DRAIN_MS = 100
+const SWEEP_STEP_ROWS = 2_000
 
 export function serveCommand(): Command {
   return example(withConfig(new Command('serve').description('run the HTTP API')), 'otpd serve', 'otpd serve --listen 0.0.0.0:8080 --config /etc/otpd/otp.config.toml')
@@ -24,7 +26,7 @@ export function serveCommand(): Command {
       const loaded = load(opts)
       const config = opts.listen ? resolveConfig({ ...loaded.config, server: { ...loaded.config.server, listen: opts.listen } }, loaded.source, loaded.env) : loaded.config
       const logger = createLogger({ level: config.logging.level, format: process.stdout.isTTY ? 'text' : 'json' })
-      const server = buildServer(config, { logger, env: loaded.env })
+      const server = buildServer(config, { logger, env: loaded.env, backgroundCheckpoints: true })
       // Signals are handled before the listener opens, so a SIGTERM during start-up is a clean stop too.
       let timer: ReturnType<typeof setInterval> | undefined
       let stopping = false
@@ -63,13 +65,22 @@ export function serveCommand(): Command {
         })
       }
 
+      // In steps of SWEEP_STEP_ROWS per table, yielding to requests between steps.
       const runSweep = () => {
-        try {
-          const removed = server.sweep()
-          if (removed.verifications > 0) logger.info('retention sweep', { ...removed })
-        } catch (err) {
-          logger.error('retention sweep failed', { error: err instanceof Error ? err.message : String(err) })
+        const removed = { verifications: 0, keyHits: 0, recipientFailures: 0 }
+        const step = () => {
+          try {
+            const r = server.sweep(SWEEP_STEP_ROWS)
+            removed.verifications += r.verifications
+            removed.keyHits += r.keyHits
+            removed.recipientFailures += r.recipientFailures
+            if (sweptToBound(r, SWEEP_STEP_ROWS) && !stopping) return void setImmediate(step)
+            if (removed.verifications > 0) logger.info('retention sweep', { ...removed })
+          } catch (err) {
+            logger.error('retention sweep failed', { error: err instanceof Error ? err.message : String(err) })
+          }
         }
+        step()
       }
       runSweep()
       timer = setInterval(runSweep, SWEEP_EVERY_MS)

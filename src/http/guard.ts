@@ -42,12 +42,29 @@ export async function admit(deps: GuardDeps, request: Request): Promise<Admitted
   if (!auth.ok) {
     return { ok: false, reply: auth.reason === 'disabled' ? errorReply(403, Msg.keyDisabled) : errorReply(401, Msg.keyInvalid) }
   }
-  const admission = deps.limiter.admit(auth.key.id)
+  // A read only: the hit is counted by the operation's transaction, or by counted() below.
+  const admission = deps.limiter.peek(auth.key.id)
   if (!admission.ok) {
     deps.metrics.rateLimited('key')
-    return { ok: false, reply: errorReply(429, keyRateLimitMessage(admission.max, admission.retryAfter), admission.retryAfter) }
+    return { ok: false, reply: keyLimitedReply(admission.max, admission.retryAfter) }
   }
   const body = await readJsonBody(request)
-  if (!body.ok) return { ok: false, reply: errorReply(body.status, body.error) }
+  if (!body.ok) return { ok: false, reply: await counted(deps, auth.key, errorReply(body.status, body.error)) }
   return { ok: true, key: auth.key, body: body.body }
+}
+
+export function keyLimitedReply(max: number, retryAfter: number): Reply {
+  return errorReply(429, keyRateLimitMessage(max, retryAfter), retryAfter)
+}
+
+/**
+ * A request that ends before its operation (bad body or field) still counts
+ * toward the per-key limit: `reply`, once the hit is recorded, or the 429 if
+ * the window filled up meanwhile.
+ */
+export async function counted(deps: GuardDeps, key: ApiKey, reply: Reply): Promise<Reply> {
+  const a = await deps.limiter.admitAlone(key.id)
+  if (a.ok) return reply
+  deps.metrics.rateLimited('key')
+  return keyLimitedReply(a.max, a.retryAfter)
 }

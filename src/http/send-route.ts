@@ -6,7 +6,7 @@ import { Msg, recipientRateLimitMessage } from '../otp/messages.ts'
 import type { SendOutcome, SendService } from '../otp/send.ts'
 import { normalizeRecipient, testModeOf } from '../otp/test-recipients.ts'
 import type { SendInput } from '../otp/types.ts'
-import { admit, type GuardDeps } from './guard.ts'
+import { admit, counted, keyLimitedReply, type GuardDeps } from './guard.ts'
 import { errorReply, type Reply } from './reply.ts'
 import { noteOf } from './request-log.ts'
 import { respond } from './respond.ts'
@@ -15,6 +15,8 @@ import { validateSend } from './validate.ts'
 
 export function sendReply(outcome: SendOutcome): Reply {
   switch (outcome.kind) {
+    case 'key_limited':
+      return keyLimitedReply(outcome.max, outcome.retryAfter)
     case 'sent':
       return {
         status: 200,
@@ -34,7 +36,9 @@ export function sendReply(outcome: SendOutcome): Reply {
  * delivery wrapper in app.ts); the others here.
  */
 function countSend(metrics: ServiceMetrics, input: SendInput, outcome: SendOutcome): void {
-  if (outcome.kind === 'recipient_limited') {
+  if (outcome.kind === 'key_limited') {
+    metrics.rateLimited('key')
+  } else if (outcome.kind === 'recipient_limited') {
     metrics.rateLimited('recipient')
     metrics.send(input.channel, 'none', 'rate_limited')
   } else if (outcome.kind === 'no_credits') {
@@ -54,7 +58,7 @@ export function sendRoute(deps: GuardDeps & { send: SendService; logger: Logger 
         const note = noteOf(request)
         if (typeof a.body.recipient === 'string') note.recipient = maskRecipient(a.body.recipient)
         const input = validateSend(a.body)
-        if (!input.ok) return errorReply(400, input.error)
+        if (!input.ok) return counted(deps, a.key, errorReply(400, input.error))
         note.channel = input.value.channel
         const outcome = await deps.send.send(a.key, input.value, requestId)
         note.outcome = outcome.kind

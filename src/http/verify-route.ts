@@ -3,7 +3,7 @@ import { Elysia } from 'elysia'
 import type { Logger } from '../lib/logger.ts'
 import { lockoutMessage, Msg } from '../otp/messages.ts'
 import type { VerifyOutcome, VerifyService } from '../otp/verify.ts'
-import { admit, type GuardDeps } from './guard.ts'
+import { admit, counted, keyLimitedReply, type GuardDeps } from './guard.ts'
 import { errorReply, type Reply } from './reply.ts'
 import { noteOf } from './request-log.ts'
 import { respond } from './respond.ts'
@@ -13,6 +13,8 @@ const result = (verified: boolean, message: string): Reply => ({ status: 200, bo
 
 export function verifyReply(outcome: VerifyOutcome, lockoutSeconds: number): Reply {
   switch (outcome.kind) {
+    case 'key_limited':
+      return keyLimitedReply(outcome.max, outcome.retryAfter)
     case 'verified':
       return result(true, Msg.verified)
     case 'invalid_code':
@@ -37,10 +39,11 @@ export function verifyRoute(deps: GuardDeps & { verify: VerifyService; lockoutSe
         const a = await admit(deps, request)
         if (!a.ok) return a.reply
         const input = validateVerify(a.body)
-        if (!input.ok) return errorReply(400, input.error)
-        const outcome = deps.verify.verify(a.key, input.value)
+        if (!input.ok) return counted(deps, a.key, errorReply(400, input.error))
+        const outcome = await deps.verify.verify(a.key, input.value)
         noteOf(request).outcome = outcome.kind
-        deps.metrics.verify(outcome.kind)
+        if (outcome.kind === 'key_limited') deps.metrics.rateLimited('key')
+        else deps.metrics.verify(outcome.kind)
         if (outcome.kind === 'locked') deps.metrics.rateLimited(outcome.cause === 'attempts' ? 'lockout' : 'recipient_failures')
         return verifyReply(outcome, deps.lockoutSeconds)
       }),

@@ -55,6 +55,8 @@ const ACCOUNT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 export const MAX_GRANT = 1_000_000_000
 
 export class Admin {
+  private readonly keyListeners: (() => void)[] = []
+
   constructor(
     private readonly tx: Transactor,
     private readonly store: AdminStore,
@@ -110,9 +112,14 @@ export class Admin {
     return this.store.listKeys(account === undefined ? undefined : this.account(account).id)
   }
 
+  /** Called after every key status change made through this Admin (the server's key cache listens). */
+  onKeyChange(listener: () => void): void {
+    this.keyListeners.push(listener)
+  }
+
   /** enable / disable / revoke. A revoked key is gone for good: it cannot be enabled again. */
   setKeyStatus(idOrPrefix: string, status: KeyStatus): KeyRow {
-    return this.tx.atomically(() => {
+    const row = this.tx.atomically(() => {
       const key = this.resolveKey(idOrPrefix)
       if (key.status === 'revoked' && status !== 'revoked') {
         throw new OperatorError(`key ${key.id} (${key.prefix}) is revoked and cannot be changed; create a new key instead`)
@@ -120,6 +127,8 @@ export class Admin {
       this.store.setKeyStatus(key.id, status)
       return { ...key, status }
     })
+    for (const listener of this.keyListeners) listener()
+    return row
   }
 
   private resolveKey(idOrPrefix: string): KeyRow {

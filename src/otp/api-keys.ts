@@ -3,10 +3,11 @@
  * A key is `otpd_` + 40 base62 characters; the first 8 after `otpd_` are its
  * display prefix, and only an HMAC of the whole key is stored.
  */
+import type { Clock } from '../lib/clock.ts'
 import { randomBase62 } from '../lib/random.ts'
 import type { Hasher } from '../lib/secrets.ts'
 import type { KeyStore } from './ports.ts'
-import type { ApiKey } from './types.ts'
+import type { ApiKey, StoredKey } from './types.ts'
 
 export const KEY_PREFIX = 'otpd_'
 const KEY_BODY_LENGTH = 40
@@ -30,22 +31,62 @@ export function displayPrefix(key: string): string {
 
 export type AuthOutcome = { ok: true; key: ApiKey } | { ok: false; reason: 'invalid' | 'disabled' }
 
+/** How long a looked-up key is trusted: a disable or revoke from another process takes effect within this. */
+export const KEY_CACHE_MS = 1_000
+/** Entries are existing keys only, so this bounds memory only against a huge key table. */
+const KEY_CACHE_MAX = 10_000
+
+/**
+ * Authenticates a presented key. Found keys (active, disabled or revoked) are
+ * cached for KEY_CACHE_MS by their HMAC, so the hot path does one HMAC and no
+ * query; an unknown key is never cached, so guessing cannot fill memory. The
+ * cache is keyed by the HMAC rather than the key itself: no key sits in clear
+ * in a long-lived structure, and a Map look-up by an HMAC the attacker cannot
+ * compute leaks nothing through timing. Status changes made through this
+ * process call `forget()` and apply at once; changes from another process
+ * (`otpd keys disable` from a shell) apply within KEY_CACHE_MS.
+ */
 export class Authenticator {
+  private readonly cache = new Map<string, { key: StoredKey; at: number }>()
+
   constructor(
     private readonly keys: KeyStore,
     private readonly hasher: Hasher,
+    private readonly clock: Clock,
   ) {}
 
   authenticate(raw: string): AuthOutcome {
     if (!KEY_SHAPE.test(raw)) return { ok: false, reason: 'invalid' }
+    const hash = this.hasher.hash(HASH_PURPOSE_KEY, raw)
+    const now = this.clock.now()
+    let entry = this.cache.get(hash)
+    if (entry === undefined || now - entry.at >= KEY_CACHE_MS || now < entry.at) {
+      const stored = this.lookUp(raw)
+      if (stored === undefined) {
+        this.cache.delete(hash)
+        return { ok: false, reason: 'invalid' }
+      }
+      if (this.cache.size >= KEY_CACHE_MAX) this.cache.clear()
+      entry = { key: stored, at: now }
+      this.cache.set(hash, entry)
+    }
+    const stored = entry.key
+    if (stored.status === 'revoked') return { ok: false, reason: 'invalid' }
+    if (stored.status === 'disabled') return { ok: false, reason: 'disabled' }
+    const { keyHash: _hash, ...key } = stored
+    return { ok: true, key }
+  }
+
+  /** Drops every cached key: the next request of each reads the database again. */
+  forget(): void {
+    this.cache.clear()
+  }
+
+  private lookUp(raw: string): StoredKey | undefined {
     // Look up by the clear prefix, then compare the HMAC in constant time.
     for (const stored of this.keys.findByPrefix(displayPrefix(raw))) {
-      if (!this.hasher.matches(HASH_PURPOSE_KEY, raw, stored.keyHash)) continue
-      if (stored.status === 'revoked') return { ok: false, reason: 'invalid' }
-      if (stored.status === 'disabled') return { ok: false, reason: 'disabled' }
-      const { keyHash: _hash, ...key } = stored
-      return { ok: true, key }
+      if (this.hasher.matches(HASH_PURPOSE_KEY, raw, stored.keyHash)) return stored
     }
-    return { ok: false, reason: 'invalid' }
+    return undefined
   }
 }

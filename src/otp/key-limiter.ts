@@ -2,33 +2,88 @@
  * Per-key request limit (DECISIONS.md section 5): at most N admitted requests
  * in any rolling 60 s, across both endpoints. A rejected request is not
  * recorded, so a client that backs off for `retry_after` seconds gets in.
+ *
+ * The hit is recorded inside the operation's own transaction (`admit`, called
+ * by the send and verify services), where the limit is checked again: exact
+ * under concurrency and across processes, with no transaction of its own. A
+ * request that ends before its operation (a 400 or 413) is counted by
+ * `admitAlone`, a small grouped transaction. `peek`, before the body is read,
+ * answers from memory, so a client known to be limited gets its 429 without
+ * a query and without its body being read.
+ *
+ * `api_keys.last_used_at` is written in the same transaction, at most once a
+ * second per key and process: it is at most about a second behind.
  */
 import type { Clock } from '../lib/clock.ts'
-import type { EventLog, KeyStore, Transactor } from './ports.ts'
+import type { KeyHitLog, KeyStore, Transactor } from './ports.ts'
 import { secondsUntil, waitForRoomInLog } from './windows.ts'
 
 export const KEY_WINDOW_MS = 60_000
+export const TOUCH_EVERY_MS = 1_000
 
 export type Admission = { ok: true } | { ok: false; max: number; retryAfter: number }
 
 export class KeyLimiter {
+  private readonly touched = new Map<number, number>()
+  /** Keys whose window this process saw full, and until when: hits leave a full window only with time. */
+  private readonly fullUntil = new Map<number, number>()
+
   constructor(
     private readonly tx: Transactor,
-    private readonly hits: EventLog,
+    private readonly hits: KeyHitLog,
     private readonly keys: KeyStore,
     private readonly clock: Clock,
     private readonly max: number,
   ) {}
 
-  admit(keyId: number): Admission {
-    const subject = String(keyId)
-    return this.tx.atomically(() => {
-      const now = this.clock.now()
-      const wait = waitForRoomInLog(this.hits, subject, KEY_WINDOW_MS, this.max, now)
-      if (wait > 0) return { ok: false, max: this.max, retryAfter: secondsUntil(wait) }
-      this.hits.record(subject, now)
-      this.keys.touch(keyId, now) // same transaction: no extra commit per request
+  /**
+   * A refusal known without the database: the window was seen full and no hit
+   * has left it since (none can be added while it is full, and hits are only
+   * pruned once outside it). Otherwise `ok`, and `admit` decides.
+   */
+  peek(keyId: number): Admission {
+    const until = this.fullUntil.get(keyId)
+    if (until === undefined) return { ok: true }
+    const now = this.clock.now()
+    if (now >= until || now < until - KEY_WINDOW_MS) {
+      this.fullUntil.delete(keyId)
       return { ok: true }
-    })
+    }
+    return this.refusal(until - now)
+  }
+
+  /** Inside a transaction: refuses, or records the hit. */
+  admit(keyId: number): Admission {
+    const now = this.clock.now()
+    const wait = waitForRoomInLog(this.hits, keyId, KEY_WINDOW_MS, this.max, now)
+    if (wait > 0) {
+      this.fullUntil.set(keyId, now + wait)
+      return this.refusal(wait)
+    }
+    this.hits.record(keyId, now)
+    const last = this.touched.get(keyId)
+    if (last === undefined || now - last >= TOUCH_EVERY_MS || now < last) {
+      this.keys.touch(keyId, now)
+      this.touched.set(keyId, now)
+    }
+    return { ok: true }
+  }
+
+  /**
+   * Drops what this process remembers (windows seen full, last touches): the
+   * store calls it when a rollback may have undone what they were read from.
+   */
+  forget(): void {
+    this.fullUntil.clear()
+    this.touched.clear()
+  }
+
+  /** For a request that ends before its operation: counts it in a transaction of its own. */
+  admitAlone(keyId: number): Promise<Admission> {
+    return this.tx.grouped(() => this.admit(keyId))
+  }
+
+  private refusal(waitMs: number): Admission {
+    return { ok: false, max: this.max, retryAfter: secondsUntil(waitMs) }
   }
 }

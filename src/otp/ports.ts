@@ -7,6 +7,15 @@ import type { OutboundMessage, StoredKey, Verification } from './types.ts'
 /** Runs `fn` in one IMMEDIATE transaction: all of its writes land, or none. */
 export interface Transactor {
   atomically<T>(fn: () => T): T
+  /**
+   * Same guarantee, but `fn` may share one commit with other calls made at the
+   * same time (group commit); it runs after them in call order and sees their
+   * writes. Resolves once the commit is durable; rejects if `fn` throws (its
+   * writes are undone) or the commit fails. `fn` may run more than once (when
+   * another call of its batch throws, the batch is run again): outside the
+   * database it may only do what is safe to repeat.
+   */
+  grouped<T>(fn: () => T): Promise<T>
 }
 
 export interface KeyStore {
@@ -16,13 +25,14 @@ export interface KeyStore {
 }
 
 /** A log of timestamps per subject, read as rolling windows. */
-export interface EventLog {
-  /** Number of events with `at > since`. */
-  countSince(subject: string, since: number): number
-  /** Time of the event at `offset` (0 = oldest) among those with `at > since`. */
-  timeAt(subject: string, since: number, offset: number): number | undefined
-  record(subject: string, at: number): void
+export interface EventLog<Subject = string> {
+  /** Time of the subject's n-th most recent event (1 = the newest), if it has that many. */
+  nthLatest(subject: Subject, n: number): number | undefined
+  record(subject: Subject, at: number): void
 }
+
+/** Admitted requests per key id, in admission order: the per-key rolling window. */
+export type KeyHitLog = EventLog<number>
 
 export interface VerificationStore {
   insert(v: Verification): void
@@ -38,6 +48,8 @@ export interface CreditStore {
   balance(accountId: number): number
   /** Appends a ledger row and moves the balance in step. */
   post(entry: { accountId: number; kind: 'grant' | 'debit' | 'refund'; amount: number; verificationId?: string; note?: string; at: number }): void
+  /** Posts a debit if the balance covers it (check and move in one statement); false when it does not. */
+  debit(entry: { accountId: number; amount: number; verificationId: string; at: number }): boolean
 }
 
 export interface AccountSettings {

@@ -8,6 +8,7 @@ import { maskRecipient } from '../lib/mask.ts'
 import { randomDigits, randomUuid } from '../lib/random.ts'
 import type { Hasher } from '../lib/secrets.ts'
 import { DEFAULT_MESSAGE, DEFAULT_SUBJECT } from './messages.ts'
+import type { KeyLimiter } from './key-limiter.ts'
 import type { AccountSettings, CreditStore, Delivery, Transactor, VerificationStore } from './ports.ts'
 import { normalizeRecipient, TEST_CODE, testModeOf } from './test-recipients.ts'
 import type { ApiKey, Channel, Limits, SendInput, Verification } from './types.ts'
@@ -18,6 +19,7 @@ export const HASH_PURPOSE_RECIPIENT = 'recipient'
 export const DEFAULT_EXPIRES_IN = 300
 
 export type SendOutcome =
+  | { kind: 'key_limited'; max: number; retryAfter: number }
   | { kind: 'sent'; verificationId: string; expiresAt: number }
   | { kind: 'recipient_limited'; max: number; period: string; retryAfter: number }
   | { kind: 'no_credits' }
@@ -40,6 +42,7 @@ export interface SendDeps {
   clock: Clock
   logger: Logger
   limits: Limits
+  limiter: KeyLimiter
   defaultCodeLength: number
 }
 
@@ -73,21 +76,33 @@ export class SendService {
       lockedUntil: null,
     })
 
+    // The per-key limit is decided and counted inside the operation's transaction.
+    const keyLimited = (): SendOutcome | null => {
+      const a = d.limiter.admit(key.id)
+      return a.ok ? null : { kind: 'key_limited', max: a.max, retryAfter: a.retryAfter }
+    }
+
     if (testMode !== null) {
       // Test recipients: no delivery, no credit, no per-recipient limit; a custom code is ignored.
-      const v = d.tx.atomically(() => {
+      const v = await d.tx.grouped((): SendOutcome | Verification => {
+        const limited = keyLimited()
+        if (limited) return limited
         const v = build(d.clock.now(), TEST_CODE)
         d.verifications.insert(v)
         return v
       })
+      if ('kind' in v) return v
       return { kind: 'sent', verificationId: v.id, expiresAt: v.expiresAt }
     }
 
-    const code = input.code ?? randomDigits(d.accounts.codeLength(key.accountId) ?? d.defaultCodeLength)
+    let code = ''
     // Limits, credit and the new verification in one transaction: concurrent
     // sends cannot both see the last free slot or the last credit.
-    const reserved = d.tx.atomically((): SendOutcome | Verification => {
+    const reserved = await d.tx.grouped((): SendOutcome | Verification => {
+      const limited = keyLimited()
+      if (limited) return limited
       const now = d.clock.now()
+      code = input.code ?? randomDigits(d.accounts.codeLength(key.accountId) ?? d.defaultCodeLength)
       const times = d.verifications.recipientSendTimes(key.accountId, recipientHash, now - LONGEST_WINDOW_MS)
       let worst: { max: number; period: string; wait: number } | null = null
       for (const w of WINDOWS) {
@@ -97,10 +112,9 @@ export class SendService {
         if (wait > 0 && (worst === null || wait > worst.wait)) worst = { max, period: w.period, wait }
       }
       if (worst) return { kind: 'recipient_limited', max: worst.max, period: worst.period, retryAfter: secondsUntil(worst.wait) }
-      if (d.credits.balance(key.accountId) < 1) return { kind: 'no_credits' }
       const v = build(now, code)
+      if (!d.credits.debit({ accountId: key.accountId, amount: 1, verificationId: v.id, at: now })) return { kind: 'no_credits' }
       d.verifications.insert(v)
-      d.credits.post({ accountId: key.accountId, kind: 'debit', amount: 1, verificationId: v.id, at: now })
       return v
     })
     if ('kind' in reserved) return reserved
@@ -116,7 +130,7 @@ export class SendService {
       })
       d.logger.debug('delivered', { request_id: requestId, channel: input.channel, provider: receipt.provider, recipient: reserved.recipientMask })
     } catch (err) {
-      d.tx.atomically(() => {
+      await d.tx.grouped(() => {
         d.verifications.markFailed(reserved.id)
         d.credits.post({ accountId: key.accountId, kind: 'refund', amount: 1, verificationId: reserved.id, at: d.clock.now() })
       })

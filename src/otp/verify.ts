@@ -1,16 +1,19 @@
 /**
  * Verify: the verification state machine (spec section 3, DECISIONS.md
  * sections 1, 4, 10). Every read and write of one attempt happens in one
- * transaction, so concurrent attempts on one code see each other.
+ * transaction, so concurrent attempts on one code see each other; the per-key
+ * limit is decided and counted in the same transaction.
  */
 import type { Clock } from '../lib/clock.ts'
 import type { Hasher } from '../lib/secrets.ts'
+import type { KeyLimiter } from './key-limiter.ts'
 import type { EventLog, Transactor, VerificationStore } from './ports.ts'
 import { HASH_PURPOSE_CODE } from './send.ts'
 import type { ApiKey, Limits, VerifyInput } from './types.ts'
 import { secondsUntil, waitForRoomInLog } from './windows.ts'
 
 export type VerifyOutcome =
+  | { kind: 'key_limited'; max: number; retryAfter: number }
   | { kind: 'verified' }
   | { kind: 'invalid_code' }
   | { kind: 'expired' }
@@ -29,14 +32,17 @@ export interface VerifyDeps {
   hasher: Hasher
   clock: Clock
   limits: Limits
+  limiter: KeyLimiter
 }
 
 export class VerifyService {
   constructor(private readonly d: VerifyDeps) {}
 
-  verify(key: ApiKey, input: VerifyInput): VerifyOutcome {
+  verify(key: ApiKey, input: VerifyInput): Promise<VerifyOutcome> {
     const { d } = this
-    return d.tx.atomically((): VerifyOutcome => {
+    return d.tx.grouped((): VerifyOutcome => {
+      const admission = d.limiter.admit(key.id)
+      if (!admission.ok) return { kind: 'key_limited', max: admission.max, retryAfter: admission.retryAfter }
       const now = d.clock.now()
       const v = d.verifications.findForKey(input.verificationId, key.id)
       if (!v || v.status === 'failed') return { kind: 'not_found' }

@@ -20,11 +20,12 @@ export function waitForRoom(times: readonly number[], windowMs: number, max: num
   return t + windowMs - now
 }
 
-/** Same as waitForRoom, read from an EventLog without loading every event. */
-export function waitForRoomInLog(log: EventLog, subject: string, windowMs: number, max: number, now: number): number {
-  const since = now - windowMs
-  const count = log.countSince(subject, since)
-  if (count < max) return 0
-  const t = log.timeAt(subject, since, count - max)
-  return t === undefined ? 0 : t + windowMs - now
+/**
+ * Same as waitForRoom, read from an EventLog with one look-up: the window is
+ * full while the max-th most recent event is inside it, and has room once
+ * that event leaves.
+ */
+export function waitForRoomInLog<S>(log: EventLog<S>, subject: S, windowMs: number, max: number, now: number): number {
+  const t = log.nthLatest(subject, max)
+  return t === undefined || t + windowMs <= now ? 0 : t + windowMs - now
 }

@@ -32,7 +32,9 @@ export class SqliteCreditStore implements CreditStore, AccountSettings {
   private readonly codeLengthQ
   private readonly ledgerQ
   private readonly moveQ
+  private readonly debitQ
   constructor(db: Db) {
+    this.debitQ = db.$client.prepare<unknown, [number, number]>('UPDATE accounts SET balance = balance - ?1 WHERE id = ?2 AND balance >= ?1')
     this.balanceQ = db.select({ balance: accounts.balance }).from(accounts).where(eq(accounts.id, p('id'))).prepare()
     this.codeLengthQ = db.select({ codeLength: accounts.codeLength }).from(accounts).where(eq(accounts.id, p('id'))).prepare()
     this.ledgerQ = db
@@ -50,6 +52,12 @@ export class SqliteCreditStore implements CreditStore, AccountSettings {
   }
   codeLength(accountId: number): number | null {
     return this.codeLengthQ.get({ id: accountId })?.codeLength ?? null
+  }
+  debit(e: Parameters<CreditStore['debit']>[0]): boolean {
+    // Callers run this inside Transactor.atomically: the guarded move and its ledger row land together.
+    if (this.debitQ.run(e.amount, e.accountId).changes !== 1) return false
+    this.ledgerQ.run({ accountId: e.accountId, kind: 'debit', amount: e.amount, verificationId: e.verificationId, note: null, at: e.at })
+    return true
   }
   post(e: Parameters<CreditStore['post']>[0]): void {
     // Callers run this inside Transactor.atomically: ledger row and balance move together.

@@ -26,6 +26,8 @@ export function openDatabase(opts: OpenOptions): Db {
   client.run('PRAGMA journal_mode = WAL')
   client.run('PRAGMA foreign_keys = ON')
   client.run(`PRAGMA synchronous = ${opts.synchronous ?? 'FULL'}`)
+  // Savepoint and statement journals in memory, not in a temporary file.
+  client.run('PRAGMA temp_store = MEMORY')
   applyMigrations(client)
   return drizzle({ client, schema }) as Db
 }

@@ -1,57 +1,73 @@
-/** Rolling-window event logs: per-key request hits and per-recipient verify failures. */
-import { and, asc, count, eq, gt, sql } from 'drizzle-orm'
-import type { EventLog } from '../otp/ports.ts'
+/**
+ * Rolling-window event logs: per-key request hits and per-recipient verify
+ * failures. Plain bun:sqlite prepared statements: they run on every request.
+ */
+import type { EventLog, KeyHitLog } from '../otp/ports.ts'
 import type { Db } from './db.ts'
-import { keyHits, recipientFailures } from './schema.ts'
 
-const p = (name: string) => sql.placeholder(name)
-
-export class KeyHitLog implements EventLog {
-  private readonly countQ
-  private readonly timeQ
+/**
+ * Per-key hits numbered by `seq` (see schema.ts): the n-th most recent hit is
+ * the row `last - n + 1`, one index look-up whatever n is, and none while the
+ * key has fewer than n hits. Callers run both methods inside an IMMEDIATE
+ * transaction. `last` is remembered per key between transactions and read
+ * again once the transactor says another connection wrote or a rollback
+ * undid a write (`onStale`), so it is always the database's.
+ */
+export class SqliteKeyHitLog implements KeyHitLog {
+  private readonly lastQ
+  private readonly bySeqQ
   private readonly insertQ
-  constructor(db: Db) {
-    const where = and(eq(keyHits.keyId, p('keyId')), gt(keyHits.at, p('since')))
-    this.countQ = db.select({ n: count() }).from(keyHits).where(where).prepare()
-    this.timeQ = db.select({ at: keyHits.at }).from(keyHits).where(where).orderBy(asc(keyHits.at)).limit(1).offset(p('offset')).prepare()
-    this.insertQ = db.insert(keyHits).values({ keyId: p('keyId'), at: p('at') }).prepare()
+  private readonly lastSeq = new Map<number, number>()
+  constructor(db: Db, tx: { onStale(listener: () => void): void }) {
+    const c = db.$client
+    this.lastQ = c.prepare<{ seq: number }, [number]>('SELECT seq FROM key_hits WHERE key_id = ?1 ORDER BY seq DESC LIMIT 1')
+    this.bySeqQ = c.prepare<{ at: number }, [number, number]>('SELECT at FROM key_hits WHERE key_id = ?1 AND seq = ?2')
+    this.insertQ = c.prepare<unknown, [number, number, number]>('INSERT INTO key_hits (key_id, seq, at) VALUES (?1, ?2, ?3)')
+    tx.onStale(() => this.lastSeq.clear())
   }
-  countSince(subject: string, since: number): number {
-    return this.countQ.get({ keyId: Number(subject), since })?.n ?? 0
+  nthLatest(keyId: number, n: number): number | undefined {
+    const seq = this.last(keyId) - n + 1
+    return seq < 1 ? undefined : this.bySeqQ.get(keyId, seq)?.at
   }
-  timeAt(subject: string, since: number, offset: number): number | undefined {
-    return this.timeQ.get({ keyId: Number(subject), since, offset })?.at
+  record(keyId: number, at: number): void {
+    const seq = this.last(keyId) + 1
+    this.insertQ.run(keyId, seq, at)
+    this.lastSeq.set(keyId, seq)
   }
-  record(subject: string, at: number): void {
-    this.insertQ.run({ keyId: Number(subject), at })
+  private last(keyId: number): number {
+    let last = this.lastSeq.get(keyId)
+    if (last === undefined) {
+      last = this.lastQ.get(keyId)?.seq ?? 0
+      this.lastSeq.set(keyId, last)
+    }
+    return last
   }
 }
 
-/** Subjects are recipient hashes (already keyed by account). */
+/**
+ * Subjects are recipient hashes (already keyed by account). A count first
+ * (the common answer: fewer than n), then the n-th most recent by offset; the
+ * limit keeps a recipient's failures near n, as none is recorded once it is
+ * reached. An ORDER BY costs SQLite a sorter set-up even for no rows, so it
+ * runs only when the count says the answer exists.
+ */
 export class RecipientFailureLog implements EventLog {
   private readonly countQ
-  private readonly timeQ
+  private readonly nthQ
   private readonly insertQ
   constructor(db: Db) {
-    const where = and(eq(recipientFailures.recipientHash, p('hash')), gt(recipientFailures.at, p('since')))
-    this.countQ = db.select({ n: count() }).from(recipientFailures).where(where).prepare()
-    this.timeQ = db
-      .select({ at: recipientFailures.at })
-      .from(recipientFailures)
-      .where(where)
-      .orderBy(asc(recipientFailures.at))
-      .limit(1)
-      .offset(p('offset'))
-      .prepare()
-    this.insertQ = db.insert(recipientFailures).values({ recipientHash: p('hash'), at: p('at') }).prepare()
+    const c = db.$client
+    this.countQ = c.prepare<{ n: number }, [string]>('SELECT count(*) AS n FROM recipient_failures WHERE recipient_hash = ?1')
+    this.nthQ = c.prepare<{ at: number }, [string, number]>(
+      'SELECT at FROM recipient_failures WHERE recipient_hash = ?1 ORDER BY at DESC LIMIT 1 OFFSET ?2 - 1',
+    )
+    this.insertQ = c.prepare<unknown, [string, number]>('INSERT INTO recipient_failures (recipient_hash, at) VALUES (?1, ?2)')
   }
-  countSince(hash: string, since: number): number {
-    return this.countQ.get({ hash, since })?.n ?? 0
-  }
-  timeAt(hash: string, since: number, offset: number): number | undefined {
-    return this.timeQ.get({ hash, since, offset })?.at
+  nthLatest(hash: string, n: number): number | undefined {
+    if (this.countQ.get(hash)!.n < n) return undefined
+    return this.nthQ.get(hash, n)?.at
   }
   record(hash: string, at: number): void {
-    this.insertQ.run({ hash, at })
+    this.insertQ.run(hash, at)
   }
 }

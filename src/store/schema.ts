@@ -86,11 +86,16 @@ export const verifications = sqliteTable(
   ],
 )
 
-/** One row per admitted authenticated request: the per-key rolling window. */
+/**
+ * One row per admitted authenticated request: the per-key rolling window.
+ * `seq` numbers a key's hits 1, 2, 3... in admission order, so the n-th most
+ * recent hit is one index look-up whatever the limit (otp/key-limiter.ts).
+ */
 export const keyHits = sqliteTable('key_hits', {
   keyId: integer('key_id').notNull(),
+  seq: integer('seq').notNull().default(0),
   at: integer('at').notNull(),
-}, (t) => [index('key_hits_key_at').on(t.keyId, t.at)])
+}, (t) => [uniqueIndex('key_hits_key_seq').on(t.keyId, t.seq)])
 
 /**
  * One row per failed verify attempt, per recipient (DECISIONS.md section 10).

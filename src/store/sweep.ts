@@ -1,10 +1,13 @@
 /**
  * Retention sweep (DECISIONS.md section 8): verifications go `retention_days`
  * after they expire; window rows go once they are older than their window.
+ *
+ * Under load the window tables gain a row per request, so a minute's sweep
+ * can have hundreds of thousands of rows to delete. `maxRows` bounds each
+ * table's deletions per call (oldest first), so the server can sweep in short
+ * transactions and answer requests in between (cli/serve.ts).
  */
-import { lt } from 'drizzle-orm'
 import type { Db } from './db.ts'
-import { keyHits, recipientFailures, verifications } from './schema.ts'
 
 export interface SweepResult {
   verifications: number
@@ -12,14 +15,24 @@ export interface SweepResult {
   recipientFailures: number
 }
 
-export function sweep(db: Db, now: number, retentionDays: number): SweepResult {
-  // drizzle's bun-sqlite run() returns bun:sqlite's Changes at run time; its type says void.
-  const changes = (q: { run(): unknown }) => (q.run() as { changes: number }).changes
-  return db.$client
+export function sweep(db: Db, now: number, retentionDays: number, maxRows = -1): SweepResult {
+  const c = db.$client
+  // LIMIT -1 is no limit. Window rows are appended in time order, so the oldest
+  // come first in rowid order and the scan stops once `maxRows` are found.
+  const del = (sql: string, before: number) => c.run(sql, [before, maxRows]).changes
+  return c
     .transaction(() => ({
-      verifications: changes(db.delete(verifications).where(lt(verifications.expiresAt, now - retentionDays * 86_400_000))),
-      keyHits: changes(db.delete(keyHits).where(lt(keyHits.at, now - 60_000))),
-      recipientFailures: changes(db.delete(recipientFailures).where(lt(recipientFailures.at, now - 86_400_000))),
+      verifications: del('DELETE FROM verifications WHERE rowid IN (SELECT rowid FROM verifications WHERE expires_at < ?1 LIMIT ?2)', now - retentionDays * 86_400_000),
+      keyHits: del('DELETE FROM key_hits WHERE rowid IN (SELECT rowid FROM key_hits WHERE at < ?1 ORDER BY rowid LIMIT ?2)', now - 60_000),
+      recipientFailures: del(
+        'DELETE FROM recipient_failures WHERE rowid IN (SELECT rowid FROM recipient_failures WHERE at < ?1 ORDER BY rowid LIMIT ?2)',
+        now - 86_400_000,
+      ),
     }))
     .immediate()
+}
+
+/** Whether a bounded sweep stopped at its bound somewhere (there may be more to delete). */
+export function sweptToBound(r: SweepResult, maxRows: number): boolean {
+  return r.verifications >= maxRows || r.keyHits >= maxRows || r.recipientFailures >= maxRows
 }

@@ -1,0 +1,30 @@
+-- Shared by the bench scripts: counts statuses per thread and prints one
+-- machine-readable line (BENCH_JSON {...}) that scripts/bench.ts parses.
+local threads = {}
+
+function setup(thread)
+  thread:set("tid", #threads)
+  table.insert(threads, thread)
+end
+
+statuses = {}
+
+function response(status, headers, body)
+  statuses[status] = (statuses[status] or 0) + 1
+end
+
+function done(summary, latency, requests)
+  local codes = {}
+  for _, t in ipairs(threads) do
+    for k, v in pairs(t:get("statuses")) do
+      codes[tostring(k)] = (codes[tostring(k)] or 0) + v
+    end
+  end
+  local parts = {}
+  for k, v in pairs(codes) do table.insert(parts, string.format('"%s":%d', k, v)) end
+  local e = summary.errors
+  io.write(string.format(
+    'BENCH_JSON {"requests":%d,"duration_us":%d,"p50_us":%d,"p90_us":%d,"p99_us":%d,"max_us":%d,"socket_errors":%d,"statuses":{%s}}\n',
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max,
+    e.connect + e.read + e.write + e.timeout, table.concat(parts, ",")))
+end

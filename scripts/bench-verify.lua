@@ -1,0 +1,31 @@
+-- POST /api/v1/verify: a third correct codes, a third wrong codes, a third
+-- unknown ids, in turn. BENCH_IDS_OK / BENCH_IDS_WRONG are files of seeded
+-- verification ids (code 123456); every body has the same length.
+dofile(os.getenv("BENCH_LUA_DIR") .. "/bench-stats.lua")
+
+local function load(path)
+  local ids = {}
+  for line in io.lines(path) do ids[#ids + 1] = line end
+  return ids
+end
+local ok_ids = load(os.getenv("BENCH_IDS_OK"))
+local wrong_ids = load(os.getenv("BENCH_IDS_WRONG"))
+
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Authorization"] = "Bearer " .. os.getenv("BENCH_KEY")
+
+local n = 0
+function request()
+  n = n + 1
+  local kind = n % 3
+  local id, code
+  if kind == 0 then
+    id, code = ok_ids[math.random(#ok_ids)], "123456"
+  elseif kind == 1 then
+    id, code = wrong_ids[math.random(#wrong_ids)], "000000"
+  else
+    id, code = string.format("00000000-0000-4000-8000-%012d", n), "123456"
+  end
+  return wrk.format(nil, "/api/v1/verify", nil, '{"verification_id":"' .. id .. '","code":"' .. code .. '"}')
+end

@@ -1,0 +1,377 @@
+/**
+ * The benchmark behind `scripts/bench` (see BENCHMARKS.md). Builds dist/otpd,
+ * measures cold start, then drives POST /api/v1/verify and POST /api/v1/send
+ * with wrk against a bare Bun.serve baseline and against otpd with
+ * synchronous = FULL and NORMAL, each on a fresh database with a noop
+ * provider and limits raised. Prints a summary and writes the figures as JSON.
+ */
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+
+const { values: opt } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '15' },
+    warmup: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '64' },
+    threads: { type: 'string', default: '2' },
+    modes: { type: 'string', default: 'FULL,NORMAL' },
+    endpoints: { type: 'string', default: 'verify,send' },
+    seed: { type: 'string', default: '3000' },
+    binary: { type: 'string', default: 'dist/otpd' },
+    'no-build': { type: 'boolean', default: false },
+    out: { type: 'string', default: 'bench-results.json' },
+    help: { type: 'boolean', default: false },
+  },
+})
+if (opt.help) {
+  console.log(`usage: scripts/bench [--duration S] [--warmup S] [--connections N] [--threads N] [--modes FULL,NORMAL]
+                    [--endpoints verify,send] [--seed N] [--binary dist/otpd] [--no-build] [--out bench-results.json]`)
+  process.exit(0)
+}
+
+const ROOT = resolve(import.meta.dir, '..')
+const LUA_DIR = join(ROOT, 'scripts')
+const binary = resolve(ROOT, opt.binary)
+const duration = Number(opt.duration)
+const warmup = Number(opt.warmup)
+const connections = Number(opt.connections)
+const threads = Number(opt.threads)
+const modes = opt.modes.split(',').map((m) => m.trim().toUpperCase()) as ('FULL' | 'NORMAL')[]
+const endpoints = opt.endpoints.split(',').map((e) => e.trim()) as ('verify' | 'send')[]
+const scratch = mkdtempSync(join(tmpdir(), 'otpd-bench-'))
+const log = (s: string) => process.stderr.write(`bench: ${s}\n`)
+
+interface WrkFigures {
+  requests: number
+  duration_us: number
+  p50_us: number
+  p90_us: number
+  p99_us: number
+  max_us: number
+  socket_errors: number
+  statuses: Record<string, number>
+}
+interface RunResult extends WrkFigures {
+  rps: number
+  /** Server CPU time (user + system, all threads) per request: steadier than req/s on a shared machine. */
+  cpu_us_per_req: number | null
+  peak_rss_mb: number | null
+  ratio_to_baseline?: number
+}
+
+// ---------------------------------------------------------------- processes
+
+interface Proc {
+  url: string
+  pid: number
+  output: () => string
+  stop(): Promise<void>
+}
+
+async function start(cmd: string[], env: Record<string, string>, cwd: string): Promise<Proc> {
+  const proc = Bun.spawn(cmd, { cwd, env: { ...cleanEnv(), ...env }, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
+  let out = ''
+  const reader = proc.stdout.getReader()
+  const decoder = new TextDecoder()
+  let url = ''
+  const deadline = Date.now() + 15_000
+  while (!url) {
+    if (Date.now() > deadline) throw new Error(`${cmd[0]} did not start:\n${out}`)
+    const { value, done } = await reader.read()
+    if (done) throw new Error(`${cmd.join(' ')} exited:\n${out}${await new Response(proc.stderr).text()}`)
+    out += decoder.decode(value)
+    url = /listening on (http:\/\/[0-9.]+:[0-9]+)/.exec(out)?.[1] ?? ''
+  }
+  void (async () => {
+    for (;;) {
+      const { value, done } = await reader.read()
+      if (done) break
+      if (out.length < 1_000_000) out += decoder.decode(value)
+    }
+  })()
+  void new Response(proc.stderr).text().then((t) => (out += t))
+  return {
+    url,
+    pid: proc.pid,
+    output: () => out,
+    stop: async () => {
+      proc.kill('SIGTERM')
+      await proc.exited
+    },
+  }
+}
+
+/** No inherited OTPD_* settings: the bench config is the whole configuration. */
+function cleanEnv(): Record<string, string> {
+  return Object.fromEntries(Object.entries(process.env).filter(([k, v]) => !k.startsWith('OTPD_') && v !== undefined)) as Record<string, string>
+}
+
+function rssMb(pid: number, field: 'VmRSS' | 'VmHWM'): number | null {
+  try {
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+    return m ? Number(m[1]) / 1024 : null
+  } catch {
+    return null
+  }
+}
+
+/** CPU time (user + system) the process has used so far, in microseconds. */
+function cpuUs(pid: number): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+    // utime and stime are fields 14 and 15 of stat, counted from the state field (3).
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS
+  } catch {
+    return null
+  }
+}
+const CLOCK_TICKS = Number(Bun.spawnSync(['getconf', 'CLK_TCK']).stdout.toString().trim()) || 100
+
+function otpd(args: string[], configFile: string, cwd: string): string {
+  const p = Bun.spawnSync([binary, ...args, '--config', configFile], { cwd, env: cleanEnv() })
+  if (p.exitCode !== 0) throw new Error(`otpd ${args.join(' ')}: ${p.stderr.toString()}`)
+  return p.stdout.toString()
+}
+
+// ---------------------------------------------------------------- wrk
+
+async function wrk(lua: string, url: string, seconds: number, env: Record<string, string>): Promise<WrkFigures> {
+  const p = Bun.spawn(['wrk', `-t${threads}`, `-c${connections}`, `-d${seconds}s`, '--timeout', '5s', '-s', join(LUA_DIR, lua), url], {
+    env: { ...cleanEnv(), BENCH_LUA_DIR: LUA_DIR, ...env },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited])
+  const line = /^BENCH_JSON (.*)$/m.exec(stdout)?.[1]
+  if (code !== 0 || !line) throw new Error(`wrk failed (${code}):\n${stdout}\n${stderr}`)
+  return JSON.parse(line) as WrkFigures
+}
+
+/** Warm-up, then the measured run, sampling the server's RSS every 100 ms. */
+async function measure(lua: string, target: Proc, env: Record<string, string>): Promise<RunResult> {
+  if (warmup > 0) await wrk(lua, target.url, warmup, { ...env, BENCH_RUN: '1' })
+  let peak = 0
+  const timer = setInterval(() => (peak = Math.max(peak, rssMb(target.pid, 'VmRSS') ?? 0)), 100)
+  const cpu0 = cpuUs(target.pid)
+  const f = await wrk(lua, target.url, duration, { ...env, BENCH_RUN: '2' })
+  const cpu1 = cpuUs(target.pid)
+  clearInterval(timer)
+  const cpu = cpu0 === null || cpu1 === null ? null : round1((cpu1 - cpu0) / f.requests)
+  return { ...f, rps: Math.round(f.requests / (f.duration_us / 1e6)), cpu_us_per_req: cpu, peak_rss_mb: peak ? round1(peak) : null }
+}
+
+const round1 = (n: number) => Math.round(n * 10) / 10
+
+// ---------------------------------------------------------------- otpd setup
+
+function benchConfig(dir: string, synchronous: string): string {
+  const file = join(dir, 'otp.config.toml')
+  const big = 1_000_000_000
+  writeFileSync(
+    file,
+    `[database]
+path = "${join(dir, 'otpd.db')}"
+synchronous = "${synchronous}"
+
+[limits]
+key_requests_per_minute = ${big}
+recipient_per_minute = ${big}
+recipient_per_hour = ${big}
+recipient_per_day = ${big}
+max_failed_attempts = ${big}
+recipient_failures_per_day = ${big}
+
+[channels]
+sms = ["bench"]
+email = ["bench"]
+voice = ["bench"]
+
+[providers.bench]
+type = "noop"
+`,
+  )
+  return file
+}
+
+/** A key and a billion credits, written by the CLI before the server starts. */
+function seedAccount(dir: string, configFile: string): string {
+  const key = JSON.parse(otpd(['keys', 'create', '--name', 'bench', '--json'], configFile, dir)).key as string
+  otpd(['credits', 'add', '1000000000'], configFile, dir)
+  return key
+}
+
+/** Verifications with the code 123456 (custom code), to real recipients, through the API. */
+async function seedVerifications(url: string, key: string, n: number, tag: number): Promise<string[]> {
+  const ids: string[] = []
+  let next = 0
+  const worker = async () => {
+    while (next < n) {
+      const i = next++
+      const r = await fetch(`${url}/api/v1/send`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ channel: 'sms', recipient: `+1${tag}8${String(i).padStart(9, '0')}`, code: '123456', expires_in: 3600 }),
+      })
+      const j = (await r.json()) as { verification_id?: string }
+      if (r.status !== 200 || !j.verification_id) throw new Error(`seed send answered ${r.status}: ${JSON.stringify(j)}`)
+      ids.push(j.verification_id)
+    }
+  }
+  await Promise.all(Array.from({ length: 32 }, worker))
+  return ids
+}
+
+async function benchMode(mode: 'FULL' | 'NORMAL') {
+  const dir = mkdtempSync(join(scratch, `otpd-${mode.toLowerCase()}-`))
+  const configFile = benchConfig(dir, mode)
+  const key = seedAccount(dir, configFile)
+  const server = await start([binary, 'serve', '--listen', '127.0.0.1:0', '--config', configFile], {}, dir)
+  try {
+    const results: Record<string, RunResult> = {}
+    const env: Record<string, string> = { BENCH_KEY: key }
+    if (endpoints.includes('verify')) {
+      log(`${mode}: seeding ${2 * Number(opt.seed)} verifications`)
+      const ok = await seedVerifications(server.url, key, Number(opt.seed), 1)
+      const wrong = await seedVerifications(server.url, key, Number(opt.seed), 2)
+      env.BENCH_IDS_OK = join(dir, 'ids-ok.txt')
+      env.BENCH_IDS_WRONG = join(dir, 'ids-wrong.txt')
+      writeFileSync(env.BENCH_IDS_OK, ok.join('\n') + '\n')
+      writeFileSync(env.BENCH_IDS_WRONG, wrong.join('\n') + '\n')
+    }
+    for (const ep of endpoints) {
+      log(`${mode}: ${ep} (${warmup} s warm-up + ${duration} s)`)
+      results[ep] = await measure(`bench-${ep}.lua`, server, env)
+    }
+    const hwm = rssMb(server.pid, 'VmHWM')
+    return { results, process_peak_rss_mb: hwm === null ? null : round1(hwm), errors_logged: (server.output().match(/"level":"error"/g) ?? []).length }
+  } finally {
+    await server.stop()
+  }
+}
+
+// ---------------------------------------------------------------- cold start
+
+async function freePort(): Promise<number> {
+  const s = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+  const port = s.port
+  s.stop(true)
+  return port
+}
+
+/** Process start to the first 200 (a send to a test recipient), on an existing database. */
+async function coldStart(): Promise<number> {
+  const dir = mkdtempSync(join(scratch, 'otpd-cold-'))
+  const configFile = benchConfig(dir, 'FULL')
+  const key = JSON.parse(otpd(['keys', 'create', '--json'], configFile, dir)).key as string
+  const port = await freePort()
+  const body = JSON.stringify({ channel: 'sms', recipient: '+15550100001' })
+  const t0 = performance.now()
+  const proc = Bun.spawn([binary, 'serve', '--listen', `127.0.0.1:${port}`, '--config', configFile], { cwd: dir, env: cleanEnv(), stdout: 'ignore', stderr: 'ignore' })
+  try {
+    for (;;) {
+      if (performance.now() - t0 > 10_000) throw new Error('cold start: no 200 within 10 s')
+      try {
+        const r = await fetch(`http://127.0.0.1:${port}/api/v1/send`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body,
+        })
+        if (r.status === 200) return performance.now() - t0
+      } catch {
+        await Bun.sleep(1)
+      }
+    }
+  } finally {
+    proc.kill('SIGTERM')
+    await proc.exited
+  }
+}
+
+// ---------------------------------------------------------------- main
+
+/** Sizes of otpd's answers, for the baseline to answer as much. */
+const sample = { uuid: '00000000-0000-4000-8000-000000000000', at: '2026-01-01T00:00:00.000Z' }
+const SEND_BYTES = JSON.stringify({ success: true, verification_id: sample.uuid, expires_at: sample.at, request_id: sample.uuid }).length
+const VERIFY_BYTES = JSON.stringify({ success: true, verified: false, message: 'Invalid code', request_id: sample.uuid }).length
+
+async function main() {
+  if (!opt['no-build']) {
+    log('building dist/otpd')
+    const b = Bun.spawnSync(['bun', 'run', 'build'], { cwd: ROOT, stdout: 'ignore', stderr: 'pipe' })
+    if (b.exitCode !== 0) throw new Error(`build failed: ${b.stderr.toString()}`)
+  }
+  const binaryMb = round1(statSync(binary).size / 1024 / 1024)
+
+  log('cold start (5 runs)')
+  const colds: number[] = []
+  for (let i = 0; i < 5; i++) colds.push(await coldStart())
+  colds.sort((a, b) => a - b)
+
+  log('baseline: bare Bun.serve')
+  const base = await start(['bun', join(ROOT, 'scripts', 'bench-baseline.ts')], { BENCH_SEND_BYTES: String(SEND_BYTES), BENCH_VERIFY_BYTES: String(VERIFY_BYTES) }, scratch)
+  const baseline: Record<string, RunResult> = {}
+  try {
+    // Real-looking ids: the baseline parses the same bodies as otpd.
+    const ids = join(scratch, 'ids.txt')
+    writeFileSync(ids, Array.from({ length: 100 }, () => crypto.randomUUID()).join('\n') + '\n')
+    for (const ep of endpoints) {
+      log(`baseline: ${ep} (${warmup} s warm-up + ${duration} s)`)
+      baseline[ep] = await measure(`bench-${ep}.lua`, base, { BENCH_KEY: 'otpd_baseline', BENCH_IDS_OK: ids, BENCH_IDS_WRONG: ids })
+    }
+  } finally {
+    await base.stop()
+  }
+
+  const otpdRuns: Record<string, Awaited<ReturnType<typeof benchMode>>> = {}
+  for (const mode of modes) {
+    otpdRuns[mode] = await benchMode(mode)
+    for (const ep of endpoints) {
+      const r = otpdRuns[mode].results[ep]!
+      r.ratio_to_baseline = Math.round((r.rps / baseline[ep]!.rps) * 1000) / 1000
+    }
+  }
+
+  const report = {
+    date: new Date().toISOString(),
+    machine: { cpus: navigator.hardwareConcurrency, bun: Bun.version, platform: `${process.platform} ${process.arch}` },
+    settings: { duration_s: duration, warmup_s: warmup, connections, wrk_threads: threads, seed_per_pool: Number(opt.seed) },
+    binary_mb: binaryMb,
+    cold_start_ms: { median: round1(colds[2]!), min: round1(colds[0]!), max: round1(colds[4]!) },
+    baseline,
+    otpd: otpdRuns,
+  }
+  writeFileSync(resolve(ROOT, opt.out), JSON.stringify(report, null, 2) + '\n')
+  printSummary(report)
+}
+
+function printSummary(r: { baseline: Record<string, RunResult>; otpd: Record<string, { results: Record<string, RunResult>; process_peak_rss_mb: number | null }>; cold_start_ms: { median: number }; binary_mb: number }) {
+  const ms = (us: number) => (us / 1000).toFixed(2)
+  const rows: string[][] = [['endpoint', 'server', 'req/s', 'p50 ms', 'p99 ms', 'vs baseline', 'CPU us/req', 'peak RSS MB', 'statuses']]
+  const st = (s: Record<string, number>) => Object.entries(s).map(([k, v]) => `${k}:${v}`).join(' ')
+  for (const ep of endpoints) {
+    const b = r.baseline[ep]!
+    rows.push([ep, 'baseline', String(b.rps), ms(b.p50_us), ms(b.p99_us), '1.000', String(b.cpu_us_per_req ?? '-'), String(b.peak_rss_mb ?? '-'), st(b.statuses)])
+    for (const [mode, run] of Object.entries(r.otpd)) {
+      const x = run.results[ep]!
+      rows.push([ep, `otpd ${mode}`, String(x.rps), ms(x.p50_us), ms(x.p99_us), x.ratio_to_baseline!.toFixed(3), String(x.cpu_us_per_req ?? '-'), String(x.peak_rss_mb ?? '-'), st(x.statuses)])
+    }
+  }
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)))
+  for (const row of rows) console.log(row.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd())
+  const full = r.otpd.FULL?.results
+  const normal = r.otpd.NORMAL?.results
+  if (full && normal) {
+    for (const ep of endpoints) console.log(`${ep}: NORMAL/FULL throughput = ${(normal[ep]!.rps / full[ep]!.rps).toFixed(2)}x`)
+  }
+  console.log(`cold start (process start to first 200): ${r.cold_start_ms.median} ms median of 5`)
+  console.log(`binary size: ${r.binary_mb} MB`)
+  console.log(`figures written to ${opt.out}`)
+}
+
+try {
+  await main()
+} finally {
+  rmSync(scratch, { recursive: true, force: true })
+}

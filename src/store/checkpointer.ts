@@ -1,0 +1,56 @@
+/**
+ * WAL checkpoints off the event loop. A checkpoint copies the pages written
+ * to the WAL back into the database file (and, with synchronous = FULL,
+ * fsyncs it); run by SQLite's auto-checkpoint it happens inside some
+ * request's COMMIT, on the only thread that serves requests. The server
+ * instead runs it on a worker thread with its own connection, every
+ * CHECKPOINT_EVERY_MS, and raises the server connection's auto-checkpoint to
+ * BACKSTOP_PAGES, which then only matters if the worker falls behind or dies.
+ * Durability is unchanged: a commit is durable once in the WAL.
+ */
+import type { Db } from './db.ts'
+
+export const CHECKPOINT_EVERY_MS = 200
+/** Auto-checkpoint threshold of the server's own connection (pages; SQLite's default is 1000). */
+export const BACKSTOP_PAGES = 20_000
+
+export interface Checkpointer {
+  /** Resolves after the next checkpoint the worker reports (tests use it). */
+  next(): Promise<{ ok: boolean; log?: number; checkpointed?: number; error?: string }>
+  stop(): void
+}
+
+export function startCheckpointer(db: Db, path: string, busyTimeoutMs: number, onError: (message: string) => void): Checkpointer {
+  db.$client.run(`PRAGMA wal_autocheckpoint = ${BACKSTOP_PAGES}`)
+  const worker = new Worker(walWorkerSpecifier())
+  let waiting: ((r: any) => void)[] = []
+  let lastError = ''
+  worker.onmessage = (event: MessageEvent) => {
+    const r = event.data as { ok: boolean; error?: string }
+    if (!r.ok && r.error !== lastError) onError(r.error ?? 'unknown error')
+    lastError = r.ok ? '' : (r.error ?? '')
+    const w = waiting
+    waiting = []
+    for (const resolve of w) resolve(r)
+  }
+  worker.onerror = (event) => onError(event.message)
+  worker.postMessage({ role: 'checkpoint', path, everyMs: CHECKPOINT_EVERY_MS, busyTimeoutMs })
+  // The worker must not keep the process alive on its own.
+  worker.unref()
+  return {
+    next: () => new Promise((resolve) => waiting.push(resolve)),
+    // The worker closes its connection and exits (a terminated thread would leave it open).
+    stop: () => worker.postMessage('stop'),
+  }
+}
+
+/**
+ * The worker's module. From source it sits beside this file. In the compiled
+ * binary it is its own entry point (package.json "build" lists it), named
+ * from the bundle root `src/`, which is not where this bundled module's URL
+ * points.
+ */
+export function walWorkerSpecifier(): string {
+  const beside = new URL('./checkpoint-worker.ts', import.meta.url)
+  return beside.pathname.startsWith('/$bunfs/') ? './store/checkpoint-worker.ts' : beside.href
+}

@@ -1,0 +1,87 @@
+/**
+ * The server caches key look-ups (otp/api-keys.ts): a status change made by
+ * another process on the same database (the CLI) takes effect within 1 s,
+ * measured on the injected clock; one made through the server's own Admin
+ * takes effect at once.
+ */
+import { afterEach, describe, expect, test } from 'bun:test'
+import { openCore, type Core } from '../src/app.ts'
+import { resolveConfig } from '../src/config/load.ts'
+import { KEY_CACHE_MS } from '../src/otp/api-keys.ts'
+import { createHarness, TEST, type Harness } from './harness.ts'
+
+let h: Harness
+let cli: Core
+afterEach(() => {
+  cli?.close()
+  h?.close()
+})
+
+/** Another process's view of the same database file, as `otpd keys ...` has it. */
+const otherProcess = () => openCore(resolveConfig({ database: { path: h.dbPath } }), { clock: h.clock })
+const probe = (key: string) => h.verify({ verification_id: '00000000-0000-4000-8000-000000000000', code: '123456' }, key)
+
+describe('a change from another process applies within 1 s', () => {
+  test.each([
+    ['disabled', 403, 'API key is disabled'],
+    ['revoked', 401, 'Invalid API key'],
+  ] as const)('%s: the old status at most until 1 s after the change, the new one from then on', async (status, code, error) => {
+    h = createHarness()
+    cli = otherProcess()
+    const k = h.server.admin.createKey({ name: 'victim' })
+    expect((await probe(k.key)).status).toBe(404) // looked up and cached now
+    const t0 = h.clock.now()
+    cli.admin.setKeyStatus(k.prefix, status)
+    h.clock.set(t0 + KEY_CACHE_MS)
+    const r = await probe(k.key)
+    expect(r.status).toBe(code)
+    expect(r.json.error).toBe(error)
+    expect(KEY_CACHE_MS).toBeLessThanOrEqual(1_000)
+  })
+
+  test('the cache is what delays it: before the bound the old status may still answer, never after', async () => {
+    h = createHarness()
+    cli = otherProcess()
+    const k = h.server.admin.createKey({ name: 'victim' })
+    const t0 = h.clock.now()
+    expect((await probe(k.key)).status).toBe(404)
+    cli.admin.setKeyStatus(k.prefix, 'disabled')
+    h.clock.set(t0 + KEY_CACHE_MS - 1)
+    expect((await probe(k.key)).status).toBe(404)
+    h.clock.set(t0 + KEY_CACHE_MS)
+    expect((await probe(k.key)).status).toBe(403)
+    cli.admin.setKeyStatus(k.prefix, 'active')
+    h.clock.set(t0 + 2 * KEY_CACHE_MS)
+    expect((await probe(k.key)).status).toBe(404)
+  })
+
+  test('a key created by another process works at once (unknown keys are never cached)', async () => {
+    h = createHarness()
+    cli = otherProcess()
+    expect((await probe('otpd_' + 'A'.repeat(40))).status).toBe(401)
+    const k = cli.admin.createKey({ name: 'new' })
+    expect((await probe(k.key)).status).toBe(404)
+  })
+})
+
+test('a change through the server itself applies to the very next request', async () => {
+  h = createHarness()
+  const k = h.server.admin.createKey({ name: 'victim' })
+  expect((await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS }, k.key)).status).toBe(200)
+  h.server.admin.setKeyStatus(k.prefix, 'disabled')
+  expect((await probe(k.key)).status).toBe(403)
+})
+
+test('last_used_at is written at most once a second, and is never more than 1 s behind', async () => {
+  h = createHarness()
+  const lastUsed = () => h.server.admin.listKeys()[0]!.lastUsedAt
+  const t0 = h.clock.now()
+  expect((await probe(h.key)).status).toBe(404)
+  expect(lastUsed()).toBe(t0)
+  h.clock.set(t0 + 999)
+  expect((await probe(h.key)).status).toBe(404)
+  expect(lastUsed()).toBe(t0)
+  h.clock.set(t0 + 1_000)
+  expect((await probe(h.key)).status).toBe(404)
+  expect(lastUsed()).toBe(t0 + 1_000)
+})

@@ -1,0 +1,41 @@
+/**
+ * The WAL fsync worker (store/wal-sync.ts): sync() resolves after an fsync
+ * that started after the call; calls made while one runs share the next; a
+ * worker that cannot sync makes them fail rather than answer undurably.
+ */
+import { afterEach, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { openDatabase, type Db } from '../src/store/db.ts'
+import { startWalSync, type WalSync } from '../src/store/wal-sync.ts'
+
+let dir: string
+let db: Db | undefined
+let ws: WalSync | undefined
+afterEach(() => {
+  ws?.stop()
+  db?.$client.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+test('sync resolves; many calls at once are served by one or two fsyncs', async () => {
+  dir = mkdtempSync(join(tmpdir(), 'otpd-walsync-'))
+  const path = join(dir, 'otpd.db')
+  db = openDatabase({ path })
+  ws = startWalSync(path, (e) => {
+    throw new Error(e)
+  })
+  await ws.sync()
+  db.$client.run('CREATE TABLE t (x)')
+  const all = await Promise.all(Array.from({ length: 50 }, () => ws!.sync()))
+  expect(all).toHaveLength(50)
+})
+
+test('a WAL that cannot be synced rejects the waiting calls and reports the error', async () => {
+  dir = mkdtempSync(join(tmpdir(), 'otpd-walsync-'))
+  const errors: string[] = []
+  ws = startWalSync(join(dir, 'missing.db'), (e) => errors.push(e))
+  await expect(ws.sync()).rejects.toThrow(/WAL fsync/)
+  expect(errors.length).toBeGreaterThan(0)
+})
