@@ -94,6 +94,8 @@ export interface Server extends Core {
   metrics: ServiceMetrics
   readiness(): Readiness
   checkpointer: Checkpointer | undefined
+  /** Like close(), after the WAL worker threads have closed their connections (serve uses it on SIGTERM). */
+  shutdown(): Promise<void>
   /** Channels that only print to the log (nothing is really delivered). */
   logOnly: Channel[]
   /** One retention sweep; `maxRows` bounds each table's deletions (see store/sweep.ts). */
@@ -165,8 +167,14 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
     ...core,
     checkpointer,
     close: () => {
-      checkpointer?.stop()
-      walSync?.stop()
+      void checkpointer?.stop()
+      void walSync?.stop()
+      core.close()
+    },
+    // The workers' connections close first, so the server's is the last one and
+    // SQLite checkpoints the WAL into the database file and removes it.
+    shutdown: async () => {
+      await Promise.all([checkpointer?.stop(), walSync?.stop()])
       core.close()
     },
     http,

@@ -4,7 +4,7 @@
  * the WAL back into the database file on its own.
  */
 import { afterEach, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { BACKSTOP_PAGES, startCheckpointer, type Checkpointer } from '../src/store/checkpointer.ts'
@@ -44,4 +44,19 @@ test('a worker that cannot open the database reports it', async () => {
   cp = startCheckpointer(db, join(dir, 'missing', 'nope.db'), 0, (e) => errors.push(e))
   for (let i = 0; i < 100 && errors.length === 0; i++) await Bun.sleep(20)
   expect(errors.length).toBeGreaterThan(0)
+})
+
+test('stop() resolves once the worker has closed its connection, so the server closing last removes the WAL', async () => {
+  dir = mkdtempSync(join(tmpdir(), 'otpd-ckpt-'))
+  const path = join(dir, 'otpd.db')
+  db = openDatabase({ path })
+  const started = startCheckpointer(db, path, 5000, () => {})
+  db.$client.run('CREATE TABLE t (x TEXT)')
+  for (let i = 0; i < 200; i++) db.$client.run('INSERT INTO t VALUES (?)', [crypto.randomUUID().repeat(20)])
+  await started.next()
+  await started.stop()
+  db.$client.close()
+  expect(existsSync(`${path}-wal`)).toBe(false)
+  db = openDatabase({ path })
+  expect(db.$client.query<{ n: number }, []>('SELECT count(*) AS n FROM t').get()!.n).toBe(200)
 })

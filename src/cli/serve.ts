@@ -42,7 +42,7 @@ export function serveCommand(): Command {
         const listeners = [server.http.server, server.adminHttp.server].filter((l) => l != null)
         await Promise.race([Promise.all(listeners.map((l) => l.stop())), Bun.sleep(STOP_GRACE_MS)])
         await Promise.all(listeners.map((l) => l.stop(true)))
-        server.close()
+        await server.shutdown()
         process.exit(0)
       }
       process.on('SIGTERM', () => void stop('SIGTERM'))

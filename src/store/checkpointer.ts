@@ -17,7 +17,23 @@ export const BACKSTOP_PAGES = 20_000
 export interface Checkpointer {
   /** Resolves after the next checkpoint the worker reports (tests use it). */
   next(): Promise<{ ok: boolean; log?: number; checkpointed?: number; error?: string }>
-  stop(): void
+  /** Asks the worker to close its connection and exit; resolves when it has (or after STOP_WAIT_MS). */
+  stop(): Promise<void>
+}
+
+/** How long a stop waits for a worker to close its connection and exit. */
+export const STOP_WAIT_MS = 2_000
+
+/** Posts 'stop' and resolves once the worker thread has exited (its connection closed), or after STOP_WAIT_MS. */
+export function stopWorker(worker: Worker): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, STOP_WAIT_MS)
+    worker.addEventListener('close', () => {
+      clearTimeout(timer)
+      resolve()
+    })
+    worker.postMessage('stop')
+  })
 }
 
 export function startCheckpointer(db: Db, path: string, busyTimeoutMs: number, onError: (message: string) => void): Checkpointer {
@@ -40,7 +56,7 @@ export function startCheckpointer(db: Db, path: string, busyTimeoutMs: number, o
   return {
     next: () => new Promise((resolve) => waiting.push(resolve)),
     // The worker closes its connection and exits (a terminated thread would leave it open).
-    stop: () => worker.postMessage('stop'),
+    stop: () => stopWorker(worker),
   }
 }
 

@@ -9,12 +9,12 @@
  * while the next batch is already being served. Sync requests that arrive
  * while an fsync runs share the next one.
  */
-import { walWorkerSpecifier } from './checkpointer.ts'
+import { stopWorker, walWorkerSpecifier } from './checkpointer.ts'
 
 export interface WalSync {
   /** Resolves after an fsync of the WAL that started after this call. */
   sync(): Promise<void>
-  stop(): void
+  stop(): Promise<void>
 }
 
 export function startWalSync(dbPath: string, onError: (message: string) => void): WalSync {
@@ -50,6 +50,6 @@ export function startWalSync(dbPath: string, onError: (message: string) => void)
         waiting.push({ resolve, reject })
         if (inFlight === null) start()
       }),
-    stop: () => worker.postMessage('stop'),
+    stop: () => stopWorker(worker),
   }
 }
