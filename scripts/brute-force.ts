@@ -11,21 +11,11 @@
  *
  * Usage: bun scripts/brute-force.ts
  */
-import { cliJson, makeEnv, post, report, startServer } from './lib/otpd.ts'
+import { cliJson, makeEnv, post, report, startServer, unthrottledNoop } from './lib/otpd.ts'
 
 const env = makeEnv(
   'brute',
-  `
-[limits]
-key_requests_per_minute = 1000000000
-recipient_per_minute = 1000000000
-recipient_per_hour = 1000000000
-recipient_per_day = 1000000000
-[channels]
-sms = ["x"]
-[providers.x]
-type = "noop"
-`,
+  unthrottledNoop(),
 )
 const key = cliJson(env, 'keys', 'create').key as string
 cliJson(env, 'credits', 'add', '1000')

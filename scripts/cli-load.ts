@@ -9,7 +9,7 @@
  * Usage: bun scripts/cli-load.ts [--commands=200] [--clients=16] [--seed=N]
  * Default config: synchronous FULL and busy_timeout_ms 5000 (the defaults).
  */
-import { cliAsync, cliJson, makeEnv, numberArg, post, prng, report, seedFromArgs, startServer, type Answer } from './lib/otpd.ts'
+import { cliAsync, cliJson, makeEnv, numberArg, post, prng, report, seedFromArgs, startServer, unthrottledNoop, type Answer } from './lib/otpd.ts'
 
 const COMMANDS = numberArg('commands', 200)
 const CLIENTS = numberArg('clients', 16)
@@ -18,17 +18,7 @@ const rand = prng(SEED)
 
 const env = makeEnv(
   'cli-load',
-  `
-[limits]
-key_requests_per_minute = 1000000000
-recipient_per_minute = 1000000000
-recipient_per_hour = 1000000000
-recipient_per_day = 1000000000
-[channels]
-sms = ["x"]
-[providers.x]
-type = "noop"
-`,
+  unthrottledNoop(),
 )
 const loadKey = cliJson(env, 'keys', 'create', '--name', 'load').key as string
 cliJson(env, 'credits', 'add', '1000000')

@@ -12,7 +12,7 @@
  * an hour so every acknowledged lockout must still hold during the run.
  */
 import { checkDatabase, emptyAcknowledged } from './lib/invariants.ts'
-import { cliAsync, cliJson, makeEnv, numberArg, post, prng, report, seedFromArgs, sleep, spawnServer } from './lib/otpd.ts'
+import { cliAsync, cliJson, makeEnv, numberArg, post, prng, report, seedFromArgs, sleep, spawnServer, unthrottledNoop } from './lib/otpd.ts'
 
 const KILLS = numberArg('kills', 200)
 const CLIENTS = numberArg('clients', 8)
@@ -23,21 +23,7 @@ const digits = (n: number) => Array.from({ length: n }, () => Math.floor(rand() 
 
 const env = makeEnv(
   'crash',
-  `
-[limits]
-key_requests_per_minute = 1000000000
-recipient_per_minute = 1000000000
-recipient_per_hour = 1000000000
-recipient_per_day = 1000000000
-recipient_failures_per_day = 1000000000
-lockout_seconds = 3600
-[channels]
-sms = ["x"]
-email = ["x"]
-voice = ["x"]
-[providers.x]
-type = "noop"
-`,
+  unthrottledNoop(['sms', 'email', 'voice'], `recipient_failures_per_day = 1000000000\nlockout_seconds = 3600\n`),
 )
 
 const key = cliJson(env, 'keys', 'create', '--name', 'crash').key as string

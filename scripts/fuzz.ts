@@ -8,7 +8,7 @@
  * synchronous = NORMAL here only to spend the run on parsing, not on fsync.
  */
 import { runFuzz } from './lib/fuzz-runner.ts'
-import { cli, cliJson, makeEnv, numberArg, post, report, seedFromArgs, startServer } from './lib/otpd.ts'
+import { cli, cliJson, makeEnv, numberArg, post, report, seedFromArgs, startServer, unthrottledNoop } from './lib/otpd.ts'
 
 const COUNT = numberArg('count', 100_000)
 const SEED = seedFromArgs(20261122)
@@ -16,19 +16,7 @@ const CONCURRENCY = numberArg('concurrency', 16)
 
 const env = makeEnv(
   'fuzz',
-  `
-[limits]
-key_requests_per_minute = 1000000000
-recipient_per_minute = 1000000000
-recipient_per_hour = 1000000000
-recipient_per_day = 1000000000
-[channels]
-sms = ["x"]
-email = ["x"]
-voice = ["x"]
-[providers.x]
-type = "noop"
-`,
+  unthrottledNoop(['sms', 'email', 'voice']),
   { database: 'synchronous = "NORMAL"' },
 )
 

@@ -8,7 +8,7 @@
  * Usage: bun scripts/shutdown.ts [--rounds=20] [--clients=16] [--seed=N]
  */
 import { emptyAcknowledged } from './lib/invariants.ts'
-import { cliJson, makeEnv, numberArg, prng, report, seedFromArgs } from './lib/otpd.ts'
+import { cliJson, makeEnv, numberArg, prng, report, seedFromArgs, unthrottledNoop } from './lib/otpd.ts'
 import { shutdownRound } from './lib/shutdown-round.ts'
 
 const ROUNDS = numberArg('rounds', 20)
@@ -18,17 +18,7 @@ const rand = prng(SEED)
 
 const env = makeEnv(
   'shutdown',
-  `
-[limits]
-key_requests_per_minute = 1000000000
-recipient_per_minute = 1000000000
-recipient_per_hour = 1000000000
-recipient_per_day = 1000000000
-[channels]
-sms = ["x"]
-[providers.x]
-type = "noop"
-`,
+  unthrottledNoop(),
 )
 const key = cliJson(env, 'keys', 'create').key as string
 cliJson(env, 'credits', 'add', '100000000')

@@ -7,24 +7,13 @@
  */
 import { afterAll, expect, test } from 'bun:test'
 import { emptyAcknowledged } from '../scripts/lib/invariants.ts'
-import { cliJson, makeEnv, prng, runFromSource } from '../scripts/lib/otpd.ts'
+import { cliJson, makeEnv, prng, runFromSource, unthrottledNoop } from '../scripts/lib/otpd.ts'
 import { shutdownRound } from '../scripts/lib/shutdown-round.ts'
 
 runFromSource()
 const env = makeEnv(
   'shutdown-test',
-  `
-[limits]
-key_requests_per_minute = 1000000000
-recipient_per_minute = 1000000000
-recipient_per_hour = 1000000000
-recipient_per_day = 1000000000
-[channels]
-sms = ["x"]
-voice = ["x"]
-[providers.x]
-type = "noop"
-`,
+  unthrottledNoop(['sms', 'voice']),
 )
 afterAll(() => env.close())
 

@@ -29,6 +29,25 @@ export function otpdCommand(): string[] {
   return [BIN]
 }
 
+/**
+ * Limits out of the way and the given channels on a `noop` provider, so real
+ * sends debit credits and nothing throttles the load; `extraLimits` adds
+ * lines to `[limits]`.
+ */
+export function unthrottledNoop(channels: string[] = ['sms'], extraLimits = ''): string {
+  return `
+[limits]
+key_requests_per_minute = 1000000000
+recipient_per_minute = 1000000000
+recipient_per_hour = 1000000000
+recipient_per_day = 1000000000
+${extraLimits}[channels]
+${channels.map((c) => `${c} = ["x"]`).join('\n')}
+[providers.x]
+type = "noop"
+`
+}
+
 export interface OtpdEnv {
   dir: string
   configFile: string
