@@ -5,20 +5,15 @@
  * cause). A broken body is the client's problem: no fault, no error logged.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { LISTEN_OPTIONS } from '../src/http/app.ts'
 import { createHarness, type Harness } from './harness.ts'
 
 let h: Harness
 let port: number
 beforeAll(() => {
   h = createHarness()
-  h.server.http.listen({ hostname: '127.0.0.1', port: 0, ...LISTEN_OPTIONS })
-  port = h.server.http.server!.port!
+  port = Number(new URL(h.listen()).port)
 })
-afterAll(async () => {
-  await h.server.http.stop(true)
-  h.close()
-})
+afterAll(() => h.close())
 
 const errorLines = () => h.logs.filter((l) => l.includes('"level":"error"'))
 

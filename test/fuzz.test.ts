@@ -5,7 +5,6 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { runFuzz } from '../scripts/lib/fuzz-runner.ts'
-import { LISTEN_OPTIONS } from '../src/http/app.ts'
 import { createHarness, type Harness } from './harness.ts'
 
 let h: Harness
@@ -22,13 +21,9 @@ beforeAll(() => {
   h.server.admin.setKeyStatus(String(disabled.id), 'disabled')
   h.server.admin.setKeyStatus(String(revoked.id), 'revoked')
   keys = { active: h.key, disabled: disabled.key, revoked: revoked.key }
-  h.server.http.listen({ hostname: '127.0.0.1', port: 0, ...LISTEN_OPTIONS })
-  port = h.server.http.server!.port!
+  port = Number(new URL(h.listen()).port)
 })
-afterAll(async () => {
-  await h.server.http.stop(true)
-  h.close()
-})
+afterAll(() => h.close())
 
 const errorLines = () => h.logs.filter((l) => l.includes('"level":"error"'))
 

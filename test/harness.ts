@@ -1,14 +1,14 @@
 /**
  * Test harness: the real app on a temporary SQLite file with migrations, a
  * recording delivery, a manual clock, and a memory logger. Drive it with
- * `call()` (app.handle), or over a real port with
- * `server.http.listen({ hostname, port: 0, ...LISTEN_OPTIONS })`.
+ * `call()` (app.handle), or over a real port with `listen()`.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildServer, type Server } from '../src/app.ts'
 import { resolveConfig } from '../src/config/load.ts'
+import { LISTEN_OPTIONS } from '../src/http/app.ts'
 import { ManualClock } from '../src/lib/clock.ts'
 import { createMemoryLogger } from '../src/lib/logger.ts'
 import type { Delivery } from '../src/otp/ports.ts'
@@ -45,6 +45,8 @@ export interface Harness {
   call(path: string, body?: unknown, opts?: CallOptions): Promise<Result>
   send(body: Record<string, unknown>, key?: string): Promise<Result>
   verify(body: Record<string, unknown>, key?: string): Promise<Result>
+  /** Serves the app on a free loopback port (closed by close()); returns its base URL. */
+  listen(): string
   /** Builds a second server on the same database file (a restart). */
   restart(): Harness
   close(): void
@@ -121,12 +123,17 @@ export function createHarness(opts: HarnessOptions = {}): Harness {
     call,
     send: (body, k) => call('/api/v1/send', body, { key: k }),
     verify: (body, k) => call('/api/v1/verify', body, { key: k }),
+    listen: () => {
+      server.http.listen({ hostname: '127.0.0.1', port: 0, ...LISTEN_OPTIONS })
+      return `http://127.0.0.1:${server.http.server!.port}`
+    },
     restart: () => {
       server.close()
       // Same file, clock, delivery and key; no second credit grant.
       return createHarness({ ...opts, credits: undefined, dir, clock, delivery, key, ownsDir })
     },
     close: () => {
+      void server.http.server?.stop(true)
       server.close()
       if (ownsDir) rmSync(dir, { recursive: true, force: true })
     },

@@ -1,31 +1,22 @@
 /** Behaviour that only shows over a real socket: Bun's own limits must never answer for us. */
 import { afterEach, expect, test } from 'bun:test'
-import { LISTEN_OPTIONS } from '../src/http/app.ts'
 import { createHarness, type Harness } from './harness.ts'
 
 let h: Harness
-afterEach(async () => {
-  await h?.server.http.stop(true)
-  h?.close()
-})
-
-function listen(): string {
-  h.server.http.listen({ hostname: '127.0.0.1', port: 0, ...LISTEN_OPTIONS })
-  return `http://127.0.0.1:${h.server.http.server!.port}`
-}
+afterEach(() => h?.close())
 
 const big = JSON.stringify({ channel: 'sms', recipient: '+15550100001', pad: 'x'.repeat(1_000_000) })
 
 test('a 1 MB body without a key gets the JSON 401, not a bare 413 from the runtime', async () => {
   h = createHarness()
-  const res = await fetch(listen() + '/api/v1/send', { method: 'POST', headers: { 'content-type': 'application/json' }, body: big })
+  const res = await fetch(h.listen() + '/api/v1/send', { method: 'POST', headers: { 'content-type': 'application/json' }, body: big })
   expect(res.status).toBe(401)
   expect(((await res.json()) as { error: string }).error).toBe('API key is required. Provide it via Authorization: Bearer <token> or x-api-key header')
 })
 
 test('a 1 MB body with a key gets the JSON 413 with a request id', async () => {
   h = createHarness()
-  const res = await fetch(listen() + '/api/v1/send', {
+  const res = await fetch(h.listen() + '/api/v1/send', {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${h.key}` },
     body: big,
@@ -45,7 +36,7 @@ test('a streamed body (no Content-Length) over 16 KiB gets the JSON 413', async 
       else controller.close()
     },
   })
-  const res = await fetch(listen() + '/api/v1/verify', {
+  const res = await fetch(h.listen() + '/api/v1/verify', {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${h.key}` },
     body: stream,

@@ -6,7 +6,6 @@
  * against the compiled binary.
  */
 import { afterEach, expect, test } from 'bun:test'
-import { LISTEN_OPTIONS } from '../src/http/app.ts'
 import { cliEnv, post, startServer, type CliEnv, type RunningServer } from './cli-helpers.ts'
 import { createHarness, type Harness } from './harness.ts'
 
@@ -14,21 +13,14 @@ let h: Harness | undefined
 let env: CliEnv | undefined
 let servers: RunningServer[] = []
 afterEach(async () => {
-  if (h) {
-    await h.server.http.stop(true)
-    h.close()
-    h = undefined
-  }
+  h?.close()
+  h = undefined
   await Promise.all(servers.map((s) => s.stop()))
   servers = []
   env?.close()
   env = undefined
 })
 
-function listen(harness: Harness): string {
-  harness.server.http.listen({ hostname: '127.0.0.1', port: 0, ...LISTEN_OPTIONS })
-  return `http://127.0.0.1:${harness.server.http.server!.port}`
-}
 
 const tally = (rs: { status: number; json: Record<string, any> }[]) => {
   const t: Record<string, number> = {}
@@ -38,7 +30,7 @@ const tally = (rs: { status: number; json: Record<string, any> }[]) => {
 
 test('200 parallel verifies of a real code over a socket: exactly one succeeds', async () => {
   h = createHarness({ credits: 1, config: { limits: { key_requests_per_minute: 1000 } } })
-  const url = listen(h)
+  const url = h.listen()
   const sent = await post(url, '/api/v1/send', h.key, { channel: 'sms', recipient: '+14155550123', code: '27182818' })
   expect(sent.status).toBe(200)
   const rs = await Promise.all(Array.from({ length: 200 }, () => post(url, '/api/v1/verify', h!.key, { verification_id: sent.json.verification_id, code: '27182818' })))
@@ -47,7 +39,7 @@ test('200 parallel verifies of a real code over a socket: exactly one succeeds',
 
 test('per-key limit under concurrency, one process: 300 parallel requests, exactly 120 admitted', async () => {
   h = createHarness()
-  const url = listen(h)
+  const url = h.listen()
   const rs = await Promise.all(
     Array.from({ length: 300 }, (_, i) =>
       i % 2 ? post(url, '/api/v1/verify', h!.key, { verification_id: 'x', code: '123456' }) : post(url, '/api/v1/send', h!.key, { channel: 'sms', recipient: '+15550100001' }),
