@@ -1,5 +1,6 @@
 /** DECISIONS.md section 9: masked recipients, no keys or codes in logs, 500s without internals. */
-import { afterEach, expect, test } from 'bun:test'
+import { afterEach, describe, expect, test } from 'bun:test'
+import { createLogger, stdoutLines } from '../src/lib/logger.ts'
 import { maskRecipient } from '../src/lib/mask.ts'
 import { createHarness, TEST, type Harness } from './harness.ts'
 
@@ -58,4 +59,62 @@ test('an internal fault in send is 500 Failed to send verification, without inte
   const r = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
   expect(r.status).toBe(500)
   expect(r.json).toEqual({ error: 'Failed to send verification', request_id: r.headers.get('x-request-id') })
+})
+
+describe('JSON lines', () => {
+  const at = Date.UTC(2026, 0, 2, 3, 4, 5, 6)
+  const spread = (level: string, msg: string, fields: Record<string, unknown> = {}) =>
+    JSON.stringify({ time: new Date(at).toISOString(), level, msg, ...fields })
+  test.each([
+    ['no fields', 'started', undefined],
+    ['empty fields', 'started', {}],
+    ['strings that need escaping', 'say "hi"\n', { note: 'a\\b"c\u2028', n: 3, ok: true, none: null }],
+    ['nested values', 'request', { request_id: 'r', list: [1, 'two'], obj: { a: 1 } }],
+    ['a field named like the line keys', 'clash', { time: 'x', level: 'y', msg: 'z', other: 1 }],
+  ])('%s: the line is exactly JSON.stringify({ time, level, msg, ...fields })', (_name, msg, fields) => {
+    const lines: string[] = []
+    const logger = createLogger({ write: (l) => lines.push(l), now: () => at })
+    logger.info(msg, fields)
+    expect(lines).toEqual([spread('info', msg, fields)])
+    expect(JSON.parse(lines[0]!)).toEqual(JSON.parse(spread('info', msg, fields)))
+  })
+})
+
+describe('stdoutLines', () => {
+  test('lines of one turn go out in one write, after the turn; the next turn starts a new write', async () => {
+    const chunks: string[] = []
+    const write = stdoutLines((c) => chunks.push(c))
+    write('a')
+    write('b')
+    expect(chunks).toEqual([]) // nothing written inside the turn
+    await new Promise((r) => setImmediate(r))
+    expect(chunks).toEqual(['a\nb\n'])
+    write('c')
+    await new Promise((r) => setImmediate(r))
+    expect(chunks).toEqual(['a\nb\n', 'c\n'])
+  })
+
+  test('a buffer of 64 KiB is written at once, without waiting for the turn to end', () => {
+    const chunks: string[] = []
+    const write = stdoutLines((c) => chunks.push(c))
+    const line = 'x'.repeat(1023)
+    for (let i = 0; i < 63; i++) write(line)
+    expect(chunks).toEqual([])
+    write(line) // 64 x 1024 bytes with the newlines
+    expect(chunks.length).toBe(1)
+    expect(chunks[0]!.length).toBe(64 * 1024)
+  })
+
+  test('lines written just before process.exit are not lost', () => {
+    const script = `
+      import { createLogger, stdoutLines } from ${JSON.stringify(new URL('../src/lib/logger.ts', import.meta.url).pathname)}
+      const logger = createLogger({ write: stdoutLines() })
+      for (let i = 0; i < 3; i++) logger.info('line ' + i)
+      process.exit(0)
+    `
+    const p = Bun.spawnSync(['bun', '-e', script], { stdout: 'pipe', stderr: 'pipe' })
+    expect(p.exitCode).toBe(0)
+    const out = p.stdout.toString().trim().split('\n').map((l) => JSON.parse(l).msg)
+    expect(out).toEqual(['line 0', 'line 1', 'line 2'])
+  })
 })

@@ -7,15 +7,13 @@
  */
 import { Elysia } from 'elysia'
 import type { Logger } from '../lib/logger.ts'
-import { randomUuid } from '../lib/random.ts'
 import type { SendService } from '../otp/send.ts'
 import type { VerifyService } from '../otp/verify.ts'
 import { Msg } from '../otp/messages.ts'
 import type { GuardDeps } from './guard.ts'
 import { healthRoutes, metricsRoute, openapiRoute, type OpsDeps } from './ops-routes.ts'
-import { errorReply, render, REQUEST_ID_HEADER } from './reply.ts'
-import { finishRequest, startNote, type RequestLogDeps } from './request-log.ts'
-import { requestIdOf } from './respond.ts'
+import { errorReply, render } from './reply.ts'
+import { finishRequest, requestIdOf, startNote, type RequestLogDeps } from './request-log.ts'
 import { sendRoute } from './send-route.ts'
 import { verifyRoute } from './verify-route.ts'
 
@@ -41,29 +39,26 @@ export const LISTEN_OPTIONS = { maxRequestBodySize: 2 ** 40, reusePort: false }
 /** Request ids, 404/500 as JSON, and the request log line with its metrics sample. */
 function base(log: RequestLogDeps) {
   return new Elysia()
-    .onRequest(({ set, request }) => {
-      set.headers[REQUEST_ID_HEADER] = randomUuid()
-      startNote(request)
-    })
-    .onError(({ code, error, set, request }) => {
-      const requestId = requestIdOf(set)
+    .onRequest(({ request }) => startNote(request))
+    .onError(({ code, error, request }) => {
+      const requestId = requestIdOf(request)
       if (code === 'NOT_FOUND') {
         // mapResponse does not run for an unmatched path: finish the request here.
-        finishRequest(log, request, undefined, 404, requestId)
+        finishRequest(log, request, undefined, 404)
         return render(errorReply(404, Msg.notFound), requestId)
       }
       log.logger.error('unhandled error', { request_id: requestId, code: String(code), error: error instanceof Error ? error.message : String(error) })
       return render(errorReply(500, Msg.internal), requestId)
     })
-    .mapResponse(({ request, responseValue, route, set }) => {
+    .mapResponse(({ request, responseValue, route }) => {
       const status = responseValue instanceof Response ? responseValue.status : 500
-      finishRequest(log, request, route, status, requestIdOf(set))
+      finishRequest(log, request, route, status)
     })
 }
 
 function methodNotAllowed(app: Elysia, paths: string[]) {
   for (const path of paths) {
-    app.all(path, ({ set }) => render(errorReply(405, Msg.methodNotAllowed), requestIdOf(set)), { parse: 'none' })
+    app.all(path, ({ request }) => render(errorReply(405, Msg.methodNotAllowed), requestIdOf(request)), { parse: 'none' })
   }
 }
 

@@ -9,7 +9,7 @@ import type { Logger } from '../lib/logger.ts'
 import { PROMETHEUS_CONTENT_TYPE } from '../lib/prometheus.ts'
 import { Msg, notReadyMessage } from '../otp/messages.ts'
 import { errorReply, render, REQUEST_ID_HEADER } from './reply.ts'
-import { requestIdOf } from './respond.ts'
+import { requestIdOf } from './request-log.ts'
 import type { ServiceMetrics } from './service-metrics.ts'
 
 export const READY_CHECKS = ['database', 'migrations', 'delivery'] as const
@@ -26,9 +26,9 @@ export interface OpsDeps {
 export function healthRoutes(deps: OpsDeps) {
   let lastProblem = ''
   return new Elysia({ name: 'health-routes' })
-    .get('/healthz', ({ set }) => render({ status: 200, body: { status: 'ok' } }, requestIdOf(set)))
-    .get('/readyz', ({ set }) => {
-      const requestId = requestIdOf(set)
+    .get('/healthz', ({ request }) => render({ status: 200, body: { status: 'ok' } }, requestIdOf(request)))
+    .get('/readyz', ({ request }) => {
+      const requestId = requestIdOf(request)
       const result = deps.readiness()
       const failing = READY_CHECKS.filter((c) => result[c] !== null)
       const checks = Object.fromEntries(READY_CHECKS.map((c) => [c, result[c] === null ? 'ok' : 'failed']))
@@ -57,8 +57,8 @@ export function tokenMatches(presented: string, token: string): boolean {
  * (401 otherwise, with `WWW-Authenticate`); without it (the admin listener) it is open.
  */
 export function metricsRoute(deps: OpsDeps, token?: string) {
-  return new Elysia({ name: 'metrics-route' }).get('/metrics', ({ request, set }) => {
-    const requestId = requestIdOf(set)
+  return new Elysia({ name: 'metrics-route' }).get('/metrics', ({ request }) => {
+    const requestId = requestIdOf(request)
     if (token !== undefined) {
       const presented = /^\s*bearer\s+(\S+)\s*$/i.exec(request.headers.get('authorization') ?? '')?.[1]
       if (presented === undefined || !tokenMatches(presented, token)) {
@@ -78,6 +78,6 @@ export function openapiRoute(document: Record<string, unknown>) {
   const text = JSON.stringify(document)
   return new Elysia({ name: 'openapi-route' }).get(
     '/api/v1/openapi.json',
-    ({ set }) => new Response(text, { status: 200, headers: { 'content-type': 'application/json; charset=utf-8', [REQUEST_ID_HEADER]: requestIdOf(set) } }),
+    ({ request }) => new Response(text, { status: 200, headers: { 'content-type': 'application/json; charset=utf-8', [REQUEST_ID_HEADER]: requestIdOf(request) } }),
   )
 }

@@ -7,10 +7,13 @@
  * client could put anything in it): the matched route is.
  */
 import type { Logger } from '../lib/logger.ts'
+import { randomUuid } from '../lib/random.ts'
 import type { ServiceMetrics } from './service-metrics.ts'
 
 export interface RequestNote {
   started: number
+  /** The request's id: `request_id` in the body, `X-Request-Id`, every log line about it. */
+  requestId: string
   keyPrefix?: string
   recipient?: string
   channel?: string
@@ -21,17 +24,26 @@ export interface RequestNote {
 const notes = new WeakMap<Request, RequestNote>()
 
 export function startNote(request: Request): void {
-  notes.set(request, { started: performance.now() })
+  notes.set(request, { started: performance.now(), requestId: randomUuid() })
 }
 
 /** The note of a request being handled (a detached one if the request was never started). */
 export function noteOf(request: Request): RequestNote {
   let n = notes.get(request)
   if (!n) {
-    n = { started: performance.now() }
+    n = { started: performance.now(), requestId: randomUuid() }
     notes.set(request, n)
   }
   return n
+}
+
+/**
+ * The request's id. It lives in the note rather than in Elysia's `set.headers`:
+ * a header set there makes Elysia merge it into every Response, which cost
+ * about a quarter of a bare request (BENCHMARKS.md); render() writes the header.
+ */
+export function requestIdOf(request: Request): string {
+  return noteOf(request).requestId
 }
 
 /** Health probes and scrapes arrive every few seconds: logged at debug while they succeed. */
@@ -44,7 +56,7 @@ export interface RequestLogDeps {
   count: boolean
 }
 
-export function finishRequest(deps: RequestLogDeps, request: Request, route: string | undefined, status: number, requestId: string): void {
+export function finishRequest(deps: RequestLogDeps, request: Request, route: string | undefined, status: number): void {
   const note = noteOf(request)
   if (note.done) return
   note.done = true
@@ -52,7 +64,7 @@ export function finishRequest(deps: RequestLogDeps, request: Request, route: str
   const routeLabel = route ?? 'unmatched'
   if (deps.count) deps.metrics.request(routeLabel, status, seconds)
   const fields: Record<string, unknown> = {
-    request_id: requestId,
+    request_id: note.requestId,
     method: request.method,
     route: routeLabel,
     status,

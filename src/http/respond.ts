@@ -3,17 +3,11 @@
  * 500; its cause goes to the log with the request id, never to the client.
  */
 import type { Logger } from '../lib/logger.ts'
-import { errorReply, render, REQUEST_ID_HEADER, type Reply } from './reply.ts'
+import { errorReply, render, type Reply } from './reply.ts'
+import { requestIdOf } from './request-log.ts'
 
-type HeaderSet = { headers: Record<string, string | number | undefined> | Headers }
-
-export function requestIdOf(set: HeaderSet): string {
-  const h = set.headers
-  return String(h instanceof Headers ? h.get(REQUEST_ID_HEADER) : h[REQUEST_ID_HEADER])
-}
-
-export async function respond(logger: Logger, set: HeaderSet, fallback: string, run: (requestId: string) => Promise<Reply>): Promise<Response> {
-  const requestId = requestIdOf(set)
+export async function respond(logger: Logger, request: Request, fallback: string, run: (requestId: string) => Promise<Reply>): Promise<Response> {
+  const requestId = requestIdOf(request)
   try {
     return render(await run(requestId), requestId)
   } catch (err) {

@@ -51,8 +51,8 @@ function countSend(metrics: ServiceMetrics, input: SendInput, outcome: SendOutco
 export function sendRoute(deps: GuardDeps & { send: SendService; logger: Logger }) {
   return new Elysia({ name: 'send-route' }).post(
     '/api/v1/send',
-    ({ request, set }) =>
-      respond(deps.logger, set, Msg.sendFailed, async (requestId) => {
+    ({ request }) =>
+      respond(deps.logger, request, Msg.sendFailed, async (requestId) => {
         const a = await admit(deps, request)
         if (!a.ok) return a.reply
         const note = noteOf(request)

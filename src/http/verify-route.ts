@@ -34,8 +34,8 @@ export function verifyReply(outcome: VerifyOutcome, lockoutSeconds: number): Rep
 export function verifyRoute(deps: GuardDeps & { verify: VerifyService; lockoutSeconds: number; logger: Logger }) {
   return new Elysia({ name: 'verify-route' }).post(
     '/api/v1/verify',
-    ({ request, set }) =>
-      respond(deps.logger, set, Msg.internal, async () => {
+    ({ request }) =>
+      respond(deps.logger, request, Msg.internal, async () => {
         const a = await admit(deps, request)
         if (!a.ok) return a.reply
         const input = validateVerify(a.body)
