@@ -55,7 +55,7 @@ export function openCore(config: Config, opts: CoreOptions = {}): Core {
   const db = openDatabase({ path: config.database.path, synchronous: config.database.synchronous, busyTimeoutMs: config.database.busy_timeout_ms })
   const hasher = new Hasher(loadSecret(config.server.secret, config.database.path))
   const tx = new SqliteTransactor(db)
-  const credits = new SqliteCreditStore(db)
+  const credits = new SqliteCreditStore(db, tx)
   const admin = new Admin(tx, new SqliteAdminStore(db), credits, hasher, clock)
   return { config, db, clock, logger, hasher, tx, credits, admin, close: () => db.$client.close() }
 }

@@ -154,15 +154,19 @@ test('calls made in a later turn get a transaction of their own', async () => {
   expect(seenByOther).toEqual([1])
 })
 
-test('onStale: heard when another connection committed, or a call was rolled back; not after own commits', async () => {
+test('onStale: heard when another connection committed, a call was rolled back, or after an atomically transaction; not after grouped commits', async () => {
   const tx = setUp()
   let heard = 0
   tx.onStale(() => heard++)
   await tx.grouped(() => insert(1)) // the first look at data_version
   heard = 0
   await tx.grouped(() => insert(2))
-  tx.atomically(() => insert(3))
+  await tx.grouped(() => insert(3))
   expect(heard).toBe(0)
+  // Operator changes on this connection: data_version does not show them.
+  tx.atomically(() => insert(3))
+  expect(heard).toBe(1)
+  heard = 0
   other.run('INSERT INTO t (n) VALUES (4)')
   await tx.grouped(() => insert(5))
   expect(heard).toBe(1)

@@ -85,3 +85,24 @@ test('last_used_at is written at most once a second, and is never more than 1 s 
   expect((await probe(h.key)).status).toBe(404)
   expect(lastUsed()).toBe(t0 + 1_000)
 })
+
+// The account's code length is cached too (store/admin-store.ts), but only until
+// the database changes: a change from anywhere applies to the very next send.
+test.each([
+  ['another process', () => (cli = otherProcess()).admin],
+  ['the server itself', () => h.server.admin],
+])("a code length set through %s applies to the very next send, without waiting", async (_where, admin) => {
+  h = createHarness({ credits: 10 })
+  let n = 0
+  const codeOf = async () => {
+    // A new recipient each time: the per-recipient limit stays out of the way.
+    expect((await h.send({ channel: 'sms', recipient: `+1415555010${n++}`, message: '[{code}]' })).status).toBe(200)
+    return /^\[(\d+)\]$/.exec(h.delivery.sent.at(-1)!.text)![1]!
+  }
+  expect((await codeOf()).length).toBe(6) // read and cached now
+  const a = admin()
+  for (const length of [8, 4, 10]) {
+    a.setCodeLength('default', length)
+    expect((await codeOf()).length).toBe(length)
+  }
+})

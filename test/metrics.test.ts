@@ -71,6 +71,23 @@ test('label values and help texts are escaped; histograms are cumulative with +I
   expect(value(samples, 't_total', { name: 'a "quoted" \\ back\nslash' })).toBe(1)
 })
 
+test('label sets that would run together stay separate series; a value on a bucket bound counts in it', () => {
+  const r = new Registry()
+  const c = r.add(new Counter('t_total', 'h', ['a', 'b']))
+  c.inc({ a: '1:', b: '' })
+  c.inc({ a: '', b: '1:' })
+  c.inc({ a: '1', b: ':' }, 2)
+  c.inc({ b: ':', a: '1' }) // label order does not matter
+  expect(c.value({ a: '1:', b: '' })).toBe(1)
+  expect(c.value({ a: '', b: '1:' })).toBe(1)
+  expect(c.value({ a: '1', b: ':' })).toBe(3)
+  const hist = r.add(new Histogram('t_seconds', 'h', [], [0.1, 1, 10]))
+  for (const v of [0.1, 1, 1.5, 10, 11]) hist.observe({}, v)
+  const text = r.render()
+  expect(text).toContain('t_seconds_bucket{le="0.1"} 1\nt_seconds_bucket{le="1"} 2\nt_seconds_bucket{le="10"} 4\nt_seconds_bucket{le="+Inf"} 5\n')
+  expect(() => new Histogram('t_bad', 'h', [], [1, 0.5])).toThrow('buckets must be in increasing order')
+})
+
 test('without admin listener or token, /metrics on the main listener is a 404 like any unknown path', async () => {
   h = createHarness()
   const r = await h.call('/metrics', undefined, { method: 'GET', key: null })

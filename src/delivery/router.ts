@@ -43,12 +43,13 @@ export class ChannelRouter implements Delivery {
       // Each provider may use an equal share of what is left, so one that hangs
       // cannot starve the ones after it; the last one gets all that remains.
       const share = Math.max(1, Math.floor(left / (providers.length - i)))
-      const signal = AbortSignal.timeout(share)
+      const controller = new AbortController()
+      const signal = controller.signal
       const started = performance.now()
       const attempt = (outcome: DeliveryAttempt['outcome']) =>
         this.onAttempt({ channel: message.channel, provider: provider.name, type: provider.type, outcome, ms: performance.now() - started })
       try {
-        await raceAbort(provider.send(message, signal), signal)
+        await withTimeout(provider.send(message, signal), controller, share)
         attempt('accepted')
         return { provider: provider.name }
       } catch (err) {
@@ -67,11 +68,27 @@ export class ChannelRouter implements Delivery {
   }
 }
 
-/** A provider that ignores its signal still cannot hold a request past the budget. */
-function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+/**
+ * Aborts `controller` after `ms` and settles with an error then, so a provider
+ * that ignores its signal still cannot hold a request past its share. The
+ * timer is cleared as soon as the work settles (AbortSignal.timeout's timer
+ * and listener stayed behind for the whole timeout on every request).
+ */
+function withTimeout<T>(work: Promise<T>, controller: AbortController, ms: number): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(new Error('aborted'))
-    signal.addEventListener('abort', onAbort, { once: true })
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
+    const timer = setTimeout(() => {
+      controller.abort(new DOMException('The operation timed out.', 'TimeoutError'))
+      reject(new Error('aborted'))
+    }, ms)
+    work.then(
+      (value) => {
+        clearTimeout(timer)
+        resolve(value)
+      },
+      (err) => {
+        clearTimeout(timer)
+        reject(err)
+      },
+    )
   })
 }

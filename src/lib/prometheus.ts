@@ -35,11 +35,17 @@ class Series<T> {
     private readonly init: () => T,
   ) {}
   get(labels: Labels): T {
-    const ordered: Labels = {}
-    for (const n of this.labelNames) ordered[n] = labels[n] ?? ''
-    const key = JSON.stringify(Object.values(ordered))
+    // Runs several times per request: the key is built by plain concatenation
+    // (each value prefixed by its length, so no two label sets share a key).
+    let key = ''
+    for (const n of this.labelNames) {
+      const v = labels[n] ?? ''
+      key += `${v.length}:${v}`
+    }
     let s = this.byKey.get(key)
     if (!s) {
+      const ordered: Labels = {}
+      for (const n of this.labelNames) ordered[n] = labels[n] ?? ''
       s = { labels: ordered, value: this.init() }
       this.byKey.set(key, s)
     }
@@ -102,6 +108,8 @@ export class Histogram implements Metric {
     labelNames: readonly string[],
     private readonly buckets: readonly number[],
   ) {
+    // observe() counts from the top bucket down and stops at the first too small.
+    if (buckets.some((le, i) => i > 0 && le <= buckets[i - 1]!)) throw new Error(`${name}: buckets must be in increasing order`)
     this.series = new Series<{ counts: number[]; sum: number; count: number }>(labelNames, () => ({
       counts: buckets.map(() => 0),
       sum: 0,
@@ -110,9 +118,8 @@ export class Histogram implements Metric {
   }
   observe(labels: Labels, value: number): void {
     const s = this.series.get(labels)
-    this.buckets.forEach((le, i) => {
-      if (value <= le) s.counts[i]! += 1
-    })
+    const { buckets } = this
+    for (let i = buckets.length - 1; i >= 0 && value <= buckets[i]!; i--) s.counts[i]! += 1
     s.sum += value
     s.count += 1
   }

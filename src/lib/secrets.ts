@@ -18,7 +18,7 @@ export class Hasher {
 
   /** Hex HMAC of `purpose:value`; the purpose keeps hashes of different kinds apart. */
   hash(purpose: string, value: string): string {
-    return this.digest(purpose, value).toString('hex')
+    return this.keyed.copy().update(purpose).update('\0').update(value).digest('hex')
   }
 
   /** Constant-time comparison of a fresh hash against a stored one. */

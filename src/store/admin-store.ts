@@ -33,14 +33,22 @@ export class SqliteCreditStore implements CreditStore, AccountSettings {
   private readonly ledgerQ
   private readonly moveQ
   private readonly debitQ
-  constructor(db: Db) {
+  /**
+   * Code lengths read on every send, kept until the transactor reports that
+   * the database may have changed under them (another connection committed,
+   * a rollback, or an operator change through this process): never stale
+   * inside a transaction.
+   */
+  private readonly codeLengths = new Map<number, number | null>()
+  constructor(db: Db, tx: { onStale(listener: () => void): void }) {
+    tx.onStale(() => this.codeLengths.clear())
     this.debitQ = db.$client.prepare<unknown, [number, number]>('UPDATE accounts SET balance = balance - ?1 WHERE id = ?2 AND balance >= ?1')
     this.balanceQ = db.select({ balance: accounts.balance }).from(accounts).where(eq(accounts.id, p('id'))).prepare()
     this.codeLengthQ = db.select({ codeLength: accounts.codeLength }).from(accounts).where(eq(accounts.id, p('id'))).prepare()
-    this.ledgerQ = db
-      .insert(creditLedger)
-      .values({ accountId: p('accountId'), kind: sql`${p('kind')}`, amount: p('amount'), verificationId: p('verificationId'), note: p('note'), createdAt: p('at') })
-      .prepare()
+    // bun:sqlite directly: a debit row is written on every send.
+    this.ledgerQ = db.$client.prepare<unknown, [number, string, number, string | null, string | null, number]>(
+      'INSERT INTO credit_ledger (account_id, kind, amount, verification_id, note, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)',
+    )
     this.moveQ = db
       .update(accounts)
       .set({ balance: sql`${accounts.balance} + ${p('delta')}` })
@@ -51,17 +59,22 @@ export class SqliteCreditStore implements CreditStore, AccountSettings {
     return this.balanceQ.get({ id: accountId })?.balance ?? 0
   }
   codeLength(accountId: number): number | null {
-    return this.codeLengthQ.get({ id: accountId })?.codeLength ?? null
+    let length = this.codeLengths.get(accountId)
+    if (length === undefined) {
+      length = this.codeLengthQ.get({ id: accountId })?.codeLength ?? null
+      this.codeLengths.set(accountId, length)
+    }
+    return length
   }
   debit(e: Parameters<CreditStore['debit']>[0]): boolean {
     // Callers run this inside Transactor.atomically: the guarded move and its ledger row land together.
     if (this.debitQ.run(e.amount, e.accountId).changes !== 1) return false
-    this.ledgerQ.run({ accountId: e.accountId, kind: 'debit', amount: e.amount, verificationId: e.verificationId, note: null, at: e.at })
+    this.ledgerQ.run(e.accountId, 'debit', e.amount, e.verificationId, null, e.at)
     return true
   }
   post(e: Parameters<CreditStore['post']>[0]): void {
     // Callers run this inside Transactor.atomically: ledger row and balance move together.
-    this.ledgerQ.run({ accountId: e.accountId, kind: e.kind, amount: e.amount, verificationId: e.verificationId ?? null, note: e.note ?? null, at: e.at })
+    this.ledgerQ.run(e.accountId, e.kind, e.amount, e.verificationId ?? null, e.note ?? null, e.at)
     this.moveQ.run({ id: e.accountId, delta: e.kind === 'debit' ? -e.amount : e.amount })
   }
 }

@@ -16,8 +16,9 @@
  * Stores may keep per-process copies of what they wrote (SqliteKeyHitLog's
  * sequence numbers). `onStale` listeners hear when such copies may be wrong:
  * at the start of a transaction when another connection has committed since
- * (PRAGMA data_version, one cheap read per transaction), and after any
- * rollback.
+ * (PRAGMA data_version, one cheap read per transaction), after any
+ * rollback, and after every `atomically` transaction (operator changes made
+ * through this process).
  */
 import type { Database, Statement } from 'bun:sqlite'
 import type { Transactor } from '../otp/ports.ts'
@@ -79,9 +80,11 @@ export class SqliteTransactor implements Transactor {
         this.checkVersion()
         return fn()
       }) as T
-    } catch (err) {
+    } finally {
+      // Committed or rolled back: operator changes (accounts, keys, credits)
+      // go through here, on the connection the request path uses, so
+      // data_version does not show them; copies kept by the stores are dropped.
       this.stale()
-      throw err
     }
   }
 
