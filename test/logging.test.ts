@@ -1,6 +1,6 @@
 /** DECISIONS.md section 9: masked recipients, no keys or codes in logs, 500s without internals. */
 import { afterEach, describe, expect, test } from 'bun:test'
-import { createLogger, stdoutLines } from '../src/lib/logger.ts'
+import { createLogger, LOG_FLUSH_MS, stdoutLines } from '../src/lib/logger.ts'
 import { maskRecipient } from '../src/lib/mask.ts'
 import { createHarness, TEST, type Harness } from './harness.ts'
 
@@ -81,16 +81,17 @@ describe('JSON lines', () => {
 })
 
 describe('stdoutLines', () => {
-  test('lines of one turn go out in one write, after the turn; the next turn starts a new write', async () => {
+  test('lines go out together in one write, LOG_FLUSH_MS after the first of them', async () => {
     const chunks: string[] = []
     const write = stdoutLines((c) => chunks.push(c))
     write('a')
-    write('b')
-    expect(chunks).toEqual([]) // nothing written inside the turn
     await new Promise((r) => setImmediate(r))
+    write('b')
+    expect(chunks).toEqual([]) // nothing written yet
+    await Bun.sleep(LOG_FLUSH_MS + 10)
     expect(chunks).toEqual(['a\nb\n'])
     write('c')
-    await new Promise((r) => setImmediate(r))
+    await Bun.sleep(LOG_FLUSH_MS + 10)
     expect(chunks).toEqual(['a\nb\n', 'c\n'])
   })
 

@@ -55,17 +55,21 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
   }
 }
 
+/** How long a log line may wait to be written with the lines after it. */
+export const LOG_FLUSH_MS = 20
+
 /**
- * Lines to stdout, written together once per turn of the event loop instead
- * of one write(2) each (a request log line per request made that a tenth of a
- * send's cost; BENCHMARKS.md), and at once on exit. A kill -9 can lose the
- * lines of the current turn, never more; a full buffer is written at once.
+ * Lines to stdout, written together at most LOG_FLUSH_MS after the first of
+ * them instead of one write(2) each (a request log line per request cost
+ * about a tenth of a send; BENCHMARKS.md), at once when 64 KiB are pending,
+ * and on exit. A kill -9 can lose the last LOG_FLUSH_MS of lines, never more.
  */
 export function stdoutLines(out: (chunk: string) => void = (c) => void process.stdout.write(c)): (line: string) => void {
   let pending = ''
-  let scheduled = false
+  let timer: ReturnType<typeof setTimeout> | undefined
   const flush = () => {
-    scheduled = false
+    if (timer !== undefined) clearTimeout(timer)
+    timer = undefined
     if (pending === '') return
     const chunk = pending
     pending = ''
@@ -75,9 +79,10 @@ export function stdoutLines(out: (chunk: string) => void = (c) => void process.s
   return (line: string) => {
     pending += line + '\n'
     if (pending.length >= 64 * 1024) return flush()
-    if (!scheduled) {
-      scheduled = true
-      setImmediate(flush)
+    if (timer === undefined) {
+      timer = setTimeout(flush, LOG_FLUSH_MS)
+      // Pending lines never keep the process alive: exit writes them.
+      timer.unref()
     }
   }
 }
