@@ -1,4 +1,5 @@
 /** Runs the real `otpd` entry point as a subprocess, on a config in a temp dir. */
+import { afterEach } from 'bun:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -21,6 +22,21 @@ export interface CliEnv {
   close(): void
 }
 
+/** What the tests of a file started; cleanUpAfterEach() stops and removes it. */
+const startedServers: RunningServer[] = []
+const createdEnvs: CliEnv[] = []
+
+/**
+ * After each test of the calling file: stops every server startServer()
+ * started, then removes every directory cliEnv() made (both are idempotent).
+ */
+export function cleanUpAfterEach(): void {
+  afterEach(async () => {
+    await Promise.all(startedServers.splice(0).map((s) => s.stop()))
+    for (const env of createdEnvs.splice(0)) env.close()
+  })
+}
+
 export function cliEnv(extraToml = '', extraEnv: Record<string, string> = {}): CliEnv {
   const dir = mkdtempSync(join(tmpdir(), 'otpd-cli-'))
   const configFile = join(dir, 'otp.config.toml')
@@ -34,7 +50,7 @@ export function cliEnv(extraToml = '', extraEnv: Record<string, string> = {}): C
     const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited])
     return { code, stdout, stderr }
   }
-  return {
+  const env: CliEnv = {
     dir,
     configFile,
     run,
@@ -46,6 +62,8 @@ export function cliEnv(extraToml = '', extraEnv: Record<string, string> = {}): C
     },
     close: () => rmSync(dir, { recursive: true, force: true }),
   }
+  createdEnvs.push(env)
+  return env
 }
 
 export interface RunningServer {
@@ -84,7 +102,7 @@ export async function startServer(env: CliEnv): Promise<RunningServer> {
       out += decoder.decode(value)
     }
   })()
-  return {
+  const server: RunningServer = {
     url,
     proc,
     output: () => out,
@@ -93,6 +111,8 @@ export async function startServer(env: CliEnv): Promise<RunningServer> {
       return await proc.exited
     },
   }
+  startedServers.push(server)
+  return server
 }
 
 /** POSTs JSON with a Bearer key to a running server. */

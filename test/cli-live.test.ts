@@ -3,8 +3,8 @@
  * take effect at once, keys disabled or enabled within 1 s, with no 500 and no
  * restart.
  */
-import { afterEach, expect, setDefaultTimeout, test } from 'bun:test'
-import { cliEnv, post, startServer, type CliEnv, type RunningServer } from './cli-helpers.ts'
+import { expect, setDefaultTimeout, test } from 'bun:test'
+import { cleanUpAfterEach, cliEnv, post, startServer, type CliEnv, type RunningServer } from './cli-helpers.ts'
 
 // These tests start `otpd` processes; bunfig.toml cannot raise bun's 5 s default per file.
 setDefaultTimeout(30_000)
@@ -24,11 +24,7 @@ async function pollUntil<T>(request: () => Promise<T>, done: (r: T) => boolean):
 
 let env: CliEnv
 let server: RunningServer | undefined
-afterEach(async () => {
-  await server?.stop()
-  server = undefined
-  env?.close()
-})
+cleanUpAfterEach()
 
 
 test('credits and key status change from the CLI while the server takes traffic', async () => {

@@ -5,19 +5,17 @@
  * serve` processes on one database file.
  */
 import { afterEach, expect, test } from 'bun:test'
-import { cliEnv, post, startServer, type CliEnv, type RunningServer } from './cli-helpers.ts'
+import { cleanUpAfterEach, cliEnv, post, startServer, type CliEnv, type RunningServer } from './cli-helpers.ts'
 import { createHarness, TEST, type Harness } from './harness.ts'
 
 let h: Harness | undefined
 let env: CliEnv | undefined
 let servers: RunningServer[] = []
-afterEach(async () => {
+cleanUpAfterEach()
+afterEach(() => {
   h?.close()
   h = undefined
-  await Promise.all(servers.map((s) => s.stop()))
   servers = []
-  env?.close()
-  env = undefined
 })
 
 test('one process: of 60 simultaneous requests of every kind, exactly the limit are admitted', async () => {

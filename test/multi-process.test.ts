@@ -4,17 +4,16 @@
  * the IMMEDIATE transactions: without them these races would double-spend.
  */
 import { afterEach, expect, setDefaultTimeout, test } from 'bun:test'
-import { cliEnv, post, startServer, type CliEnv, type RunningServer } from './cli-helpers.ts'
+import { cleanUpAfterEach, cliEnv, post, startServer, type CliEnv, type RunningServer } from './cli-helpers.ts'
 
 // These tests start `otpd` processes; bunfig.toml cannot raise bun's 5 s default per file.
 setDefaultTimeout(30_000)
 
 let env: CliEnv
 let servers: RunningServer[] = []
-afterEach(async () => {
-  await Promise.all(servers.map((s) => s.stop()))
+cleanUpAfterEach()
+afterEach(() => {
   servers = []
-  env?.close()
 })
 
 const HIGH_LIMITS = '[limits]\nkey_requests_per_minute = 100000\n'

@@ -6,19 +6,17 @@
  * against the compiled binary.
  */
 import { afterEach, expect, test } from 'bun:test'
-import { cliEnv, post, startServer, type CliEnv, type RunningServer } from './cli-helpers.ts'
+import { cleanUpAfterEach, cliEnv, post, startServer, type CliEnv, type RunningServer } from './cli-helpers.ts'
 import { createHarness, type Harness } from './harness.ts'
 
 let h: Harness | undefined
 let env: CliEnv | undefined
 let servers: RunningServer[] = []
-afterEach(async () => {
+cleanUpAfterEach()
+afterEach(() => {
   h?.close()
   h = undefined
-  await Promise.all(servers.map((s) => s.stop()))
   servers = []
-  env?.close()
-  env = undefined
 })
 
 

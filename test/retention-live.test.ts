@@ -6,18 +6,14 @@
  * boundaries with a manual clock.
  */
 import { Database } from 'bun:sqlite'
-import { afterEach, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import { ManualClock } from '../src/lib/clock.ts'
-import { cliEnv, startServer, type CliEnv, type RunningServer } from './cli-helpers.ts'
+import { cleanUpAfterEach, cliEnv, startServer, type CliEnv, type RunningServer } from './cli-helpers.ts'
 import { createHarness, DAY, TEST } from './harness.ts'
 
 let env: CliEnv | undefined
 let server: RunningServer | undefined
-afterEach(async () => {
-  await server?.stop()
-  server = undefined
-  env?.close()
-})
+cleanUpAfterEach()
 
 test('serve sweeps at start: verifications 7 days past expiry and old counters go, recent ones stay', async () => {
   env = cliEnv()
