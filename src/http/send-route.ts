@@ -4,7 +4,6 @@ import type { Logger } from '../lib/logger.ts'
 import { maskRecipient } from '../lib/mask.ts'
 import { Msg, recipientRateLimitMessage } from '../otp/messages.ts'
 import type { SendOutcome, SendService } from '../otp/send.ts'
-import { normalizeRecipient, testModeOf } from '../otp/test-recipients.ts'
 import type { SendInput } from '../otp/types.ts'
 import { admit, counted, keyLimitedReply, type GuardDeps } from './guard.ts'
 import { errorReply, type Reply } from './reply.ts'
@@ -43,7 +42,7 @@ function countSend(metrics: ServiceMetrics, input: SendInput, outcome: SendOutco
     metrics.send(input.channel, 'none', 'rate_limited')
   } else if (outcome.kind === 'no_credits') {
     metrics.send(input.channel, 'none', 'no_credits')
-  } else if (outcome.kind === 'sent' && testModeOf(input.channel, normalizeRecipient(input.channel, input.recipient)) !== null) {
+  } else if (outcome.kind === 'sent' && outcome.test) {
     metrics.send(input.channel, 'none', 'test')
   }
 }

@@ -20,7 +20,8 @@ export const DEFAULT_EXPIRES_IN = 300
 
 export type SendOutcome =
   | { kind: 'key_limited'; max: number; retryAfter: number }
-  | { kind: 'sent'; verificationId: string; expiresAt: number }
+  /** `test`: a test recipient (nothing delivered, nothing charged). */
+  | { kind: 'sent'; verificationId: string; expiresAt: number; test: boolean }
   | { kind: 'recipient_limited'; max: number; period: string; retryAfter: number }
   | { kind: 'no_credits' }
   | { kind: 'delivery_failed' }
@@ -92,7 +93,7 @@ export class SendService {
         return v
       })
       if ('kind' in v) return v
-      return { kind: 'sent', verificationId: v.id, expiresAt: v.expiresAt }
+      return { kind: 'sent', verificationId: v.id, expiresAt: v.expiresAt, test: true }
     }
 
     let code = ''
@@ -142,7 +143,7 @@ export class SendService {
       })
       return { kind: 'delivery_failed' }
     }
-    return { kind: 'sent', verificationId: reserved.id, expiresAt: reserved.expiresAt }
+    return { kind: 'sent', verificationId: reserved.id, expiresAt: reserved.expiresAt, test: false }
   }
 }
 
