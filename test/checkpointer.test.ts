@@ -13,8 +13,8 @@ import { openDatabase, type Db } from '../src/store/db.ts'
 let dir: string
 let db: Db
 let cp: Checkpointer | undefined
-afterEach(() => {
-  cp?.stop()
+afterEach(async () => {
+  await cp?.stop()
   db?.$client.close()
   rmSync(dir, { recursive: true, force: true })
 })

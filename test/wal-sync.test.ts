@@ -13,8 +13,8 @@ import { startWalSync, type WalSync } from '../src/store/wal-sync.ts'
 let dir: string
 let db: Db | undefined
 let ws: WalSync | undefined
-afterEach(() => {
-  ws?.stop()
+afterEach(async () => {
+  await ws?.stop()
   db?.$client.close()
   rmSync(dir, { recursive: true, force: true })
 })
