@@ -29,30 +29,42 @@ function number(v: number): string {
 
 /** Series keyed by their label values in the declared label order. */
 class Series<T> {
-  private readonly byKey = new Map<string, { labels: Labels; value: T }>()
+  /**
+   * One map level per label name, the last level holding the series. Runs
+   * several times per request: plain look-ups, no key string built per call.
+   */
+  private readonly root = new Map<string, unknown>()
+  private readonly all: { labels: Labels; value: T }[] = []
   constructor(
     private readonly labelNames: readonly string[],
     private readonly init: () => T,
   ) {}
   get(labels: Labels): T {
-    // Runs several times per request: the key is built by plain concatenation
-    // (each value prefixed by its length, so no two label sets share a key).
-    let key = ''
-    for (const n of this.labelNames) {
-      const v = labels[n] ?? ''
-      key += `${v.length}:${v}`
+    const names = this.labelNames
+    let level = this.root
+    const last = names.length - 1
+    for (let i = 0; i < last; i++) {
+      const v = labels[names[i]!] ?? ''
+      let next = level.get(v) as Map<string, unknown> | undefined
+      if (next === undefined) {
+        next = new Map()
+        level.set(v, next)
+      }
+      level = next
     }
-    let s = this.byKey.get(key)
-    if (!s) {
+    const v = last < 0 ? '' : (labels[names[last]!] ?? '')
+    let s = level.get(v) as { labels: Labels; value: T } | undefined
+    if (s === undefined) {
       const ordered: Labels = {}
-      for (const n of this.labelNames) ordered[n] = labels[n] ?? ''
+      for (const n of names) ordered[n] = labels[n] ?? ''
       s = { labels: ordered, value: this.init() }
-      this.byKey.set(key, s)
+      level.set(v, s)
+      this.all.push(s)
     }
     return s.value
   }
   entries() {
-    return [...this.byKey.values()]
+    return [...this.all]
   }
 }
 
