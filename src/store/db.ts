@@ -19,9 +19,6 @@ export interface OpenOptions {
   busyTimeoutMs?: number
 }
 
-/** The page cache of each connection, in KiB. */
-export const CACHE_KIB = 16_384
-
 export function openDatabase(opts: OpenOptions): Db {
   if (opts.path !== ':memory:') mkdirSync(dirname(opts.path), { recursive: true, mode: 0o700 })
   const client = new Database(opts.path, { create: true, strict: true })
@@ -31,10 +28,6 @@ export function openDatabase(opts: OpenOptions): Db {
   client.run(`PRAGMA synchronous = ${opts.synchronous ?? 'FULL'}`)
   // Savepoint and statement journals in memory, not in a temporary file.
   client.run('PRAGMA temp_store = MEMORY')
-  // Every send inserts at random places in two indexes (the v4 id and the
-  // recipient hash): 16 MiB of page cache (SQLite's default is 2 MiB) keeps
-  // their pages in memory instead of reading them back from the OS.
-  client.run(`PRAGMA cache_size = -${CACHE_KIB}`)
   applyMigrations(client)
   return drizzle({ client, schema }) as Db
 }
