@@ -157,6 +157,7 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
   const checkpointer = background
     ? startCheckpointer(db, config.database.path, config.database.busy_timeout_ms, (error) => logger.error('WAL checkpoint failed', { error }))
     : undefined
+  if (checkpointer) tx.shareWritesWith(checkpointer.turn)
   // FULL's guarantee with the fsync on a worker thread (store/wal-sync.ts).
   const walSync = background && config.database.synchronous === 'FULL' ? startWalSync(config.database.path, (error) => logger.error('WAL fsync failed', { error })) : undefined
   if (walSync) {

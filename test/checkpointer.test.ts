@@ -4,11 +4,12 @@
  * the WAL back into the database file on its own.
  */
 import { afterEach, expect, test } from 'bun:test'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { BACKSTOP_PAGES, startCheckpointer, type Checkpointer } from '../src/store/checkpointer.ts'
+import { BACKSTOP_PAGES, startCheckpointer, type Checkpointer, type CheckpointReport } from '../src/store/checkpointer.ts'
 import { openDatabase, type Db } from '../src/store/db.ts'
+import { SqliteTransactor } from '../src/store/transactor.ts'
 
 let dir: string
 let db: Db
@@ -59,4 +60,45 @@ test('stop() resolves once the worker has closed its connection, so the server c
   expect(existsSync(`${path}-wal`)).toBe(false)
   db = openDatabase({ path })
   expect(db.$client.query<{ n: number }, []>('SELECT count(*) AS n FROM t').get()!.n).toBe(200)
+})
+
+test('under writes with no pause between batches the WAL still restarts: the worker takes the write turn for its last pass', async () => {
+  dir = mkdtempSync(join(tmpdir(), 'otpd-ckpt-'))
+  const path = join(dir, 'otpd.db')
+  db = openDatabase({ path, synchronous: 'NORMAL' })
+  const restartFrames = 400
+  cp = startCheckpointer(db, path, 5000, (e) => {
+    throw new Error(e)
+  }, restartFrames)
+  const tx = new SqliteTransactor(db)
+  tx.shareWritesWith(cp.turn)
+  db.$client.run('CREATE TABLE t (x BLOB)')
+  const insert = db.$client.prepare('INSERT INTO t VALUES (randomblob(400))')
+  // A batch in every turn of the event loop, each about a page, for 2.5 s.
+  let writing = true
+  let written = 0
+  const loop = () => {
+    if (!writing) return
+    for (let i = 0; i < 8; i++) void tx.grouped(() => insert.run()).then(() => written++)
+    setImmediate(loop)
+  }
+  loop()
+  const reports: CheckpointReport[] = []
+  let largestWal = 0
+  const until = Date.now() + 2_500
+  while (Date.now() < until) {
+    reports.push(await cp.next())
+    largestWal = Math.max(largestWal, statSync(`${path}-wal`).size)
+  }
+  writing = false
+  const restarts = reports.filter((r) => r.restarted)
+  expect(written).toBeGreaterThan(20_000)
+  expect(restarts.length).toBeGreaterThanOrEqual(2)
+  // Each restart ends one generation of the WAL (a report right after one
+  // may see the same generation again). Restarted, the file is written over
+  // from its start, so it stays well below all the frames written.
+  const generations = restarts.map((r) => r.log!).filter((log, i, all) => i === 0 || log !== all[i - 1])
+  const framesWritten = generations.reduce((a, b) => a + b, 0)
+  expect(largestWal).toBeLessThan((framesWritten * 4096) / 2)
+  for (const r of restarts) expect(r.held_ms).toBeGreaterThanOrEqual(0)
 })

@@ -2,17 +2,26 @@
  * Worker thread for the WAL, off the event loop (store/checkpointer.ts and
  * store/wal-sync.ts start one each):
  * - `checkpoint`: its own connection, a PASSIVE checkpoint every `everyMs`
- *   (PASSIVE never waits for or blocks the server's writers);
+ *   (PASSIVE never waits for or blocks the server's writers), and from
+ *   `restartFrames` on, the catch-up that lets the WAL restart;
  * - `sync`: on each 'sync' message, fsync the WAL file, then answer 'synced'.
  */
-import { Database } from 'bun:sqlite'
+import { Database, type Statement } from 'bun:sqlite'
 import { closeSync, fsyncSync, openSync } from 'node:fs'
+import { giveTurnBack, takeTurnForCheckpoint } from './write-turn.ts'
 
 declare const self: Worker
 
 export type WalWorkerStart =
-  | { role: 'checkpoint'; path: string; everyMs: number; busyTimeoutMs: number }
+  | { role: 'checkpoint'; path: string; everyMs: number; busyTimeoutMs: number; turn: SharedArrayBuffer; restartFrames: number; turnWaitMs: number }
   | { role: 'sync'; walPath: string }
+
+/** At most this many passes before taking the turn... */
+const CATCH_UP_PASSES = 4
+/** ...or fewer once a pass found at most this many new frames. */
+const CAUGHT_UP_FRAMES = 200
+
+type CheckpointResult = { busy: number; log: number; checkpointed: number }
 
 let stop: (() => void) | undefined
 let sync: (() => void) | undefined
@@ -44,19 +53,53 @@ self.onmessage = (event: MessageEvent<WalWorkerStart | 'stop' | 'sync'>) => {
     }
     const db = new Database(m.path)
     db.run(`PRAGMA busy_timeout = ${Math.trunc(m.busyTimeoutMs)}`)
-    const checkpoint = db.prepare<{ busy: number; log: number; checkpointed: number }, []>('PRAGMA wal_checkpoint(PASSIVE)')
+    const pass = db.prepare<CheckpointResult, []>('PRAGMA wal_checkpoint(PASSIVE)')
+    const dbFd = openSync(m.path, 'r')
+    const run = () => checkpoint(pass, dbFd, new Int32Array(m.turn), m)
     const timer = setInterval(() => {
       try {
-        postMessage({ ok: true, ...checkpoint.get() })
+        postMessage({ ok: true, ...run() })
       } catch (err) {
         report(err)
       }
     }, m.everyMs)
     stop = () => {
       clearInterval(timer)
+      closeSync(dbFd)
       db.close()
     }
   } catch (err) {
     report(err)
   }
+}
+
+/**
+ * One PASSIVE checkpoint; and once the WAL holds `restartFrames`, the catch-up
+ * that lets it restart (store/write-turn.ts). Passes copy what the server
+ * wrote during the pass before, with the database file fsynced here between
+ * them (SQLite fsyncs it only when a pass reaches the WAL's end, which never
+ * happens while the server writes), so the last pass, made holding the
+ * turn while the server's next batch waits, has little to copy and to sync.
+ * `held_ms`: how long the server waited.
+ */
+function checkpoint(pass: Statement<CheckpointResult, []>, dbFd: number, turn: Int32Array, m: { restartFrames: number; turnWaitMs: number }) {
+  let r = pass.get()!
+  if (r.log < m.restartFrames) return { ...r, restarted: false }
+  for (let i = 0; i < CATCH_UP_PASSES; i++) {
+    fsyncSync(dbFd)
+    const before = r.log
+    r = pass.get()!
+    if (r.log - before <= CAUGHT_UP_FRAMES) break
+  }
+  fsyncSync(dbFd)
+  if (!takeTurnForCheckpoint(turn, m.turnWaitMs)) return { ...r, restarted: false }
+  const took = performance.now()
+  try {
+    r = pass.get()!
+  } finally {
+    giveTurnBack(turn)
+    postMessage({ freed: true })
+  }
+  // All copied with no writer in between: the server's next transaction starts the WAL over.
+  return { ...r, restarted: r.busy === 0 && r.checkpointed === r.log, held_ms: performance.now() - took }
 }

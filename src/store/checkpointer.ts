@@ -6,17 +6,40 @@
  * instead runs it on a worker thread with its own connection, every
  * CHECKPOINT_EVERY_MS, and raises the server connection's auto-checkpoint to
  * BACKSTOP_PAGES, which then only matters if the worker falls behind or dies.
+ * Once the WAL holds RESTART_FRAMES, the worker catches up and takes the
+ * server's write turn for its last pass, so that the WAL starts over instead
+ * of growing to the backstop (store/write-turn.ts says why).
  * Durability is unchanged: a commit is durable once in the WAL.
  */
 import type { Db } from './db.ts'
+import { WriteTurn } from './write-turn.ts'
 
 export const CHECKPOINT_EVERY_MS = 200
 /** Auto-checkpoint threshold of the server's own connection (pages; SQLite's default is 1000). */
 export const BACKSTOP_PAGES = 20_000
+/** WAL size (frames) from which the worker takes the write turn to let the WAL restart. */
+export const RESTART_FRAMES = 8_000
+/** How long the worker waits for the server's batch to end before trying again at its next pass. */
+const TURN_WAIT_MS = 100
+/** A worker that holds the turn this long is taken to be stuck: the server writes anyway (the turn is advisory). */
+export const TURN_STUCK_MS = 1_000
+
+export interface CheckpointReport {
+  ok: boolean
+  log?: number
+  checkpointed?: number
+  /** Every frame copied while the server waited: its next transaction restarts the WAL. */
+  restarted?: boolean
+  /** How long the server's writes waited for that last pass. */
+  held_ms?: number
+  error?: string
+}
 
 export interface Checkpointer {
+  /** Shared with the server's transactor (store/write-turn.ts). */
+  turn: WriteTurn
   /** Resolves after the next checkpoint the worker reports (tests use it). */
-  next(): Promise<{ ok: boolean; log?: number; checkpointed?: number; error?: string }>
+  next(): Promise<CheckpointReport>
   /** Asks the worker to close its connection and exit; resolves when it has (or after STOP_WAIT_MS). */
   stop(): Promise<void>
 }
@@ -36,13 +59,21 @@ export function stopWorker(worker: Worker): Promise<void> {
   })
 }
 
-export function startCheckpointer(db: Db, path: string, busyTimeoutMs: number, onError: (message: string) => void): Checkpointer {
+export function startCheckpointer(
+  db: Db,
+  path: string,
+  busyTimeoutMs: number,
+  onError: (message: string) => void,
+  restartFrames = RESTART_FRAMES,
+): Checkpointer {
   db.$client.run(`PRAGMA wal_autocheckpoint = ${BACKSTOP_PAGES}`)
   const worker = new Worker(walWorkerSpecifier())
-  let waiting: ((r: any) => void)[] = []
+  const turn = new WriteTurn(TURN_STUCK_MS)
+  let waiting: ((r: CheckpointReport) => void)[] = []
   let lastError = ''
   worker.onmessage = (event: MessageEvent) => {
-    const r = event.data as { ok: boolean; error?: string }
+    if (event.data.freed) return turn.freed()
+    const r = event.data as CheckpointReport
     if (!r.ok && r.error !== lastError) onError(r.error ?? 'unknown error')
     lastError = r.ok ? '' : (r.error ?? '')
     const w = waiting
@@ -50,10 +81,11 @@ export function startCheckpointer(db: Db, path: string, busyTimeoutMs: number, o
     for (const resolve of w) resolve(r)
   }
   worker.onerror = (event) => onError(event.message)
-  worker.postMessage({ role: 'checkpoint', path, everyMs: CHECKPOINT_EVERY_MS, busyTimeoutMs })
+  worker.postMessage({ role: 'checkpoint', path, everyMs: CHECKPOINT_EVERY_MS, busyTimeoutMs, turn: turn.buffer, restartFrames, turnWaitMs: TURN_WAIT_MS })
   // The worker must not keep the process alive on its own.
   worker.unref()
   return {
+    turn,
     next: () => new Promise((resolve) => waiting.push(resolve)),
     // The worker closes its connection and exits (a terminated thread would leave it open).
     stop: () => stopWorker(worker),

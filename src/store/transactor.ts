@@ -23,6 +23,7 @@
 import type { Database, Statement } from 'bun:sqlite'
 import type { Transactor } from '../otp/ports.ts'
 import type { Db } from './db.ts'
+import type { WriteTurn } from './write-turn.ts'
 
 /** A bound on one batch, so one transaction never holds the write lock for long. */
 export const MAX_BATCH = 256
@@ -43,6 +44,7 @@ export class SqliteTransactor implements Transactor {
   private readonly dataVersion: Statement<{ data_version: number }>
   private seenVersion = -1
   private durable: (() => Promise<void>) | undefined
+  private turn: WriteTurn | undefined
 
   constructor(db: Db) {
     this.client = db.$client
@@ -66,6 +68,15 @@ export class SqliteTransactor implements Transactor {
    */
   settleAfter(durable: () => Promise<void>): void {
     this.durable = durable
+  }
+
+  /**
+   * Batches are written only while holding `turn` (store/write-turn.ts), which
+   * the checkpoint worker takes now and then to let the WAL restart; a batch
+   * that finds it taken waits for the worker to give it back.
+   */
+  shareWritesWith(turn: WriteTurn): void {
+    this.turn = turn
   }
 
   onStale(listener: () => void): void {
@@ -100,8 +111,19 @@ export class SqliteTransactor implements Transactor {
   }
 
   private flush(): void {
+    const turn = this.turn
+    if (turn && !turn.take()) {
+      // The checkpoint worker is copying the WAL's last frames: the batch
+      // waits (and grows) until it is done; `scheduled` stays set meanwhile.
+      turn.whenFree(() => this.flush())
+      return
+    }
     this.scheduled = false
-    while (this.queue.length > 0) this.commitBatch(this.queue.splice(0, MAX_BATCH))
+    try {
+      while (this.queue.length > 0) this.commitBatch(this.queue.splice(0, MAX_BATCH))
+    } finally {
+      turn?.give()
+    }
   }
 
   private commitBatch(batch: Pending[]): void {
