@@ -13,6 +13,7 @@ import { createServiceMetrics, type ServiceMetrics } from './http/service-metric
 import { systemClock, type Clock } from './lib/clock.ts'
 import { createLogger, type Logger } from './lib/logger.ts'
 import { Hasher } from './lib/secrets.ts'
+import { VerificationIds } from './lib/verification-id.ts'
 import { Admin } from './otp/admin.ts'
 import { Authenticator } from './otp/api-keys.ts'
 import { KeyLimiter } from './otp/key-limiter.ts'
@@ -106,7 +107,8 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
   const core = openCore(config, opts)
   const { db, clock, logger, hasher, tx, credits } = core
   const env = opts.env ?? {}
-  const verifications = new SqliteVerificationStore(db)
+  const verifications = new SqliteVerificationStore(db, tx)
+  const ids = new VerificationIds(hasher)
   const limits = limitsOf(config)
   const adminStore = new SqliteAdminStore(db)
   const metrics = createServiceMetrics({
@@ -142,13 +144,14 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
       accounts: credits,
       delivery,
       hasher,
+      ids,
       clock,
       logger,
       limits,
       limiter,
       defaultCodeLength: config.codes.default_length,
     }),
-    verify: new VerifyService({ tx, verifications, failures: new RecipientFailureLog(db), hasher, clock, limits, limiter }),
+    verify: new VerifyService({ tx, verifications, failures: new RecipientFailureLog(db), hasher, ids, clock, limits, limiter }),
     lockoutSeconds: limits.lockoutSeconds,
     openapi: buildOpenApi(pkg.version),
     metricsToken: config.server.metrics_token,

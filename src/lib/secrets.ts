@@ -21,14 +21,15 @@ export class Hasher {
     return this.keyed.copy().update(purpose).update('\0').update(value).digest('hex')
   }
 
-  /** Constant-time comparison of a fresh hash against a stored one. */
-  matches(purpose: string, value: string, stored: string): boolean {
-    const fresh = this.digest(purpose, value)
-    const known = Buffer.from(stored, 'hex')
-    return fresh.length === known.length && timingSafeEqual(fresh, known)
+  /** The same HMAC as bytes (32). */
+  digest(purpose: string, value: string): Buffer {
+    return this.keyed.copy().update(purpose).update('\0').update(value).digest()
   }
 
-  private digest(purpose: string, value: string): Buffer {
-    return this.keyed.copy().update(purpose).update('\0').update(value).digest()
+  /** Constant-time comparison of a fresh hash against a stored one (hex, or bytes). */
+  matches(purpose: string, value: string, stored: string | Uint8Array): boolean {
+    const fresh = this.digest(purpose, value)
+    const known = typeof stored === 'string' ? Buffer.from(stored, 'hex') : stored
+    return fresh.length === known.length && timingSafeEqual(fresh, known)
   }
 }

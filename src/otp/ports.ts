@@ -35,13 +35,20 @@ export interface EventLog<Subject = string> {
 export type KeyHitLog = EventLog<number>
 
 export interface VerificationStore {
+  /** The row number for the next verification, called in the transaction that inserts it. */
+  nextSeq(): number
   insert(v: Verification): void
-  findForKey(id: string, keyId: number): Verification | undefined
+  /**
+   * The verification `id` names under this key: the row `seq` (read from the
+   * id, null when it carries none) if that row has exactly this id, else one
+   * made before ids carried row numbers.
+   */
+  findForKey(id: string, seq: number | null, keyId: number): Verification | undefined
   /** Creation times (ascending) of active, non-test sends to a recipient since `since`. */
-  recipientSendTimes(accountId: number, recipientHash: string, since: number): number[]
-  markUsed(id: string, at: number): void
-  setAttempts(id: string, failedAttempts: number, lockedUntil: number | null): void
-  markFailed(id: string): void
+  recipientSendTimes(recipientHash: Uint8Array, since: number): number[]
+  markUsed(seq: number, at: number): void
+  setAttempts(seq: number, failedAttempts: number, lockedUntil: number | null): void
+  markFailed(seq: number): void
 }
 
 export interface CreditStore {

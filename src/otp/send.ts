@@ -5,8 +5,9 @@
 import type { Clock } from '../lib/clock.ts'
 import type { Logger } from '../lib/logger.ts'
 import { maskRecipient } from '../lib/mask.ts'
-import { randomDigits, randomUuid } from '../lib/random.ts'
+import { randomDigits } from '../lib/random.ts'
 import type { Hasher } from '../lib/secrets.ts'
+import type { VerificationIds } from '../lib/verification-id.ts'
 import { DEFAULT_MESSAGE, DEFAULT_SUBJECT } from './messages.ts'
 import type { KeyLimiter } from './key-limiter.ts'
 import type { AccountSettings, CreditStore, Delivery, Transactor, VerificationStore } from './ports.ts'
@@ -17,6 +18,8 @@ import { secondsUntil, waitForRoom } from './windows.ts'
 export const HASH_PURPOSE_CODE = 'code'
 export const HASH_PURPOSE_RECIPIENT = 'recipient'
 export const DEFAULT_EXPIRES_IN = 300
+/** 128 bits: no two recipients share a counter, at half the index of a whole HMAC. */
+export const RECIPIENT_HASH_BYTES = 16
 
 export type SendOutcome =
   | { kind: 'key_limited'; max: number; retryAfter: number }
@@ -40,6 +43,7 @@ export interface SendDeps {
   accounts: AccountSettings
   delivery: Delivery
   hasher: Hasher
+  ids: VerificationIds
   clock: Clock
   logger: Logger
   limits: Limits
@@ -54,28 +58,33 @@ export class SendService {
     const { d } = this
     const normalized = normalizeRecipient(input.channel, input.recipient)
     // Keyed by account: one account's counters never touch another's, and the hash alone names the subject.
-    const recipientHash = d.hasher.hash(HASH_PURPOSE_RECIPIENT, `${key.accountId}:${normalized}`)
+    const recipientHash = d.hasher.digest(HASH_PURPOSE_RECIPIENT, `${key.accountId}:${normalized}`).subarray(0, RECIPIENT_HASH_BYTES)
     const testMode = testModeOf(input.channel, normalized)
-    const id = randomUuid()
     const expiresIn = (input.expiresIn ?? DEFAULT_EXPIRES_IN) * 1000
 
-    const build = (now: number, code: string): Verification => ({
-      id,
-      keyId: key.id,
-      accountId: key.accountId,
-      channel: input.channel,
-      recipientHash,
-      recipientMask: maskRecipient(input.recipient),
-      codeHash: d.hasher.hash(HASH_PURPOSE_CODE, `${id}:${code}`),
-      testMode,
-      status: 'active',
-      charged: testMode === null,
-      createdAt: now,
-      expiresAt: testMode === 'expired' ? now : now + expiresIn,
-      usedAt: null,
-      failedAttempts: 0,
-      lockedUntil: null,
-    })
+    // Inside the transaction that inserts it: the id carries the row's number.
+    const build = (now: number, code: string): Verification => {
+      const seq = d.verifications.nextSeq()
+      const id = d.ids.make(seq)
+      return {
+        seq,
+        id,
+        keyId: key.id,
+        accountId: key.accountId,
+        channel: input.channel,
+        recipientHash,
+        recipientMask: maskRecipient(input.recipient),
+        codeHash: d.hasher.digest(HASH_PURPOSE_CODE, `${id}:${code}`),
+        testMode,
+        status: 'active',
+        charged: testMode === null,
+        createdAt: now,
+        expiresAt: testMode === 'expired' ? now : now + expiresIn,
+        usedAt: null,
+        failedAttempts: 0,
+        lockedUntil: null,
+      }
+    }
 
     // The per-key limit is decided and counted inside the operation's transaction.
     const keyLimited = (): SendOutcome | null => {
@@ -104,7 +113,7 @@ export class SendService {
       if (limited) return limited
       const now = d.clock.now()
       code = input.code ?? randomDigits(d.accounts.codeLength(key.accountId) ?? d.defaultCodeLength)
-      const times = d.verifications.recipientSendTimes(key.accountId, recipientHash, now - LONGEST_WINDOW_MS)
+      const times = d.verifications.recipientSendTimes(recipientHash, now - LONGEST_WINDOW_MS)
       let worst: { max: number; period: string; wait: number } | null = null
       for (const w of WINDOWS) {
         const max = w.limit(d.limits)
@@ -132,7 +141,7 @@ export class SendService {
       d.logger.debug('delivered', { request_id: requestId, channel: input.channel, provider: receipt.provider, recipient: reserved.recipientMask })
     } catch (err) {
       await d.tx.grouped(() => {
-        d.verifications.markFailed(reserved.id)
+        d.verifications.markFailed(reserved.seq)
         d.credits.post({ accountId: key.accountId, kind: 'refund', amount: 1, verificationId: reserved.id, at: d.clock.now() })
       })
       d.logger.error('delivery failed; credit refunded', {

@@ -18,13 +18,17 @@ export interface StoredKey extends ApiKey {
 export type TestMode = 'success' | 'fail' | 'expired'
 
 export interface Verification {
+  /** The store's row number, which `id` carries (lib/verification-id.ts). */
+  seq: number
   id: string
   keyId: number
   accountId: number
   channel: Channel
-  recipientHash: string
+  /** HMAC of the account and normalised recipient, cut to RECIPIENT_HASH_BYTES: the subject of the per-recipient limits. */
+  recipientHash: Uint8Array
   recipientMask: string
-  codeHash: string
+  /** HMAC of the id and the code. */
+  codeHash: Uint8Array
   testMode: TestMode | null
   status: 'active' | 'failed'
   charged: boolean

@@ -6,6 +6,7 @@
  */
 import type { Clock } from '../lib/clock.ts'
 import type { Hasher } from '../lib/secrets.ts'
+import type { VerificationIds } from '../lib/verification-id.ts'
 import type { KeyLimiter } from './key-limiter.ts'
 import type { EventLog, Transactor, VerificationStore } from './ports.ts'
 import { HASH_PURPOSE_CODE } from './send.ts'
@@ -28,8 +29,9 @@ export interface VerifyDeps {
   tx: Transactor
   verifications: VerificationStore
   /** Failed attempts per recipient hash (keyed by account), across verifications. */
-  failures: EventLog
+  failures: EventLog<Uint8Array>
   hasher: Hasher
+  ids: VerificationIds
   clock: Clock
   limits: Limits
   limiter: KeyLimiter
@@ -44,7 +46,7 @@ export class VerifyService {
       const admission = d.limiter.admit(key.id)
       if (!admission.ok) return { kind: 'key_limited', max: admission.max, retryAfter: admission.retryAfter }
       const now = d.clock.now()
-      const v = d.verifications.findForKey(input.verificationId, key.id)
+      const v = d.verifications.findForKey(input.verificationId, d.ids.seqOf(input.verificationId), key.id)
       if (!v || v.status === 'failed') return { kind: 'not_found' }
       if (v.usedAt !== null) return { kind: 'already_used' }
       if (now >= v.expiresAt) return { kind: 'expired' }
@@ -53,19 +55,19 @@ export class VerifyService {
       if (v.lockedUntil !== null) {
         if (now < v.lockedUntil) return { kind: 'locked', retryAfter: secondsUntil(v.lockedUntil - now), cause: 'attempts' }
         attempts = 0 // the lock has ended: the counter starts again
-        d.verifications.setAttempts(v.id, 0, null)
+        d.verifications.setAttempts(v.seq, 0, null)
       }
       const capWait = waitForRoomInLog(d.failures, v.recipientHash, FAILURE_WINDOW_MS, d.limits.recipientFailuresPerDay, now)
       if (capWait > 0) return { kind: 'locked', retryAfter: secondsUntil(capWait), cause: 'recipient_failures' }
 
       const correct = v.testMode !== 'fail' && d.hasher.matches(HASH_PURPOSE_CODE, `${v.id}:${input.code}`, v.codeHash)
       if (correct) {
-        d.verifications.markUsed(v.id, now)
+        d.verifications.markUsed(v.seq, now)
         return { kind: 'verified' }
       }
       attempts += 1
       const lockedUntil = attempts >= d.limits.maxFailedAttempts ? now + d.limits.lockoutSeconds * 1000 : null
-      d.verifications.setAttempts(v.id, attempts, lockedUntil)
+      d.verifications.setAttempts(v.seq, attempts, lockedUntil)
       d.failures.record(v.recipientHash, now)
       return { kind: 'invalid_code' }
     })

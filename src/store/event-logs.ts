@@ -51,23 +51,23 @@ export class SqliteKeyHitLog implements KeyHitLog {
  * reached. An ORDER BY costs SQLite a sorter set-up even for no rows, so it
  * runs only when the count says the answer exists.
  */
-export class RecipientFailureLog implements EventLog {
+export class RecipientFailureLog implements EventLog<Uint8Array> {
   private readonly countQ
   private readonly nthQ
   private readonly insertQ
   constructor(db: Db) {
     const c = db.$client
-    this.countQ = c.prepare<{ n: number }, [string]>('SELECT count(*) AS n FROM recipient_failures WHERE recipient_hash = ?1')
-    this.nthQ = c.prepare<{ at: number }, [string, number]>(
+    this.countQ = c.prepare<{ n: number }, [Uint8Array]>('SELECT count(*) AS n FROM recipient_failures WHERE recipient_hash = ?1')
+    this.nthQ = c.prepare<{ at: number }, [Uint8Array, number]>(
       'SELECT at FROM recipient_failures WHERE recipient_hash = ?1 ORDER BY at DESC LIMIT 1 OFFSET ?2 - 1',
     )
-    this.insertQ = c.prepare<unknown, [string, number]>('INSERT INTO recipient_failures (recipient_hash, at) VALUES (?1, ?2)')
+    this.insertQ = c.prepare<unknown, [Uint8Array, number]>('INSERT INTO recipient_failures (recipient_hash, at) VALUES (?1, ?2)')
   }
-  nthLatest(hash: string, n: number): number | undefined {
+  nthLatest(hash: Uint8Array, n: number): number | undefined {
     if (this.countQ.get(hash)!.n < n) return undefined
     return this.nthQ.get(hash, n)?.at
   }
-  record(hash: string, at: number): void {
+  record(hash: Uint8Array, at: number): void {
     this.insertQ.run(hash, at)
   }
 }

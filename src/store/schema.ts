@@ -4,7 +4,7 @@
  * (see lib/secrets.ts); only a key's display prefix and a masked recipient are
  * kept readable, for operators.
  */
-import { index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+import { blob, index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
 export const accounts = sqliteTable('accounts', {
   id: integer('id').primaryKey({ autoIncrement: true }),
@@ -52,10 +52,19 @@ export const creditLedger = sqliteTable(
   (t) => [index('credit_ledger_account').on(t.accountId, t.id)],
 )
 
+/**
+ * Rows are numbered (`seq`, the rowid), and a verification's id carries its
+ * number (lib/verification-id.ts): verify finds the row by that integer key,
+ * and no index of random ids is kept, whose inserts at random places cost a
+ * page write each (BENCHMARKS.md). Hashes are bytes: the code's HMAC whole,
+ * the recipient's cut to 16 bytes (keyed by account, so it alone names the
+ * subject of the per-recipient limits).
+ */
 export const verifications = sqliteTable(
   'verifications',
   {
-    id: text('id').primaryKey(),
+    seq: integer('seq').primaryKey(),
+    id: text('id').notNull(),
     keyId: integer('key_id')
       .notNull()
       .references(() => apiKeys.id),
@@ -63,9 +72,9 @@ export const verifications = sqliteTable(
       .notNull()
       .references(() => accounts.id),
     channel: text('channel', { enum: ['sms', 'email', 'voice'] }).notNull(),
-    recipientHash: text('recipient_hash').notNull(),
+    recipientHash: blob('recipient_hash', { mode: 'buffer' }).notNull(),
     recipientMask: text('recipient_mask').notNull(),
-    codeHash: text('code_hash').notNull(),
+    codeHash: blob('code_hash', { mode: 'buffer' }).notNull(),
     /** Test recipient behaviour, or null for a real send. */
     testMode: text('test_mode', { enum: ['success', 'fail', 'expired'] }),
     /** `failed` = delivery failed and the credit was refunded; verify answers 404. */
@@ -80,10 +89,22 @@ export const verifications = sqliteTable(
     failedAttempts: integer('failed_attempts').notNull().default(0),
     lockedUntil: integer('locked_until'),
   },
-  (t) => [
-    index('verifications_recipient').on(t.accountId, t.recipientHash, t.createdAt),
-    index('verifications_expiry').on(t.expiresAt),
-  ],
+  (t) => [index('verifications_recipient').on(t.recipientHash, t.createdAt), index('verifications_expiry').on(t.expiresAt)],
+)
+
+/**
+ * Ids of verifications created before ids carried row numbers (migration
+ * 0002): verify looks an id up here when it names no row, and takes the row
+ * only if it still has that id. The retention sweep drops them once every
+ * verification of that age is gone.
+ */
+export const verificationLegacyIds = sqliteTable(
+  'verification_legacy_ids',
+  {
+    seq: integer('seq').primaryKey(),
+    id: text('id').notNull(),
+  },
+  (t) => [uniqueIndex('verification_legacy_ids_id').on(t.id)],
 )
 
 /**
@@ -104,11 +125,11 @@ export const keyHits = sqliteTable('key_hits', {
 export const recipientFailures = sqliteTable(
   'recipient_failures',
   {
-    recipientHash: text('recipient_hash').notNull(),
+    recipientHash: blob('recipient_hash', { mode: 'buffer' }).notNull(),
     at: integer('at').notNull(),
   },
   (t) => [index('recipient_failures_lookup').on(t.recipientHash, t.at)],
 )
 
-export const schema = { accounts, apiKeys, creditLedger, verifications, keyHits, recipientFailures }
+export const schema = { accounts, apiKeys, creditLedger, verifications, verificationLegacyIds, keyHits, recipientFailures }
 

@@ -11,6 +11,7 @@ import type { Db } from './db.ts'
 
 export interface SweepResult {
   verifications: number
+  legacyIds: number
   keyHits: number
   recipientFailures: number
 }
@@ -22,7 +23,10 @@ export function sweep(db: Db, now: number, retentionDays: number, maxRows = -1):
   const del = (sql: string, before: number) => c.run(sql, [before, maxRows]).changes
   return c
     .transaction(() => ({
-      verifications: del('DELETE FROM verifications WHERE rowid IN (SELECT rowid FROM verifications WHERE expires_at < ?1 LIMIT ?2)', now - retentionDays * 86_400_000),
+      verifications: del('DELETE FROM verifications WHERE seq IN (SELECT seq FROM verifications WHERE expires_at < ?1 LIMIT ?2)', now - retentionDays * 86_400_000),
+      // Ids from before numbered rows (migration 0002), once no verification
+      // that old is left (a look-up also checks the row still has the id).
+      legacyIds: c.run('DELETE FROM verification_legacy_ids WHERE seq < coalesce((SELECT min(seq) FROM verifications), 9223372036854775807)').changes,
       keyHits: del('DELETE FROM key_hits WHERE rowid IN (SELECT rowid FROM key_hits WHERE at < ?1 ORDER BY rowid LIMIT ?2)', now - 60_000),
       recipientFailures: del(
         'DELETE FROM recipient_failures WHERE rowid IN (SELECT rowid FROM recipient_failures WHERE at < ?1 ORDER BY rowid LIMIT ?2)',

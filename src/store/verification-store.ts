@@ -1,72 +1,82 @@
-/** Verifications table (see otp/ports.ts VerificationStore). */
-import { eq, sql } from 'drizzle-orm'
+/**
+ * Verifications table (see otp/ports.ts VerificationStore). Plain bun:sqlite
+ * prepared statements: every send and verify runs them.
+ *
+ * Rows are found by their number (`seq`, the rowid), which ids carry
+ * (lib/verification-id.ts). The last number handed out is remembered between
+ * transactions, and read again once the transactor says another connection
+ * wrote or a rollback undid a write (`onStale`), as SqliteKeyHitLog does.
+ */
 import type { VerificationStore } from '../otp/ports.ts'
 import type { Verification } from '../otp/types.ts'
 import type { Db } from './db.ts'
-import { verifications } from './schema.ts'
 
-const p = (name: string) => sql.placeholder(name)
+type Row = Omit<Verification, 'charged'> & { charged: number }
 
-type VerificationRow = Omit<Verification, 'charged'> & { charged: number }
+const COLUMNS = `v.seq, v.id, v.key_id AS keyId, v.account_id AS accountId, v.channel, v.recipient_hash AS recipientHash,
+  v.recipient_mask AS recipientMask, v.code_hash AS codeHash, v.test_mode AS testMode, v.status, v.charged,
+  v.created_at AS createdAt, v.expires_at AS expiresAt, v.used_at AS usedAt, v.failed_attempts AS failedAttempts,
+  v.locked_until AS lockedUntil`
 
 export class SqliteVerificationStore implements VerificationStore {
+  private readonly insertQ
+  private readonly lastSeqQ
   private readonly findQ
+  private readonly findLegacyQ
   private readonly sendTimesQ
   private readonly usedQ
   private readonly attemptsQ
   private readonly failedQ
-  private readonly insertQ
-  constructor(db: Db) {
-    this.insertQ = db.$client.prepare<unknown, [Record<string, string | number | null>]>(
-      `INSERT INTO verifications (id, key_id, account_id, channel, recipient_hash, recipient_mask, code_hash, test_mode, status,
+  private lastSeq: number | undefined
+
+  constructor(db: Db, tx: { onStale(listener: () => void): void }) {
+    const c = db.$client
+    tx.onStale(() => (this.lastSeq = undefined))
+    this.insertQ = c.prepare<unknown, [Record<string, string | number | Uint8Array | null>]>(
+      `INSERT INTO verifications (seq, id, key_id, account_id, channel, recipient_hash, recipient_mask, code_hash, test_mode, status,
          charged, created_at, expires_at, used_at, failed_attempts, locked_until)
-       VALUES ($id, $keyId, $accountId, $channel, $recipientHash, $recipientMask, $codeHash, $testMode, $status,
+       VALUES ($seq, $id, $keyId, $accountId, $channel, $recipientHash, $recipientMask, $codeHash, $testMode, $status,
          $charged, $createdAt, $expiresAt, $usedAt, $failedAttempts, $lockedUntil)`,
     )
-    // bun:sqlite directly on the hottest read: no per-row mapping layer.
-    this.findQ = db.$client.prepare<VerificationRow, [string, number]>(
-      `SELECT id, key_id AS keyId, account_id AS accountId, channel, recipient_hash AS recipientHash, recipient_mask AS recipientMask,
-         code_hash AS codeHash, test_mode AS testMode, status, charged, created_at AS createdAt, expires_at AS expiresAt,
-         used_at AS usedAt, failed_attempts AS failedAttempts, locked_until AS lockedUntil
-       FROM verifications WHERE id = ?1 AND key_id = ?2`,
+    this.lastSeqQ = c.prepare<{ seq: number | null }, []>('SELECT max(seq) AS seq FROM verifications')
+    this.findQ = c.prepare<Row, [number, string, number]>(`SELECT ${COLUMNS} FROM verifications v WHERE v.seq = ?1 AND v.id = ?2 AND v.key_id = ?3`)
+    this.findLegacyQ = c.prepare<Row, [string, number]>(
+      `SELECT ${COLUMNS} FROM verification_legacy_ids l JOIN verifications v ON v.seq = l.seq AND v.id = l.id WHERE l.id = ?1 AND v.key_id = ?2`,
     )
-    this.sendTimesQ = db.$client.prepare<{ at: number }, [number, string, number]>(
+    this.sendTimesQ = c.prepare<{ at: number }, [Uint8Array, number]>(
       `SELECT created_at AS at FROM verifications
-       WHERE account_id = ?1 AND recipient_hash = ?2 AND created_at > ?3 AND status = 'active' AND test_mode IS NULL`,
+       WHERE recipient_hash = ?1 AND created_at > ?2 AND status = 'active' AND test_mode IS NULL`,
     )
-    this.usedQ = db
-      .update(verifications)
-      .set({ usedAt: sql`${p('at')}`, failedAttempts: 0, lockedUntil: null })
-      .where(eq(verifications.id, p('id')))
-      .prepare()
-    this.attemptsQ = db
-      .update(verifications)
-      .set({ failedAttempts: sql`${p('attempts')}`, lockedUntil: sql`${p('lockedUntil')}` })
-      .where(eq(verifications.id, p('id')))
-      .prepare()
-    this.failedQ = db.update(verifications).set({ status: 'failed' }).where(eq(verifications.id, p('id'))).prepare()
+    this.usedQ = c.prepare<unknown, [number, number]>('UPDATE verifications SET used_at = ?2, failed_attempts = 0, locked_until = NULL WHERE seq = ?1')
+    this.attemptsQ = c.prepare<unknown, [number, number, number | null]>('UPDATE verifications SET failed_attempts = ?2, locked_until = ?3 WHERE seq = ?1')
+    this.failedQ = c.prepare<unknown, [number]>(`UPDATE verifications SET status = 'failed' WHERE seq = ?1`)
+  }
+
+  nextSeq(): number {
+    this.lastSeq ??= this.lastSeqQ.get()?.seq ?? 0
+    return ++this.lastSeq
   }
   insert(v: Verification): void {
     this.insertQ.run({ ...v, charged: v.charged ? 1 : 0 })
   }
-  findForKey(id: string, keyId: number): Verification | undefined {
-    const row = this.findQ.get(id, keyId)
+  findForKey(id: string, seq: number | null, keyId: number): Verification | undefined {
+    const row = (seq === null ? null : this.findQ.get(seq, id, keyId)) ?? this.findLegacyQ.get(id, keyId)
     return row === null ? undefined : { ...row, charged: row.charged === 1 }
   }
-  recipientSendTimes(accountId: number, recipientHash: string, since: number): number[] {
+  recipientSendTimes(recipientHash: Uint8Array, since: number): number[] {
     // Sorted here: an ORDER BY costs SQLite a sorter (several times this look-up) even for no rows.
     return this.sendTimesQ
-      .all(accountId, recipientHash, since)
+      .all(recipientHash, since)
       .map((r) => r.at)
       .sort((a, b) => a - b)
   }
-  markUsed(id: string, at: number): void {
-    this.usedQ.run({ id, at })
+  markUsed(seq: number, at: number): void {
+    this.usedQ.run(seq, at)
   }
-  setAttempts(id: string, failedAttempts: number, lockedUntil: number | null): void {
-    this.attemptsQ.run({ id, attempts: failedAttempts, lockedUntil })
+  setAttempts(seq: number, failedAttempts: number, lockedUntil: number | null): void {
+    this.attemptsQ.run(seq, failedAttempts, lockedUntil)
   }
-  markFailed(id: string): void {
-    this.failedQ.run({ id })
+  markFailed(seq: number): void {
+    this.failedQ.run(seq)
   }
 }

@@ -1,0 +1,52 @@
+/**
+ * Verification ids: random v4 UUIDs, lower case (DECISIONS.md section 4),
+ * that also name their row in the store, so that verify finds it by an
+ * integer key and the database keeps no index of random ids (an insert at a
+ * random place in such an index costs a page write of its own on every send).
+ *
+ * An id is `head-tail`. The head, `xxxxxxxx-xxxx-4xxx-Vxxx`, is the start of
+ * a fresh `crypto.randomUUID()`: 74 bits from the CSPRNG, with the version
+ * and variant bits of a v4 UUID. The tail, 12 hex digits, is the row number
+ * XORed with 48 bits of an HMAC of the head under the server secret. To anyone
+ * without the secret the tail is as unpredictable as the head, so the whole
+ * id is indistinguishable from a random v4 UUID and says nothing of how many
+ * verifications exist. Distinct row numbers give distinct ids.
+ *
+ * The number read back from an id is only a place to look: the store also
+ * compares the id it keeps in that row, so an altered or invented id finds
+ * nothing (404), as a malformed one or another case of a real one does.
+ */
+import type { Hasher } from './secrets.ts'
+
+const HASH_PURPOSE = 'verification-id'
+const SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+const HEAD_LENGTH = 23
+const TWO_32 = 2 ** 32
+/** Row numbers fit in the 48-bit tail. */
+export const MAX_SEQ = 2 ** 48 - 1
+
+export class VerificationIds {
+  constructor(private readonly hasher: Hasher) {}
+
+  /** A fresh id naming row `seq`. */
+  make(seq: number): string {
+    if (!Number.isInteger(seq) || seq < 1 || seq > MAX_SEQ) throw new RangeError(`row number out of range: ${seq}`)
+    const head = crypto.randomUUID().slice(0, HEAD_LENGTH)
+    return `${head}-${this.mask(head, seq).toString(16).padStart(12, '0')}`
+  }
+
+  /** The row number an id names, or null when the string is not an id of this form. */
+  seqOf(id: string): number | null {
+    if (!SHAPE.test(id)) return null
+    const head = id.slice(0, HEAD_LENGTH)
+    return this.mask(head, Number.parseInt(id.slice(HEAD_LENGTH + 1), 16))
+  }
+
+  /** `n` XOR the first 48 bits of the head's HMAC (its own inverse). */
+  private mask(head: string, n: number): number {
+    const h = this.hasher.digest(HASH_PURPOSE, head)
+    const hi = ((h[0]! << 8) | h[1]!) ^ Math.floor(n / TWO_32)
+    const lo = (((h[2]! << 24) | (h[3]! << 16) | (h[4]! << 8) | h[5]!) ^ n) >>> 0
+    return hi * TWO_32 + lo
+  }
+}
