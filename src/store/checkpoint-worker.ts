@@ -4,10 +4,15 @@
  * - `checkpoint`: its own connection, a PASSIVE checkpoint every `everyMs`
  *   (PASSIVE never waits for or blocks the server's writers), and from
  *   `restartFrames` on, the catch-up that lets the WAL restart;
- * - `sync`: on each 'sync' message, fsync the WAL file, then answer 'synced'.
+ * - `sync`: on each 'sync' message, flush the WAL file to disk, then answer 'synced'.
+ *
+ * Flushes are fdatasync: the data and the size, not the timestamps, so that
+ * writing the restarted WAL over in place needs no file-system journal
+ * commit. It is what PostgreSQL uses by default for its WAL on Linux, and as
+ * durable (measured: verify p99 8.6-9.6 ms against 10.4 with fsync).
  */
 import { Database, type Statement } from 'bun:sqlite'
-import { closeSync, fsyncSync, openSync } from 'node:fs'
+import { closeSync, fdatasyncSync, openSync } from 'node:fs'
 import { giveTurnBack, takeTurnForCheckpoint } from './write-turn.ts'
 
 declare const self: Worker
@@ -45,9 +50,9 @@ self.onmessage = (event: MessageEvent<WalWorkerStart | 'stop' | 'sync'>) => {
   }
   try {
     if (m.role === 'sync') {
-      // fsync flushes the file whichever descriptor wrote it.
+      // The flush covers the file whichever descriptor wrote it.
       const fd = openSync(m.walPath, 'r')
-      sync = () => fsyncSync(fd)
+      sync = () => fdatasyncSync(fd)
       stop = () => closeSync(fd)
       return
     }
@@ -76,7 +81,7 @@ self.onmessage = (event: MessageEvent<WalWorkerStart | 'stop' | 'sync'>) => {
 /**
  * One PASSIVE checkpoint; and once the WAL holds `restartFrames`, the catch-up
  * that lets it restart (store/write-turn.ts). Passes copy what the server
- * wrote during the pass before, with the database file fsynced here between
+ * wrote during the pass before, with the database file flushed here between
  * them (SQLite fsyncs it only when a pass reaches the WAL's end, which never
  * happens while the server writes), so the last pass, made holding the
  * turn while the server's next batch waits, has little to copy and to sync.
@@ -86,12 +91,12 @@ function checkpoint(pass: Statement<CheckpointResult, []>, dbFd: number, turn: I
   let r = pass.get()!
   if (r.log < m.restartFrames) return { ...r, restarted: false }
   for (let i = 0; i < CATCH_UP_PASSES; i++) {
-    fsyncSync(dbFd)
+    fdatasyncSync(dbFd)
     const before = r.log
     r = pass.get()!
     if (r.log - before <= CAUGHT_UP_FRAMES) break
   }
-  fsyncSync(dbFd)
+  fdatasyncSync(dbFd)
   if (!takeTurnForCheckpoint(turn, m.turnWaitMs)) return { ...r, restarted: false }
   const took = performance.now()
   try {
