@@ -13,6 +13,7 @@ const decoder = new TextDecoder('utf-8', { fatal: true })
 
 export function isJsonContentType(header: string | null): boolean {
   if (header === null) return false
+  if (header === 'application/json') return true // what nearly every client sends
   const semi = header.indexOf(';')
   return (semi === -1 ? header : header.slice(0, semi)).trim().toLowerCase() === 'application/json'
 }
