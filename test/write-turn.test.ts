@@ -81,3 +81,18 @@ test('a worker that holds the turn past the stuck bound does not stop the writes
   expect(turn.cell[0]).toBe(TURN_FREE)
   closeOther()
 })
+
+test('a worker asleep waiting for the turn is woken as soon as the server gives it back, not at its time-out', async () => {
+  const turn = new WriteTurn(60_000)
+  expect(turn.take()).toBe(true)
+  const worker = new Worker(new URL('./fixtures/turn-taker.ts', import.meta.url).href)
+  const answer = new Promise<{ took: boolean; waitedMs: number }>((resolve) => (worker.onmessage = (e) => resolve(e.data)))
+  worker.postMessage({ buffer: turn.buffer, timeoutMs: 10_000 })
+  await Bun.sleep(100)
+  turn.give()
+  const { took, waitedMs } = await answer
+  worker.terminate()
+  expect(took).toBe(true)
+  expect(waitedMs).toBeGreaterThanOrEqual(50)
+  expect(waitedMs).toBeLessThan(2_000)
+})

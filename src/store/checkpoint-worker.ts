@@ -13,13 +13,14 @@
  */
 import { Database, type Statement } from 'bun:sqlite'
 import { closeSync, fdatasyncSync, openSync } from 'node:fs'
+import { SYNC_FLUSHED, SYNC_REQUESTED, SYNC_SLEEPING, SYNC_STOP } from './wal-sync.ts'
 import { giveTurnBack, takeTurnForCheckpoint } from './write-turn.ts'
 
 declare const self: Worker
 
 export type WalWorkerStart =
   | { role: 'checkpoint'; path: string; everyMs: number; busyTimeoutMs: number; turn: SharedArrayBuffer; restartFrames: number; turnWaitMs: number }
-  | { role: 'sync'; walPath: string }
+  | { role: 'sync'; walPath: string; cells: SharedArrayBuffer }
 
 /** At most this many passes before taking the turn... */
 const CATCH_UP_PASSES = 4
@@ -29,33 +30,17 @@ const CAUGHT_UP_FRAMES = 200
 type CheckpointResult = { busy: number; log: number; checkpointed: number }
 
 let stop: (() => void) | undefined
-let sync: (() => void) | undefined
 
 const report = (err: unknown) => postMessage({ ok: false, error: err instanceof Error ? err.message : String(err) })
 
-self.onmessage = (event: MessageEvent<WalWorkerStart | 'stop' | 'sync'>) => {
+self.onmessage = (event: MessageEvent<WalWorkerStart | 'stop'>) => {
   const m = event.data
   if (m === 'stop') {
     stop?.()
     process.exit(0)
   }
-  if (m === 'sync') {
-    try {
-      sync!()
-      postMessage({ ok: true, synced: true })
-    } catch (err) {
-      report(err)
-    }
-    return
-  }
+  if (m.role === 'sync') return flushLoop(m.walPath, new Int32Array(m.cells))
   try {
-    if (m.role === 'sync') {
-      // The flush covers the file whichever descriptor wrote it.
-      const fd = openSync(m.walPath, 'r')
-      sync = () => fdatasyncSync(fd)
-      stop = () => closeSync(fd)
-      return
-    }
     const db = new Database(m.path)
     db.run(`PRAGMA busy_timeout = ${Math.trunc(m.busyTimeoutMs)}`)
     const pass = db.prepare<CheckpointResult, []>('PRAGMA wal_checkpoint(PASSIVE)')
@@ -75,6 +60,44 @@ self.onmessage = (event: MessageEvent<WalWorkerStart | 'stop' | 'sync'>) => {
     }
   } catch (err) {
     report(err)
+  }
+}
+
+/**
+ * The `sync` role (store/wal-sync.ts): flush the WAL whenever the server has
+ * published a generation newer than the last flushed, until told to stop.
+ * Runs in this thread's only task: the stop comes through shared memory.
+ */
+function flushLoop(walPath: string, cells: Int32Array): void {
+  let flush: () => void
+  try {
+    // The flush covers the file whichever descriptor wrote it.
+    const fd = openSync(walPath, 'r')
+    flush = () => fdatasyncSync(fd)
+    stop = () => closeSync(fd)
+  } catch (err) {
+    flush = () => {
+      throw err
+    }
+  }
+  let flushed = Atomics.load(cells, SYNC_FLUSHED)
+  while (Atomics.load(cells, SYNC_STOP) === 0) {
+    const requested = Atomics.load(cells, SYNC_REQUESTED)
+    if (requested === flushed) {
+      // Announce the sleep, then look again (store/write-turn.ts does the same).
+      Atomics.store(cells, SYNC_SLEEPING, 1)
+      if (Atomics.load(cells, SYNC_REQUESTED) === flushed) Atomics.wait(cells, SYNC_REQUESTED, flushed)
+      Atomics.store(cells, SYNC_SLEEPING, 0)
+      continue
+    }
+    try {
+      flush()
+      postMessage({ ok: true, upTo: requested })
+    } catch (err) {
+      postMessage({ ok: false, upTo: requested, error: err instanceof Error ? err.message : String(err) })
+    }
+    flushed = requested
+    Atomics.store(cells, SYNC_FLUSHED, flushed)
   }
 }
 

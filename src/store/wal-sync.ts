@@ -4,52 +4,71 @@
  * requests: nothing else runs for the length of the fsync. The server instead
  * commits with NORMAL (the WAL is written, not synced) and asks a worker thread
  * to flush the WAL file (fdatasync, store/checkpoint-worker.ts); the group commit (store/transactor.ts) answers a
- * batch only once an fsync that started after its COMMIT has returned. An
+ * batch only once a flush that started after its COMMIT has returned. An
  * acknowledged write therefore survives power loss exactly as under FULL,
- * while the next batch is already being served. Sync requests that arrive
- * while an fsync runs share the next one.
+ * while the next batch is already being served.
+ *
+ * Each call after a COMMIT takes the next generation number and publishes it
+ * in shared memory; the worker flushes, publishes the generation its flush
+ * covered, and at once starts the next flush if a newer generation is
+ * waiting, without waiting for this thread to read its message (which can sit
+ * behind a burst of requests). Calls made while a flush runs share the next.
  */
 import { stopWorker, walWorkerSpecifier } from './checkpointer.ts'
 
 export interface WalSync {
-  /** Resolves after an fsync of the WAL that started after this call. */
+  /** Resolves after a flush of the WAL that started after this call. */
   sync(): Promise<void>
   stop(): Promise<void>
 }
 
+/** Int32 cells shared with the worker: generations requested and flushed, a stop flag, and whether it sleeps. */
+export const SYNC_REQUESTED = 0
+export const SYNC_FLUSHED = 1
+export const SYNC_STOP = 2
+export const SYNC_SLEEPING = 3
+
+/** Whether generation `done` covers `gen` (generations wrap around at 2^31). */
+export const covers = (done: number, gen: number) => ((done - gen) | 0) >= 0
+
 export function startWalSync(dbPath: string, onError: (message: string) => void): WalSync {
+  const cells = new Int32Array(new SharedArrayBuffer(16))
   const worker = new Worker(walWorkerSpecifier())
-  let waiting: { resolve: () => void; reject: (e: Error) => void }[] = []
-  let inFlight: typeof waiting | null = null
-  const start = () => {
-    inFlight = waiting
-    waiting = []
-    worker.postMessage('sync')
-  }
-  worker.onmessage = (event: MessageEvent<{ ok: boolean; error?: string }>) => {
-    const done = inFlight ?? []
-    inFlight = null
-    if (event.data.ok) for (const w of done) w.resolve()
-    else {
-      onError(event.data.error ?? 'unknown error')
-      for (const w of done) w.reject(new Error(`WAL fsync failed: ${event.data.error}`))
+  let requested = 0
+  // In generation order: each call gets the generation after the last.
+  let waiting: { gen: number; resolve: () => void; reject: (e: Error) => void }[] = []
+  const settle = (upTo: number, err?: Error) => {
+    let n = 0
+    while (n < waiting.length && covers(upTo, waiting[n]!.gen)) n++
+    for (const w of waiting.splice(0, n)) {
+      if (err) w.reject(err)
+      else w.resolve()
     }
-    if (waiting.length > 0) start()
+  }
+  worker.onmessage = (event: MessageEvent<{ ok: boolean; upTo: number; error?: string }>) => {
+    if (event.data.ok) return settle(event.data.upTo)
+    onError(event.data.error ?? 'unknown error')
+    settle(event.data.upTo, new Error(`WAL fsync failed: ${event.data.error}`))
   }
   worker.onerror = (event) => {
     onError(event.message)
-    for (const w of [...(inFlight ?? []), ...waiting]) w.reject(new Error(`WAL fsync worker failed: ${event.message}`))
-    inFlight = null
-    waiting = []
+    settle(requested, new Error(`WAL fsync worker failed: ${event.message}`))
   }
-  worker.postMessage({ role: 'sync', walPath: `${dbPath}-wal` })
+  worker.postMessage({ role: 'sync', walPath: `${dbPath}-wal`, cells: cells.buffer })
   worker.unref()
   return {
     sync: () =>
       new Promise<void>((resolve, reject) => {
-        waiting.push({ resolve, reject })
-        if (inFlight === null) start()
+        requested = (requested + 1) | 0
+        waiting.push({ gen: requested, resolve, reject })
+        Atomics.store(cells, SYNC_REQUESTED, requested)
+        // A wake costs several microseconds: only when the worker sleeps (it announces it first).
+        if (Atomics.load(cells, SYNC_SLEEPING) === 1) Atomics.notify(cells, SYNC_REQUESTED)
       }),
-    stop: () => stopWorker(worker),
+    stop: () => {
+      Atomics.store(cells, SYNC_STOP, 1)
+      Atomics.notify(cells, SYNC_REQUESTED)
+      return stopWorker(worker)
+    },
   }
 }

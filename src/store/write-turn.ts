@@ -22,10 +22,13 @@
 export const TURN_FREE = 0
 export const TURN_SERVER = 1
 export const TURN_CHECKPOINT = 2
+/** Cells: the turn, and whether the worker sleeps waiting for it (the request thread then wakes it). */
+const TURN = 0
+const WORKER_WAITS = 1
 
 export class WriteTurn {
   readonly cell: Int32Array
-  readonly buffer = new SharedArrayBuffer(4)
+  readonly buffer = new SharedArrayBuffer(8)
   private waiting: (() => void)[] = []
   private stuckTimer: ReturnType<typeof setTimeout> | undefined
 
@@ -36,13 +39,16 @@ export class WriteTurn {
 
   /** Request thread: takes the turn, unless the checkpoint worker holds it. */
   take(): boolean {
-    return Atomics.compareExchange(this.cell, 0, TURN_FREE, TURN_SERVER) === TURN_FREE
+    return Atomics.compareExchange(this.cell, TURN, TURN_FREE, TURN_SERVER) === TURN_FREE
   }
 
-  /** Request thread: gives the turn back (wakes the worker if it waits for it). */
+  /**
+   * Request thread: gives the turn back, and wakes the worker if it sleeps
+   * waiting for it (a wake costs several microseconds; it is rarely needed).
+   */
   give(): void {
-    Atomics.store(this.cell, 0, TURN_FREE)
-    Atomics.notify(this.cell, 0)
+    Atomics.store(this.cell, TURN, TURN_FREE)
+    if (Atomics.load(this.cell, WORKER_WAITS) === 1) Atomics.notify(this.cell, TURN)
   }
 
   /** Request thread: runs `fn` once the worker reports it gave the turn back. */
@@ -51,7 +57,7 @@ export class WriteTurn {
     // A worker that died or hangs holding the turn must not stop every write:
     // the turn only orders two threads, SQLite's locks keep the data correct.
     this.stuckTimer ??= setTimeout(() => {
-      Atomics.store(this.cell, 0, TURN_FREE)
+      Atomics.store(this.cell, TURN, TURN_FREE)
       this.freed()
     }, this.stuckMs)
   }
@@ -72,16 +78,23 @@ export class WriteTurn {
  */
 export function takeTurnForCheckpoint(cell: Int32Array, timeoutMs: number): boolean {
   const deadline = performance.now() + timeoutMs
-  for (;;) {
-    const seen = Atomics.compareExchange(cell, 0, TURN_FREE, TURN_CHECKPOINT)
-    if (seen === TURN_FREE) return true
-    const left = deadline - performance.now()
-    if (left <= 0) return false
-    Atomics.wait(cell, 0, seen, left)
+  try {
+    for (;;) {
+      const seen = Atomics.compareExchange(cell, TURN, TURN_FREE, TURN_CHECKPOINT)
+      if (seen === TURN_FREE) return true
+      const left = deadline - performance.now()
+      if (left <= 0) return false
+      // Announce the sleep, then look again: a turn given back in between is
+      // seen here, and one given back later finds the announcement and wakes us.
+      Atomics.store(cell, WORKER_WAITS, 1)
+      if (Atomics.load(cell, TURN) === seen) Atomics.wait(cell, TURN, seen, left)
+    }
+  } finally {
+    Atomics.store(cell, WORKER_WAITS, 0)
   }
 }
 
 /** Worker thread: gives the turn back (the caller then posts its "freed" message). */
 export function giveTurnBack(cell: Int32Array): void {
-  Atomics.store(cell, 0, TURN_FREE)
+  Atomics.store(cell, TURN, TURN_FREE)
 }
