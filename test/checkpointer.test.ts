@@ -69,17 +69,23 @@ test('under writes with no pause between batches the WAL still restarts: the wor
   const restartFrames = 400
   cp = startCheckpointer(db, path, 5000, (e) => {
     throw new Error(e)
-  }, restartFrames)
+  }, { restartFrames, everyMs: 100 })
   const tx = new SqliteTransactor(db)
   tx.shareWritesWith(cp.turn)
   db.$client.run('CREATE TABLE t (x BLOB)')
   const insert = db.$client.prepare('INSERT INTO t VALUES (randomblob(400))')
-  // A batch in every turn of the event loop, each about a page, for 2.5 s.
+  // A saturated server: a batch of about a page in every turn of the event
+  // loop, turns about 0.1 ms apart and busy in between (never idle, so a
+  // checkpoint can only reach the WAL's end by taking the turn), for 2.5 s.
+  // Measured: the WAL file peaks at 16-18 MB; with the turn ignored, at the
+  // 160 MB backstop.
   let writing = true
   let written = 0
   const loop = () => {
     if (!writing) return
     for (let i = 0; i < 8; i++) void tx.grouped(() => insert.run()).then(() => written++)
+    const until = performance.now() + 0.1
+    while (performance.now() < until) {}
     setImmediate(loop)
   }
   loop()
@@ -92,13 +98,14 @@ test('under writes with no pause between batches the WAL still restarts: the wor
   }
   writing = false
   const restarts = reports.filter((r) => r.restarted)
-  expect(written).toBeGreaterThan(20_000)
+  expect(written).toBeGreaterThan(10_000)
   expect(restarts.length).toBeGreaterThanOrEqual(2)
-  // Each restart ends one generation of the WAL (a report right after one
-  // may see the same generation again). Restarted, the file is written over
-  // from its start, so it stays well below all the frames written.
-  const generations = restarts.map((r) => r.log!).filter((log, i, all) => i === 0 || log !== all[i - 1])
-  const framesWritten = generations.reduce((a, b) => a + b, 0)
-  expect(largestWal).toBeLessThan((framesWritten * 4096) / 2)
+  // At least this much went through the WAL (the rows alone; each batch's
+  // page carries more). Restarted, the file is written over from its start
+  // and holds a small part of it; never restarted, it holds all of it, up to
+  // the backstop. (`restarted` alone proves nothing: the worker reports it
+  // from its own snapshot of the WAL.)
+  const bytesWritten = written * 400
+  expect(largestWal).toBeLessThan(bytesWritten / 2)
   for (const r of restarts) expect(r.held_ms).toBeGreaterThanOrEqual(0)
 })

@@ -14,11 +14,11 @@
 import type { Db } from './db.ts'
 import { WriteTurn } from './write-turn.ts'
 
-export const CHECKPOINT_EVERY_MS = 200
+export const CHECKPOINT_EVERY_MS = 400
 /** Auto-checkpoint threshold of the server's own connection (pages; SQLite's default is 1000). */
-export const BACKSTOP_PAGES = 20_000
+export const BACKSTOP_PAGES = 40_000
 /** WAL size (frames) from which the worker takes the write turn to let the WAL restart. */
-export const RESTART_FRAMES = 8_000
+export const RESTART_FRAMES = 16_000
 /** How long the worker waits for the server's batch to end before trying again at its next pass. */
 const TURN_WAIT_MS = 100
 /** A worker that holds the turn this long is taken to be stuck: the server writes anyway (the turn is advisory). */
@@ -64,8 +64,10 @@ export function startCheckpointer(
   path: string,
   busyTimeoutMs: number,
   onError: (message: string) => void,
-  restartFrames = RESTART_FRAMES,
+  /** Tests use a smaller WAL and shorter passes. */
+  tuning: { restartFrames?: number; everyMs?: number } = {},
 ): Checkpointer {
+  const { restartFrames = RESTART_FRAMES, everyMs = CHECKPOINT_EVERY_MS } = tuning
   db.$client.run(`PRAGMA wal_autocheckpoint = ${BACKSTOP_PAGES}`)
   const worker = new Worker(walWorkerSpecifier())
   const turn = new WriteTurn(TURN_STUCK_MS)
@@ -81,7 +83,7 @@ export function startCheckpointer(
     for (const resolve of w) resolve(r)
   }
   worker.onerror = (event) => onError(event.message)
-  worker.postMessage({ role: 'checkpoint', path, everyMs: CHECKPOINT_EVERY_MS, busyTimeoutMs, turn: turn.buffer, restartFrames, turnWaitMs: TURN_WAIT_MS })
+  worker.postMessage({ role: 'checkpoint', path, everyMs, busyTimeoutMs, turn: turn.buffer, restartFrames, turnWaitMs: TURN_WAIT_MS })
   // The worker must not keep the process alive on its own.
   worker.unref()
   return {
