@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase, type Db } from '../src/store/db.ts'
-import { startWalSync, type WalSync } from '../src/store/wal-sync.ts'
+import { covers, startWalSync, type WalSync } from '../src/store/wal-sync.ts'
 
 let dir: string
 let db: Db | undefined
@@ -38,4 +38,13 @@ test('a WAL that cannot be synced rejects the waiting calls and reports the erro
   ws = startWalSync(join(dir, 'missing.db'), (e) => errors.push(e))
   await expect(ws.sync()).rejects.toThrow(/WAL fsync/)
   expect(errors.length).toBeGreaterThan(0)
+})
+
+test('a flushed generation covers the ones before it, also across the int32 wrap-around', () => {
+  expect(covers(5, 5)).toBe(true)
+  expect(covers(5, 3)).toBe(true)
+  expect(covers(3, 5)).toBe(false)
+  // 2^31 - 1 is followed by -2^31: the newer one covers the older, not the reverse.
+  expect(covers(-(2 ** 31), 2 ** 31 - 1)).toBe(true)
+  expect(covers(2 ** 31 - 1, -(2 ** 31))).toBe(false)
 })

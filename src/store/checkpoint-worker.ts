@@ -4,7 +4,8 @@
  * - `checkpoint`: its own connection, a PASSIVE checkpoint every `everyMs`
  *   (PASSIVE never waits for or blocks the server's writers), and from
  *   `restartFrames` on, the catch-up that lets the WAL restart;
- * - `sync`: on each 'sync' message, flush the WAL file to disk, then answer 'synced'.
+ * - `sync`: flush the WAL file to disk whenever the server has published a
+ *   newer commit generation (store/wal-sync.ts), and report what it covered.
  *
  * Flushes are fdatasync: the data and the size, not the timestamps, so that
  * writing the restarted WAL over in place needs no file-system journal
@@ -13,7 +14,7 @@
  */
 import { Database, type Statement } from 'bun:sqlite'
 import { closeSync, fdatasyncSync, openSync } from 'node:fs'
-import { SYNC_FLUSHED, SYNC_REQUESTED, SYNC_SLEEPING, SYNC_STOP } from './wal-sync.ts'
+import { SYNC_REQUESTED, SYNC_SLEEPING, SYNC_STOP } from './wal-sync.ts'
 import { giveTurnBack, takeTurnForCheckpoint } from './write-turn.ts'
 
 declare const self: Worker
@@ -80,7 +81,7 @@ function flushLoop(walPath: string, cells: Int32Array): void {
       throw err
     }
   }
-  let flushed = Atomics.load(cells, SYNC_FLUSHED)
+  let flushed = 0
   while (Atomics.load(cells, SYNC_STOP) === 0) {
     const requested = Atomics.load(cells, SYNC_REQUESTED)
     if (requested === flushed) {
@@ -97,7 +98,6 @@ function flushLoop(walPath: string, cells: Int32Array): void {
       postMessage({ ok: false, upTo: requested, error: err instanceof Error ? err.message : String(err) })
     }
     flushed = requested
-    Atomics.store(cells, SYNC_FLUSHED, flushed)
   }
 }
 

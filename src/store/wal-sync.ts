@@ -22,21 +22,20 @@ export interface WalSync {
   stop(): Promise<void>
 }
 
-/** Int32 cells shared with the worker: generations requested and flushed, a stop flag, and whether it sleeps. */
+/** Int32 cells shared with the worker: the newest generation requested, a stop flag, and whether it sleeps. */
 export const SYNC_REQUESTED = 0
-export const SYNC_FLUSHED = 1
-export const SYNC_STOP = 2
-export const SYNC_SLEEPING = 3
+export const SYNC_STOP = 1
+export const SYNC_SLEEPING = 2
 
 /** Whether generation `done` covers `gen` (generations wrap around at 2^31). */
 export const covers = (done: number, gen: number) => ((done - gen) | 0) >= 0
 
 export function startWalSync(dbPath: string, onError: (message: string) => void): WalSync {
-  const cells = new Int32Array(new SharedArrayBuffer(16))
+  const cells = new Int32Array(new SharedArrayBuffer(12))
   const worker = new Worker(walWorkerSpecifier())
   let requested = 0
   // In generation order: each call gets the generation after the last.
-  let waiting: { gen: number; resolve: () => void; reject: (e: Error) => void }[] = []
+  const waiting: { gen: number; resolve: () => void; reject: (e: Error) => void }[] = []
   const settle = (upTo: number, err?: Error) => {
     let n = 0
     while (n < waiting.length && covers(upTo, waiting[n]!.gen)) n++
