@@ -16,9 +16,15 @@ import { WriteTurn } from './write-turn.ts'
 
 export const CHECKPOINT_EVERY_MS = 400
 /** Auto-checkpoint threshold of the server's own connection (pages; SQLite's default is 1000). */
-export const BACKSTOP_PAGES = 40_000
-/** WAL size (frames) from which the worker takes the write turn to let the WAL restart. */
-export const RESTART_FRAMES = 16_000
+export const BACKSTOP_PAGES = 80_000
+/**
+ * WAL size (frames) from which the worker takes the write turn to let the WAL
+ * restart. Each restart costs a catch-up whose database flush slows the WAL
+ * flushes beside it, and a pause of a few ms: the fewer the better for the
+ * tail, against a bigger WAL file (about 150 MB under sustained writes; 16 000
+ * gave verify FULL p99 9.4-11.5 ms where 32 000 gives 8.5-11, BENCHMARKS.md).
+ */
+export const RESTART_FRAMES = 32_000
 /** How long the worker waits for the server's batch to end before trying again at its next pass. */
 const TURN_WAIT_MS = 100
 /** A worker that holds the turn this long is taken to be stuck: the server writes anyway (the turn is advisory). */
