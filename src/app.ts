@@ -162,7 +162,14 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
     : undefined
   if (checkpointer) tx.shareWritesWith(checkpointer.turn)
   // FULL's guarantee with the fsync on a worker thread (store/wal-sync.ts).
-  const walSync = background && config.database.synchronous === 'FULL' ? startWalSync(config.database.path, (error) => logger.error('WAL fsync failed', { error })) : undefined
+  const walSync =
+    background && config.database.synchronous === 'FULL'
+      ? startWalSync(
+          config.database.path,
+          (error) => logger.error('WAL fsync failed', { error }),
+          (ms) => metrics.walFlush(ms),
+        )
+      : undefined
   if (walSync) {
     db.$client.run('PRAGMA synchronous = NORMAL')
     tx.settleAfter(() => walSync.sync())

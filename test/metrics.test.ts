@@ -233,3 +233,43 @@ test('the admin app serves /metrics without a token, health and readiness, and n
   const { samples } = parse(await (await get('/metrics')).text())
   expect(samples.filter((s) => s.name === 'otpd_http_requests_total')).toEqual([])
 })
+
+test('with synchronous = FULL and the WAL workers (serve), each WAL flush is timed in otpd_wal_flush_seconds; NORMAL has no flushes to time', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'otpd-metrics-'))
+  const flushSamples = async (synchronous: 'FULL' | 'NORMAL') => {
+    const config = resolveConfig({ database: { path: `${dir}/${synchronous}.db`, synchronous }, channels: { sms: ['fast'] }, providers: { fast: { type: 'noop' } } })
+    const server = buildServer(config, { clock: new ManualClock(Date.UTC(2026, 0, 1)), logger: createMemoryLogger(), backgroundCheckpoints: true })
+    try {
+      const key = server.admin.createKey({ name: 't' }).key
+      server.admin.addCredits(5)
+      for (let i = 0; i < 5; i++) {
+        const res = await server.http.handle(
+          new Request('http://localhost/api/v1/send', {
+            method: 'POST',
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ channel: 'sms', recipient: `+1415555010${i}` }),
+          }),
+        )
+        expect(res.status).toBe(200)
+      }
+      return parse(await (await server.adminHttp.handle(new Request('http://localhost/metrics'))).text())
+    } finally {
+      await server.shutdown()
+    }
+  }
+  try {
+    const full = await flushSamples('FULL')
+    expect(full.types.get('otpd_wal_flush_seconds')).toBe('histogram')
+    // Each send was answered after a flush of its own (they were made one after another).
+    const count = value(full.samples, 'otpd_wal_flush_seconds_count', {})!
+    expect(count).toBeGreaterThanOrEqual(5)
+    expect(value(full.samples, 'otpd_wal_flush_seconds_bucket', { le: '+Inf' })).toBe(count)
+    expect(value(full.samples, 'otpd_wal_flush_seconds_sum', {})).toBeGreaterThan(0)
+    const buckets = full.samples.filter((s) => s.name === 'otpd_wal_flush_seconds_bucket').map((s) => s.value)
+    expect(buckets).toEqual([...buckets].sort((a, b) => a - b))
+    const normal = await flushSamples('NORMAL')
+    expect(normal.samples.filter((s) => s.name.startsWith('otpd_wal_flush_seconds'))).toEqual([])
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})

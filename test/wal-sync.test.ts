@@ -32,12 +32,38 @@ test('sync resolves; many calls at once are served by one or two fsyncs', async 
   expect(all).toHaveLength(50)
 })
 
-test('a WAL that cannot be synced rejects the waiting calls and reports the error', async () => {
+test('every flush reports how long it took; calls one after another get one flush each', async () => {
+  dir = mkdtempSync(join(tmpdir(), 'otpd-walsync-'))
+  const path = join(dir, 'otpd.db')
+  db = openDatabase({ path })
+  db.$client.run('CREATE TABLE t (x)')
+  const took: number[] = []
+  ws = startWalSync(
+    path,
+    (e) => {
+      throw new Error(e)
+    },
+    (ms) => took.push(ms),
+  )
+  for (let i = 0; i < 5; i++) {
+    db.$client.run('INSERT INTO t VALUES (1)')
+    await ws.sync()
+    expect(took).toHaveLength(i + 1)
+  }
+  for (const ms of took) {
+    expect(Number.isFinite(ms)).toBe(true)
+    expect(ms).toBeGreaterThanOrEqual(0)
+  }
+})
+
+test('a WAL that cannot be synced rejects the waiting calls and reports the error, not a flush time', async () => {
   dir = mkdtempSync(join(tmpdir(), 'otpd-walsync-'))
   const errors: string[] = []
-  ws = startWalSync(join(dir, 'missing.db'), (e) => errors.push(e))
+  const took: number[] = []
+  ws = startWalSync(join(dir, 'missing.db'), (e) => errors.push(e), (ms) => took.push(ms))
   await expect(ws.sync()).rejects.toThrow(/WAL fsync/)
   expect(errors.length).toBeGreaterThan(0)
+  expect(took).toEqual([])
 })
 
 test('a flushed generation covers the ones before it, also across the int32 wrap-around', () => {

@@ -21,6 +21,8 @@ export interface MetricsSources {
 }
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+/** A healthy disk flushes in well under a millisecond to a few; the tail is what matters. */
+const FLUSH_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1]
 const VERIFY_RESULTS: VerifyMetricResult[] = ['verified', 'invalid_code', 'expired', 'already_used', 'not_found', 'locked']
 const RATE_LIMIT_KINDS: RateLimitKind[] = ['key', 'recipient', 'lockout', 'recipient_failures']
 
@@ -37,6 +39,14 @@ export function createServiceMetrics(sources: MetricsSources) {
   )
   const attempts = registry.add(new Counter('otpd_provider_attempts_total', 'Delivery attempts by channel, provider and outcome (accepted, failed, rejected, timeout).', ['channel', 'provider', 'outcome']))
   const latency = registry.add(new Histogram('otpd_provider_latency_seconds', 'Time a provider took to accept or fail one message.', ['channel', 'provider'], LATENCY_BUCKETS))
+  const walFlush = registry.add(
+    new Histogram(
+      'otpd_wal_flush_seconds',
+      'Time one flush of the write-ahead log to disk took (synchronous = FULL): every write is answered only after one. Slow flushes mean a slow or busy disk.',
+      [],
+      FLUSH_BUCKETS,
+    ),
+  )
   registry.add(new Gauge('otpd_credit_balance', 'Credit balance per account.', () => sources.creditBalances().map((a) => ({ labels: { account: a.account }, value: a.balance }))))
   registry.add(new Gauge('otpd_database_size_bytes', 'Size of the SQLite database file and of its write-ahead log.', () => sources.databaseFiles().map((f) => ({ labels: { file: f.file }, value: f.bytes }))))
   registry.add(new Gauge('otpd_build_info', 'The running version of otpd.', () => [{ labels: { version: sources.version }, value: 1 }]))
@@ -59,6 +69,9 @@ export function createServiceMetrics(sources: MetricsSources) {
     },
     rateLimited(kind: RateLimitKind) {
       limited.inc({ kind })
+    },
+    walFlush(ms: number) {
+      walFlush.observe({}, ms / 1000)
     },
     attempt(a: { channel: Channel; provider: string; outcome: string; ms: number }) {
       attempts.inc({ channel: a.channel, provider: a.provider, outcome: a.outcome })

@@ -92,8 +92,9 @@ function flushLoop(walPath: string, cells: Int32Array): void {
       continue
     }
     try {
+      const started = performance.now()
       flush()
-      postMessage({ ok: true, upTo: requested })
+      postMessage({ ok: true, upTo: requested, ms: performance.now() - started })
     } catch (err) {
       postMessage({ ok: false, upTo: requested, error: err instanceof Error ? err.message : String(err) })
     }

@@ -30,7 +30,11 @@ export const SYNC_SLEEPING = 2
 /** Whether generation `done` covers `gen` (generations wrap around at 2^31). */
 export const covers = (done: number, gen: number) => ((done - gen) | 0) >= 0
 
-export function startWalSync(dbPath: string, onError: (message: string) => void): WalSync {
+/**
+ * `onFlush` hears how long each flush took (ms): the one step of a durable
+ * commit that waits for the disk (the `otpd_wal_flush_seconds` metric).
+ */
+export function startWalSync(dbPath: string, onError: (message: string) => void, onFlush?: (ms: number) => void): WalSync {
   const cells = new Int32Array(new SharedArrayBuffer(12))
   const worker = new Worker(walWorkerSpecifier())
   let requested = 0
@@ -44,8 +48,11 @@ export function startWalSync(dbPath: string, onError: (message: string) => void)
       else w.resolve()
     }
   }
-  worker.onmessage = (event: MessageEvent<{ ok: boolean; upTo: number; error?: string }>) => {
-    if (event.data.ok) return settle(event.data.upTo)
+  worker.onmessage = (event: MessageEvent<{ ok: boolean; upTo: number; ms?: number; error?: string }>) => {
+    if (event.data.ok) {
+      if (event.data.ms !== undefined) onFlush?.(event.data.ms)
+      return settle(event.data.upTo)
+    }
     onError(event.data.error ?? 'unknown error')
     settle(event.data.upTo, new Error(`WAL fsync failed: ${event.data.error}`))
   }
