@@ -12,6 +12,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import { flushFigures, parseFlushes, type FlushHistogram, type WalFlushFigures } from './lib/flush-figures.ts'
 
 const { values: opt } = parseArgs({
   options: {
@@ -64,7 +65,10 @@ interface RunResult extends WrkFigures {
   /** Share of the machine's CPU time the hypervisor gave to others during the run (/proc/stat steal): how noisy the run was. */
   steal_pct: number | null
   ratio_to_baseline?: number
+  /** otpd under FULL: the WAL flushes made during the measured run, from its /metrics (otpd_wal_flush_seconds). */
+  wal_flush?: WalFlushFigures | null
 }
+
 
 // ---------------------------------------------------------------- processes
 
@@ -179,9 +183,14 @@ async function wrk(lua: string, url: string, seconds: number, env: Record<string
   return JSON.parse(line) as WrkFigures
 }
 
-/** Warm-up, then the measured run, sampling the server's RSS every 100 ms. */
-async function measure(lua: string, target: Proc, env: Record<string, string>): Promise<RunResult> {
+/**
+ * Warm-up, then the measured run, sampling the server's RSS every 100 ms;
+ * with `flushes`, the server's WAL flush histogram is read before and after
+ * the measured run.
+ */
+async function measure(lua: string, target: Proc, env: Record<string, string>, flushes?: () => Promise<FlushHistogram | null>): Promise<RunResult> {
   if (warmup > 0) await wrk(lua, target.url, warmup, { ...env, BENCH_RUN: '1' })
+  const h0 = await flushes?.()
   let peak = 0
   const timer = setInterval(() => (peak = Math.max(peak, rssMb(target.pid, 'VmRSS') ?? 0)), 100)
   const cpu0 = cpuUs(target.pid)
@@ -192,8 +201,18 @@ async function measure(lua: string, target: Proc, env: Record<string, string>): 
   clearInterval(timer)
   const cpu = cpu0 === null || cpu1 === null ? null : round1((cpu1 - cpu0) / f.requests)
   const steal = m0 === null || m1 === null || m1.total === m0.total ? null : round1(((m1.steal - m0.steal) * 100) / (m1.total - m0.total))
-  return { ...f, rps: Math.round(f.requests / (f.duration_us / 1e6)), cpu_us_per_req: cpu, peak_rss_mb: peak ? round1(peak) : null, steal_pct: steal }
+  const h1 = await flushes?.()
+  const result: RunResult = { ...f, rps: Math.round(f.requests / (f.duration_us / 1e6)), cpu_us_per_req: cpu, peak_rss_mb: peak ? round1(peak) : null, steal_pct: steal }
+  if (flushes) result.wal_flush = h0 && h1 ? flushFigures(h0, h1) : null
+  return result
 }
+
+const METRICS_TOKEN = Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString('hex')
+
+async function scrapeFlushes(url: string): Promise<FlushHistogram | null> {
+  return parseFlushes(await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text())
+}
+
 
 const round1 = (n: number) => Math.round(n * 10) / 10
 
@@ -204,7 +223,10 @@ function benchConfig(dir: string, synchronous: string): string {
   const big = 1_000_000_000
   writeFileSync(
     file,
-    `[database]
+    `[server]
+metrics_token = "${METRICS_TOKEN}"
+
+[database]
 path = "${join(dir, 'otpd.db')}"
 synchronous = "${synchronous}"
 
@@ -283,7 +305,7 @@ async function benchMode(mode: 'FULL' | 'NORMAL', baselineRun: (ep: 'verify' | '
     for (const ep of endpoints) {
       baseline[ep] = await baselineRun(ep)
       log(`${mode}: ${ep} (${warmup} s warm-up + ${duration} s)`)
-      const r = await measure(`bench-${ep}.lua`, server, env)
+      const r = await measure(`bench-${ep}.lua`, server, env, () => scrapeFlushes(server.url))
       r.ratio_to_baseline = Math.round((r.rps / baseline[ep]!.rps) * 1000) / 1000
       results[ep] = r
     }
@@ -400,6 +422,15 @@ function printSummary(r: {
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)))
   for (const row of rows) console.log(row.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd())
+  for (const ep of endpoints) {
+    for (const [mode, run] of Object.entries(r.otpd)) {
+      const w = run.results[ep]?.wal_flush
+      if (!w) continue
+      console.log(
+        `${ep} otpd ${mode}: ${w.flushes} WAL flushes, mean ${w.mean_ms} ms, 99 % within ${w.p99_ms_at_most ?? '-'} ms, ${w.at_least_25ms} of 25 ms or more (the disk's part of the tail)`,
+      )
+    }
+  }
   const full = r.otpd.FULL?.results
   const normal = r.otpd.NORMAL?.results
   if (full && normal) {
