@@ -69,7 +69,6 @@ interface RunResult extends WrkFigures {
   wal_flush?: WalFlushFigures | null
 }
 
-
 // ---------------------------------------------------------------- processes
 
 interface Proc {
@@ -212,7 +211,6 @@ const METRICS_TOKEN = Buffer.from(crypto.getRandomValues(new Uint8Array(16))).to
 async function scrapeFlushes(url: string): Promise<FlushHistogram | null> {
   return parseFlushes(await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text())
 }
-
 
 const round1 = (n: number) => Math.round(n * 10) / 10
 

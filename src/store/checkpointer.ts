@@ -21,8 +21,9 @@ export const BACKSTOP_PAGES = 80_000
  * WAL size (frames) from which the worker takes the write turn to let the WAL
  * restart. Each restart costs a catch-up whose database flush slows the WAL
  * flushes beside it, and a pause of a few ms: the fewer the better for the
- * tail, against a bigger WAL file (about 150 MB under sustained writes; 16 000
- * gave verify FULL p99 9.4-11.5 ms where 32 000 gives 8.5-11, BENCHMARKS.md).
+ * tail, against a bigger WAL file (150-180 MB under sustained writes). In
+ * alternated bench runs the median verify FULL p99 was 10.1 ms with 16 000
+ * frames and 8.8 with 32 000 (BENCHMARKS.md, seventh round).
  */
 export const RESTART_FRAMES = 32_000
 /** How long the worker waits for the server's batch to end before trying again at its next pass. */
