@@ -6,6 +6,7 @@
  * DECISIONS.md section 3 fixes, so the schema is the one source of each rule.
  */
 import { Type as t, type Static, type TSchema } from '@sinclair/typebox'
+import { ID_SHAPE } from '../lib/verification-id.ts'
 
 // One character: anything but a control character or a lone surrogate, or a
 // surrogate pair. Written for a non-unicode RegExp so lengths count code points.
@@ -42,7 +43,7 @@ export const VerifyBody = t.Object({
 export type VerifyBody = Static<typeof VerifyBody>
 
 // Patterns rather than `format`, so the schemas check without a format registry.
-const Uuid = t.String({ pattern: '^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$', description: 'lower-case v4 UUID' })
+const Uuid = t.String({ pattern: ID_SHAPE.source, description: 'lower-case v4 UUID' })
 const Timestamp = t.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$', description: 'UTC, with milliseconds' })
 const RequestId = Uuid
 const exact = { additionalProperties: false } as const

@@ -19,7 +19,8 @@
 import type { Hasher } from './secrets.ts'
 
 const HASH_PURPOSE = 'verification-id'
-const SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+/** A lower-case v4 UUID: every verification id has this shape (the API schema publishes it too). */
+export const ID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 const HEAD_LENGTH = 23
 const TWO_32 = 2 ** 32
 /** Row numbers fit in the 48-bit tail. */
@@ -37,7 +38,7 @@ export class VerificationIds {
 
   /** The row number an id names, or null when the string is not an id of this form. */
   seqOf(id: string): number | null {
-    if (!SHAPE.test(id)) return null
+    if (!ID_SHAPE.test(id)) return null
     const head = id.slice(0, HEAD_LENGTH)
     return this.mask(head, Number.parseInt(id.slice(HEAD_LENGTH + 1), 16))
   }
