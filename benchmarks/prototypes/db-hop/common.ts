@@ -1,0 +1,51 @@
+/**
+ * Throw-away prototype (BENCHMARKS.md, eighth round): the same per-request
+ * database work on the request thread (single.ts) or on a worker thread fed
+ * through shared memory (hop.ts). SPIN_US adds that many microseconds of busy
+ * work per request, standing in for otpd's domain logic and statements.
+ */
+import { Database } from 'bun:sqlite'
+export const ROWS = 100_000
+const SPIN_US = Number(process.env.SPIN_US ?? 0)
+export function openDb(path: string) {
+  const db = new Database(path)
+  db.run('PRAGMA busy_timeout = 5000')
+  db.run('PRAGMA journal_mode = WAL')
+  db.run('PRAGMA synchronous = NORMAL')
+  db.run('PRAGMA wal_autocheckpoint = 0')
+  return db
+}
+export function setup(path: string) {
+  const db = openDb(path)
+  db.run('CREATE TABLE IF NOT EXISTS v (seq INTEGER PRIMARY KEY, id TEXT, code_hash BLOB, attempts INTEGER, used_at INTEGER)')
+  db.run('CREATE TABLE IF NOT EXISTS hits (key_id INTEGER, seq INTEGER, at INTEGER)')
+  db.run('CREATE UNIQUE INDEX IF NOT EXISTS hits_k ON hits (key_id, seq)')
+  const n = (db.query('SELECT count(*) AS n FROM v').get() as { n: number }).n
+  if (n === 0) {
+    const ins = db.prepare('INSERT INTO v (seq, id, code_hash, attempts, used_at) VALUES (?, ?, ?, 0, NULL)')
+    db.transaction(() => { for (let i = 1; i <= ROWS; i++) ins.run(i, crypto.randomUUID(), new Uint8Array(32)) })()
+  }
+  db.close()
+}
+/** The per-request work: a key hit, a row look-up, an update for a wrong code. */
+export function makeOps(db: Database) {
+  const hit = db.prepare('INSERT INTO hits (key_id, seq, at) VALUES (1, ?, ?)')
+  const find = db.prepare<{ seq: number; id: string; code_hash: Uint8Array; attempts: number; used_at: number | null }, [number]>('SELECT seq, id, code_hash, attempts, used_at FROM v WHERE seq = ?')
+  const upd = db.prepare('UPDATE v SET attempts = ? WHERE seq = ?')
+  const begin = db.prepare('BEGIN IMMEDIATE'), commit = db.prepare('COMMIT')
+  let hseq = (db.query('SELECT max(seq) AS m FROM hits').get() as { m: number | null }).m ?? 0
+  return {
+    begin: () => begin.run(),
+    commit: () => commit.run(),
+    one(seq: number, code: number): number {
+      const spin = performance.now() + SPIN_US / 1000
+      while (performance.now() < spin) {}
+      hit.run(++hseq, Date.now())
+      const r = find.get(seq)
+      if (!r) return 404
+      if (code % 3 === 1) { upd.run(r.attempts + 1, seq); return 1 }
+      return 0
+    },
+  }
+}
+export const answer = (r: number) => new Response(JSON.stringify({ success: true, verified: r === 0, message: r === 0 ? 'Code verified' : r === 404 ? 'Verification not found' : 'Invalid code', request_id: crypto.randomUUID() }), { status: r === 404 ? 404 : 200, headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': 'x' } })
