@@ -6,7 +6,7 @@ self.onmessage = (e: MessageEvent) => {
   const ops = makeOps(openDb(path))
   let tail = 0
   for (;;) {
-    let head = Atomics.load(ctl, 0)
+    const head = Atomics.load(ctl, 0)
     if (head === tail) {
       Atomics.store(ctl, 2, 1)
       if (Atomics.load(ctl, 0) === tail) Atomics.wait(ctl, 0, tail)
