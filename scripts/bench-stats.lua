@@ -2,6 +2,12 @@
 -- machine-readable line (BENCH_JSON {...}) that scripts/bench.ts parses.
 local threads = {}
 
+-- scripts/bench --pace MS: each connection waits MS ms between an answer and its next request.
+local pace = tonumber(os.getenv("BENCH_PACE_MS") or "0") or 0
+if pace > 0 then
+  function delay() return pace end
+end
+
 function setup(thread)
   thread:set("tid", #threads)
   table.insert(threads, thread)

@@ -23,6 +23,7 @@ const { values: opt } = parseArgs({
     modes: { type: 'string', default: 'FULL,NORMAL' },
     endpoints: { type: 'string', default: 'verify,send' },
     seed: { type: 'string', default: '3000' },
+    pace: { type: 'string', default: '0' },
     binary: { type: 'string', default: 'dist/otpd' },
     'no-build': { type: 'boolean', default: false },
     out: { type: 'string', default: 'bench-results.json' },
@@ -31,7 +32,11 @@ const { values: opt } = parseArgs({
 })
 if (opt.help) {
   console.log(`usage: scripts/bench [--duration S] [--warmup S] [--connections N] [--threads N] [--modes FULL,NORMAL]
-                    [--endpoints verify,send] [--seed N] [--binary dist/otpd] [--no-build] [--out bench-results.json]`)
+                    [--endpoints verify,send] [--seed N] [--pace MS] [--binary dist/otpd] [--no-build] [--out bench-results.json]
+
+--pace MS: each connection waits MS ms after every answer before its next request, so the
+           load stays below saturation and the latency is the server's, not the queue's
+           (0, the default: as fast as the server answers, as the issue's targets are set)`)
   process.exit(0)
 }
 
@@ -42,6 +47,11 @@ const duration = Number(opt.duration)
 const warmup = Number(opt.warmup)
 const connections = Number(opt.connections)
 const threads = Number(opt.threads)
+const paceMs = Number(opt.pace)
+if (!Number.isInteger(paceMs) || paceMs < 0) {
+  console.error(`bench: --pace takes a whole number of milliseconds (0 or more), not "${opt.pace}"`)
+  process.exit(2)
+}
 const modes = opt.modes.split(',').map((m) => m.trim().toUpperCase()) as ('FULL' | 'NORMAL')[]
 const endpoints = opt.endpoints.split(',').map((e) => e.trim()) as ('verify' | 'send')[]
 const scratch = mkdtempSync(join(tmpdir(), 'otpd-bench-'))
@@ -172,7 +182,7 @@ function otpd(args: string[], configFile: string, cwd: string): string {
 
 async function wrk(lua: string, url: string, seconds: number, env: Record<string, string>): Promise<WrkFigures> {
   const p = Bun.spawn(['wrk', `-t${threads}`, `-c${connections}`, `-d${seconds}s`, '--timeout', '5s', '-s', join(LUA_DIR, lua), url], {
-    env: { ...cleanEnv(), BENCH_LUA_DIR: LUA_DIR, ...env },
+    env: { ...cleanEnv(), BENCH_LUA_DIR: LUA_DIR, BENCH_PACE_MS: String(paceMs), ...env },
     stdout: 'pipe',
     stderr: 'pipe',
   })
@@ -392,7 +402,7 @@ async function main() {
   const report = {
     date: new Date().toISOString(),
     machine: { cpus: navigator.hardwareConcurrency, bun: Bun.version, platform: `${process.platform} ${process.arch}` },
-    settings: { duration_s: duration, warmup_s: warmup, connections, wrk_threads: threads, seed_per_pool: Number(opt.seed) },
+    settings: { duration_s: duration, warmup_s: warmup, connections, wrk_threads: threads, seed_per_pool: Number(opt.seed), pace_ms: paceMs },
     binary_mb: binaryMb,
     cold_start_ms: { median: round1(colds[2]!), min: round1(colds[0]!), max: round1(colds[4]!) },
     otpd: otpdRuns,
@@ -418,6 +428,7 @@ function printSummary(r: {
       rows.push(row(ep, `otpd ${mode}`, x, x.ratio_to_baseline!.toFixed(3)))
     }
   }
+  if (paceMs > 0) console.log(`paced: each connection waits ${paceMs} ms after every answer (below saturation; the targets are set without pacing)`)
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)))
   for (const row of rows) console.log(row.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd())
   for (const ep of endpoints) {
