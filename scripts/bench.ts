@@ -35,8 +35,8 @@ if (opt.help) {
                     [--endpoints verify,send] [--seed N] [--pace MS] [--binary dist/otpd] [--no-build] [--out bench-results.json]
 
 --pace MS: each connection waits MS ms after every answer before its next request, so the
-           load stays below saturation and the latency is the server's, not the queue's
-           (0, the default: as fast as the server answers, as the issue's targets are set)`)
+           load stays below saturation (the connections still arrive in step: BENCHMARKS.md,
+           eighth round). 0, the default: as fast as the server answers, as the targets are set`)
   process.exit(0)
 }
 
