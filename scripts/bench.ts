@@ -433,6 +433,13 @@ function printSummary(r: {
   for (const row of rows) console.log(row.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd())
   for (const ep of endpoints) {
     for (const [mode, run] of Object.entries(r.otpd)) {
+      const x = run.results[ep]!
+      const b = run.baseline[ep]!
+      console.log(`${ep} otpd ${mode}: p99 ${ms(x.p99_us)} ms, ${(x.p99_us / b.p99_us).toFixed(1)}x its paired baseline's ${ms(b.p99_us)} ms (the machine's own tail)`)
+    }
+  }
+  for (const ep of endpoints) {
+    for (const [mode, run] of Object.entries(r.otpd)) {
       const w = run.results[ep]?.wal_flush
       if (!w) continue
       console.log(
