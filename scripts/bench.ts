@@ -436,11 +436,7 @@ function printSummary(r: {
       const x = run.results[ep]!
       const b = run.baseline[ep]!
       console.log(`${ep} otpd ${mode}: p99 ${ms(x.p99_us)} ms, ${(x.p99_us / b.p99_us).toFixed(1)}x its paired baseline's ${ms(b.p99_us)} ms (the machine's own tail)`)
-    }
-  }
-  for (const ep of endpoints) {
-    for (const [mode, run] of Object.entries(r.otpd)) {
-      const w = run.results[ep]?.wal_flush
+      const w = x.wal_flush
       if (!w) continue
       console.log(
         `${ep} otpd ${mode}: ${w.flushes} WAL flushes, mean ${w.mean_ms} ms, 99 % within ${w.p99_ms_at_most ?? '-'} ms, ${w.at_least_25ms} of 25 ms or more (the disk's part of the tail)`,
