@@ -1,12 +1,16 @@
 /**
- * Throw-away prototype (BENCHMARKS.md, eighth round): the same per-request
- * database work on the request thread (single.ts) or on a worker thread fed
- * through shared memory (hop.ts). SPIN_US adds that many microseconds of busy
- * work per request, standing in for otpd's domain logic and statements.
+ * Throw-away prototype (BENCHMARKS.md, eighth and tenth rounds): the same
+ * per-request database work on the request thread (single.ts, single-full.ts)
+ * or on a database thread fed through shared memory (hop*.ts). SPIN_US adds
+ * that many microseconds of busy work per request on the database side,
+ * SPIN_HTTP_US on the request thread, standing in for otpd's own work there.
  */
 import { Database } from 'bun:sqlite'
 export const ROWS = 100_000
 const SPIN_US = Number(process.env.SPIN_US ?? 0)
+const SPIN_HTTP_US = Number(process.env.SPIN_HTTP_US ?? 0)
+/** HTTP-side busy work per request (auth, validation, log line stand-in). */
+export function spinHttp() { const t = performance.now() + SPIN_HTTP_US / 1000; while (performance.now() < t) {} }
 export function openDb(path: string) {
   const db = new Database(path)
   db.run('PRAGMA busy_timeout = 5000')

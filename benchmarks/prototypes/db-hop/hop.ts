@@ -1,5 +1,5 @@
 /** The worker thread owns the connection; requests and results cross in shared memory, one message per batch back. */
-import { answer, setup } from './common.ts'
+import { answer, spinHttp, setup } from './common.ts'
 // Ring of requests in shared memory: [seq, code] per slot; results per slot.
 // Unguarded: wrk's 64 connections never have more than 64 requests in it.
 const SLOTS = 4096
@@ -26,6 +26,7 @@ worker.onmessage = () => {
 }
 Bun.serve({ hostname: '127.0.0.1', port: Number(process.env.PORT), async fetch(req) {
   const b = (await req.json()) as { seq: number; code: number }
+  spinHttp()
   const r = await new Promise<number>((resolve) => {
     const s = head % SLOTS; reqs[s * 2] = b.seq; reqs[s * 2 + 1] = b.code; waiting[s] = resolve; head++
     if (!PER_TURN) publish()

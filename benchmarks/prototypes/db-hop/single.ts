@@ -1,5 +1,5 @@
 /** The request thread does everything: group commit per event-loop turn. */
-import { answer, makeOps, openDb, setup } from './common.ts'
+import { answer, spinHttp, makeOps, openDb, setup } from './common.ts'
 const path = process.env.DB!
 setup(path)
 const ops = makeOps(openDb(path))
@@ -15,6 +15,7 @@ function flush() {
 }
 Bun.serve({ hostname: '127.0.0.1', port: Number(process.env.PORT), async fetch(req) {
   const b = (await req.json()) as { seq: number; code: number }
+  spinHttp()
   const r = await new Promise<number>((resolve) => { queue.push({ seq: b.seq, code: b.code, resolve }); if (!scheduled) { scheduled = true; setImmediate(flush) } })
   return answer(r)
 } })
