@@ -1,4 +1,5 @@
 /** The worker thread owns the connection; requests and results cross in shared memory, one message per batch back. */
+import { Elysia } from 'elysia'
 import { answer, spinHttp, setup } from './common.ts'
 // Ring of requests in shared memory: [seq, code] per slot; results per slot.
 // Unguarded: wrk's 64 connections never have more than 64 requests in it.
@@ -24,7 +25,7 @@ worker.onmessage = () => {
   const upTo = Atomics.load(ctl, 1)
   while (done !== upTo) { const s = done % SLOTS; const f = waiting[s]!; waiting[s] = undefined as any; f(res[s]!); done++ }
 }
-Bun.serve({ hostname: '127.0.0.1', port: Number(process.env.PORT), async fetch(req) {
+const handler = async (req: Request) => {
   const b = (await req.json()) as { seq: number; code: number }
   spinHttp()
   const r = await new Promise<number>((resolve) => {
@@ -33,5 +34,7 @@ Bun.serve({ hostname: '127.0.0.1', port: Number(process.env.PORT), async fetch(r
     else if (!scheduled) { scheduled = true; setImmediate(publish) }
   })
   return answer(r)
-} })
+}
+if (process.env.ELYSIA) new Elysia().post('/', ({ request }) => handler(request), { parse: 'none' }).listen({ hostname: '127.0.0.1', port: Number(process.env.PORT) })
+else Bun.serve({ hostname: '127.0.0.1', port: Number(process.env.PORT), fetch: handler })
 console.log('ready')

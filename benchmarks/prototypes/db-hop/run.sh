@@ -11,6 +11,7 @@
 #            thread (hop-flusher), and the next batch run while the previous
 #            one flushes (hop-overlap).
 #   threads  NORMAL: one database thread fed by one or two HTTP threads (hop2).
+#   elysia   NORMAL: single and hop, bare and behind an Elysia route (ELYSIA=1).
 #
 # SPIN_US: busy work per request on the database side (default 20 for
 # normal, 6 otherwise); SPIN_HTTP_US: on the request thread (default 0 for
@@ -58,7 +59,12 @@ for _ in $(seq "$ROUNDS"); do
       run hop-per-request hop.ts
       HTTP_THREADS=1 run hop2-1http hop2.ts
       run hop2-2http hop2.ts ;;
-    *) echo "unknown suite $SUITE (normal, full, threads)" >&2; exit 2 ;;
+    elysia)
+      run single single.ts
+      ELYSIA=1 run single-elysia single.ts
+      run hop-per-request hop.ts
+      ELYSIA=1 run hop-elysia hop.ts ;;
+    *) echo "unknown suite $SUITE (normal, full, threads, elysia)" >&2; exit 2 ;;
   esac
 done
 rm -rf "$DIR"

@@ -1,4 +1,5 @@
 /** The request thread does everything: group commit per event-loop turn. */
+import { Elysia } from 'elysia'
 import { answer, spinHttp, makeOps, openDb, setup } from './common.ts'
 const path = process.env.DB!
 setup(path)
@@ -13,10 +14,12 @@ function flush() {
   ops.commit()
   batch.forEach((q, i) => q.resolve(res[i]!))
 }
-Bun.serve({ hostname: '127.0.0.1', port: Number(process.env.PORT), async fetch(req) {
+const handler = async (req: Request) => {
   const b = (await req.json()) as { seq: number; code: number }
   spinHttp()
   const r = await new Promise<number>((resolve) => { queue.push({ seq: b.seq, code: b.code, resolve }); if (!scheduled) { scheduled = true; setImmediate(flush) } })
   return answer(r)
-} })
+}
+if (process.env.ELYSIA) new Elysia().post('/', ({ request }) => handler(request), { parse: 'none' }).listen({ hostname: '127.0.0.1', port: Number(process.env.PORT) })
+else Bun.serve({ hostname: '127.0.0.1', port: Number(process.env.PORT), fetch: handler })
 console.log('ready')
