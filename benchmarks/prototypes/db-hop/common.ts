@@ -9,8 +9,29 @@ import { Database } from 'bun:sqlite'
 export const ROWS = 100_000
 const SPIN_US = Number(process.env.SPIN_US ?? 0)
 const SPIN_HTTP_US = Number(process.env.SPIN_HTTP_US ?? 0)
+/**
+ * Busy work is a fixed amount of computation, not a wall-clock wait: a thread
+ * that is preempted takes longer, as real work would. ITERS_PER_US is
+ * calibrated once per process (about 20 ms, on an otherwise idle thread).
+ */
+let sink = 0
+function work(iters: number) {
+  let x = sink
+  for (let i = 0; i < iters; i++) x = (x * 1103515245 + 12345) | 0
+  sink = x
+}
+const ITERS_PER_US = (() => {
+  work(200_000)
+  const n = 2_000_000
+  const t = performance.now()
+  work(n)
+  return n / ((performance.now() - t) * 1000)
+})()
+export function busy(us: number) {
+  if (us > 0) work(Math.round(us * ITERS_PER_US))
+}
 /** HTTP-side busy work per request (auth, validation, log line stand-in). */
-export function spinHttp() { const t = performance.now() + SPIN_HTTP_US / 1000; while (performance.now() < t) {} }
+export function spinHttp() { busy(SPIN_HTTP_US) }
 export function openDb(path: string) {
   const db = new Database(path)
   db.run('PRAGMA busy_timeout = 5000')
@@ -43,8 +64,7 @@ export function makeOps(db: Database) {
     begin: () => begin.run(),
     commit: () => commit.run(),
     one(seq: number, code: number): number {
-      const spin = performance.now() + SPIN_US / 1000
-      while (performance.now() < spin) {}
+      busy(SPIN_US)
       hit.run(++hseq, Date.now())
       const r = find.get(seq)
       if (!r) return 404
