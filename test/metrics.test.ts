@@ -173,6 +173,23 @@ test('requests, sends, verifies, rate-limit rejections and credit balances are c
   expect(types.get('otpd_http_request_duration_seconds')).toBe('histogram')
 })
 
+test('the request duration histogram resolves answers below 5 ms: bounds from 0.5 ms, cumulative, one count per request', async () => {
+  h = createHarness({ config: { server: { metrics_token: TOKEN } } })
+  const route = { route: '/api/v1/verify' }
+  for (let i = 0; i < 3; i++) await h.verify({ verification_id: '00000000-0000-4000-8000-000000000000', code: '123456' })
+  const { samples } = parse((await scrape()).text)
+  const bounds = samples
+    .filter((s) => s.name === 'otpd_http_request_duration_seconds_bucket' && s.labels.route === route.route)
+    .map((s) => s.labels.le)
+  expect(bounds).toEqual(['0.0005', '0.001', '0.0025', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '10', '30', '+Inf'])
+  const counts = bounds.map((le) => value(samples, 'otpd_http_request_duration_seconds_bucket', { ...route, le: le! })!)
+  expect(counts).toEqual([...counts].sort((a, b) => a - b))
+  expect(counts.at(-1)).toBe(3)
+  expect(value(samples, 'otpd_http_request_duration_seconds_count', route)).toBe(3)
+  // Each of these in-process answers took well under a second; the 1 s bucket holds all three.
+  expect(value(samples, 'otpd_http_request_duration_seconds_bucket', { ...route, le: '1' })).toBe(3)
+})
+
 test('per-key rate-limit rejections are counted by kind', async () => {
   h = createHarness({ config: { server: { metrics_token: TOKEN }, limits: { key_requests_per_minute: 1 } } })
   await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
