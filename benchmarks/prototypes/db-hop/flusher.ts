@@ -1,9 +1,14 @@
-// The WAL flush thread of single-full.ts and hop-flusher.ts.
-/** Flushes the WAL whenever cells[0] (committed generation) passes cells[1] (flushed); then publishes cells[1] and posts. */
+/**
+ * The WAL flush thread of single-full.ts, hop-flusher.ts and hop-overlap.ts:
+ * flushes whenever cells[0] (committed up to) passes cells[1] (durable up
+ * to), then publishes cells[1] and posts it. With a `bell` (hop-overlap.ts),
+ * also rings the database thread, which waits for the flush to commit again.
+ */
 import { fdatasyncSync, openSync } from 'node:fs'
 declare const self: Worker
 self.onmessage = (e: MessageEvent) => {
   const cells = new Int32Array(e.data.cells) // 0: committed up to, 1: durable up to, 2: flusher sleeping
+  const bell = e.data.bell ? new Int32Array(e.data.bell) : null // 0: counter, 1: database thread sleeping
   const fd = openSync(e.data.wal, 'r')
   let flushed = 0
   for (;;) {
@@ -17,6 +22,10 @@ self.onmessage = (e: MessageEvent) => {
     fdatasyncSync(fd)
     flushed = c
     Atomics.store(cells, 1, c)
+    if (bell) {
+      Atomics.add(bell, 0, 1)
+      if (Atomics.load(bell, 1) === 1) Atomics.notify(bell, 0)
+    }
     postMessage(c)
   }
 }

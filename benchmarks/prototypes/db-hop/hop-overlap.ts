@@ -1,4 +1,4 @@
-/** FULL, overlapped: the database thread runs the next requests in an open transaction while the previous commit is flushed (overlap-flusher.ts), and commits them once it is durable. */
+/** FULL, overlapped: the database thread runs the next requests in an open transaction while the previous commit is flushed (flusher.ts), and commits them once it is durable. */
 import { answer, setup, spinHttp, openDb } from './common.ts'
 const SLOTS = 4096
 const path = process.env.DB!
@@ -9,7 +9,7 @@ const res = new Int32Array(new SharedArrayBuffer(SLOTS * 4))
 const ctl = new Int32Array(new SharedArrayBuffer(16))
 const cells = new Int32Array(new SharedArrayBuffer(12))
 const bell = new Int32Array(new SharedArrayBuffer(8))
-const fl = new Worker(new URL('./overlap-flusher.ts', import.meta.url).href)
+const fl = new Worker(new URL('./flusher.ts', import.meta.url).href)
 fl.postMessage({ cells: cells.buffer, bell: bell.buffer, wal: path + '-wal' })
 const worker = new Worker(new URL('./hop-overlap-worker.ts', import.meta.url).href)
 worker.postMessage({ path, reqs: reqs.buffer, res: res.buffer, ctl: ctl.buffer, cells: cells.buffer, bell: bell.buffer, SLOTS })
