@@ -111,7 +111,11 @@ await Promise.all(clients)
 
 const errorLines = server.output().split('\n').filter((l) => l.includes('"level":"error"') || BUSY.test(l))
 for (const l of errorLines.slice(0, 5)) violations.push(`server log: ${l.slice(0, 300)}`)
-const ledger = cliJson(env, 'credits', 'history', '--limit', '100000').entries as { kind: string; amount: number }[]
+const answered = Object.values(statuses).reduce((a, b) => a + b, 0)
+// The whole ledger, newest first: the first grant, one row per credits add, and at most one per answered send.
+const rows = 1 + counts.credits + answered
+const ledger = cliJson(env, 'credits', 'history', '--limit', String(rows)).entries as { kind: string; amount: number }[]
+if (ledger.length >= rows) violations.push(`the ledger has more rows (${ledger.length}) than grants and sends could have written (${rows - 1})`)
 const grants = ledger.filter((e) => e.kind === 'grant').reduce((n, e) => n + e.amount, 0)
 if (grants !== 1_000_000 + granted) violations.push(`ledger grants ${grants}, expected ${1_000_000 + granted}`)
 server.proc.kill('SIGTERM')
@@ -119,7 +123,6 @@ await server.proc.exited
 env.close()
 
 cliTimes.sort((a, b) => a - b)
-const answered = Object.values(statuses).reduce((a, b) => a + b, 0)
 const elapsed = (Date.now() - started) / 1000
 report(
   'CLI under load',
