@@ -13,14 +13,24 @@
  * durable (measured: verify p99 8.6-9.6 ms against 10.4 with fsync).
  */
 import { Database, type Statement } from 'bun:sqlite'
-import { closeSync, fdatasyncSync, openSync } from 'node:fs'
+import { closeSync, fdatasyncSync, openSync, statSync } from 'node:fs'
 import { SYNC_REQUESTED, SYNC_SLEEPING, SYNC_STOP } from './wal-sync.ts'
 import { giveTurnBack, takeTurnForCheckpoint } from './write-turn.ts'
 
 declare const self: Worker
 
 export type WalWorkerStart =
-  | { role: 'checkpoint'; path: string; everyMs: number; busyTimeoutMs: number; turn: SharedArrayBuffer; restartFrames: number; turnWaitMs: number }
+  | {
+      role: 'checkpoint'
+      path: string
+      everyMs: number
+      busyTimeoutMs: number
+      turn: SharedArrayBuffer
+      restartFrames: number
+      turnWaitMs: number
+      idlePasses: number
+      keepWalBytes: number
+    }
   | { role: 'sync'; walPath: string; cells: SharedArrayBuffer }
 
 /** At most this many passes before taking the turn... */
@@ -29,6 +39,7 @@ const CATCH_UP_PASSES = 4
 const CAUGHT_UP_FRAMES = 200
 
 type CheckpointResult = { busy: number; log: number; checkpointed: number }
+type CheckpointStart = Extract<WalWorkerStart, { role: 'checkpoint' }>
 
 let stop: (() => void) | undefined
 
@@ -46,7 +57,12 @@ self.onmessage = (event: MessageEvent<WalWorkerStart | 'stop'>) => {
     db.run(`PRAGMA busy_timeout = ${Math.trunc(m.busyTimeoutMs)}`)
     const pass = db.prepare<CheckpointResult, []>('PRAGMA wal_checkpoint(PASSIVE)')
     const dbFd = openSync(m.path, 'r')
-    const run = () => checkpoint(pass, dbFd, new Int32Array(m.turn), m)
+    const idle = idleTruncation(db, `${m.path}-wal`, m)
+    const turn = new Int32Array(m.turn)
+    const run = () => {
+      const r = pass.get()!
+      return idle(r, turn) ?? checkpoint(pass, dbFd, turn, m, r)
+    }
     const timer = setInterval(() => {
       try {
         postMessage({ ok: true, ...run() })
@@ -111,8 +127,8 @@ function flushLoop(walPath: string, cells: Int32Array): void {
  * turn while the server's next batch waits, has little to copy and to sync.
  * `held_ms`: how long the server waited.
  */
-function checkpoint(pass: Statement<CheckpointResult, []>, dbFd: number, turn: Int32Array, m: { restartFrames: number; turnWaitMs: number }) {
-  let r = pass.get()!
+function checkpoint(pass: Statement<CheckpointResult, []>, dbFd: number, turn: Int32Array, m: CheckpointStart, first: CheckpointResult) {
+  let r = first
   if (r.log < m.restartFrames) return { ...r, restarted: false }
   for (let i = 0; i < CATCH_UP_PASSES; i++) {
     fdatasyncSync(dbFd)
@@ -131,4 +147,56 @@ function checkpoint(pass: Statement<CheckpointResult, []>, dbFd: number, turn: I
   }
   // All copied with no writer in between: the server's next transaction starts the WAL over.
   return { ...r, restarted: r.busy === 0 && r.checkpointed === r.log, held_ms: performance.now() - took }
+}
+
+/**
+ * Shrinking the WAL file once the load drops. Restarted, the WAL is written
+ * over from its start but keeps its size, 150-200 MB after sustained writes,
+ * until a clean shutdown. Truncating it while such writes go on would only
+ * make it grow again, each growth a file-system journal commit inside a WAL
+ * flush. So the worker truncates a file larger than `keepWalBytes` only after
+ * `idlePasses` passes in a row that each found either no commit from another
+ * connection since the pass before (`PRAGMA data_version`) or at most
+ * `keepWalBytes` of the WAL in use: writes stopped,
+ * or went on at a pace that needs a small WAL, to which the file then grows
+ * back. It takes the write turn and runs a TRUNCATE checkpoint with a busy
+ * timeout of 0: a reader or a writer of another process (the CLI) makes it
+ * give up at once rather than keep the server's writes waiting, and it tries
+ * again after the next quiet passes.
+ * Returns the report when it truncated or tried to; undefined otherwise.
+ */
+function idleTruncation(db: Database, walPath: string, m: CheckpointStart) {
+  const version = db.prepare<{ data_version: number }, []>('PRAGMA data_version')
+  const truncate = db.prepare<CheckpointResult, []>('PRAGMA wal_checkpoint(TRUNCATE)')
+  // A WAL frame is a page and a 24-byte header; the file starts with a 32-byte header.
+  const frameBytes = db.query<{ page_size: number }, []>('PRAGMA page_size').get()!.page_size + 24
+  let lastVersion = -1
+  let quiet = 0
+  return (r: CheckpointResult, turn: Int32Array) => {
+    const v = version.get()!.data_version
+    const small = 32 + r.log * frameBytes <= m.keepWalBytes
+    quiet = v === lastVersion || small ? quiet + 1 : 0
+    lastVersion = v
+    if (quiet < m.idlePasses || walSize(walPath) <= m.keepWalBytes) return undefined
+    quiet = 0
+    if (!takeTurnForCheckpoint(turn, m.turnWaitMs)) return { ...r, restarted: false, truncated: false }
+    const took = performance.now()
+    try {
+      db.run('PRAGMA busy_timeout = 0')
+      const t = truncate.get()!
+      return { ...t, restarted: false, truncated: t.busy === 0, held_ms: performance.now() - took }
+    } finally {
+      db.run(`PRAGMA busy_timeout = ${Math.trunc(m.busyTimeoutMs)}`)
+      giveTurnBack(turn)
+      postMessage({ freed: true })
+    }
+  }
+}
+
+function walSize(walPath: string): number {
+  try {
+    return statSync(walPath).size
+  } catch {
+    return 0
+  }
 }
