@@ -126,31 +126,49 @@ test('under writes with no pause between batches the WAL still restarts: the wor
   expect(reports.filter((r) => r.truncated !== undefined)).toEqual([])
 })
 
-test('once writes stop, the worker truncates a large WAL file; the rows stay and writes go on after it', async () => {
+/** Sizes of the truncation tests: a 2 MB burst against a WAL kept up to 256 KiB. */
+const KEEP_WAL_BYTES = 256 * 1024
+const BURST_ROWS = 640
+
+/**
+ * A server connection sharing its write turn with a worker that passes every
+ * 50 ms and truncates after `idleMs`; then a burst of about 2 MB (3 KB rows)
+ * in one batch, all of it in use in the WAL until a next write restarts it.
+ */
+async function afterBurst(idleMs: number) {
   dir = mkdtempSync(join(tmpdir(), 'otpd-ckpt-'))
   const path = join(dir, 'otpd.db')
   db = openDatabase({ path, synchronous: 'NORMAL' })
-  const idleMs = 300
-  const keepWalBytes = 256 * 1024
+  // The worker's busy timeout is 5 s: the truncation must not use it.
   cp = startCheckpointer(db, path, 5000, (e) => {
     throw new Error(e)
-  }, { everyMs: 50, idleMs, keepWalBytes })
+  }, { everyMs: 50, idleMs, keepWalBytes: KEEP_WAL_BYTES })
   const tx = new SqliteTransactor(db)
   tx.shareWritesWith(cp.turn)
   db.$client.run('CREATE TABLE t (x BLOB)')
   const insert = db.$client.prepare('INSERT INTO t VALUES (randomblob(3000))')
+  const write = () => tx.grouped(() => insert.run())
+  await Promise.all(Array.from({ length: BURST_ROWS }, write))
   const walSize = () => statSync(`${path}-wal`).size
-  // About 2 MB through the WAL in one batch: all of it in use until a next
-  // write restarts the WAL, so only the stop of the writes counts as quiet.
-  await Promise.all(Array.from({ length: 640 }, () => tx.grouped(() => insert.run())))
-  const lastWrite = performance.now()
-  const grown = walSize()
-  expect(grown).toBeGreaterThan(keepWalBytes)
-  let truncated: CheckpointReport | undefined
-  for (let i = 0; i < 100 && !truncated; i++) {
-    const r = await cp.next()
-    if (r.truncated !== undefined) truncated = r
+  expect(walSize()).toBeGreaterThan(2_000_000)
+  return { path, write, walSize, rows: () => db.$client.query<{ n: number }, []>('SELECT count(*) AS n FROM t').get()!.n }
+}
+
+/** The worker's next report about a truncation (done or given up), within 100 passes. */
+async function nextTruncation(): Promise<CheckpointReport | undefined> {
+  for (let i = 0; i < 100; i++) {
+    const r = await cp!.next()
+    if (r.truncated !== undefined) return r
   }
+  return undefined
+}
+
+test('once writes stop, the worker truncates a large WAL file; the rows stay and writes go on after it', async () => {
+  const idleMs = 300
+  const { path, write, walSize, rows } = await afterBurst(idleMs)
+  // The burst's frames stay in use while nothing writes: only the stop of the writes counts as quiet.
+  const lastWrite = performance.now()
+  const truncated = await nextTruncation()
   const quietFor = performance.now() - lastWrite
   expect(truncated).toMatchObject({ ok: true, truncated: true, busy: 0, log: 0, checkpointed: 0 })
   expect(truncated!.held_ms).toBeGreaterThanOrEqual(0)
@@ -159,94 +177,59 @@ test('once writes stop, the worker truncates a large WAL file; the rows stay and
   expect(walSize()).toBe(0)
   // Every row is in the database file, read by a connection of its own.
   const reader = openDatabase({ path })
-  expect(reader.$client.query<{ n: number }, []>('SELECT count(*) AS n FROM t').get()!.n).toBe(640)
+  expect(reader.$client.query<{ n: number }, []>('SELECT count(*) AS n FROM t').get()!.n).toBe(BURST_ROWS)
   reader.$client.close()
   // The server writes on into the emptied file; a WAL under keepWalBytes is left alone.
-  await tx.grouped(() => insert.run())
+  await write()
   expect(walSize()).toBeGreaterThan(0)
-  expect(walSize()).toBeLessThan(keepWalBytes)
+  expect(walSize()).toBeLessThan(KEEP_WAL_BYTES)
   const after = walSize()
   const later: CheckpointReport[] = []
   const until = performance.now() + idleMs * 3
-  while (performance.now() < until) later.push(await cp.next())
+  while (performance.now() < until) later.push(await cp!.next())
   expect(later.filter((r) => r.truncated !== undefined)).toEqual([])
   expect(walSize()).toBe(after)
-  expect(db.$client.query<{ n: number }, []>('SELECT count(*) AS n FROM t').get()!.n).toBe(641)
+  expect(rows()).toBe(BURST_ROWS + 1)
 })
 
 test('a WAL file left large by a burst is truncated while writes go on at a pace that needs a small one', async () => {
-  dir = mkdtempSync(join(tmpdir(), 'otpd-ckpt-'))
-  const path = join(dir, 'otpd.db')
-  db = openDatabase({ path, synchronous: 'NORMAL' })
-  const keepWalBytes = 256 * 1024
-  cp = startCheckpointer(db, path, 5000, (e) => {
-    throw new Error(e)
-  }, { everyMs: 50, idleMs: 300, keepWalBytes })
-  const tx = new SqliteTransactor(db)
-  tx.shareWritesWith(cp.turn)
-  db.$client.run('CREATE TABLE t (x BLOB)')
-  const insert = db.$client.prepare('INSERT INTO t VALUES (randomblob(3000))')
-  const walSize = () => statSync(`${path}-wal`).size
-  await Promise.all(Array.from({ length: 640 }, () => tx.grouped(() => insert.run())))
-  expect(walSize()).toBeGreaterThan(2_000_000)
+  const { write, walSize, rows } = await afterBurst(300)
   // Then a row every 20 ms: a commit between any two passes, so the writes
   // never stop, and each pass finds a few frames in use.
   let trickled = 0
-  const trickle = setInterval(() => void tx.grouped(() => insert.run()).then(() => trickled++), 20)
+  const trickle = setInterval(() => void write().then(() => trickled++), 20)
   let truncated: CheckpointReport | undefined
   try {
-    for (let i = 0; i < 100 && !truncated; i++) {
-      const r = await cp.next()
-      if (r.truncated !== undefined) truncated = r
-    }
+    truncated = await nextTruncation()
   } finally {
     clearInterval(trickle)
   }
   expect(truncated).toMatchObject({ ok: true, truncated: true, busy: 0 })
   expect(trickled).toBeGreaterThan(10)
   // It grows back only to what the trickle uses.
-  await tx.grouped(() => insert.run())
-  expect(walSize()).toBeLessThanOrEqual(keepWalBytes)
+  await write()
+  expect(walSize()).toBeLessThanOrEqual(KEEP_WAL_BYTES)
   await Bun.sleep(50)
-  expect(db.$client.query<{ n: number }, []>('SELECT count(*) AS n FROM t').get()!.n).toBe(640 + trickled + 1)
+  expect(rows()).toBe(BURST_ROWS + trickled + 1)
 })
 
 test('a reader of another connection that still uses the WAL makes the truncation give way at once; it comes after the reader ends', async () => {
-  dir = mkdtempSync(join(tmpdir(), 'otpd-ckpt-'))
-  const path = join(dir, 'otpd.db')
-  db = openDatabase({ path, synchronous: 'NORMAL' })
-  const keepWalBytes = 256 * 1024
-  // The worker's busy timeout is 5 s: the truncation must not use it.
-  cp = startCheckpointer(db, path, 5000, (e) => {
-    throw new Error(e)
-  }, { everyMs: 50, idleMs: 200, keepWalBytes })
-  const tx = new SqliteTransactor(db)
-  tx.shareWritesWith(cp.turn)
-  db.$client.run('CREATE TABLE t (x BLOB)')
-  const insert = db.$client.prepare('INSERT INTO t VALUES (randomblob(3000))')
-  await Promise.all(Array.from({ length: 640 }, () => tx.grouped(() => insert.run())))
+  const { path, walSize } = await afterBurst(200)
   // Begun before the worker copies those frames: its snapshot is in the WAL.
   const reader = openDatabase({ path })
   reader.$client.run('BEGIN')
-  expect(reader.$client.query<{ n: number }, []>('SELECT count(*) AS n FROM t').get()!.n).toBe(640)
-  const tries: CheckpointReport[] = []
+  expect(reader.$client.query<{ n: number }, []>('SELECT count(*) AS n FROM t').get()!.n).toBe(BURST_ROWS)
+  let tried: CheckpointReport | undefined
   try {
-    for (let i = 0; i < 100 && tries.length === 0; i++) {
-      const r = await cp.next()
-      if (r.truncated !== undefined) tries.push(r)
-    }
+    tried = await nextTruncation()
   } finally {
     reader.$client.run('COMMIT')
   }
-  expect(tries).toEqual([expect.objectContaining({ ok: true, truncated: false, busy: 1 })])
-  expect(tries[0]!.held_ms).toBeLessThan(100)
-  expect(statSync(`${path}-wal`).size).toBeGreaterThan(keepWalBytes)
-  let done: CheckpointReport | undefined
-  for (let i = 0; i < 100 && !done; i++) {
-    const r = await cp.next()
-    if (r.truncated !== undefined) done = r
-  }
+  expect(tried).toMatchObject({ ok: true, truncated: false, busy: 1 })
+  expect(tried!.held_ms).toBeLessThan(100)
+  expect(walSize()).toBeGreaterThan(KEEP_WAL_BYTES)
+  const done = await nextTruncation()
   reader.$client.close()
   expect(done).toMatchObject({ ok: true, truncated: true })
-  expect(statSync(`${path}-wal`).size).toBe(0)
+  expect(walSize()).toBe(0)
 })
