@@ -137,32 +137,43 @@ function checkpoint(pass: Statement<CheckpointResult, []>, dbFd: number, turn: I
     if (r.log - before <= CAUGHT_UP_FRAMES) break
   }
   fdatasyncSync(dbFd)
-  if (!takeTurnForCheckpoint(turn, m.turnWaitMs)) return { ...r, restarted: false }
+  const last = holdingTurn(turn, m.turnWaitMs, () => pass.get()!)
+  if (!last) return { ...r, restarted: false }
+  r = last.result
+  // All copied with no writer in between: the server's next transaction starts the WAL over.
+  return { ...r, restarted: r.busy === 0 && r.checkpointed === r.log, held_ms: last.heldMs }
+}
+
+/**
+ * Runs `fn` holding the server's write turn, then gives it back and tells the
+ * request thread; undefined when the turn did not come within `waitMs`.
+ * `heldMs`: how long the server's writes waited.
+ */
+function holdingTurn<T>(turn: Int32Array, waitMs: number, fn: () => T): { result: T; heldMs: number } | undefined {
+  if (!takeTurnForCheckpoint(turn, waitMs)) return undefined
   const took = performance.now()
   try {
-    r = pass.get()!
+    return { result: fn(), heldMs: performance.now() - took }
   } finally {
     giveTurnBack(turn)
     postMessage({ freed: true })
   }
-  // All copied with no writer in between: the server's next transaction starts the WAL over.
-  return { ...r, restarted: r.busy === 0 && r.checkpointed === r.log, held_ms: performance.now() - took }
 }
 
 /**
  * Shrinking the WAL file once the load drops. Restarted, the WAL is written
- * over from its start but keeps its size, 150-200 MB after sustained writes,
- * until a clean shutdown. Truncating it while such writes go on would only
- * make it grow again, each growth a file-system journal commit inside a WAL
- * flush. So the worker truncates a file larger than `keepWalBytes` only after
- * `idlePasses` passes in a row that each found either no commit from another
- * connection since the pass before (`PRAGMA data_version`) or at most
- * `keepWalBytes` of the WAL in use: writes stopped,
- * or went on at a pace that needs a small WAL, to which the file then grows
- * back. It takes the write turn and runs a TRUNCATE checkpoint with a busy
- * timeout of 0: a reader or a writer of another process (the CLI) makes it
- * give up at once rather than keep the server's writes waiting, and it tries
- * again after the next quiet passes.
+ * over from its start but keeps its size, 150-200 MB after sustained writes;
+ * SQLite alone would keep it until a clean shutdown. Truncating it while such
+ * writes go on would only make it grow again, each growth a file-system
+ * journal commit inside a WAL flush. So the worker truncates a file larger
+ * than `keepWalBytes` only after `idlePasses` passes in a row that each found
+ * either no commit from another connection since the pass before (`PRAGMA
+ * data_version`) or at most `keepWalBytes` of the WAL in use: the writes
+ * stopped, or went on at a pace that needs a small WAL, to which the file
+ * then grows back. It takes the write turn and runs a TRUNCATE checkpoint
+ * with a busy timeout of 0: a reader or a writer of another process (the CLI)
+ * makes it give up at once rather than keep the server's writes waiting, and
+ * it tries again after the next quiet passes.
  * Returns the report when it truncated or tried to; undefined otherwise.
  */
 function idleTruncation(db: Database, walPath: string, m: CheckpointStart) {
@@ -179,17 +190,16 @@ function idleTruncation(db: Database, walPath: string, m: CheckpointStart) {
     lastVersion = v
     if (quiet < m.idlePasses || walSize(walPath) <= m.keepWalBytes) return undefined
     quiet = 0
-    if (!takeTurnForCheckpoint(turn, m.turnWaitMs)) return { ...r, restarted: false, truncated: false }
-    const took = performance.now()
-    try {
+    const held = holdingTurn(turn, m.turnWaitMs, () => {
       db.run('PRAGMA busy_timeout = 0')
-      const t = truncate.get()!
-      return { ...t, restarted: false, truncated: t.busy === 0, held_ms: performance.now() - took }
-    } finally {
-      db.run(`PRAGMA busy_timeout = ${Math.trunc(m.busyTimeoutMs)}`)
-      giveTurnBack(turn)
-      postMessage({ freed: true })
-    }
+      try {
+        return truncate.get()!
+      } finally {
+        db.run(`PRAGMA busy_timeout = ${Math.trunc(m.busyTimeoutMs)}`)
+      }
+    })
+    if (!held) return { ...r, restarted: false, truncated: false }
+    return { ...held.result, restarted: false, truncated: held.result.busy === 0, held_ms: held.heldMs }
   }
 }
 

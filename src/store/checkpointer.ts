@@ -31,11 +31,10 @@ export const BACKSTOP_PAGES = 80_000
 export const RESTART_FRAMES = 32_000
 /**
  * After this long with either no commit from another connection or at most
- * KEEP_WAL_BYTES of the WAL in use, the worker
- * truncates a WAL file larger than KEEP_WAL_BYTES: the 150-200 MB left by
- * sustained writes is given back when the load ends or drops. Not sooner: a
- * truncated WAL grows again on the next writes, each growth a file-system
- * journal commit inside a WAL flush.
+ * KEEP_WAL_BYTES of the WAL in use, the worker truncates a WAL file larger
+ * than KEEP_WAL_BYTES: the 150-200 MB left by sustained writes is given back
+ * when the load ends or drops. Not sooner: a truncated WAL grows again on the
+ * next writes, each growth a file-system journal commit inside a WAL flush.
  */
 export const IDLE_MS = 2_000
 /** About SQLite's own auto-checkpoint size (1 000 pages): a WAL this small is left as it is. */
