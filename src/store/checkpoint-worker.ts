@@ -13,7 +13,8 @@
  * durable (measured: verify p99 8.6-9.6 ms against 10.4 with fsync).
  */
 import { Database, type Statement } from 'bun:sqlite'
-import { closeSync, fdatasyncSync, openSync, statSync } from 'node:fs'
+import { closeSync, fdatasyncSync, openSync } from 'node:fs'
+import { fileSize } from './health.ts'
 import { SYNC_REQUESTED, SYNC_SLEEPING, SYNC_STOP } from './wal-sync.ts'
 import { giveTurnBack, takeTurnForCheckpoint } from './write-turn.ts'
 
@@ -188,7 +189,7 @@ function idleTruncation(db: Database, walPath: string, m: CheckpointStart) {
     const small = 32 + r.log * frameBytes <= m.keepWalBytes
     quiet = v === lastVersion || small ? quiet + 1 : 0
     lastVersion = v
-    if (quiet < m.idlePasses || walSize(walPath) <= m.keepWalBytes) return undefined
+    if (quiet < m.idlePasses || fileSize(walPath) <= m.keepWalBytes) return undefined
     quiet = 0
     const held = holdingTurn(turn, m.turnWaitMs, () => {
       db.run('PRAGMA busy_timeout = 0')
@@ -200,13 +201,5 @@ function idleTruncation(db: Database, walPath: string, m: CheckpointStart) {
     })
     if (!held) return { ...r, restarted: false, truncated: false }
     return { ...held.result, restarted: false, truncated: held.result.busy === 0, held_ms: held.heldMs }
-  }
-}
-
-function walSize(walPath: string): number {
-  try {
-    return statSync(walPath).size
-  } catch {
-    return 0
   }
 }
