@@ -24,6 +24,8 @@ const { values: opt } = parseArgs({
     endpoints: { type: 'string', default: 'verify,send' },
     seed: { type: 'string', default: '3000' },
     pace: { type: 'string', default: '0' },
+    'server-cpus': { type: 'string' },
+    'client-cpus': { type: 'string' },
     binary: { type: 'string', default: 'dist/otpd' },
     'no-build': { type: 'boolean', default: false },
     out: { type: 'string', default: 'bench-results.json' },
@@ -32,11 +34,16 @@ const { values: opt } = parseArgs({
 })
 if (opt.help) {
   console.log(`usage: scripts/bench [--duration S] [--warmup S] [--connections N] [--threads N] [--modes FULL,NORMAL]
-                    [--endpoints verify,send] [--seed N] [--pace MS] [--binary dist/otpd] [--no-build] [--out bench-results.json]
+                    [--endpoints verify,send] [--seed N] [--pace MS] [--server-cpus LIST --client-cpus LIST]
+                    [--binary dist/otpd] [--no-build] [--out bench-results.json]
 
 --pace MS: each connection waits MS ms after every answer before its next request, so the
            load stays below saturation (the connections still arrive in step: BENCHMARKS.md,
-           eighth round). 0, the default: as fast as the server answers, as the targets are set`)
+           eighth round). 0, the default: as fast as the server answers, as the targets are set
+--server-cpus LIST, --client-cpus LIST: taskset CPU lists. The servers (otpd and the baseline, all
+           their threads) run on the first, wrk and this script on the second, so the load
+           generator does not share the server's cores (BENCHMARKS.md, twelfth round). Both or neither.
+           Default: no pinning, everything shares every core, as the targets are set`)
   process.exit(0)
 }
 
@@ -52,6 +59,14 @@ if (!Number.isInteger(paceMs) || paceMs < 0) {
   console.error(`bench: --pace takes a whole number of milliseconds (0 or more), not "${opt.pace}"`)
   process.exit(2)
 }
+const serverCpus = opt['server-cpus']
+const clientCpus = opt['client-cpus']
+if ((serverCpus === undefined) !== (clientCpus === undefined)) {
+  console.error('bench: --server-cpus and --client-cpus go together')
+  process.exit(2)
+}
+/** The command, on the given CPUs when pinning. */
+const pinned = (cpus: string | undefined, cmd: string[]) => (cpus === undefined ? cmd : ['taskset', '-c', cpus, ...cmd])
 const modes = opt.modes.split(',').map((m) => m.trim().toUpperCase()) as ('FULL' | 'NORMAL')[]
 const endpoints = opt.endpoints.split(',').map((e) => e.trim()) as ('verify' | 'send')[]
 const scratch = mkdtempSync(join(tmpdir(), 'otpd-bench-'))
@@ -93,7 +108,7 @@ interface Proc {
 const ERROR_MARK = Buffer.from('"level":"error"')
 
 async function start(cmd: string[], env: Record<string, string>, cwd: string): Promise<Proc> {
-  const proc = Bun.spawn(cmd, { cwd, env: { ...cleanEnv(), ...env }, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
+  const proc = Bun.spawn(pinned(serverCpus, cmd), { cwd, env: { ...cleanEnv(), ...env }, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
   let out = ''
   let errorLines = 0
   const reader = proc.stdout.getReader()
@@ -181,7 +196,7 @@ function otpd(args: string[], configFile: string, cwd: string): string {
 // ---------------------------------------------------------------- wrk
 
 async function wrk(lua: string, url: string, seconds: number, env: Record<string, string>): Promise<WrkFigures> {
-  const p = Bun.spawn(['wrk', `-t${threads}`, `-c${connections}`, `-d${seconds}s`, '--timeout', '5s', '-s', join(LUA_DIR, lua), url], {
+  const p = Bun.spawn(pinned(clientCpus, ['wrk', `-t${threads}`, `-c${connections}`, `-d${seconds}s`, '--timeout', '5s', '-s', join(LUA_DIR, lua), url]), {
     env: { ...cleanEnv(), BENCH_LUA_DIR: LUA_DIR, BENCH_PACE_MS: String(paceMs), ...env },
     stdout: 'pipe',
     stderr: 'pipe',
@@ -341,7 +356,7 @@ async function coldStart(): Promise<number> {
   const port = await freePort()
   const body = JSON.stringify({ channel: 'sms', recipient: '+15550100001' })
   const t0 = performance.now()
-  const proc = Bun.spawn([binary, 'serve', '--listen', `127.0.0.1:${port}`, '--config', configFile], { cwd: dir, env: cleanEnv(), stdout: 'ignore', stderr: 'ignore' })
+  const proc = Bun.spawn(pinned(serverCpus, [binary, 'serve', '--listen', `127.0.0.1:${port}`, '--config', configFile]), { cwd: dir, env: cleanEnv(), stdout: 'ignore', stderr: 'ignore' })
   try {
     for (;;) {
       if (performance.now() - t0 > 10_000) throw new Error('cold start: no 200 within 10 s')
@@ -370,6 +385,11 @@ const SEND_BYTES = JSON.stringify({ success: true, verification_id: sample.uuid,
 const VERIFY_BYTES = JSON.stringify({ success: true, verified: false, message: 'Invalid code', request_id: sample.uuid }).length
 
 async function main() {
+  if (clientCpus !== undefined) {
+    // This script drains the servers' output and seeds over HTTP: it is load-side work.
+    const t = Bun.spawnSync(['taskset', '-a', '-p', '-c', clientCpus, String(process.pid)], { stdout: 'ignore', stderr: 'pipe' })
+    if (t.exitCode !== 0) throw new Error(`taskset: ${t.stderr.toString()}`)
+  }
   if (!opt['no-build']) {
     log('building dist/otpd')
     const b = Bun.spawnSync(['bun', 'run', 'build'], { cwd: ROOT, stdout: 'ignore', stderr: 'pipe' })
@@ -402,7 +422,16 @@ async function main() {
   const report = {
     date: new Date().toISOString(),
     machine: { cpus: navigator.hardwareConcurrency, bun: Bun.version, platform: `${process.platform} ${process.arch}` },
-    settings: { duration_s: duration, warmup_s: warmup, connections, wrk_threads: threads, seed_per_pool: Number(opt.seed), pace_ms: paceMs },
+    settings: {
+      duration_s: duration,
+      warmup_s: warmup,
+      connections,
+      wrk_threads: threads,
+      seed_per_pool: Number(opt.seed),
+      pace_ms: paceMs,
+      server_cpus: serverCpus ?? null,
+      client_cpus: clientCpus ?? null,
+    },
     binary_mb: binaryMb,
     cold_start_ms: { median: round1(colds[2]!), min: round1(colds[0]!), max: round1(colds[4]!) },
     otpd: otpdRuns,
@@ -417,10 +446,12 @@ function printSummary(r: {
   binary_mb: number
 }) {
   const ms = (us: number) => (us / 1000).toFixed(2)
-  const rows: string[][] = [['endpoint', 'server', 'req/s', 'p50 ms', 'p99 ms', 'vs baseline', 'CPU us/req', 'peak RSS MB', 'steal %', 'statuses']]
+  const rows: string[][] = [['endpoint', 'server', 'req/s', 'p50 ms', 'p99 ms', 'vs baseline', 'CPU us/req', 'server CPU %', 'peak RSS MB', 'steal %', 'statuses']]
   const st = (s: Record<string, number>) => Object.entries(s).map(([k, v]) => `${k}:${v}`).join(' ')
+  // Server CPU %: the server's CPU time over the run's length (100 = one core busy all the time).
+  const busy = (x: RunResult) => (x.cpu_us_per_req === null ? '-' : String(Math.round((x.cpu_us_per_req * x.rps) / 1e4)))
   const row = (ep: string, server: string, x: RunResult, ratio: string) =>
-    [ep, server, String(x.rps), ms(x.p50_us), ms(x.p99_us), ratio, String(x.cpu_us_per_req ?? '-'), String(x.peak_rss_mb ?? '-'), String(x.steal_pct ?? '-'), st(x.statuses)]
+    [ep, server, String(x.rps), ms(x.p50_us), ms(x.p99_us), ratio, String(x.cpu_us_per_req ?? '-'), busy(x), String(x.peak_rss_mb ?? '-'), String(x.steal_pct ?? '-'), st(x.statuses)]
   for (const ep of endpoints) {
     for (const [mode, run] of Object.entries(r.otpd)) {
       rows.push(row(ep, `baseline (${mode} pair)`, run.baseline[ep]!, '1.000'))
