@@ -4,28 +4,8 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # After a burst and an idle gap (a truncated WAL with the new build), the next load: the WAL file sizes at the end of the gap, after the warm-up and after the run.
 # Needs wrk. Reproduce: bash benchmarks/session11-wal-truncate/regrow.sh dist/otpd NORMAL
 BIN=$(realpath "$1"); SYNC=${2:-NORMAL}
-D=$(mktemp -d /tmp/regrow-XXXX); TOK=m1234567890123456789012345678901234
-cat > $D/c.toml <<EOF
-[server]
-metrics_token = "$TOK"
-[database]
-path = "$D/otpd.db"
-synchronous = "$SYNC"
-[limits]
-key_requests_per_minute = 1000000000
-recipient_per_minute = 1000000000
-recipient_per_hour = 1000000000
-recipient_per_day = 1000000000
-[channels]
-sms = ["bench"]
-email = ["bench"]
-voice = ["bench"]
-[providers.bench]
-type = "noop"
-EOF
-cd $D && KEY=$($BIN keys create --json --config c.toml | python3 -c 'import json,sys;print(json.load(sys.stdin)["key"])') && $BIN credits add 1000000000 --config c.toml >/dev/null
-$BIN serve --listen 127.0.0.1:18080 --config c.toml > serve.log 2>&1 &
-sleep 1
+. "$ROOT/benchmarks/bench-server.sh"
+bench_server "$BIN" "$SYNC" 18080
 export BENCH_LUA_DIR=$ROOT/scripts BENCH_STATS_OUT=/dev/null BENCH_KEY=$KEY
 BENCH_RUN=1 wrk -t2 -c64 -d5s -s $ROOT/scripts/bench-send.lua http://127.0.0.1:18080 >/dev/null
 sleep 4; w0=$(stat -c %s otpd.db-wal)
@@ -34,4 +14,4 @@ w1=$(stat -c %s otpd.db-wal)
 BENCH_RUN=3 wrk -t2 -c64 -d15s --latency -s $ROOT/scripts/bench-send.lua http://127.0.0.1:18080 > out.txt
 w2=$(stat -c %s otpd.db-wal)
 echo "$(basename $BIN) $SYNC rps $(grep Requests/sec out.txt | awk '{print $2}') p99 $(grep ' 99%' out.txt | awk '{print $2}') wal idle-end $w0 after-warmup $w1 end $w2"
-kill $!; wait; tail -2 serve.log; rm -rf $D
+kill $PID; wait; tail -2 serve.log; rm -rf $D

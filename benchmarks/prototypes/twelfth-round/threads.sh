@@ -4,27 +4,8 @@
 # Reproduce: bash benchmarks/prototypes/twelfth-round/threads.sh dist/otpd NORMAL
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 BIN=$(realpath "$1"); SYNC=${2:-NORMAL}; SECS=${3:-10}
-D=$(mktemp -d /tmp/threads-XXXX)
-cat > $D/c.toml <<EOF
-[database]
-path = "$D/otpd.db"
-synchronous = "$SYNC"
-[limits]
-key_requests_per_minute = 1000000000
-recipient_per_minute = 1000000000
-recipient_per_hour = 1000000000
-recipient_per_day = 1000000000
-[channels]
-sms = ["bench"]
-email = ["bench"]
-voice = ["bench"]
-[providers.bench]
-type = "noop"
-EOF
-cd $D && KEY=$($BIN keys create --json --config c.toml | python3 -c 'import json,sys;print(json.load(sys.stdin)["key"])') && $BIN credits add 1000000000 --config c.toml >/dev/null
-$BIN serve --listen 127.0.0.1:18081 --config c.toml > serve.log 2>&1 &
-PID=$!
-sleep 1
+. "$ROOT/benchmarks/bench-server.sh"
+bench_server "$BIN" "$SYNC" 18081
 export BENCH_LUA_DIR=$ROOT/scripts BENCH_STATS_OUT=/dev/null BENCH_KEY=$KEY
 BENCH_RUN=1 wrk -t2 -c64 -d3s -s $ROOT/scripts/bench-send.lua http://127.0.0.1:18081 >/dev/null
 snap() { for t in /proc/$PID/task/*; do echo "$(basename $t) $(cat $t/comm | tr ' ' _) $(cut -d' ' -f14,15 < $t/stat)"; done; }
