@@ -53,6 +53,12 @@ export interface FaultEnvOptions {
 const envs: { close(): void }[] = []
 const servers: ServerProc[] = []
 const stubs: VendorStub[] = []
+const cleanups: (() => void)[] = []
+
+/** Runs `fn` after the file's tests, once their servers are dead and before the temp dirs go (an unmount). */
+export function afterServers(fn: () => void): void {
+  cleanups.push(fn)
+}
 
 /** Whatever a test left running is killed, then the temp dirs are removed. */
 afterAll(async () => {
@@ -61,6 +67,7 @@ afterAll(async () => {
     await s.proc.exited
   }
   for (const s of stubs.splice(0)) s.close()
+  for (const fn of cleanups.splice(0)) fn()
   for (const e of envs.splice(0)) e.close()
 })
 
