@@ -18,23 +18,28 @@ import { Admin } from './otp/admin.ts'
 import { Authenticator } from './otp/api-keys.ts'
 import { KeyLimiter } from './otp/key-limiter.ts'
 import type { Delivery } from './otp/ports.ts'
+import { recoverUnsettledSends } from './otp/recovery.ts'
 import { SendService } from './otp/send.ts'
 import type { Channel, Limits } from './otp/types.ts'
 import { VerifyService } from './otp/verify.ts'
-import { SqliteAdminStore, SqliteCreditStore, SqliteKeyStore } from './store/admin-store.ts'
-import { migrationsCurrent, openDatabase, type Db } from './store/db.ts'
-import { RecipientFailureLog, SqliteKeyHitLog } from './store/event-logs.ts'
-import { databaseFileSizes, probeWritable } from './store/health.ts'
+import { migrationsCurrent, openDatabase, openReader, type Db } from './store/db.ts'
+import { databaseFileSizes } from './store/health.ts'
 import { startCheckpointer, type Checkpointer } from './store/checkpointer.ts'
 import { startWalSync } from './store/wal-sync.ts'
 import { loadSecret } from './store/secret.ts'
+import { SqliteStorage } from './store/storage.ts'
 import { sweep } from './store/sweep.ts'
-import { SqliteTransactor } from './store/transactor.ts'
-import { SqliteVerificationStore } from './store/verification-store.ts'
+import { WriteHealth } from './store/write-health.ts'
 
 export interface CoreOptions {
   clock?: Clock
   logger?: Logger
+  /**
+   * A failed flush: what is on disk is unknown, so the process stops before
+   * answering (store/storage.ts). By default it logs and exits with status 70;
+   * tests replace it.
+   */
+  onFatal?: (err: Error) => void
 }
 
 export interface Core {
@@ -43,22 +48,42 @@ export interface Core {
   clock: Clock
   logger: Logger
   hasher: Hasher
-  tx: SqliteTransactor
-  credits: SqliteCreditStore
+  storage: SqliteStorage
+  writeHealth: WriteHealth
   admin: Admin
   close(): void
 }
+
+/** Exit status after a failed flush (EX_SOFTWARE): systemd restarts the service, and recovery at start makes the ledger whole. */
+export const FATAL_EXIT_STATUS = 70
 
 /** What the CLI needs: the database, migrated, and the operator use cases. */
 export function openCore(config: Config, opts: CoreOptions = {}): Core {
   const clock = opts.clock ?? systemClock
   const logger = opts.logger ?? createLogger({ level: config.logging.level, format: process.stdout.isTTY ? 'text' : 'json' })
   const db = openDatabase({ path: config.database.path, synchronous: config.database.synchronous, busyTimeoutMs: config.database.busy_timeout_ms })
+  const reader = openReader(db, config.database.path)
   const hasher = new Hasher(loadSecret(config.server.secret, config.database.path))
-  const tx = new SqliteTransactor(db)
-  const credits = new SqliteCreditStore(db, tx)
-  const admin = new Admin(tx, new SqliteAdminStore(db), credits, hasher, clock)
-  return { config, db, clock, logger, hasher, tx, credits, admin, close: () => db.$client.close() }
+  const writeHealth = new WriteHealth(() => clock.now())
+  const onFatal =
+    opts.onFatal ??
+    ((err: Error) => {
+      logger.error('the database flush failed: stopping without answering, so that nothing unsure is acknowledged; recovery at the next start settles what was in flight', {
+        error: err.message,
+      })
+      process.exit(FATAL_EXIT_STATUS)
+    })
+  const storage = new SqliteStorage(db, reader, {
+    busyTimeoutMs: config.database.busy_timeout_ms,
+    onFatal,
+    onWriteResult: (err) => writeHealth.record(err),
+  })
+  const admin = new Admin(storage, hasher, clock)
+  const close = () => {
+    if (reader !== db) reader.$client.close()
+    db.$client.close()
+  }
+  return { config, db, clock, logger, hasher, storage, writeHealth, admin, close }
 }
 
 export function limitsOf(config: Config): Limits {
@@ -93,7 +118,7 @@ export interface Server extends Core {
   /** The admin listener's app (health, readiness, /metrics without a token); `serve` starts it when `server.admin_listen` is set. */
   adminHttp: ReturnType<typeof createAdminApp>
   metrics: ServiceMetrics
-  readiness(): Readiness
+  readiness(): Promise<Readiness>
   checkpointer: Checkpointer | undefined
   /** Like close(), after the WAL worker threads have closed their connections (serve uses it on SIGTERM). */
   shutdown(): Promise<void>
@@ -101,57 +126,54 @@ export interface Server extends Core {
   logOnly: Channel[]
   /** One retention sweep; `maxRows` bounds each table's deletions (see store/sweep.ts). */
   sweep(maxRows?: number): ReturnType<typeof sweep>
+  /** Refunds sends left unsettled by a process that stopped during delivery (otp/recovery.ts). */
+  recover(): Promise<number>
 }
+
+/** How long /readyz answers from its last look: a flood of probes costs one look a second. */
+export const READY_CACHE_MS = 1_000
 
 export function buildServer(config: Config, opts: ServerOptions = {}): Server {
   const core = openCore(config, opts)
-  const { db, clock, logger, hasher, tx, credits } = core
+  const { db, clock, logger, hasher, storage, writeHealth } = core
   const env = opts.env ?? {}
-  const verifications = new SqliteVerificationStore(db, tx)
   const ids = new VerificationIds(hasher)
   const limits = limitsOf(config)
-  const adminStore = new SqliteAdminStore(db)
   const metrics = createServiceMetrics({
-    creditBalances: () => adminStore.listAccounts().map((a) => ({ account: a.name, balance: a.balance })),
+    creditBalances: async () => (await storage.read((r) => r.admin.listAccounts())).map((a) => ({ account: a.name, balance: a.balance })),
     databaseFiles: () => databaseFileSizes(config.database.path),
     version: pkg.version,
     startedAt: Date.now(),
   })
   const providers = buildProviders(config, { env, logWrite: opts.logWrite, now: () => clock.now() })
   const delivery = countedDelivery(opts.delivery ?? new ChannelRouter(providers, config.delivery.timeout_ms, logger, (a) => metrics.attempt(a)), metrics)
-  const readiness = (): Readiness => ({
-    database: problemOf(() => probeWritable(db.$client)),
-    migrations: problemOf(() => {
+  // Read-only: a probe never writes (a flood of them once grew the WAL by
+  // hundreds of MB). Writes report how they end (store/write-health.ts).
+  const look = async (): Promise<Readiness> => ({
+    database: (await problemOf(() => storage.read((r) => r.admin.findAccount('')))) ?? writeHealth.problem(),
+    migrations: await problemOf(async () => {
       if (!migrationsCurrent(db.$client)) throw new Error('the database lacks migrations this version needs')
     }),
     delivery: checkProviders(config, env).join('; ') || null,
   })
+  let lastLook: { at: number; result: Promise<Readiness> } | undefined
+  const readiness = (): Promise<Readiness> => {
+    const now = performance.now()
+    if (lastLook === undefined || now - lastLook.at >= READY_CACHE_MS) lastLook = { at: now, result: look() }
+    return lastLook.result
+  }
 
-  const keys = new SqliteKeyStore(db)
-  const auth = new Authenticator(keys, hasher, clock)
+  const auth = new Authenticator(storage, hasher, clock)
   core.admin.onKeyChange(() => auth.forget())
-  const limiter = new KeyLimiter(tx, new SqliteKeyHitLog(db, tx), keys, clock, limits.keyRequestsPerMinute)
-  tx.onStale(() => limiter.forget())
+  const limiter = new KeyLimiter(storage, clock, limits.keyRequestsPerMinute)
+  storage.onStale(() => limiter.forget())
   const ops = { readiness, metrics, logger }
   const http = createHttpApp({
     ...ops,
     auth,
     limiter,
-    send: new SendService({
-      tx,
-      verifications,
-      credits,
-      accounts: credits,
-      delivery,
-      hasher,
-      ids,
-      clock,
-      logger,
-      limits,
-      limiter,
-      defaultCodeLength: config.codes.default_length,
-    }),
-    verify: new VerifyService({ tx, verifications, failures: new RecipientFailureLog(db), hasher, ids, clock, limits, limiter }),
+    send: new SendService({ storage, delivery, hasher, ids, clock, logger, limits, limiter, defaultCodeLength: config.codes.default_length }),
+    verify: new VerifyService({ storage, hasher, ids, clock, limits, limiter }),
     lockoutSeconds: limits.lockoutSeconds,
     openapi: buildOpenApi(pkg.version),
     metricsToken: config.server.metrics_token,
@@ -160,7 +182,7 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
   const checkpointer = background
     ? startCheckpointer(db, config.database.path, config.database.busy_timeout_ms, (error) => logger.error('WAL checkpoint failed', { error }))
     : undefined
-  if (checkpointer) tx.shareWritesWith(checkpointer.turn)
+  if (checkpointer) storage.shareWritesWith(checkpointer.turn)
   // FULL's guarantee with the fsync on a worker thread (store/wal-sync.ts).
   const walSync =
     background && config.database.synchronous === 'FULL'
@@ -172,7 +194,7 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
       : undefined
   if (walSync) {
     db.$client.run('PRAGMA synchronous = NORMAL')
-    tx.settleAfter(() => walSync.sync())
+    storage.settleAfter(() => walSync.sync())
   }
   return {
     ...core,
@@ -194,6 +216,7 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
     readiness,
     logOnly: opts.delivery ? [] : logOnlyChannels(providers),
     sweep: (maxRows) => sweep(db, clock.now(), config.retention.days, maxRows),
+    recover: () => recoverUnsettledSends({ storage, clock, logger, deliveryTimeoutMs: config.delivery.timeout_ms }),
   }
 }
 
@@ -213,9 +236,9 @@ function countedDelivery(inner: Delivery, metrics: ServiceMetrics): Delivery {
   }
 }
 
-function problemOf(check: () => void): string | null {
+async function problemOf(check: () => Promise<unknown>): Promise<string | null> {
   try {
-    check()
+    await check()
     return null
   } catch (err) {
     return err instanceof Error ? err.message : String(err)

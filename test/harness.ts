@@ -48,7 +48,7 @@ export interface Harness {
   /** Serves the app on a free loopback port (closed by close()); returns its base URL. */
   listen(): string
   /** Builds a second server on the same database file (a restart). */
-  restart(): Harness
+  restart(): Promise<Harness>
   close(): void
 }
 
@@ -82,9 +82,11 @@ export interface HarnessOptions {
   configuredDelivery?: boolean
   /** Environment the providers read their secrets from (with configuredDelivery). */
   env?: Record<string, string | undefined>
+  /** What a failed flush does (the server's default exits the process). */
+  onFatal?: (err: Error) => void
 }
 
-export function createHarness(opts: HarnessOptions = {}): Harness {
+export async function createHarness(opts: HarnessOptions = {}): Promise<Harness> {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'otpd-test-'))
   const ownsDir = opts.ownsDir ?? !opts.dir
   const dbPath = join(dir, 'otpd.db')
@@ -95,9 +97,9 @@ export function createHarness(opts: HarnessOptions = {}): Harness {
   raw.database = { ...(raw.database ?? {}), path: dbPath }
   const env = opts.env ?? {}
   const config = resolveConfig(raw, 'test', env)
-  const server = buildServer(config, { clock, delivery: opts.configuredDelivery ? undefined : delivery, logger, env })
-  const key = opts.key ?? server.admin.createKey({ name: 'test' }).key
-  if (opts.credits) server.admin.addCredits(opts.credits)
+  const server = buildServer(config, { clock, delivery: opts.configuredDelivery ? undefined : delivery, logger, env, onFatal: opts.onFatal })
+  const key = opts.key ?? (await server.admin.createKey({ name: 'test' })).key
+  if (opts.credits) await server.admin.addCredits(opts.credits)
 
   const call = async (path: string, body?: unknown, o: CallOptions = {}): Promise<Result> => {
     const headers: Record<string, string> = { 'content-type': 'application/json', ...(o.headers ?? {}) }

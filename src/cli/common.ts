@@ -35,10 +35,10 @@ export function openForCli(opts: CommonOptions): Core {
 }
 
 /** Runs a command body with the database open, and closes it afterwards. */
-export function withCore<T>(opts: CommonOptions, fn: (core: Core) => T): T {
+export async function withCore<T>(opts: CommonOptions, fn: (core: Core) => Promise<T>): Promise<T> {
   const core = openForCli(opts)
   try {
-    return fn(core)
+    return await fn(core)
   } finally {
     core.close()
   }

@@ -10,8 +10,8 @@ export function creditsCommand(): Command {
     .option('--account <account>', 'account to credit', 'default')
     .option('--note <text>', 'a note kept in the ledger')
     .action((amount: string, opts: CommonOptions & { account: string; note?: string }) =>
-      withCore(opts, ({ admin }) => {
-        const r = admin.addCredits(integerArg('amount')(amount), opts.account, opts.note)
+      withCore(opts, async ({ admin }) => {
+        const r = await admin.addCredits(integerArg('amount')(amount), opts.account, opts.note)
         if (opts.json) return printJson(r)
         process.stdout.write(`added ${amount} credits to '${r.account}'; balance is now ${r.balance}\n`)
       }),
@@ -20,8 +20,8 @@ export function creditsCommand(): Command {
   example(withJson(withConfig(credits.command('balance').description("show an account's balance"))), 'otpd credits balance', 'otpd credits balance --account acme --json')
     .option('--account <account>', 'account', 'default')
     .action((opts: CommonOptions & { account: string }) =>
-      withCore(opts, ({ admin }) => {
-        const r = admin.balance(opts.account)
+      withCore(opts, async ({ admin }) => {
+        const r = await admin.balance(opts.account)
         if (opts.json) return printJson(r)
         process.stdout.write(`${r.account}: ${r.balance} credits\n`)
       }),
@@ -31,8 +31,8 @@ export function creditsCommand(): Command {
     .option('--account <account>', 'account', 'default')
     .option('--limit <n>', 'number of entries', integerArg('--limit'), 50)
     .action((opts: CommonOptions & { account: string; limit: number }) =>
-      withCore(opts, ({ admin }) => {
-        const r = admin.history(opts.account, opts.limit)
+      withCore(opts, async ({ admin }) => {
+        const r = await admin.history(opts.account, opts.limit)
         if (opts.json) {
           return printJson({
             account: r.account,

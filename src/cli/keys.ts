@@ -20,8 +20,8 @@ export function keysCommand(): Command {
     .option('--name <name>', 'a label for people', '')
     .option('--account <account>', 'account the key belongs to', 'default')
     .action((opts: CommonOptions & { name: string; account: string }) =>
-      withCore(opts, ({ admin }) => {
-        const k = admin.createKey({ name: opts.name, account: opts.account })
+      withCore(opts, async ({ admin }) => {
+        const k = await admin.createKey({ name: opts.name, account: opts.account })
         if (opts.json) return printJson(k)
         process.stdout.write(
           `${k.key}\n\nCreated key ${k.id} (prefix ${k.prefix}) for account '${k.account}'.\n` +
@@ -33,8 +33,8 @@ export function keysCommand(): Command {
   example(withJson(withConfig(keys.command('list').description('list API keys (never their values)'))), 'otpd keys list', 'otpd keys list --account acme --json')
     .option('--account <account>', 'only keys of this account')
     .action((opts: CommonOptions & { account?: string }) =>
-      withCore(opts, ({ admin }) => {
-        const rows = admin.listKeys(opts.account)
+      withCore(opts, async ({ admin }) => {
+        const rows = await admin.listKeys(opts.account)
         if (opts.json) return printJson(rows.map(keyJson))
         printTable(
           ['ID', 'PREFIX', 'NAME', 'ACCOUNT', 'STATUS', 'CREATED', 'LAST USED'],
@@ -46,8 +46,8 @@ export function keysCommand(): Command {
   const setStatus = (verb: string, status: KeyStatus, what: string) =>
     example(withJson(withConfig(keys.command(`${verb} <id-or-prefix>`).description(what))), `otpd keys ${verb} 3`, `otpd keys ${verb} Ab3dE9xQ`).action(
       (ref: string, opts: CommonOptions) =>
-        withCore(opts, ({ admin }) => {
-          const k = admin.setKeyStatus(ref, status)
+        withCore(opts, async ({ admin }) => {
+          const k = await admin.setKeyStatus(ref, status)
           if (opts.json) return printJson(keyJson(k))
           process.stdout.write(`key ${k.id} (${k.prefix}) is now ${k.status}\n`)
         }),

@@ -9,7 +9,14 @@ import { sweptToBound } from '../store/sweep.ts'
 import { example, load, withConfig, type CommonOptions } from './common.ts'
 
 const SWEEP_EVERY_MS = 60_000
-const STOP_GRACE_MS = 5_000
+/** How often sends left unsettled by a stopped process are looked for (otp/recovery.ts), besides at start. */
+const RECOVER_EVERY_MS = 5_000
+/**
+ * On a stop signal, sends in flight finish (delivered, or refunded) before the
+ * exit: the grace is the delivery budget and this much more for their last
+ * transaction and answer.
+ */
+const STOP_MARGIN_MS = 5_000
 /**
  * On a stop signal, requests that clients have already written may still sit
  * unread in socket buffers while the event loop catches up; closing the
@@ -29,20 +36,23 @@ export function serveCommand(): Command {
       const server = buildServer(config, { logger, env: loaded.env, backgroundCheckpoints: true })
       // Signals are handled before the listener opens, so a SIGTERM during start-up is a clean stop too.
       let timer: ReturnType<typeof setInterval> | undefined
+      let recoverTimer: ReturnType<typeof setInterval> | undefined
       let stopping = false
       const stop = async (signal: string) => {
         if (stopping) return
         stopping = true
         logger.info('stopping', { signal })
         if (timer) clearInterval(timer)
+        if (recoverTimer) clearInterval(recoverTimer)
         await Bun.sleep(DRAIN_MS)
         // Stop accepting and let in-flight requests finish; a client that never
         // finishes (an unread upload, a stalled keep-alive) is cut after the grace period.
         // Bun's own server handles: Elysia's stop() throws (and logs a stack) when called twice.
         const listeners = [server.http.server, server.adminHttp.server].filter((l) => l != null)
-        await Promise.race([Promise.all(listeners.map((l) => l.stop())), Bun.sleep(STOP_GRACE_MS)])
+        await Promise.race([Promise.all(listeners.map((l) => l.stop())), Bun.sleep(config.delivery.timeout_ms + STOP_MARGIN_MS)])
         await Promise.all(listeners.map((l) => l.stop(true)))
         await server.shutdown()
+        logger.info('stopped', { signal })
         process.exit(0)
       }
       process.on('SIGTERM', () => void stop('SIGTERM'))
@@ -84,6 +94,21 @@ export function serveCommand(): Command {
       }
       runSweep()
       timer = setInterval(runSweep, SWEEP_EVERY_MS)
+
+      let recovering = false
+      const recover = async () => {
+        if (recovering || stopping) return
+        recovering = true
+        try {
+          await server.recover()
+        } catch (err) {
+          logger.error('recovery of unsettled sends failed; it runs again shortly', { error: err instanceof Error ? err.message : String(err) })
+        } finally {
+          recovering = false
+        }
+      }
+      void recover()
+      recoverTimer = setInterval(() => void recover(), RECOVER_EVERY_MS)
 
     })
 }

@@ -4,7 +4,7 @@
  */
 import { displayPrefix, KEY_PREFIX, type Authenticator } from '../otp/api-keys.ts'
 import type { KeyLimiter } from '../otp/key-limiter.ts'
-import { keyRateLimitMessage, Msg } from '../otp/messages.ts'
+import { keyRateLimitMessage, Msg } from './messages.ts'
 import type { ApiKey } from '../otp/types.ts'
 import { readJsonBody } from './body.ts'
 import { errorReply, type Reply } from './reply.ts'
@@ -38,7 +38,7 @@ export async function admit(deps: GuardDeps, request: Request): Promise<Admitted
   const raw = presentedKey(request.headers)
   if (raw === null) return { ok: false, reply: errorReply(401, Msg.keyRequired) }
   if (KEY_SHAPE.test(raw)) noteOf(request).keyPrefix = displayPrefix(raw)
-  const auth = deps.auth.authenticate(raw)
+  const auth = await deps.auth.authenticate(raw)
   if (!auth.ok) {
     return { ok: false, reply: auth.reason === 'disabled' ? errorReply(403, Msg.keyDisabled) : errorReply(401, Msg.keyInvalid) }
   }

@@ -5,7 +5,7 @@
  * are JSON Schema; JSON.stringify drops their symbol keys.
  */
 import type { TSchema } from '@sinclair/typebox'
-import { Msg } from '../otp/messages.ts'
+import { Msg } from './messages.ts'
 import * as M from './models.ts'
 
 type Json = Record<string, unknown>

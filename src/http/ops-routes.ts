@@ -7,7 +7,7 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import { Elysia } from 'elysia'
 import type { Logger } from '../lib/logger.ts'
 import { PROMETHEUS_CONTENT_TYPE } from '../lib/prometheus.ts'
-import { Msg, notReadyMessage } from '../otp/messages.ts'
+import { Msg, notReadyMessage } from './messages.ts'
 import { errorReply, render, REQUEST_ID_HEADER } from './reply.ts'
 import { requestIdOf } from './request-log.ts'
 import type { ServiceMetrics } from './service-metrics.ts'
@@ -18,7 +18,7 @@ export type ReadyCheck = (typeof READY_CHECKS)[number]
 export type Readiness = Record<ReadyCheck, string | null>
 
 export interface OpsDeps {
-  readiness(): Readiness
+  readiness(): Promise<Readiness>
   metrics: ServiceMetrics
   logger: Logger
 }
@@ -27,9 +27,9 @@ export function healthRoutes(deps: OpsDeps) {
   let lastProblem = ''
   return new Elysia({ name: 'health-routes' })
     .get('/healthz', ({ request }) => render({ status: 200, body: { status: 'ok' } }, requestIdOf(request)))
-    .get('/readyz', ({ request }) => {
+    .get('/readyz', async ({ request }) => {
       const requestId = requestIdOf(request)
-      const result = deps.readiness()
+      const result = await deps.readiness()
       const failing = READY_CHECKS.filter((c) => result[c] !== null)
       const checks = Object.fromEntries(READY_CHECKS.map((c) => [c, result[c] === null ? 'ok' : 'failed']))
       // The body is public: it names the failing checks; the details go to the log,
@@ -57,7 +57,7 @@ export function tokenMatches(presented: string, token: string): boolean {
  * (401 otherwise, with `WWW-Authenticate`); without it (the admin listener) it is open.
  */
 export function metricsRoute(deps: OpsDeps, token?: string) {
-  return new Elysia({ name: 'metrics-route' }).get('/metrics', ({ request }) => {
+  return new Elysia({ name: 'metrics-route' }).get('/metrics', async ({ request }) => {
     const requestId = requestIdOf(request)
     if (token !== undefined) {
       const presented = /^\s*bearer\s+(\S+)\s*$/i.exec(request.headers.get('authorization') ?? '')?.[1]
@@ -67,7 +67,7 @@ export function metricsRoute(deps: OpsDeps, token?: string) {
         return res
       }
     }
-    const text = deps.metrics.render((name, err) =>
+    const text = await deps.metrics.render((name, err) =>
       deps.logger.error('metric collection failed', { request_id: requestId, metric: name, error: err instanceof Error ? err.message : String(err) }),
     )
     return new Response(text, { status: 200, headers: { 'content-type': PROMETHEUS_CONTENT_TYPE, [REQUEST_ID_HEADER]: requestId } })

@@ -2,7 +2,7 @@
 import { Elysia } from 'elysia'
 import type { Logger } from '../lib/logger.ts'
 import { maskRecipient } from '../lib/mask.ts'
-import { Msg, recipientRateLimitMessage } from '../otp/messages.ts'
+import { Msg, recipientRateLimitMessage } from './messages.ts'
 import type { SendOutcome, SendService } from '../otp/send.ts'
 import type { SendInput } from '../otp/types.ts'
 import { admit, counted, keyLimitedReply, type GuardDeps } from './guard.ts'

@@ -13,7 +13,8 @@ export type VerifyMetricResult = 'verified' | 'invalid_code' | 'expired' | 'alre
 export type RateLimitKind = 'key' | 'recipient' | 'lockout' | 'recipient_failures'
 
 export interface MetricsSources {
-  creditBalances(): { account: string; balance: number }[]
+  /** Read from the database at scrape time, before the text is rendered. */
+  creditBalances(): Promise<{ account: string; balance: number }[]> | { account: string; balance: number }[]
   /** Sizes in bytes of the database file and its write-ahead log. */
   databaseFiles(): { file: 'database' | 'wal'; bytes: number }[]
   version: string
@@ -49,7 +50,13 @@ export function createServiceMetrics(sources: MetricsSources) {
       FLUSH_BUCKETS,
     ),
   )
-  registry.add(new Gauge('otpd_credit_balance', 'Credit balance per account.', () => sources.creditBalances().map((a) => ({ labels: { account: a.account }, value: a.balance }))))
+  let balances: { account: string; balance: number }[] | Error = []
+  registry.add(
+    new Gauge('otpd_credit_balance', 'Credit balance per account.', () => {
+      if (balances instanceof Error) throw balances
+      return balances.map((a) => ({ labels: { account: a.account }, value: a.balance }))
+    }),
+  )
   registry.add(new Gauge('otpd_database_size_bytes', 'Size of the SQLite database file and of its write-ahead log.', () => sources.databaseFiles().map((f) => ({ labels: { file: f.file }, value: f.bytes }))))
   registry.add(new Gauge('otpd_build_info', 'The running version of otpd.', () => [{ labels: { version: sources.version }, value: 1 }]))
   registry.add(new Gauge('otpd_process_start_time_seconds', 'When this process started, in seconds since the epoch: counters start at 0 then.', () => [{ value: Math.floor(sources.startedAt / 1000) }]))
@@ -79,7 +86,15 @@ export function createServiceMetrics(sources: MetricsSources) {
       attempts.inc({ channel: a.channel, provider: a.provider, outcome: a.outcome })
       latency.observe({ channel: a.channel, provider: a.provider }, a.ms / 1000)
     },
-    render: (onError?: (name: string, err: unknown) => void) => registry.render(onError),
+    /** The exposition text; the balances are read first (a failed read leaves their gauge out). */
+    async render(onError?: (name: string, err: unknown) => void): Promise<string> {
+      try {
+        balances = await sources.creditBalances()
+      } catch (err) {
+        balances = err instanceof Error ? err : new Error(String(err))
+      }
+      return registry.render(onError)
+    },
   }
 }
 

@@ -5,7 +5,7 @@
  */
 import type { TSchema } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { Msg } from '../otp/messages.ts'
+import { Msg } from './messages.ts'
 import type { SendInput, VerifyInput } from '../otp/types.ts'
 import * as M from './models.ts'
 

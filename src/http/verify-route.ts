@@ -1,7 +1,7 @@
 /** POST /api/v1/verify (spec 4.2). */
 import { Elysia } from 'elysia'
 import type { Logger } from '../lib/logger.ts'
-import { lockoutMessage, Msg } from '../otp/messages.ts'
+import { lockoutMessage, Msg } from './messages.ts'
 import type { VerifyOutcome, VerifyService } from '../otp/verify.ts'
 import { admit, counted, keyLimitedReply, type GuardDeps } from './guard.ts'
 import { errorReply, type Reply } from './reply.ts'

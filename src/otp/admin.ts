@@ -6,7 +6,7 @@
 import type { Clock } from '../lib/clock.ts'
 import type { Hasher } from '../lib/secrets.ts'
 import { generateKey, KEY_PREFIX } from './api-keys.ts'
-import type { CreditStore, Transactor } from './ports.ts'
+import type { Repos, Storage } from './ports.ts'
 import type { KeyStatus } from './types.ts'
 
 export class OperatorError extends Error {}
@@ -38,16 +38,17 @@ export interface LedgerRow {
   createdAt: number
 }
 
-export interface AdminStore {
-  findAccount(name: string): AccountRow | undefined
-  listAccounts(): AccountRow[]
-  insertAccount(name: string, at: number): AccountRow
-  setCodeLength(accountId: number, length: number): void
-  insertKey(k: { accountId: number; name: string; prefix: string; keyHash: string; at: number }): number
-  listKeys(accountId?: number): KeyRow[]
-  findKeys(idOrPrefix: string): KeyRow[]
-  setKeyStatus(id: number, status: KeyStatus): void
-  ledger(accountId: number, limit: number): LedgerRow[]
+/** Accounts, keys and the ledger as the operator sees them. */
+export interface AdminRepo {
+  findAccount(name: string): Promise<AccountRow | undefined>
+  listAccounts(): Promise<AccountRow[]>
+  insertAccount(name: string, at: number): Promise<AccountRow>
+  setCodeLength(accountId: number, length: number): Promise<void>
+  insertKey(k: { accountId: number; name: string; prefix: string; keyHash: string; at: number }): Promise<number>
+  listKeys(accountId?: number): Promise<KeyRow[]>
+  findKeys(idOrPrefix: string): Promise<KeyRow[]>
+  setKeyStatus(id: number, status: KeyStatus): Promise<void>
+  ledger(accountId: number, limit: number): Promise<LedgerRow[]>
 }
 
 export const DEFAULT_ACCOUNT = 'default'
@@ -58,58 +59,55 @@ export class Admin {
   private readonly keyListeners: (() => void)[] = []
 
   constructor(
-    private readonly tx: Transactor,
-    private readonly store: AdminStore,
-    private readonly credits: CreditStore,
+    private readonly storage: Storage,
     private readonly hasher: Hasher,
     private readonly clock: Clock,
   ) {}
 
-  account(name: string = DEFAULT_ACCOUNT): AccountRow {
-    const a = this.store.findAccount(name)
-    if (!a) throw new OperatorError(`account '${name}' does not exist (create it with: otpd accounts create ${name})`)
-    return a
+  account(name: string = DEFAULT_ACCOUNT): Promise<AccountRow> {
+    return this.storage.read((r) => accountIn(r, name))
   }
 
-  createAccount(name: string): AccountRow {
+  async createAccount(name: string): Promise<AccountRow> {
     if (!ACCOUNT_NAME.test(name)) {
       throw new OperatorError(`account name '${name}' is not valid: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit`)
     }
-    return this.tx.atomically(() => {
-      if (this.store.findAccount(name)) throw new OperatorError(`account '${name}' already exists`)
-      return this.store.insertAccount(name, this.clock.now())
+    return this.storage.write(async (r) => {
+      if (await r.admin.findAccount(name)) throw new OperatorError(`account '${name}' already exists`)
+      return r.admin.insertAccount(name, this.clock.now())
     })
   }
 
-  listAccounts(): AccountRow[] {
-    return this.store.listAccounts()
+  listAccounts(): Promise<AccountRow[]> {
+    return this.storage.read((r) => r.admin.listAccounts())
   }
 
-  setCodeLength(name: string, length: number): AccountRow {
+  async setCodeLength(name: string, length: number): Promise<AccountRow> {
     if (!Number.isInteger(length) || length < 4 || length > 10) {
       throw new OperatorError(`code length must be an integer from 4 to 10, got '${length}'`)
     }
-    return this.tx.atomically(() => {
-      const a = this.account(name)
-      this.store.setCodeLength(a.id, length)
+    return this.storage.write(async (r) => {
+      const a = await accountIn(r, name)
+      await r.admin.setCodeLength(a.id, length)
       return { ...a, codeLength: length }
     })
   }
 
   /** Creates a key; the returned `key` is the only time its value exists in clear. */
-  createKey(opts: { name?: string; account?: string }): { key: string; id: number; prefix: string; name: string; account: string } {
+  async createKey(opts: { name?: string; account?: string }): Promise<{ key: string; id: number; prefix: string; name: string; account: string }> {
     const name = opts.name ?? ''
     if (name.length > 200 || /[\u0000-\u001f\u007f]/.test(name)) throw new OperatorError('key name must be a single line of at most 200 characters')
-    return this.tx.atomically(() => {
-      const account = this.account(opts.account)
-      const k = generateKey(this.hasher)
-      const id = this.store.insertKey({ accountId: account.id, name, prefix: k.prefix, keyHash: k.keyHash, at: this.clock.now() })
+    // Drawn once, outside the transaction: a transaction run again keeps the same key.
+    const k = generateKey(this.hasher)
+    return this.storage.write(async (r) => {
+      const account = await accountIn(r, opts.account)
+      const id = await r.admin.insertKey({ accountId: account.id, name, prefix: k.prefix, keyHash: k.keyHash, at: this.clock.now() })
       return { key: k.key, id, prefix: k.prefix, name, account: account.name }
     })
   }
 
-  listKeys(account?: string): KeyRow[] {
-    return this.store.listKeys(account === undefined ? undefined : this.account(account).id)
+  listKeys(account?: string): Promise<KeyRow[]> {
+    return this.storage.read(async (r) => r.admin.listKeys(account === undefined ? undefined : (await accountIn(r, account)).id))
   }
 
   /** Called after every key status change made through this Admin (the server's key cache listens). */
@@ -118,46 +116,54 @@ export class Admin {
   }
 
   /** enable / disable / revoke. A revoked key is gone for good: it cannot be enabled again. */
-  setKeyStatus(idOrPrefix: string, status: KeyStatus): KeyRow {
-    const row = this.tx.atomically(() => {
-      const key = this.resolveKey(idOrPrefix)
+  async setKeyStatus(idOrPrefix: string, status: KeyStatus): Promise<KeyRow> {
+    const row = await this.storage.write(async (r) => {
+      const key = await resolveKey(r, idOrPrefix)
       if (key.status === 'revoked' && status !== 'revoked') {
         throw new OperatorError(`key ${key.id} (${key.prefix}) is revoked and cannot be changed; create a new key instead`)
       }
-      this.store.setKeyStatus(key.id, status)
+      await r.admin.setKeyStatus(key.id, status)
       return { ...key, status }
     })
     for (const listener of this.keyListeners) listener()
     return row
   }
 
-  private resolveKey(idOrPrefix: string): KeyRow {
-    let ref = idOrPrefix.trim()
-    if (ref.startsWith(KEY_PREFIX)) ref = ref.slice(KEY_PREFIX.length, KEY_PREFIX.length + 8)
-    const found = this.store.findKeys(ref)
-    if (found.length === 0) throw new OperatorError(`no key has id or prefix '${idOrPrefix}' (see: otpd keys list)`)
-    if (found.length > 1) throw new OperatorError(`'${idOrPrefix}' matches ${found.length} keys; use the numeric id from: otpd keys list`)
-    return found[0]!
-  }
-
-  addCredits(amount: number, account?: string, note?: string): { account: string; balance: number } {
+  async addCredits(amount: number, account?: string, note?: string): Promise<{ account: string; balance: number }> {
     if (!Number.isSafeInteger(amount) || amount < 1 || amount > MAX_GRANT) {
       throw new OperatorError(`amount must be a whole number from 1 to ${MAX_GRANT}, got '${amount}'`)
     }
-    return this.tx.atomically(() => {
-      const a = this.account(account)
-      this.credits.post({ accountId: a.id, kind: 'grant', amount, note, at: this.clock.now() })
-      return { account: a.name, balance: this.credits.balance(a.id) }
+    return this.storage.write(async (r) => {
+      const a = await accountIn(r, account)
+      await r.credits.post({ accountId: a.id, kind: 'grant', amount, note, at: this.clock.now() })
+      return { account: a.name, balance: await r.credits.balance(a.id) }
     })
   }
 
-  balance(account?: string): { account: string; balance: number } {
-    const a = this.account(account)
+  async balance(account?: string): Promise<{ account: string; balance: number }> {
+    const a = await this.account(account)
     return { account: a.name, balance: a.balance }
   }
 
-  history(account?: string, limit = 50): { account: string; entries: LedgerRow[] } {
-    const a = this.account(account)
-    return { account: a.name, entries: this.store.ledger(a.id, limit) }
+  history(account?: string, limit = 50): Promise<{ account: string; entries: LedgerRow[] }> {
+    return this.storage.read(async (r) => {
+      const a = await accountIn(r, account)
+      return { account: a.name, entries: await r.admin.ledger(a.id, limit) }
+    })
   }
+}
+
+async function accountIn(r: Repos, name: string = DEFAULT_ACCOUNT): Promise<AccountRow> {
+  const a = await r.admin.findAccount(name)
+  if (!a) throw new OperatorError(`account '${name}' does not exist (create it with: otpd accounts create ${name})`)
+  return a
+}
+
+async function resolveKey(r: Repos, idOrPrefix: string): Promise<KeyRow> {
+  let ref = idOrPrefix.trim()
+  if (ref.startsWith(KEY_PREFIX)) ref = ref.slice(KEY_PREFIX.length, KEY_PREFIX.length + 8)
+  const found = await r.admin.findKeys(ref)
+  if (found.length === 0) throw new OperatorError(`no key has id or prefix '${idOrPrefix}' (see: otpd keys list)`)
+  if (found.length > 1) throw new OperatorError(`'${idOrPrefix}' matches ${found.length} keys; use the numeric id from: otpd keys list`)
+  return found[0]!
 }

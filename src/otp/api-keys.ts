@@ -6,7 +6,7 @@
 import type { Clock } from '../lib/clock.ts'
 import { randomBase62 } from '../lib/random.ts'
 import type { Hasher } from '../lib/secrets.ts'
-import type { KeyStore } from './ports.ts'
+import type { Storage } from './ports.ts'
 import type { ApiKey, StoredKey } from './types.ts'
 
 export const KEY_PREFIX = 'otpd_'
@@ -50,18 +50,18 @@ export class Authenticator {
   private readonly cache = new Map<string, { key: StoredKey; at: number }>()
 
   constructor(
-    private readonly keys: KeyStore,
+    private readonly storage: Storage,
     private readonly hasher: Hasher,
     private readonly clock: Clock,
   ) {}
 
-  authenticate(raw: string): AuthOutcome {
+  async authenticate(raw: string): Promise<AuthOutcome> {
     if (!KEY_SHAPE.test(raw)) return { ok: false, reason: 'invalid' }
     const hash = this.hasher.hash(HASH_PURPOSE_KEY, raw)
     const now = this.clock.now()
     let entry = this.cache.get(hash)
     if (entry === undefined || now - entry.at >= KEY_CACHE_MS || now < entry.at) {
-      const stored = this.lookUp(raw)
+      const stored = await this.lookUp(raw)
       if (stored === undefined) {
         this.cache.delete(hash)
         return { ok: false, reason: 'invalid' }
@@ -82,9 +82,9 @@ export class Authenticator {
     this.cache.clear()
   }
 
-  private lookUp(raw: string): StoredKey | undefined {
+  private async lookUp(raw: string): Promise<StoredKey | undefined> {
     // Look up by the clear prefix, then compare the HMAC in constant time.
-    for (const stored of this.keys.findByPrefix(displayPrefix(raw))) {
+    for (const stored of await this.storage.read((r) => r.keys.findByPrefix(displayPrefix(raw)))) {
       if (this.hasher.matches(HASH_PURPOSE_KEY, raw, stored.keyHash)) return stored
     }
     return undefined

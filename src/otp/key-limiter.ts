@@ -15,7 +15,7 @@
  * second per key and process: it is at most about a second behind.
  */
 import type { Clock } from '../lib/clock.ts'
-import type { KeyHitLog, KeyStore, Transactor } from './ports.ts'
+import type { Repos, Storage } from './ports.ts'
 import { secondsUntil, waitForRoomInLog } from './windows.ts'
 
 export const KEY_WINDOW_MS = 60_000
@@ -29,9 +29,7 @@ export class KeyLimiter {
   private readonly fullUntil = new Map<number, number>()
 
   constructor(
-    private readonly tx: Transactor,
-    private readonly hits: KeyHitLog,
-    private readonly keys: KeyStore,
+    private readonly storage: Storage,
     private readonly clock: Clock,
     private readonly max: number,
   ) {}
@@ -53,17 +51,17 @@ export class KeyLimiter {
   }
 
   /** Inside a transaction: refuses, or records the hit. */
-  admit(keyId: number): Admission {
+  async admit(r: Repos, keyId: number): Promise<Admission> {
     const now = this.clock.now()
-    const wait = waitForRoomInLog(this.hits, keyId, KEY_WINDOW_MS, this.max, now)
+    const wait = await waitForRoomInLog(r.keyHits, keyId, KEY_WINDOW_MS, this.max, now)
     if (wait > 0) {
       this.fullUntil.set(keyId, now + wait)
       return this.refusal(wait)
     }
-    this.hits.record(keyId, now)
+    await r.keyHits.record(keyId, now)
     const last = this.touched.get(keyId)
     if (last === undefined || now - last >= TOUCH_EVERY_MS || now < last) {
-      this.keys.touch(keyId, now)
+      await r.keys.touch(keyId, now)
       this.touched.set(keyId, now)
     }
     return { ok: true }
@@ -80,7 +78,7 @@ export class KeyLimiter {
 
   /** For a request that ends before its operation: counts it in a transaction of its own. */
   admitAlone(keyId: number): Promise<Admission> {
-    return this.tx.grouped(() => this.admit(keyId))
+    return this.storage.write((r) => this.admit(r, keyId))
   }
 
   private refusal(waitMs: number): Admission {

@@ -1,66 +1,110 @@
 /**
- * Interfaces the domain needs from the outside world. `store/` and `delivery/`
- * implement them; only app.ts wires concrete implementations in.
+ * What the domain needs from the outside world, declared here and implemented
+ * by `store/` (a storage engine) and `delivery/`; only app.ts wires concrete
+ * implementations in.
+ *
+ * Storage is asynchronous and may fail: every call may await (a networked
+ * engine), a commit may fail, a connection may drop. The domain keeps every
+ * rule that must hold under concurrency inside one `write` transaction, and
+ * keeps no count in memory that another process or node could contradict.
  */
-import type { OutboundMessage, StoredKey, Verification } from './types.ts'
+import type { AdminRepo } from './admin.ts'
+import type { DeliveryState, OutboundMessage, StoredKey, Verification } from './types.ts'
 
-/** Runs `fn` in one IMMEDIATE transaction: all of its writes land, or none. */
-export interface Transactor {
-  atomically<T>(fn: () => T): T
+/**
+ * Runs the domain's transactions. `write` gives one transaction: all of its
+ * writes land, or none. It resolves once the commit is durable, and rejects
+ * when a statement or the commit fails (nothing of it is in force) or when the
+ * engine could not get the write lock within its busy timeout. `fn` may run
+ * more than once (an engine may retry it, or run it again after another
+ * transaction of a shared commit failed): it may only await the repositories
+ * it is given, and do nothing outside them that is unsafe to repeat.
+ * `read` sees committed state only and never waits for the write lock.
+ */
+export interface Storage {
+  write<T>(fn: (r: Repos) => Promise<T>): Promise<T>
+  read<T>(fn: (r: Repos) => Promise<T>): Promise<T>
   /**
-   * Same guarantee, but `fn` may share one commit with other calls made at the
-   * same time (group commit); it runs after them in call order and sees their
-   * writes. Resolves once the commit is durable; rejects if `fn` throws (its
-   * writes are undone) or the commit fails. `fn` may run more than once (when
-   * another call of its batch throws, the batch is run again): outside the
-   * database it may only do what is safe to repeat.
+   * `listener` hears when what this process remembers from earlier
+   * transactions may no longer be what is stored (a rollback, or a write by
+   * another process), so it can drop such copies.
    */
-  grouped<T>(fn: () => T): Promise<T>
+  onStale(listener: () => void): void
+}
+
+/** The repositories a transaction works with. */
+export interface Repos {
+  keys: KeyStore
+  keyHits: KeyHitLog
+  failures: EventLog<Uint8Array>
+  verifications: VerificationStore
+  credits: CreditStore
+  admin: AdminRepo
 }
 
 export interface KeyStore {
-  findByPrefix(prefix: string): StoredKey[]
+  findByPrefix(prefix: string): Promise<StoredKey[]>
   /** Records when a key was last used (shown by `otpd keys list`). */
-  touch(keyId: number, at: number): void
+  touch(keyId: number, at: number): Promise<void>
 }
 
 /** A log of timestamps per subject, read as rolling windows. */
 export interface EventLog<Subject = string> {
   /** Time of the subject's n-th most recent event (1 = the newest), if it has that many. */
-  nthLatest(subject: Subject, n: number): number | undefined
-  record(subject: Subject, at: number): void
+  nthLatest(subject: Subject, n: number): Promise<number | undefined>
+  record(subject: Subject, at: number): Promise<void>
 }
 
 /** Admitted requests per key id, in admission order: the per-key rolling window. */
 export type KeyHitLog = EventLog<number>
 
+/** A charged send whose delivery outcome was never recorded. */
+export interface UnsettledSend {
+  seq: number
+  id: string
+  accountId: number
+}
+
 export interface VerificationStore {
-  /** The row number for the next verification, called in the transaction that inserts it. */
-  nextSeq(): number
-  insert(v: Verification): void
+  /** The row number for the next verification, taken in the transaction that inserts it. */
+  nextSeq(): Promise<number>
+  insert(v: Verification): Promise<void>
   /**
    * The verification `id` names under this key: the row `seq` (read from the
    * id, null when it carries none) if that row has exactly this id, else one
    * made before ids carried row numbers.
    */
-  findForKey(id: string, seq: number | null, keyId: number): Verification | undefined
+  findForKey(id: string, seq: number | null, keyId: number): Promise<Verification | undefined>
   /** Creation times (ascending) of active, non-test sends to a recipient since `since`. */
-  recipientSendTimes(recipientHash: Uint8Array, since: number): number[]
-  markUsed(seq: number, at: number): void
-  setAttempts(seq: number, failedAttempts: number, lockedUntil: number | null): void
-  markFailed(seq: number): void
+  recipientSendTimes(recipientHash: Uint8Array, since: number): Promise<number[]>
+  markUsed(seq: number, at: number): Promise<void>
+  setAttempts(seq: number, failedAttempts: number, lockedUntil: number | null): Promise<void>
+  /**
+   * Records how a delivery ended. `failed` also takes the verification out of
+   * use (verify answers 404). Only a delivery still `sending` changes: false
+   * when it had already been settled (by recovery, or another node).
+   */
+  settleDelivery(seq: number, state: Exclude<DeliveryState, 'sending'>, provider: string | null, at: number): Promise<boolean>
+  /** Charged sends still `sending` that were created before `before`, oldest first, at most `limit`. */
+  unsettled(before: number, limit: number): Promise<UnsettledSend[]>
+}
+
+export interface LedgerEntry {
+  accountId: number
+  kind: 'grant' | 'debit' | 'refund'
+  amount: number
+  verificationId?: string
+  note?: string
+  at: number
 }
 
 export interface CreditStore {
-  balance(accountId: number): number
+  balance(accountId: number): Promise<number>
   /** Appends a ledger row and moves the balance in step. */
-  post(entry: { accountId: number; kind: 'grant' | 'debit' | 'refund'; amount: number; verificationId?: string; note?: string; at: number }): void
+  post(entry: LedgerEntry): Promise<void>
   /** Posts a debit if the balance covers it (check and move in one statement); false when it does not. */
-  debit(entry: { accountId: number; amount: number; verificationId: string; at: number }): boolean
-}
-
-export interface AccountSettings {
-  codeLength(accountId: number): number | null
+  debit(entry: Omit<LedgerEntry, 'kind'>): Promise<boolean>
+  codeLength(accountId: number): Promise<number | null>
 }
 
 /** Delivers one message over its channel; throws when every provider failed. */

@@ -1,6 +1,11 @@
 /**
  * Send: create a verification and deliver its code (spec 4.1, DECISIONS.md
  * sections 1, 6, 7). Denials are returned values; only faults throw.
+ *
+ * Two transactions around the delivery: the first decides the limits and
+ * records the verification with its debit and delivery `sending`; the second
+ * records the outcome (accepted, or failed and refunded). A process that stops
+ * in between leaves the send `sending`, and recovery (recovery.ts) refunds it.
  */
 import type { Clock } from '../lib/clock.ts'
 import type { Logger } from '../lib/logger.ts'
@@ -8,9 +13,8 @@ import { maskRecipient } from '../lib/mask.ts'
 import { randomDigits } from '../lib/random.ts'
 import type { Hasher } from '../lib/secrets.ts'
 import type { VerificationIds } from '../lib/verification-id.ts'
-import { DEFAULT_MESSAGE, DEFAULT_SUBJECT } from './messages.ts'
 import type { KeyLimiter } from './key-limiter.ts'
-import type { AccountSettings, CreditStore, Delivery, Transactor, VerificationStore } from './ports.ts'
+import type { Delivery, Repos, Storage } from './ports.ts'
 import { normalizeRecipient, TEST_CODE, testModeOf } from './test-recipients.ts'
 import type { ApiKey, Channel, Limits, SendInput, Verification } from './types.ts'
 import { secondsUntil, waitForRoom } from './windows.ts'
@@ -18,6 +22,8 @@ import { secondsUntil, waitForRoom } from './windows.ts'
 export const HASH_PURPOSE_CODE = 'code'
 export const HASH_PURPOSE_RECIPIENT = 'recipient'
 export const DEFAULT_EXPIRES_IN = 300
+export const DEFAULT_MESSAGE = 'Your verification code is: {code}'
+export const DEFAULT_SUBJECT = 'Your Verification Code'
 /** 128 bits: no two recipients share a counter, at half the index of a whole HMAC. */
 export const RECIPIENT_HASH_BYTES = 16
 
@@ -37,10 +43,7 @@ const WINDOWS = [
 const LONGEST_WINDOW_MS = 86_400_000
 
 export interface SendDeps {
-  tx: Transactor
-  verifications: VerificationStore
-  credits: CreditStore
-  accounts: AccountSettings
+  storage: Storage
   delivery: Delivery
   hasher: Hasher
   ids: VerificationIds
@@ -63,8 +66,8 @@ export class SendService {
     const expiresIn = (input.expiresIn ?? DEFAULT_EXPIRES_IN) * 1000
 
     // Inside the transaction that inserts it: the id carries the row's number.
-    const build = (now: number, code: string): Verification => {
-      const seq = d.verifications.nextSeq()
+    const build = async (r: Repos, now: number, code: string): Promise<Verification> => {
+      const seq = await r.verifications.nextSeq()
       const id = d.ids.make(seq)
       return {
         seq,
@@ -83,37 +86,41 @@ export class SendService {
         usedAt: null,
         failedAttempts: 0,
         lockedUntil: null,
+        delivery: testMode === null ? 'sending' : null,
+        deliveryProvider: null,
+        deliveryUpdatedAt: testMode === null ? now : null,
       }
     }
 
     // The per-key limit is decided and counted inside the operation's transaction.
-    const keyLimited = (): SendOutcome | null => {
-      const a = d.limiter.admit(key.id)
+    const keyLimited = async (r: Repos): Promise<SendOutcome | null> => {
+      const a = await d.limiter.admit(r, key.id)
       return a.ok ? null : { kind: 'key_limited', max: a.max, retryAfter: a.retryAfter }
     }
 
     if (testMode !== null) {
       // Test recipients: no delivery, no credit, no per-recipient limit; a custom code is ignored.
-      const v = await d.tx.grouped((): SendOutcome | Verification => {
-        const limited = keyLimited()
+      const v = await d.storage.write(async (r): Promise<SendOutcome | Verification> => {
+        const limited = await keyLimited(r)
         if (limited) return limited
-        const v = build(d.clock.now(), TEST_CODE)
-        d.verifications.insert(v)
+        const v = await build(r, d.clock.now(), TEST_CODE)
+        await r.verifications.insert(v)
         return v
       })
       if ('kind' in v) return v
       return { kind: 'sent', verificationId: v.id, expiresAt: v.expiresAt, test: true }
     }
 
-    let code = ''
     // Limits, credit and the new verification in one transaction: concurrent
-    // sends cannot both see the last free slot or the last credit.
-    const reserved = await d.tx.grouped((): SendOutcome | Verification => {
-      const limited = keyLimited()
+    // sends cannot both see the last free slot or the last credit. A run of
+    // it again draws a new code with its new hash: the last run is the one kept.
+    let code = ''
+    const reserved = await d.storage.write(async (r): Promise<SendOutcome | Verification> => {
+      const limited = await keyLimited(r)
       if (limited) return limited
       const now = d.clock.now()
-      code = input.code ?? randomDigits(d.accounts.codeLength(key.accountId) ?? d.defaultCodeLength)
-      const times = d.verifications.recipientSendTimes(recipientHash, now - LONGEST_WINDOW_MS)
+      code = input.code ?? randomDigits((await r.credits.codeLength(key.accountId)) ?? d.defaultCodeLength)
+      const times = await r.verifications.recipientSendTimes(recipientHash, now - LONGEST_WINDOW_MS)
       let worst: { max: number; period: string; wait: number } | null = null
       for (const w of WINDOWS) {
         const max = w.limit(d.limits)
@@ -122,28 +129,29 @@ export class SendService {
         if (wait > 0 && (worst === null || wait > worst.wait)) worst = { max, period: w.period, wait }
       }
       if (worst) return { kind: 'recipient_limited', max: worst.max, period: worst.period, retryAfter: secondsUntil(worst.wait) }
-      const v = build(now, code)
-      if (!d.credits.debit({ accountId: key.accountId, amount: 1, verificationId: v.id, at: now })) return { kind: 'no_credits' }
-      d.verifications.insert(v)
+      const v = await build(r, now, code)
+      if (!(await r.credits.debit({ accountId: key.accountId, amount: 1, verificationId: v.id, at: now }))) return { kind: 'no_credits' }
+      await r.verifications.insert(v)
       return v
     })
     if ('kind' in reserved) return reserved
 
+    let provider: string
     try {
-      const receipt = await d.delivery.deliver({
-        channel: input.channel,
-        recipient: input.recipient,
-        text: renderMessage(input.message ?? DEFAULT_MESSAGE, code, input.channel),
-        subject: input.subject ?? DEFAULT_SUBJECT,
-        verificationId: reserved.id,
-        expiresAt: reserved.expiresAt,
-      })
-      d.logger.debug('delivered', { request_id: requestId, channel: input.channel, provider: receipt.provider, recipient: reserved.recipientMask })
+      provider = (
+        await d.delivery.deliver({
+          channel: input.channel,
+          recipient: input.recipient,
+          text: renderMessage(input.message ?? DEFAULT_MESSAGE, code, input.channel),
+          subject: input.subject ?? DEFAULT_SUBJECT,
+          verificationId: reserved.id,
+          expiresAt: reserved.expiresAt,
+        })
+      ).provider
     } catch (err) {
-      await d.tx.grouped(() => {
-        d.verifications.markFailed(reserved.seq)
-        d.credits.post({ accountId: key.accountId, kind: 'refund', amount: 1, verificationId: reserved.id, at: d.clock.now() })
-      })
+      // Refunded and out of use. If this transaction fails, the send stays
+      // `sending` and recovery refunds it once the delivery timeout is past.
+      await refundUnsettled(d.storage, reserved, 'failed', d.clock.now())
       d.logger.error('delivery failed; credit refunded', {
         request_id: requestId,
         channel: input.channel,
@@ -152,8 +160,26 @@ export class SendService {
       })
       return { kind: 'delivery_failed' }
     }
+    // Answered once the outcome is stored: a 200 never names a send that
+    // recovery could later take for unsettled and refund.
+    await d.storage.write((r) => r.verifications.settleDelivery(reserved.seq, 'accepted', provider, d.clock.now()))
+    d.logger.debug('delivered', { request_id: requestId, channel: input.channel, provider, recipient: reserved.recipientMask })
     return { kind: 'sent', verificationId: reserved.id, expiresAt: reserved.expiresAt, test: false }
   }
+}
+
+/**
+ * Settles a send that no provider took (`failed`) or whose outcome is unknown
+ * (`unknown`), and refunds its credit, in one transaction. Only a send still
+ * `sending` is refunded: one already settled (by another process's recovery)
+ * is left as it is. True when this call refunded it.
+ */
+export function refundUnsettled(storage: Storage, v: { seq: number; id: string; accountId: number }, state: 'failed' | 'unknown', now: number): Promise<boolean> {
+  return storage.write(async (r) => {
+    if (!(await r.verifications.settleDelivery(v.seq, state, null, now))) return false
+    await r.credits.post({ accountId: v.accountId, kind: 'refund', amount: 1, verificationId: v.id, at: now })
+    return true
+  })
 }
 
 /** Puts the code into the template; voice reads it digit by digit ("1, 2, 3, 4"). */

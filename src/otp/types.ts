@@ -17,6 +17,15 @@ export interface StoredKey extends ApiKey {
 
 export type TestMode = 'success' | 'fail' | 'expired'
 
+/**
+ * Where a charged send's delivery stands: `sending` is recorded with the debit
+ * before the provider is called; then `accepted` (a provider took it),
+ * `failed` (refunded, out of use), or `unknown` (the process stopped during
+ * the delivery: refunded at recovery, the code stays verifiable since it may
+ * have arrived). Null for test recipients.
+ */
+export type DeliveryState = 'sending' | 'accepted' | 'failed' | 'unknown'
+
 export interface Verification {
   /** The store's row number, which `id` carries (lib/verification-id.ts). */
   seq: number
@@ -37,6 +46,10 @@ export interface Verification {
   usedAt: number | null
   failedAttempts: number
   lockedUntil: number | null
+  delivery: DeliveryState | null
+  /** The provider that took it (`accepted`). */
+  deliveryProvider: string | null
+  deliveryUpdatedAt: number | null
 }
 
 /** A send request that passed validation. */

@@ -8,7 +8,7 @@ import type { Clock } from '../lib/clock.ts'
 import type { Hasher } from '../lib/secrets.ts'
 import type { VerificationIds } from '../lib/verification-id.ts'
 import type { KeyLimiter } from './key-limiter.ts'
-import type { EventLog, Transactor, VerificationStore } from './ports.ts'
+import type { Storage } from './ports.ts'
 import { HASH_PURPOSE_CODE } from './send.ts'
 import type { ApiKey, Limits, VerifyInput } from './types.ts'
 import { secondsUntil, waitForRoomInLog } from './windows.ts'
@@ -26,10 +26,7 @@ export type VerifyOutcome =
 const FAILURE_WINDOW_MS = 86_400_000
 
 export interface VerifyDeps {
-  tx: Transactor
-  verifications: VerificationStore
-  /** Failed attempts per recipient hash (keyed by account), across verifications. */
-  failures: EventLog<Uint8Array>
+  storage: Storage
   hasher: Hasher
   ids: VerificationIds
   clock: Clock
@@ -42,11 +39,11 @@ export class VerifyService {
 
   verify(key: ApiKey, input: VerifyInput): Promise<VerifyOutcome> {
     const { d } = this
-    return d.tx.grouped((): VerifyOutcome => {
-      const admission = d.limiter.admit(key.id)
+    return d.storage.write(async (r): Promise<VerifyOutcome> => {
+      const admission = await d.limiter.admit(r, key.id)
       if (!admission.ok) return { kind: 'key_limited', max: admission.max, retryAfter: admission.retryAfter }
       const now = d.clock.now()
-      const v = d.verifications.findForKey(input.verificationId, d.ids.seqOf(input.verificationId), key.id)
+      const v = await r.verifications.findForKey(input.verificationId, d.ids.seqOf(input.verificationId), key.id)
       if (!v || v.status === 'failed') return { kind: 'not_found' }
       if (v.usedAt !== null) return { kind: 'already_used' }
       if (now >= v.expiresAt) return { kind: 'expired' }
@@ -55,20 +52,21 @@ export class VerifyService {
       if (v.lockedUntil !== null) {
         if (now < v.lockedUntil) return { kind: 'locked', retryAfter: secondsUntil(v.lockedUntil - now), cause: 'attempts' }
         attempts = 0 // the lock has ended: the counter starts again
-        d.verifications.setAttempts(v.seq, 0, null)
+        await r.verifications.setAttempts(v.seq, 0, null)
       }
-      const capWait = waitForRoomInLog(d.failures, v.recipientHash, FAILURE_WINDOW_MS, d.limits.recipientFailuresPerDay, now)
+      const capWait = await waitForRoomInLog(r.failures, v.recipientHash, FAILURE_WINDOW_MS, d.limits.recipientFailuresPerDay, now)
       if (capWait > 0) return { kind: 'locked', retryAfter: secondsUntil(capWait), cause: 'recipient_failures' }
 
       const correct = v.testMode !== 'fail' && d.hasher.matches(HASH_PURPOSE_CODE, `${v.id}:${input.code}`, v.codeHash)
       if (correct) {
-        d.verifications.markUsed(v.seq, now)
+        await r.verifications.markUsed(v.seq, now)
         return { kind: 'verified' }
       }
       attempts += 1
       const lockedUntil = attempts >= d.limits.maxFailedAttempts ? now + d.limits.lockoutSeconds * 1000 : null
-      d.verifications.setAttempts(v.seq, attempts, lockedUntil)
-      d.failures.record(v.recipientHash, now)
+      await r.verifications.setAttempts(v.seq, attempts, lockedUntil)
+      // Failures per recipient hash (keyed by account), across verifications: the 24 h cap.
+      await r.failures.record(v.recipientHash, now)
       return { kind: 'invalid_code' }
     })
   }

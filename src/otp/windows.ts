@@ -25,7 +25,7 @@ export function waitForRoom(times: readonly number[], windowMs: number, max: num
  * full while the max-th most recent event is inside it, and has room once
  * that event leaves.
  */
-export function waitForRoomInLog<S>(log: EventLog<S>, subject: S, windowMs: number, max: number, now: number): number {
-  const t = log.nthLatest(subject, max)
+export async function waitForRoomInLog<S>(log: EventLog<S>, subject: S, windowMs: number, max: number, now: number): Promise<number> {
+  const t = await log.nthLatest(subject, max)
   return t === undefined || t + windowMs <= now ? 0 : t + windowMs - now
 }

@@ -1,10 +1,11 @@
 /** Accounts, API keys and the credit ledger (see otp/admin.ts and otp/ports.ts). */
 import { asc, desc, eq, or, sql } from 'drizzle-orm'
-import type { AccountRow, AdminStore, KeyRow, LedgerRow } from '../otp/admin.ts'
-import type { AccountSettings, CreditStore, KeyStore } from '../otp/ports.ts'
+import type { AccountRow, AdminRepo, KeyRow, LedgerRow } from '../otp/admin.ts'
+import type { CreditStore, KeyStore } from '../otp/ports.ts'
 import type { KeyStatus, StoredKey } from '../otp/types.ts'
 import type { Db } from './db.ts'
 import { accounts, apiKeys, creditLedger } from './schema.ts'
+import type { StaleSource } from './stale.ts'
 
 const p = (name: string) => sql.placeholder(name)
 
@@ -19,15 +20,15 @@ export class SqliteKeyStore implements KeyStore {
       .where(eq(apiKeys.prefix, p('prefix')))
       .prepare()
   }
-  findByPrefix(prefix: string): StoredKey[] {
+  async findByPrefix(prefix: string): Promise<StoredKey[]> {
     return this.byPrefix.all({ prefix })
   }
-  touch(keyId: number, at: number): void {
+  async touch(keyId: number, at: number): Promise<void> {
     this.touchQ.run({ id: keyId, at })
   }
 }
 
-export class SqliteCreditStore implements CreditStore, AccountSettings {
+export class SqliteCreditStore implements CreditStore {
   private readonly balanceQ
   private readonly codeLengthQ
   private readonly ledgerQ
@@ -40,7 +41,7 @@ export class SqliteCreditStore implements CreditStore, AccountSettings {
    * inside a transaction.
    */
   private readonly codeLengths = new Map<number, number | null>()
-  constructor(db: Db, tx: { onStale(listener: () => void): void }) {
+  constructor(db: Db, tx: StaleSource) {
     tx.onStale(() => this.codeLengths.clear())
     this.debitQ = db.$client.prepare<unknown, [number, number]>('UPDATE accounts SET balance = balance - ?1 WHERE id = ?2 AND balance >= ?1')
     this.balanceQ = db.select({ balance: accounts.balance }).from(accounts).where(eq(accounts.id, p('id'))).prepare()
@@ -55,10 +56,10 @@ export class SqliteCreditStore implements CreditStore, AccountSettings {
       .where(eq(accounts.id, p('id')))
       .prepare()
   }
-  balance(accountId: number): number {
+  async balance(accountId: number): Promise<number> {
     return this.balanceQ.get({ id: accountId })?.balance ?? 0
   }
-  codeLength(accountId: number): number | null {
+  async codeLength(accountId: number): Promise<number | null> {
     let length = this.codeLengths.get(accountId)
     if (length === undefined) {
       length = this.codeLengthQ.get({ id: accountId })?.codeLength ?? null
@@ -66,35 +67,35 @@ export class SqliteCreditStore implements CreditStore, AccountSettings {
     }
     return length
   }
-  debit(e: Parameters<CreditStore['debit']>[0]): boolean {
-    // Callers run this inside Transactor.atomically: the guarded move and its ledger row land together.
+  async debit(e: Parameters<CreditStore['debit']>[0]): Promise<boolean> {
+    // Callers run this inside a write transaction: the guarded move and its ledger row land together.
     if (this.debitQ.run(e.amount, e.accountId).changes !== 1) return false
-    this.ledgerQ.run(e.accountId, 'debit', e.amount, e.verificationId, null, e.at)
+    this.ledgerQ.run(e.accountId, 'debit', e.amount, e.verificationId ?? null, e.note ?? null, e.at)
     return true
   }
-  post(e: Parameters<CreditStore['post']>[0]): void {
-    // Callers run this inside Transactor.atomically: ledger row and balance move together.
+  async post(e: Parameters<CreditStore['post']>[0]): Promise<void> {
+    // Callers run this inside a write transaction: ledger row and balance move together.
     this.ledgerQ.run(e.accountId, e.kind, e.amount, e.verificationId ?? null, e.note ?? null, e.at)
     this.moveQ.run({ id: e.accountId, delta: e.kind === 'debit' ? -e.amount : e.amount })
   }
 }
 
-export class SqliteAdminStore implements AdminStore {
+export class SqliteAdminStore implements AdminRepo {
   constructor(private readonly db: Db) {}
 
-  findAccount(name: string): AccountRow | undefined {
+  async findAccount(name: string): Promise<AccountRow | undefined> {
     return this.db.select().from(accounts).where(eq(accounts.name, name)).get()
   }
-  listAccounts(): AccountRow[] {
+  async listAccounts(): Promise<AccountRow[]> {
     return this.db.select().from(accounts).orderBy(asc(accounts.id)).all()
   }
-  insertAccount(name: string, at: number): AccountRow {
+  async insertAccount(name: string, at: number): Promise<AccountRow> {
     return this.db.insert(accounts).values({ name, createdAt: at }).returning().get()
   }
-  setCodeLength(accountId: number, length: number): void {
+  async setCodeLength(accountId: number, length: number): Promise<void> {
     this.db.update(accounts).set({ codeLength: length }).where(eq(accounts.id, accountId)).run()
   }
-  insertKey(k: { accountId: number; name: string; prefix: string; keyHash: string; at: number }): number {
+  async insertKey(k: { accountId: number; name: string; prefix: string; keyHash: string; at: number }): Promise<number> {
     const row = this.db
       .insert(apiKeys)
       .values({ accountId: k.accountId, name: k.name, prefix: k.prefix, keyHash: k.keyHash, createdAt: k.at })
@@ -116,11 +117,11 @@ export class SqliteAdminStore implements AdminStore {
       .from(apiKeys)
       .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
   }
-  listKeys(accountId?: number): KeyRow[] {
+  async listKeys(accountId?: number): Promise<KeyRow[]> {
     const q = this.keyRows()
     return (accountId === undefined ? q : q.where(eq(apiKeys.accountId, accountId))).orderBy(asc(apiKeys.id)).all()
   }
-  findKeys(idOrPrefix: string): KeyRow[] {
+  async findKeys(idOrPrefix: string): Promise<KeyRow[]> {
     const byId = /^[0-9]{1,15}$/.test(idOrPrefix) ? eq(apiKeys.id, Number(idOrPrefix)) : undefined
     const rows = this.keyRows()
       .where(byId ? or(byId, eq(apiKeys.prefix, idOrPrefix)) : eq(apiKeys.prefix, idOrPrefix))
@@ -129,10 +130,10 @@ export class SqliteAdminStore implements AdminStore {
     const exact = rows.filter((r) => String(r.id) === idOrPrefix)
     return exact.length === 1 ? exact : rows
   }
-  setKeyStatus(id: number, status: KeyStatus): void {
+  async setKeyStatus(id: number, status: KeyStatus): Promise<void> {
     this.db.update(apiKeys).set({ status }).where(eq(apiKeys.id, id)).run()
   }
-  ledger(accountId: number, limit: number): LedgerRow[] {
+  async ledger(accountId: number, limit: number): Promise<LedgerRow[]> {
     return this.db
       .select({
         id: creditLedger.id,

@@ -32,6 +32,18 @@ export function openDatabase(opts: OpenOptions): Db {
   return drizzle({ client, schema }) as Db
 }
 
+/**
+ * A second connection for reads (store/storage.ts): in WAL mode it sees the
+ * last committed state and never waits for the writer. An in-memory database
+ * has no second connection: it reads on the writer's.
+ */
+export function openReader(writer: Db, path: string): Db {
+  if (path === ':memory:') return writer
+  const client = new Database(path, { readonly: true, strict: true })
+  client.run('PRAGMA temp_store = MEMORY')
+  return drizzle({ client, schema }) as Db
+}
+
 const MIGRATIONS_TABLE = '__drizzle_migrations'
 
 /**

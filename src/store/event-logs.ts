@@ -4,6 +4,7 @@
  */
 import type { EventLog, KeyHitLog } from '../otp/ports.ts'
 import type { Db } from './db.ts'
+import type { StaleSource } from './stale.ts'
 
 /**
  * Per-key hits numbered by `seq` (see schema.ts): the n-th most recent hit is
@@ -18,18 +19,18 @@ export class SqliteKeyHitLog implements KeyHitLog {
   private readonly bySeqQ
   private readonly insertQ
   private readonly lastSeq = new Map<number, number>()
-  constructor(db: Db, tx: { onStale(listener: () => void): void }) {
+  constructor(db: Db, tx: StaleSource) {
     const c = db.$client
     this.lastQ = c.prepare<{ seq: number }, [number]>('SELECT seq FROM key_hits WHERE key_id = ?1 ORDER BY seq DESC LIMIT 1')
     this.bySeqQ = c.prepare<{ at: number }, [number, number]>('SELECT at FROM key_hits WHERE key_id = ?1 AND seq = ?2')
     this.insertQ = c.prepare<unknown, [number, number, number]>('INSERT INTO key_hits (key_id, seq, at) VALUES (?1, ?2, ?3)')
     tx.onStale(() => this.lastSeq.clear())
   }
-  nthLatest(keyId: number, n: number): number | undefined {
+  async nthLatest(keyId: number, n: number): Promise<number | undefined> {
     const seq = this.last(keyId) - n + 1
     return seq < 1 ? undefined : this.bySeqQ.get(keyId, seq)?.at
   }
-  record(keyId: number, at: number): void {
+  async record(keyId: number, at: number): Promise<void> {
     const seq = this.last(keyId) + 1
     this.insertQ.run(keyId, seq, at)
     this.lastSeq.set(keyId, seq)
@@ -63,11 +64,11 @@ export class RecipientFailureLog implements EventLog<Uint8Array> {
     )
     this.insertQ = c.prepare<unknown, [Uint8Array, number]>('INSERT INTO recipient_failures (recipient_hash, at) VALUES (?1, ?2)')
   }
-  nthLatest(hash: Uint8Array, n: number): number | undefined {
+  async nthLatest(hash: Uint8Array, n: number): Promise<number | undefined> {
     if (this.countQ.get(hash)!.n < n) return undefined
     return this.nthQ.get(hash, n)?.at
   }
-  record(hash: Uint8Array, at: number): void {
+  async record(hash: Uint8Array, at: number): Promise<void> {
     this.insertQ.run(hash, at)
   }
 }

@@ -4,6 +4,7 @@
  * (see lib/secrets.ts); only a key's display prefix and a masked recipient are
  * kept readable, for operators.
  */
+import { sql } from 'drizzle-orm'
 import { blob, index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
 export const accounts = sqliteTable('accounts', {
@@ -88,8 +89,17 @@ export const verifications = sqliteTable(
     usedAt: integer('used_at'),
     failedAttempts: integer('failed_attempts').notNull().default(0),
     lockedUntil: integer('locked_until'),
+    /** otp/types.ts DeliveryState; null for test recipients. */
+    delivery: text('delivery', { enum: ['sending', 'accepted', 'failed', 'unknown'] }),
+    deliveryProvider: text('delivery_provider'),
+    deliveryUpdatedAt: integer('delivery_updated_at'),
   },
-  (t) => [index('verifications_recipient').on(t.recipientHash, t.createdAt), index('verifications_expiry').on(t.expiresAt)],
+  (t) => [
+    index('verifications_recipient').on(t.recipientHash, t.createdAt),
+    index('verifications_expiry').on(t.expiresAt),
+    // Only sends whose outcome is not yet recorded: a few rows at any time, for recovery.
+    index('verifications_sending').on(t.createdAt).where(sql`${t.delivery} = 'sending'`),
+  ],
 )
 
 /**

@@ -1,5 +1,6 @@
 /**
- * Every message string the API returns, in one place. The texts are part of the
+ * Every message string the HTTP API returns, in one place (the domain returns
+ * outcomes; send-route.ts and verify-route.ts turn them into these). The texts are part of the
  * contract (spec section 7 and DECISIONS.md); change none without the spec.
  */
 export const Msg = {
@@ -52,6 +53,3 @@ export function lockoutMessage(lockoutSeconds: number): string {
 export function notReadyMessage(failing: string[]): string {
   return `Not ready: ${failing.join(', ')}`
 }
-
-export const DEFAULT_MESSAGE = 'Your verification code is: {code}'
-export const DEFAULT_SUBJECT = 'Your Verification Code'
