@@ -8,9 +8,10 @@
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { closeSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterServers, call, faultConfig, logLines, makeFaultEnv, provision, SEND_500, send, serve, stop, verify, waitFor, type Answer } from './fault/harness.ts'
+import { afterServers, type Answer, call, cleanUpAfterAll, faultConfig, logLines, makeFaultEnv, provision, send, SEND_500, serve, stop, verify, waitFor } from './fault/harness.ts'
 import { inForceUnacknowledged, ledgerViolations, verificationRows } from './fault/ledger.ts'
 
+cleanUpAfterAll()
 setDefaultTimeout(60_000)
 
 const TIMEOUT_MS = 1000

@@ -6,9 +6,10 @@
  */
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { join } from 'node:path'
-import { call, faultConfig, makeFaultEnv, provision, SEND_500, send, serve, startGateway, stop, verify, webhookProvider } from './fault/harness.ts'
+import { call, cleanUpAfterAll, faultConfig, makeFaultEnv, provision, send, SEND_500, serve, startGateway, stop, verify, webhookProvider } from './fault/harness.ts'
 import { inForceUnacknowledged, ledgerViolations } from './fault/ledger.ts'
 
+cleanUpAfterAll()
 setDefaultTimeout(40_000)
 
 const HOLD_MS = 10_000

@@ -4,9 +4,10 @@
  */
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { statSync } from 'node:fs'
-import { call, faultConfig, makeFaultEnv, provision, send, serve, stop } from './fault/harness.ts'
+import { call, cleanUpAfterAll, faultConfig, makeFaultEnv, provision, send, serve, stop } from './fault/harness.ts'
 import { ledgerViolations } from './fault/ledger.ts'
 
+cleanUpAfterAll()
 setDefaultTimeout(40_000)
 
 const size = (path: string) => {

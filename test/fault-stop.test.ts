@@ -5,9 +5,10 @@
  * message may have reached the user).
  */
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { faultConfig, makeFaultEnv, provision, send, serve, startGateway, stop, verify, waitFor, webhookProvider } from './fault/harness.ts'
+import { cleanUpAfterAll, faultConfig, makeFaultEnv, provision, send, serve, startGateway, stop, verify, waitFor, webhookProvider } from './fault/harness.ts'
 import { ledgerViolations, rowOf } from './fault/ledger.ts'
 
+cleanUpAfterAll()
 setDefaultTimeout(40_000)
 
 describe('4. SIGTERM during an 8 s delivery', () => {

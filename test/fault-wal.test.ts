@@ -6,9 +6,10 @@
  * afterwards (test/fault/ledger.ts).
  */
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { exitWithin, faultConfig, makeFaultEnv, provision, SEND_500, send, serve, startGateway, stop, verify, waitFor, webhookProvider } from './fault/harness.ts'
+import { cleanUpAfterAll, exitWithin, faultConfig, makeFaultEnv, provision, send, SEND_500, serve, startGateway, stop, verify, waitFor, webhookProvider } from './fault/harness.ts'
 import { inForceUnacknowledged, ledgerViolations, rowOf, verificationRows } from './fault/ledger.ts'
 
+cleanUpAfterAll()
 setDefaultTimeout(40_000)
 
 /** delivery.timeout_ms in these tests; a send still pending this long + 2 s is stale. */
@@ -126,7 +127,7 @@ describe('3. the refund fails', () => {
 
     const refunded = await waitFor(() => rowOf(env.dbPath, id)?.refunds === 1, STALE_MS + 8000)
     expect(rowOf(env.dbPath, id)).toMatchObject({ debits: 1, refunds: 1 })
-    expect(['unknown', 'failed']).toContain(rowOf(env.dbPath, id)!.delivery)
+    expect(['unknown', 'failed']).toContain(rowOf(env.dbPath, id)!.delivery ?? 'NULL')
     expect(refunded).toBe(true)
     expect(s.proc.exitCode).toBeNull()
     gw.respond = () => new Response(null, { status: 204 })

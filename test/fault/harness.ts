@@ -60,8 +60,17 @@ export function afterServers(fn: () => void): void {
   cleanups.push(fn)
 }
 
-/** Whatever a test left running is killed, then the temp dirs are removed. */
-afterAll(async () => {
+/**
+ * Registers, in the calling test file, the clean-up after its tests: every
+ * server still running is killed, the stubs closed, the `afterServers`
+ * callbacks run, then the temp dirs removed. (Called by each file: a hook
+ * registered when this module loads would belong to the first file only.)
+ */
+export function cleanUpAfterAll(): void {
+  afterAll(cleanUp)
+}
+
+async function cleanUp(): Promise<void> {
   for (const s of servers.splice(0)) {
     if (s.proc.exitCode === null && s.proc.signalCode === null) s.proc.kill('SIGKILL')
     await s.proc.exited
@@ -69,7 +78,7 @@ afterAll(async () => {
   for (const s of stubs.splice(0)) s.close()
   for (const fn of cleanups.splice(0)) fn()
   for (const e of envs.splice(0)) e.close()
-})
+}
 
 export function makeFaultEnv(name: string, toml: string, opts: FaultEnvOptions = {}): FaultEnv {
   const dir = mkdtempSync(join(tmpdir(), `otpd-fault-${name}-`))
