@@ -229,6 +229,12 @@ export class SqliteStorage implements Storage {
       }
       s.commit.run()
     } catch (err) {
+      // A failed fsync inside COMMIT (synchronous = FULL without the flush
+      // worker): the commit may be on disk or not, so it is fatal too.
+      if (isFsyncFailure(err)) {
+        this.fail(err, batch)
+        return true
+      }
       // BEGIN, a statement or COMMIT failed: nothing of the batch is in force.
       this.rollback()
       if (isBusy(err)) return false
@@ -280,6 +286,12 @@ export class SqliteStorage implements Storage {
       this.stale.fire()
     }
   }
+}
+
+/** SQLite's own flush failed: whether the commit reached the disk is unknown. */
+function isFsyncFailure(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code
+  return code === 'SQLITE_IOERR_FSYNC' || code === 'SQLITE_IOERR_DIR_FSYNC'
 }
 
 /** SQLITE_BUSY and its extended codes: another connection holds a lock. */
