@@ -76,6 +76,7 @@ export class SqliteStorage implements Storage {
   private turn: WriteTurn | undefined
   private stopped: Error | undefined
   private running = false
+  private reads: Promise<void> = Promise.resolve()
 
   constructor(
     writer: Db,
@@ -124,7 +125,18 @@ export class SqliteStorage implements Storage {
     })
   }
 
-  async read<T>(fn: (r: Repos) => Promise<T>): Promise<T> {
+  read<T>(fn: (r: Repos) => Promise<T>): Promise<T> {
+    // One read transaction at a time on the reader connection: a read awaits
+    // its repositories, and another read must not BEGIN meanwhile.
+    const result = this.reads.then(() => this.readNow(fn))
+    this.reads = result.then(
+      () => undefined,
+      () => undefined,
+    )
+    return result
+  }
+
+  private async readNow<T>(fn: (r: Repos) => Promise<T>): Promise<T> {
     const deadline = performance.now() + this.opts.busyTimeoutMs
     for (let delay = 1; ; delay = Math.min(delay * 2, MAX_RETRY_MS)) {
       // Copies the read stores keep are good for one read transaction only.
