@@ -27,7 +27,7 @@ import { RecipientFailureLog, SqliteKeyHitLog } from './store/event-logs.ts'
 import { databaseFileSizes, probeWritable } from './store/health.ts'
 import { startCheckpointer, type Checkpointer } from './store/checkpointer.ts'
 import { startWalSync } from './store/wal-sync.ts'
-import { loadSecret } from './store/secret.ts'
+import { loadGuardedSecret } from './store/guards.ts'
 import { sweep } from './store/sweep.ts'
 import { SqliteTransactor } from './store/transactor.ts'
 import { SqliteVerificationStore } from './store/verification-store.ts'
@@ -54,7 +54,7 @@ export function openCore(config: Config, opts: CoreOptions = {}): Core {
   const clock = opts.clock ?? systemClock
   const logger = opts.logger ?? createLogger({ level: config.logging.level, format: process.stdout.isTTY ? 'text' : 'json' })
   const db = openDatabase({ path: config.database.path, synchronous: config.database.synchronous, busyTimeoutMs: config.database.busy_timeout_ms })
-  const hasher = new Hasher(loadSecret(config.server.secret, config.database.path))
+  const hasher = new Hasher(loadGuardedSecret(db.$client, config.server.secret, config.database.path))
   const tx = new SqliteTransactor(db)
   const credits = new SqliteCreditStore(db, tx)
   const admin = new Admin(tx, new SqliteAdminStore(db), credits, hasher, clock)
