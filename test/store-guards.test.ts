@@ -128,19 +128,44 @@ test('server.secret counts as the secret: a different one is refused naming the 
   )
 })
 
-test('a database from before fingerprints takes the fingerprint of its secret at first open; then another secret is refused', () => {
-  const env = cliEnv()
-  const db = join(env.dir, 'otpd.db')
-  env.json('keys', 'create')
+/** Undoes migration 0003: the database as an otpd from before fingerprints left it. */
+function withoutFingerprints(db: string): void {
   const migration0003 = migrationJournal.entries.find((e) => e.tag === '0003_settings')!.when
   sql(db, (c) => {
     c.run('DROP TABLE settings')
     c.run('DELETE FROM __drizzle_migrations WHERE created_at >= ?', [migration0003])
   })
+}
+
+test('a database from before fingerprints takes the fingerprint of its secret at first open; then another secret is refused', () => {
+  const env = cliEnv()
+  const db = join(env.dir, 'otpd.db')
+  env.json('keys', 'create')
+  withoutFingerprints(db)
   expect(env.json('keys', 'list')).toHaveLength(1)
   expect(storedFingerprint(db)).toMatch(/^[0-9a-f]{64}$/)
   writeFileSync(join(env.dir, 'otpd.secret'), `${OTHER_SECRET}\n`, { mode: 0o600 })
   expect(env.run('keys', 'list').stderr).toContain('does not match the secret')
+})
+
+test('a database from before fingerprints with another secret is refused when its verification ids do not read back', async () => {
+  const env = cliEnv()
+  const db = join(env.dir, 'otpd.db')
+  const key = env.json('keys', 'create').key
+  const server = await startServer(env)
+  expect((await post(server.url, '/api/v1/send', key, { channel: 'sms', recipient: '+15550100001' })).status).toBe(200)
+  await server.stop()
+  withoutFingerprints(db)
+  const saved = readFileSync(join(env.dir, 'otpd.secret'))
+  writeFileSync(join(env.dir, 'otpd.secret'), `${OTHER_SECRET}\n`, { mode: 0o600 })
+  expectRefused(
+    env,
+    `the server secret ${join(env.dir, 'otpd.secret')} does not match the secret ${db} was made with: restore otpd.secret from the backup taken with this database (a new secret would make every key invalid)`,
+  )
+  expect(storedFingerprint(db)).toBeUndefined()
+  writeFileSync(join(env.dir, 'otpd.secret'), saved, { mode: 0o600 })
+  expect(env.json('keys', 'list')).toHaveLength(1)
+  expect(storedFingerprint(db)).toMatch(/^[0-9a-f]{64}$/)
 })
 
 test('a schema from a newer otpd is refused before anything is applied: upgrade otpd', () => {

@@ -18,6 +18,8 @@ import type { Database } from 'bun:sqlite'
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { accessSync, constants, existsSync } from 'node:fs'
 import { basename, dirname } from 'node:path'
+import { Hasher } from '../lib/secrets.ts'
+import { VerificationIds } from '../lib/verification-id.ts'
 import { migrationJournal } from './migrations/index.ts'
 import { loadSecret, secretPath } from './secret.ts'
 
@@ -102,8 +104,9 @@ export function secretFingerprint(secret: Uint8Array): string {
  * Loads the server secret (the `server.secret` setting, else the file beside
  * the database, see secret.ts) and checks it against the fingerprint the
  * database keeps. Only a database with no fingerprint and no API keys may get
- * a newly generated secret; a database from before fingerprints, with keys,
- * takes the fingerprint of the secret present at its first open.
+ * a newly generated secret; a database from before fingerprints takes the
+ * fingerprint of the secret present at its first open, once its newest
+ * verification id reads back under that secret (idsReadWith).
  *
  * Decided under the write lock, so a CLI and a server starting on a fresh
  * database agree on one secret, and the secret file is written (and synced)
@@ -125,15 +128,15 @@ export function loadGuardedSecret(client: Database, configured: string | undefin
     }
     const secret = loadOrRefuse(configured, databasePath)
     const fingerprint = secretFingerprint(secret)
-    if (stored === undefined) {
-      client.run('INSERT INTO settings (name, value) VALUES (?, ?)', [FINGERPRINT, fingerprint])
-    } else if (!sameHex(stored, fingerprint)) {
+    const matches = stored === undefined ? idsReadWith(client, secret) : sameHex(stored, fingerprint)
+    if (!matches) {
       throw new StoreGuardError(
         configured !== undefined
           ? `the server.secret setting does not match the secret ${databasePath} was made with: set server.secret back to the value used with this database (a new secret would make every key invalid)`
           : `the server secret ${file} does not match the secret ${databasePath} was made with: restore ${basename(file)} from the backup taken with this database (a new secret would make every key invalid)`,
       )
     }
+    if (stored === undefined) client.run('INSERT INTO settings (name, value) VALUES (?, ?)', [FINGERPRINT, fingerprint])
     return secret
   })
   try {
@@ -143,6 +146,22 @@ export function loadGuardedSecret(client: Database, configured: string | undefin
     client.close()
     throw err
   }
+}
+
+/**
+ * For a database from before fingerprints: its newest verification id, when
+ * it has one (not one made before ids carried their row number), must name
+ * its own row under this secret (lib/verification-id.ts). 48 bits of HMAC:
+ * another secret passes with odds of 1 in 2^48. With no such row there is
+ * nothing to check against, and the secret present is taken as the one.
+ */
+function idsReadWith(client: Database, secret: Uint8Array): boolean {
+  const row = client
+    .query<{ seq: number; id: string }, []>(
+      'SELECT v.seq, v.id FROM verifications v WHERE NOT EXISTS (SELECT 1 FROM verification_legacy_ids l WHERE l.seq = v.seq) ORDER BY v.seq DESC LIMIT 1',
+    )
+    .get()
+  return !row || new VerificationIds(new Hasher(secret)).seqOf(row.id) === row.seq
 }
 
 /** A secret file that cannot be read or is not valid: its own message names it. */
