@@ -40,6 +40,8 @@ test('backup writes a private copy, says where the secret is, and never replaces
   // No temporary file left beside it.
   expect(readdirSync(env.dir).filter((f) => f.endsWith('.tmp'))).toEqual([])
 
+  const nowhere = join(env.dir, 'missing', 'b.db')
+  expect(env.run('backup', nowhere).stderr).toBe(`otpd: error: cannot write the backup ${nowhere}: the directory ${join(env.dir, 'missing')} does not exist\n`)
   const live = env.run('backup', db, '--force')
   expect(live.stderr).toBe(`otpd: error: ${db} is the live database: back up to another file\n`)
 })

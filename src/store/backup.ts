@@ -32,6 +32,7 @@ export function backupDatabase(client: Database, databasePath: string, target: s
     throw new StoreGuardError(`${file} is the live database: back up to another file`)
   }
   if (!opts.force && existsSync(file)) throw exists(file)
+  if (!existsSync(dirname(file))) throw new StoreGuardError(`cannot write the backup ${file}: the directory ${dirname(file)} does not exist`)
   const tmp = join(dirname(file), `.${basename(file)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`)
   try {
     try {
