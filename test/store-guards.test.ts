@@ -128,12 +128,12 @@ test('server.secret counts as the secret: a different one is refused naming the 
   )
 })
 
-/** Undoes migration 0003: the database as an otpd from before fingerprints left it. */
+/** Undoes migration 0004: the database as an otpd from before fingerprints left it. */
 function withoutFingerprints(db: string): void {
-  const migration0003 = migrationJournal.entries.find((e) => e.tag === '0003_settings')!.when
+  const migration0004 = migrationJournal.entries.find((e) => e.tag === '0004_settings')!.when
   sql(db, (c) => {
     c.run('DROP TABLE settings')
-    c.run('DELETE FROM __drizzle_migrations WHERE created_at >= ?', [migration0003])
+    c.run('DELETE FROM __drizzle_migrations WHERE created_at >= ?', [migration0004])
   })
 }
 
