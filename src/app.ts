@@ -26,7 +26,7 @@ import { migrationsCurrent, openDatabase, openReader, type Db } from './store/db
 import { databaseFileSizes } from './store/health.ts'
 import { startCheckpointer, type Checkpointer } from './store/checkpointer.ts'
 import { startWalSync } from './store/wal-sync.ts'
-import { loadSecret } from './store/secret.ts'
+import { loadGuardedSecret } from './store/guards.ts'
 import { SqliteStorage } from './store/storage.ts'
 import { sweep } from './store/sweep.ts'
 import { WriteHealth } from './store/write-health.ts'
@@ -62,8 +62,8 @@ export function openCore(config: Config, opts: CoreOptions = {}): Core {
   const clock = opts.clock ?? systemClock
   const logger = opts.logger ?? createLogger({ level: config.logging.level, format: process.stdout.isTTY ? 'text' : 'json' })
   const db = openDatabase({ path: config.database.path, synchronous: config.database.synchronous, busyTimeoutMs: config.database.busy_timeout_ms })
+  const hasher = new Hasher(loadGuardedSecret(db.$client, config.server.secret, config.database.path))
   const reader = openReader(db, config.database.path)
-  const hasher = new Hasher(loadSecret(config.server.secret, config.database.path))
   const writeHealth = new WriteHealth(() => clock.now())
   const onFatal =
     opts.onFatal ??

@@ -3,6 +3,7 @@
 import { Command } from 'commander'
 import pkg from '../package.json' with { type: 'json' }
 import { accountsCommand } from './cli/accounts.ts'
+import { backupCommand } from './cli/backup.ts'
 import { example, printJson, reportAndExit, withConfig, withJson } from './cli/common.ts'
 import { configCommand } from './cli/config.ts'
 import { creditsCommand } from './cli/credits.ts'
@@ -22,6 +23,7 @@ program.addCommand(creditsCommand())
 program.addCommand(accountsCommand())
 program.addCommand(configCommand())
 program.addCommand(sendTestCommand())
+program.addCommand(backupCommand())
 program.addCommand(
   example(withJson(withConfig(new Command('version').description('print the version (takes --config like every command; it needs none)'))), 'otpd version --json').action((opts: { json?: boolean }) => {
     if (opts.json) printJson({ version: pkg.version, bun: Bun.version })

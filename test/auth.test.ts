@@ -30,32 +30,32 @@ function expectError(r: Result, status: number, error: string) {
 
 describe('which header carries the key', () => {
   test('Authorization: Bearer <key> is accepted', async () => {
-    h = createHarness()
+    h = await createHarness()
     const r = await sendWith({ authorization: `Bearer ${h.key}` })
     expect(r.status).toBe(200)
     expect(r.json.success).toBe(true)
   })
 
   test('x-api-key: <key> is accepted', async () => {
-    h = createHarness()
+    h = await createHarness()
     const r = await sendWith({ 'x-api-key': h.key })
     expect(r.status).toBe(200)
     expect(r.json.success).toBe(true)
   })
 
   test('Bearer wins: a valid Bearer with a garbage x-api-key is accepted', async () => {
-    h = createHarness()
+    h = await createHarness()
     const r = await sendWith({ authorization: `Bearer ${h.key}`, 'x-api-key': 'garbage' })
     expect(r.status).toBe(200)
   })
 
   test('a Bearer token with a space in it is an invalid key, not a missing one', async () => {
-    h = createHarness()
+    h = await createHarness()
     expectError(await sendWith({ authorization: `Bearer ${h.key} extra` }), 401, INVALID)
   })
 
   test('Bearer wins: a garbage Bearer with a valid x-api-key is rejected as invalid', async () => {
-    h = createHarness()
+    h = await createHarness()
     expectError(await sendWith({ authorization: 'Bearer garbage', 'x-api-key': h.key }), 401, INVALID)
   })
 })
@@ -71,14 +71,14 @@ describe('missing key: 401 with the "required" message', () => {
   for (const endpoint of ENDPOINTS) {
     for (const [name, headers] of cases) {
       test(`${endpoint}: ${name}`, async () => {
-        h = createHarness()
+        h = await createHarness()
         expectError(await h.call(endpoint, {}, { key: null, headers }), 401, REQUIRED)
       })
     }
   }
 
   test('Authorization: Basic with a valid x-api-key uses the x-api-key', async () => {
-    h = createHarness()
+    h = await createHarness()
     expect((await sendWith({ authorization: 'Basic dXNlcjpwYXNz', 'x-api-key': h.key })).status).toBe(200)
   })
 })
@@ -95,7 +95,7 @@ describe('wrong key: 401 Invalid API key', () => {
   for (const endpoint of ENDPOINTS) {
     for (const [name, make] of cases) {
       test(`${endpoint}: ${name}`, async () => {
-        h = createHarness()
+        h = await createHarness()
         expectError(await h.call(endpoint, {}, { key: make(h) }), 401, INVALID)
       })
     }
@@ -104,27 +104,27 @@ describe('wrong key: 401 Invalid API key', () => {
 
 describe('key status', () => {
   test('a revoked key answers 401 Invalid API key on both endpoints', async () => {
-    h = createHarness()
-    const k = h.server.admin.createKey({ name: 'soon revoked' })
+    h = await createHarness()
+    const k = await h.server.admin.createKey({ name: 'soon revoked' })
     expect((await h.send(sendBody, k.key)).status).toBe(200)
-    h.server.admin.setKeyStatus(k.prefix, 'revoked')
+    await h.server.admin.setKeyStatus(k.prefix, 'revoked')
     for (const endpoint of ENDPOINTS) expectError(await h.call(endpoint, {}, { key: k.key }), 401, INVALID)
     // Through x-api-key too.
     expectError(await h.call('/api/v1/send', sendBody, { headers: { 'x-api-key': k.key } }), 401, INVALID)
   })
 
   test('a disabled key answers 403 on both endpoints, and works again once re-enabled', async () => {
-    h = createHarness()
-    const k = h.server.admin.createKey({ name: 'toggled' })
+    h = await createHarness()
+    const k = await h.server.admin.createKey({ name: 'toggled' })
     const sent = await h.send(sendBody, k.key)
     expect(sent.status).toBe(200)
-    h.server.admin.setKeyStatus(String(k.id), 'disabled')
+    await h.server.admin.setKeyStatus(String(k.id), 'disabled')
     for (const endpoint of ENDPOINTS) expectError(await h.call(endpoint, {}, { key: k.key }), 403, DISABLED)
     expectError(await h.call('/api/v1/send', sendBody, { headers: { 'x-api-key': k.key } }), 403, DISABLED)
     // Other keys of the account are not affected.
     expect((await h.send(sendBody)).status).toBe(200)
 
-    h.server.admin.setKeyStatus(k.prefix, 'active')
+    await h.server.admin.setKeyStatus(k.prefix, 'active')
     expect((await h.send(sendBody, k.key)).status).toBe(200)
     const ok = await h.verify({ verification_id: sent.json.verification_id, code: '123456' }, k.key)
     expect(ok.status).toBe(200)
@@ -143,22 +143,22 @@ describe('per-key isolation of verifications', () => {
   }
 
   test('another key of the same account gets 404', async () => {
-    h = createHarness()
-    await notFound(h.server.admin.createKey({ name: 'b' }).key)
+    h = await createHarness()
+    await notFound((await h.server.admin.createKey({ name: 'b' })).key)
   })
 
   test('a key of another account gets 404', async () => {
-    h = createHarness()
-    h.server.admin.createAccount('other')
-    await notFound(h.server.admin.createKey({ name: 'c', account: 'other' }).key)
+    h = await createHarness()
+    await h.server.admin.createAccount('other')
+    await notFound((await h.server.admin.createKey({ name: 'c', account: 'other' })).key)
   })
 })
 
 describe('key format and storage', () => {
-  test('created keys are otpd_ + at least 32 base62 characters, prefix = the next 8', () => {
-    h = createHarness()
-    const a = h.server.admin.createKey({ name: 'a' })
-    const b = h.server.admin.createKey({ name: 'b' })
+  test('created keys are otpd_ + at least 32 base62 characters, prefix = the next 8', async () => {
+    h = await createHarness()
+    const a = await h.server.admin.createKey({ name: 'a' })
+    const b = await h.server.admin.createKey({ name: 'b' })
     for (const k of [a, b]) {
       expect(k.key).toMatch(/^otpd_[0-9A-Za-z]{32,}$/)
       expect(k.prefix).toBe(k.key.slice(5, 13))
@@ -169,10 +169,10 @@ describe('key format and storage', () => {
   })
 
   test('the database (file and WAL) holds neither a key nor a delivered code in clear', async () => {
-    h = createHarness({ credits: 5 })
-    const k = h.server.admin.createKey({ name: 'stored' })
+    h = await createHarness({ credits: 5 })
+    const k = await h.server.admin.createKey({ name: 'stored' })
     // Ten-digit codes, so a match by chance (in a timestamp, say) is out of the question.
-    h.server.admin.setCodeLength('default', 10)
+    await h.server.admin.setCodeLength('default', 10)
     const code = '9081726354'
     const sent = await h.send({ channel: 'email', recipient: 'ada@example.com', code }, k.key)
     expect(sent.status).toBe(200)

@@ -23,7 +23,7 @@ afterEach(() => {
 type Behaviour = 'ok' | '503' | 'hang' | 'refused' | 'reject'
 
 /** One Twilio-type provider per behaviour, each on its own stub, in the given order. */
-function setup(behaviours: Behaviour[], timeoutMs = 3000) {
+async function setup(behaviours: Behaviour[], timeoutMs = 3000) {
   const order: string[] = []
   const providers: Record<string, unknown> = {}
   const names: string[] = behaviours.map((b, i) => {
@@ -44,7 +44,7 @@ function setup(behaviours: Behaviour[], timeoutMs = 3000) {
     providers[name] = { type: 'twilio', account_sid: SID, auth_token_env: 'TWILIO_AUTH_TOKEN', from: '+15005550006', base_url: url }
     return name
   })
-  const h = createHarness({
+  const h = await createHarness({
     credits: 3,
     configuredDelivery: true,
     env: { TWILIO_AUTH_TOKEN: TOKEN, HOOK_SECRET },
@@ -68,11 +68,11 @@ function expectCleanLogs(h: Harness) {
 }
 
 test('a 5xx moves on to the next provider, in the configured order', async () => {
-  const { h, names, order } = setup(['503', '503', 'ok'])
+  const { h, names, order } = await setup(['503', '503', 'ok'])
   const r = await h.send({ channel: 'sms', recipient: RECIPIENT })
   expect(r.status).toBe(200)
   expect(order).toEqual(names)
-  expect(h.server.admin.balance().balance).toBe(2)
+  expect((await h.server.admin.balance()).balance).toBe(2)
   const warnings = h.logs.filter((l) => l.includes('provider failed'))
   expect(warnings.map((l) => JSON.parse(l).provider)).toEqual([names[0], names[1]])
   expect(warnings[0]).toContain('twilio Messages answered 503 (error 20500)')
@@ -80,7 +80,7 @@ test('a 5xx moves on to the next provider, in the configured order', async () =>
 })
 
 test('a refused connection moves on to the next provider', async () => {
-  const { h, names, order } = setup(['refused', 'ok'])
+  const { h, names, order } = await setup(['refused', 'ok'])
   const r = await h.send({ channel: 'sms', recipient: RECIPIENT })
   expect(r.status).toBe(200)
   expect(order).toEqual([names[1]!])
@@ -88,7 +88,7 @@ test('a refused connection moves on to the next provider', async () => {
 })
 
 test('a provider that does not answer times out and the next one is tried', async () => {
-  const { h, names, order } = setup(['hang', 'ok'], 1000)
+  const { h, names, order } = await setup(['hang', 'ok'], 1000)
   const started = performance.now()
   const r = await h.send({ channel: 'sms', recipient: RECIPIENT })
   expect(r.status).toBe(200)
@@ -98,12 +98,12 @@ test('a provider that does not answer times out and the next one is tried', asyn
 })
 
 test('when every provider fails: 500, balance unchanged, verify answers 404, the log names each failure', async () => {
-  const { h, names, order } = setup(['503', 'refused', 'hang'], 1200)
+  const { h, names, order } = await setup(['503', 'refused', 'hang'], 1200)
   const r = await h.send({ channel: 'sms', recipient: RECIPIENT })
   expect(r.status).toBe(500)
   expect(r.json).toEqual({ error: 'Failed to send verification', request_id: r.headers.get('x-request-id') })
   expect(order).toEqual([names[0]!, names[2]!])
-  expect(h.server.admin.balance().balance).toBe(3)
+  expect((await h.server.admin.balance()).balance).toBe(3)
   const v = await h.verify({ verification_id: onlyVerificationId(h), code: '123456' })
   expect([v.status, v.json.error]).toEqual([404, 'Verification not found'])
   const failed = h.logs.filter((l) => l.includes('provider failed')).map((l) => JSON.parse(l))
@@ -118,11 +118,11 @@ test('when every provider fails: 500, balance unchanged, verify answers 404, the
 })
 
 test('a rejected recipient is not retried on the next provider; the credit comes back', async () => {
-  const { h, names, order } = setup(['reject', 'ok'])
+  const { h, names, order } = await setup(['reject', 'ok'])
   const r = await h.send({ channel: 'sms', recipient: RECIPIENT })
   expect(r.status).toBe(500)
   expect(order).toEqual([names[0]!])
-  expect(h.server.admin.balance().balance).toBe(3)
+  expect((await h.server.admin.balance()).balance).toBe(3)
   expectCleanLogs(h)
 })
 
@@ -130,7 +130,7 @@ test('a webhook provider fails over to the next one too (mixed provider types)',
   const hook = startVendorStub(() => new Response('down', { status: 502 }))
   const ok = startVendorStub(() => new Response(null, { status: 204 }))
   stubs.push(hook, ok)
-  const h = createHarness({
+  const h = await createHarness({
     credits: 1,
     configuredDelivery: true,
     env: { HOOK_SECRET },

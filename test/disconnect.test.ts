@@ -9,8 +9,8 @@ import { createHarness, type Harness } from './harness.ts'
 
 let h: Harness
 let port: number
-beforeAll(() => {
-  h = createHarness()
+beforeAll(async () => {
+  h = await createHarness()
   port = Number(new URL(h.listen()).port)
 })
 afterAll(() => h.close())

@@ -11,15 +11,15 @@ let h: Harness
 let port: number
 let keys: { active: string; disabled: string; revoked: string }
 
-beforeAll(() => {
-  h = createHarness({
+beforeAll(async () => {
+  h = await createHarness({
     credits: 1_000_000,
     config: { limits: { key_requests_per_minute: 1_000_000_000, recipient_per_minute: 1_000_000_000, recipient_per_hour: 1_000_000_000, recipient_per_day: 1_000_000_000 } },
   })
-  const disabled = h.server.admin.createKey({ name: 'disabled' })
-  const revoked = h.server.admin.createKey({ name: 'revoked' })
-  h.server.admin.setKeyStatus(String(disabled.id), 'disabled')
-  h.server.admin.setKeyStatus(String(revoked.id), 'revoked')
+  const disabled = await h.server.admin.createKey({ name: 'disabled' })
+  const revoked = await h.server.admin.createKey({ name: 'revoked' })
+  await h.server.admin.setKeyStatus(String(disabled.id), 'disabled')
+  await h.server.admin.setKeyStatus(String(revoked.id), 'revoked')
   keys = { active: h.key, disabled: disabled.key, revoked: revoked.key }
   port = Number(new URL(h.listen()).port)
 })

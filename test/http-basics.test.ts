@@ -34,7 +34,7 @@ function sendBodyOfSize(size: number): string {
 describe('routing', () => {
   for (const path of ['/', '/api/v1', '/api/v1/nope', '/api/v2/send', '/API/V1/SEND', '/api/v1/sends']) {
     test(`unknown path ${path} -> 404 Not found`, async () => {
-      h = createHarness()
+      h = await createHarness()
       expectError(await h.call(path, {}), 404, 'Not found')
     })
   }
@@ -42,14 +42,14 @@ describe('routing', () => {
   for (const path of [SEND, VERIFY]) {
     for (const method of ['GET', 'PUT', 'DELETE', 'PATCH']) {
       test(`${method} ${path} -> 405 Method not allowed`, async () => {
-        h = createHarness()
+        h = await createHarness()
         expectError(await h.call(path, method === 'GET' ? undefined : {}, { method }), 405, 'Method not allowed')
       })
     }
   }
 
   test('routing comes before authentication: 404 and 405 without any key', async () => {
-    h = createHarness()
+    h = await createHarness()
     expectError(await h.call('/api/v1/nope', {}, { key: null }), 404, 'Not found')
     expectError(await h.call(SEND, undefined, { method: 'GET', key: null }), 405, 'Method not allowed')
     expectError(await h.call(VERIFY, {}, { method: 'DELETE', key: 'garbage' }), 405, 'Method not allowed')
@@ -58,7 +58,7 @@ describe('routing', () => {
 
 describe('request ids and content type', () => {
   test('every kind of response carries a lower-case v4 request_id equal to X-Request-Id', async () => {
-    h = createHarness({ config: { limits: { key_requests_per_minute: 4 } } })
+    h = await createHarness({ config: { limits: { key_requests_per_minute: 4 } } })
     const sent = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
     const responses: [number, Result][] = [
       [200, sent],
@@ -85,7 +85,7 @@ describe('request ids and content type', () => {
 
 describe('body size', () => {
   test(`a body of exactly ${MAX_BODY} bytes is accepted`, async () => {
-    h = createHarness()
+    h = await createHarness()
     const raw = sendBodyOfSize(MAX_BODY)
     expect(Buffer.byteLength(raw)).toBe(MAX_BODY)
     const r = await h.call(SEND, undefined, { raw })
@@ -94,7 +94,7 @@ describe('body size', () => {
   })
 
   test(`a body of ${MAX_BODY + 1} bytes -> 413 Request body too large`, async () => {
-    h = createHarness()
+    h = await createHarness()
     const raw = sendBodyOfSize(MAX_BODY + 1)
     expect(Buffer.byteLength(raw)).toBe(MAX_BODY + 1)
     expectError(await h.call(SEND, undefined, { raw }), 413, 'Request body too large')
@@ -102,7 +102,7 @@ describe('body size', () => {
   })
 
   test('a streamed body (no Content-Length) over the cap -> 413', async () => {
-    h = createHarness()
+    h = await createHarness()
     const chunk = new TextEncoder().encode(sendBodyOfSize(MAX_BODY + 1))
     const body = new ReadableStream({
       start(c) {
@@ -121,7 +121,7 @@ describe('Content-Type', () => {
   const body = JSON.stringify({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
 
   test('missing Content-Type -> 400', async () => {
-    h = createHarness()
+    h = await createHarness()
     for (const path of [SEND, VERIFY]) {
       expectError(await rawRequest(path, { method: 'POST', body, headers: auth() }), 400, 'Content-Type must be application/json')
     }
@@ -129,14 +129,14 @@ describe('Content-Type', () => {
 
   for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/jsonx', 'multipart/form-data; boundary=x']) {
     test(`Content-Type ${type} -> 400`, async () => {
-      h = createHarness()
+      h = await createHarness()
       expectError(await h.call(SEND, undefined, { raw: body, headers: { 'content-type': type } }), 400, 'Content-Type must be application/json')
     })
   }
 
   for (const type of ['application/json; charset=utf-8', 'Application/JSON', 'application/json;charset=UTF-8']) {
     test(`Content-Type ${type} is accepted`, async () => {
-      h = createHarness()
+      h = await createHarness()
       expect((await h.call(SEND, undefined, { raw: body, headers: { 'content-type': type } })).status).toBe(200)
     })
   }
@@ -153,20 +153,20 @@ describe('JSON parsing', () => {
   for (const path of [SEND, VERIFY]) {
     for (const [name, raw] of invalid) {
       test(`${path}: ${name} -> 400 Request body must be valid JSON`, async () => {
-        h = createHarness()
+        h = await createHarness()
         expectError(await h.call(path, undefined, { raw }), 400, 'Request body must be valid JSON')
       })
     }
     for (const raw of ['[]', '"x"', '1', 'null', 'true', '[{"channel":"sms"}]']) {
       test(`${path}: ${raw} -> 400 Request body must be a JSON object`, async () => {
-        h = createHarness()
+        h = await createHarness()
         expectError(await h.call(path, undefined, { raw }), 400, 'Request body must be a JSON object')
       })
     }
   }
 
   test('unknown fields are ignored', async () => {
-    h = createHarness()
+    h = await createHarness()
     const r = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS, extra: { nested: [1, 2] } })
     expect(r.status).toBe(200)
   })
@@ -174,16 +174,16 @@ describe('JSON parsing', () => {
 
 describe('order of checks', () => {
   test('authentication (401/403) beats a bad body', async () => {
-    h = createHarness()
+    h = await createHarness()
     expectError(await h.call(SEND, undefined, { key: null, raw: '{not json' }), 401, 'API key is required. Provide it via Authorization: Bearer <token> or x-api-key header')
     expectError(await h.call(VERIFY, undefined, { key: 'otpd_nope', raw: 'x'.repeat(MAX_BODY + 1) }), 401, 'Invalid API key')
-    const k = h.server.admin.createKey({ name: 'off' })
-    h.server.admin.setKeyStatus(k.prefix, 'disabled')
+    const k = await h.server.admin.createKey({ name: 'off' })
+    await h.server.admin.setKeyStatus(k.prefix, 'disabled')
     expectError(await h.call(SEND, undefined, { key: k.key, raw: '[]', headers: { 'content-type': 'text/plain' } }), 403, 'API key is disabled')
   })
 
   test('the per-key rate limit (429) beats a bad body', async () => {
-    h = createHarness({ config: { limits: { key_requests_per_minute: 3 } } })
+    h = await createHarness({ config: { limits: { key_requests_per_minute: 3 } } })
     for (let i = 0; i < 3; i++) expect((await h.call(SEND, undefined, { raw: '{' })).status).toBe(400)
     const bad: Parameters<Harness['call']>[2][] = [
       { raw: '{' },
@@ -203,7 +203,7 @@ describe('order of checks', () => {
   })
 
   test('body errors beat field validation', async () => {
-    h = createHarness()
+    h = await createHarness()
     const badFields = JSON.stringify({ channel: 'fax', code: 'abc' })
     expectError(await h.call(SEND, undefined, { raw: badFields, headers: { 'content-type': 'text/plain' } }), 400, 'Content-Type must be application/json')
     expectError(await h.call(VERIFY, undefined, { raw: `{"code":"1","pad":"${'x'.repeat(MAX_BODY)}"}` }), 413, 'Request body too large')

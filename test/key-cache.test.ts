@@ -26,12 +26,12 @@ describe('a change from another process applies within 1 s', () => {
     ['disabled', 403, 'API key is disabled'],
     ['revoked', 401, 'Invalid API key'],
   ] as const)('%s: the old status at most until 1 s after the change, the new one from then on', async (status, code, error) => {
-    h = createHarness()
+    h = await createHarness()
     cli = otherProcess()
-    const k = h.server.admin.createKey({ name: 'victim' })
+    const k = await h.server.admin.createKey({ name: 'victim' })
     expect((await probe(k.key)).status).toBe(404) // looked up and cached now
     const t0 = h.clock.now()
-    cli.admin.setKeyStatus(k.prefix, status)
+    await cli.admin.setKeyStatus(k.prefix, status)
     h.clock.set(t0 + KEY_CACHE_MS)
     const r = await probe(k.key)
     expect(r.status).toBe(code)
@@ -40,50 +40,50 @@ describe('a change from another process applies within 1 s', () => {
   })
 
   test('the cache is what delays it: before the bound the old status may still answer, never after', async () => {
-    h = createHarness()
+    h = await createHarness()
     cli = otherProcess()
-    const k = h.server.admin.createKey({ name: 'victim' })
+    const k = await h.server.admin.createKey({ name: 'victim' })
     const t0 = h.clock.now()
     expect((await probe(k.key)).status).toBe(404)
-    cli.admin.setKeyStatus(k.prefix, 'disabled')
+    await cli.admin.setKeyStatus(k.prefix, 'disabled')
     h.clock.set(t0 + KEY_CACHE_MS - 1)
     expect((await probe(k.key)).status).toBe(404)
     h.clock.set(t0 + KEY_CACHE_MS)
     expect((await probe(k.key)).status).toBe(403)
-    cli.admin.setKeyStatus(k.prefix, 'active')
+    await cli.admin.setKeyStatus(k.prefix, 'active')
     h.clock.set(t0 + 2 * KEY_CACHE_MS)
     expect((await probe(k.key)).status).toBe(404)
   })
 
   test('a key created by another process works at once (unknown keys are never cached)', async () => {
-    h = createHarness()
+    h = await createHarness()
     cli = otherProcess()
     expect((await probe('otpd_' + 'A'.repeat(40))).status).toBe(401)
-    const k = cli.admin.createKey({ name: 'new' })
+    const k = await cli.admin.createKey({ name: 'new' })
     expect((await probe(k.key)).status).toBe(404)
   })
 })
 
 test('a change through the server itself applies to the very next request', async () => {
-  h = createHarness()
-  const k = h.server.admin.createKey({ name: 'victim' })
+  h = await createHarness()
+  const k = await h.server.admin.createKey({ name: 'victim' })
   expect((await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS }, k.key)).status).toBe(200)
-  h.server.admin.setKeyStatus(k.prefix, 'disabled')
+  await h.server.admin.setKeyStatus(k.prefix, 'disabled')
   expect((await probe(k.key)).status).toBe(403)
 })
 
 test('last_used_at is written at most once a second, and is never more than 1 s behind', async () => {
-  h = createHarness()
-  const lastUsed = () => h.server.admin.listKeys()[0]!.lastUsedAt
+  h = await createHarness()
+  const lastUsed = async () => (await h.server.admin.listKeys())[0]!.lastUsedAt
   const t0 = h.clock.now()
   expect((await probe(h.key)).status).toBe(404)
-  expect(lastUsed()).toBe(t0)
+  expect(await lastUsed()).toBe(t0)
   h.clock.set(t0 + 999)
   expect((await probe(h.key)).status).toBe(404)
-  expect(lastUsed()).toBe(t0)
+  expect(await lastUsed()).toBe(t0)
   h.clock.set(t0 + 1_000)
   expect((await probe(h.key)).status).toBe(404)
-  expect(lastUsed()).toBe(t0 + 1_000)
+  expect(await lastUsed()).toBe(t0 + 1_000)
 })
 
 // The account's code length is cached too (store/admin-store.ts), but only until
@@ -92,7 +92,7 @@ test.each([
   ['another process', () => (cli = otherProcess()).admin],
   ['the server itself', () => h.server.admin],
 ])("a code length set through %s applies to the very next send, without waiting", async (_where, admin) => {
-  h = createHarness({ credits: 10 })
+  h = await createHarness({ credits: 10 })
   let n = 0
   const codeOf = async () => {
     // A new recipient each time: the per-recipient limit stays out of the way.
@@ -102,7 +102,7 @@ test.each([
   expect((await codeOf()).length).toBe(6) // read and cached now
   const a = admin()
   for (const length of [8, 4, 10]) {
-    a.setCodeLength('default', length)
+    await a.setCodeLength('default', length)
     expect((await codeOf()).length).toBe(length)
   }
 })

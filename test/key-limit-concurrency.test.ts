@@ -19,7 +19,7 @@ afterEach(() => {
 })
 
 test('one process: of 60 simultaneous requests of every kind, exactly the limit are admitted', async () => {
-  h = createHarness({ config: { limits: { key_requests_per_minute: 25 } } })
+  h = await createHarness({ config: { limits: { key_requests_per_minute: 25 } } })
   const sent = await h.send({ channel: 'sms', recipient: TEST.PHONE_FAIL })
   const kinds = [
     () => h!.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS }),

@@ -12,8 +12,8 @@ afterEach(() => {
   // Restarted harnesses share the directory; the first one removes it, so close it last.
   for (const x of open.splice(0).reverse()) x.close()
 })
-const start = (config?: Record<string, any>) => {
-  h = createHarness({ config })
+const start = async (config?: Record<string, any>) => {
+  h = await createHarness({ config })
   open.push(h)
   return h
 }
@@ -35,7 +35,7 @@ async function spend(n: number, key?: string) {
 
 describe('default limit of 120 per minute', () => {
   test('120 requests of every kind pass; the 121st is refused with retry_after', async () => {
-    start()
+    await start()
     const sent = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
     expect(sent.status).toBe(200)
     let n = 1
@@ -49,7 +49,7 @@ describe('default limit of 120 per minute', () => {
   })
 
   test('the count is the same whichever endpoint is used', async () => {
-    start()
+    await start()
     for (let i = 0; i < 60; i++) expect((await h.send({ channel: 'sms', recipient: TEST.PHONE_FAIL })).status).toBe(200)
     await spend(60)
     expectLimited(await h.send({ channel: 'sms', recipient: TEST.PHONE_FAIL }), 60)
@@ -58,7 +58,7 @@ describe('default limit of 120 per minute', () => {
 
 describe('rolling 60 s window', () => {
   test('room returns exactly when the oldest requests leave the window', async () => {
-    start()
+    await start()
     const t0 = h.clock.now()
     await spend(60)
     h.clock.set(t0 + 30_000)
@@ -75,7 +75,7 @@ describe('rolling 60 s window', () => {
   })
 
   test('retry_after is rounded up to whole seconds', async () => {
-    start()
+    await start()
     const t0 = h.clock.now()
     await spend(120)
     h.clock.set(t0 + 1)
@@ -89,7 +89,7 @@ describe('rolling 60 s window', () => {
   })
 
   test('refused requests are not counted', async () => {
-    start()
+    await start()
     const t0 = h.clock.now()
     await spend(120)
     for (let s = 1; s < 60; s++) {
@@ -105,10 +105,10 @@ describe('rolling 60 s window', () => {
 
 describe('scope and persistence', () => {
   test('each key has its own count', async () => {
-    start()
-    const other = h.server.admin.createKey({ name: 'other' }).key
-    h.server.admin.createAccount('acme')
-    const foreign = h.server.admin.createKey({ name: 'acme', account: 'acme' }).key
+    await start()
+    const other = (await h.server.admin.createKey({ name: 'other' })).key
+    await h.server.admin.createAccount('acme')
+    const foreign = (await h.server.admin.createKey({ name: 'acme', account: 'acme' })).key
     await spend(120)
     expectLimited(await ping(), 60)
     await spend(120, other)
@@ -118,25 +118,25 @@ describe('scope and persistence', () => {
   })
 
   test('requests without a valid key are not counted against any key', async () => {
-    start()
+    await start()
     for (let i = 0; i < 10; i++) expect((await h.verify({}, 'otpd_unknown')).status).toBe(401)
     await spend(120)
     expectLimited(await ping(), 60)
   })
 
   test('limits.key_requests_per_minute is honoured', async () => {
-    start({ limits: { key_requests_per_minute: 5 } })
+    await start({ limits: { key_requests_per_minute: 5 } })
     await spend(5)
     expectLimited(await ping(), 60, 5)
   })
 
   test('the count survives a restart', async () => {
-    start()
+    await start()
     const t0 = h.clock.now()
     await spend(100)
     h.clock.set(t0 + 20_000)
     await spend(20)
-    const after = h.restart()
+    const after = await h.restart()
     open.push(after)
     h = after
     // After the restart, pass the original key explicitly.

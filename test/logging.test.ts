@@ -20,7 +20,7 @@ test.each([
 })
 
 test('after sends, verifies and a failed delivery the log holds no key, code or clear recipient', async () => {
-  h = createHarness({ credits: 10 })
+  h = await createHarness({ credits: 10 })
   const real = '+14155550123'
   const sent = await h.send({ channel: 'sms', recipient: real })
   const code = h.delivery.lastCode()
@@ -42,7 +42,7 @@ test('after sends, verifies and a failed delivery the log holds no key, code or 
 })
 
 test('an internal fault in verify is a generic 500; the cause is logged with the request id', async () => {
-  h = createHarness()
+  h = await createHarness()
   h.server.db.$client.run('PRAGMA query_only = ON') // every write now throws (a closed handle no longer does: statements are prepared once)
   const r = await h.verify({ verification_id: '00000000-0000-4000-8000-000000000000', code: '123456' })
   expect(r.status).toBe(500)
@@ -54,7 +54,7 @@ test('an internal fault in verify is a generic 500; the cause is logged with the
 })
 
 test('an internal fault in send is 500 Failed to send verification, without internals', async () => {
-  h = createHarness()
+  h = await createHarness()
   h.server.db.$client.run('PRAGMA query_only = ON')
   const r = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
   expect(r.status).toBe(500)

@@ -89,7 +89,7 @@ test('label sets that would run together stay separate series; a value on a buck
 })
 
 test('without admin listener or token, /metrics on the main listener is a 404 like any unknown path', async () => {
-  h = createHarness()
+  h = await createHarness()
   const r = await h.call('/metrics', undefined, { method: 'GET', key: null })
   const unknown = await h.call('/nothing-here', undefined, { method: 'GET', key: null })
   expect(r.status).toBe(404)
@@ -98,7 +98,7 @@ test('without admin listener or token, /metrics on the main listener is a 404 li
 })
 
 test('with server.metrics_token: no token 401, a wrong one 401, the right one 200; the token is never echoed or logged', async () => {
-  h = createHarness({ config: { server: { metrics_token: TOKEN } } })
+  h = await createHarness({ config: { server: { metrics_token: TOKEN } } })
   const none = await scrape({})
   expect(none.status).toBe(401)
   expect(JSON.parse(none.text).error).toBe('Metrics token is required. Provide it via Authorization: Bearer <token>')
@@ -119,9 +119,9 @@ test('with server.metrics_token: no token 401, a wrong one 401, the right one 20
 })
 
 test('requests, sends, verifies, rate-limit rejections and credit balances are counted', async () => {
-  h = createHarness({ credits: 2, config: { server: { metrics_token: TOKEN }, limits: { recipient_per_minute: 1, recipient_failures_per_day: 6, key_requests_per_minute: 30 } } })
-  h.server.admin.createAccount('acme')
-  h.server.admin.addCredits(7, 'acme')
+  h = await createHarness({ credits: 2, config: { server: { metrics_token: TOKEN }, limits: { recipient_per_minute: 1, recipient_failures_per_day: 6, key_requests_per_minute: 30 } } })
+  await h.server.admin.createAccount('acme')
+  await h.server.admin.addCredits(7, 'acme')
 
   const real = await h.send({ channel: 'sms', recipient: '+14155550123' }) // sent via the recording provider
   expect((await h.send({ channel: 'sms', recipient: '+14155550123' })).status).toBe(429) // per recipient
@@ -174,7 +174,7 @@ test('requests, sends, verifies, rate-limit rejections and credit balances are c
 })
 
 test('the request duration histogram resolves answers below 5 ms: bounds from 0.5 ms, cumulative, one count per request', async () => {
-  h = createHarness({ config: { server: { metrics_token: TOKEN } } })
+  h = await createHarness({ config: { server: { metrics_token: TOKEN } } })
   const route = { route: '/api/v1/verify' }
   for (let i = 0; i < 3; i++) await h.verify({ verification_id: '00000000-0000-4000-8000-000000000000', code: '123456' })
   const { samples } = parse((await scrape()).text)
@@ -191,7 +191,7 @@ test('the request duration histogram resolves answers below 5 ms: bounds from 0.
 })
 
 test('per-key rate-limit rejections are counted by kind', async () => {
-  h = createHarness({ config: { server: { metrics_token: TOKEN }, limits: { key_requests_per_minute: 1 } } })
+  h = await createHarness({ config: { server: { metrics_token: TOKEN }, limits: { key_requests_per_minute: 1 } } })
   await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
   await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
   await h.verify({ verification_id: 'x', code: '123456' })
@@ -209,8 +209,8 @@ test('provider attempts feed a latency histogram per channel and provider (route
   })
   const server = buildServer(config, { clock: new ManualClock(Date.UTC(2026, 0, 1)), logger: createMemoryLogger() })
   try {
-    const key = server.admin.createKey({ name: 't' }).key
-    server.admin.addCredits(3)
+    const key = (await server.admin.createKey({ name: 't' })).key
+    await server.admin.addCredits(3)
     for (const recipient of ['+14155550100', '+14155550101', '+14155550102']) {
       const res = await server.http.handle(
         new Request('http://localhost/api/v1/send', {
@@ -239,7 +239,7 @@ test('provider attempts feed a latency histogram per channel and provider (route
 })
 
 test('the admin app serves /metrics without a token, health and readiness, and nothing of the API', async () => {
-  h = createHarness()
+  h = await createHarness()
   const get = (path: string, method = 'GET') => h.server.adminHttp.handle(new Request(`http://localhost${path}`, { method }))
   expect((await get('/metrics')).status).toBe(200)
   expect((await get('/healthz')).status).toBe(200)
@@ -257,8 +257,8 @@ test('with synchronous = FULL and the WAL workers (serve), each WAL flush is tim
     const config = resolveConfig({ database: { path: `${dir}/${synchronous}.db`, synchronous }, channels: { sms: ['fast'] }, providers: { fast: { type: 'noop' } } })
     const server = buildServer(config, { clock: new ManualClock(Date.UTC(2026, 0, 1)), logger: createMemoryLogger(), backgroundCheckpoints: true })
     try {
-      const key = server.admin.createKey({ name: 't' }).key
-      server.admin.addCredits(5)
+      const key = (await server.admin.createKey({ name: 't' })).key
+      await server.admin.addCredits(5)
       for (let i = 0; i < 5; i++) {
         const res = await server.http.handle(
           new Request('http://localhost/api/v1/send', {

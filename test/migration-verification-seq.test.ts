@@ -72,7 +72,7 @@ test('verifications made before the upgrade verify by their old ids and keep cou
   const hasher = new Hasher(Buffer.from(SECRET_HEX, 'hex'))
   const old = legacyDatabase(dbPath, hasher)
   const clock = new ManualClock(NOW)
-  h = createHarness({ dir, key: old.key, clock })
+  h = await createHarness({ dir, key: old.key, clock })
 
   // Stored as bytes now: the code's whole HMAC, the recipient's first 16 bytes.
   const row = h.server.db.$client.query<{ seq: number; r: number; c: number }, [string]>(
@@ -117,7 +117,7 @@ test('an old id whose row number was reused by a newer verification does not fin
   const dbPath = join(dir, 'otpd.db')
   writeFileSync(secretPath(dbPath), `${SECRET_HEX}\n`, { mode: 0o600 })
   const old = legacyDatabase(dbPath, new Hasher(Buffer.from(SECRET_HEX, 'hex')))
-  h = createHarness({ dir, key: old.key, clock: new ManualClock(NOW) })
+  h = await createHarness({ dir, key: old.key, clock: new ManualClock(NOW) })
   // Every verification gone but the old ids kept: row numbers start again at 1.
   h.server.db.$client.run('DELETE FROM verifications')
   const fresh = await h.send({ channel: 'sms', recipient: '+14155550124', code: '654321' })

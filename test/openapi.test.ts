@@ -12,7 +12,7 @@ const TOKEN = 'metrics-token-0123456789abcdef0123456789'
 let h: Harness
 let doc: Record<string, any>
 beforeAll(async () => {
-  h = createHarness({ credits: 1, config: { server: { metrics_token: TOKEN }, limits: { recipient_per_minute: 1, key_requests_per_minute: 1000 } } })
+  h = await createHarness({ credits: 1, config: { server: { metrics_token: TOKEN }, limits: { recipient_per_minute: 1, key_requests_per_minute: 1000 } } })
   const res = await h.server.http.handle(new Request('http://localhost/api/v1/openapi.json'))
   expect(res.status).toBe(200)
   expect(res.headers.get('content-type')).toContain('application/json')
@@ -24,7 +24,7 @@ const seen = new Set<string>()
 
 /** The second request of a key allowed one per minute, on a server of its own. */
 async function keyLimited(path: string, body: Record<string, unknown>) {
-  const other = createHarness({ config: { limits: { key_requests_per_minute: 1 } } })
+  const other = await createHarness({ config: { limits: { key_requests_per_minute: 1 } } })
   try {
     await other.call(path, body)
     const r = await other.call(path, body)
@@ -119,10 +119,10 @@ test('every documented send response is what the server answers', async () => {
   conforms(post, 'post', await h.call(post, undefined, { raw: JSON.stringify({ pad: 'x'.repeat(20_000) }) })) // 413
   conforms(post, 'post', await h.call(post, {}, { key: null })) // 401 required
   conforms(post, 'post', await send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS }, 'otpd_' + 'A'.repeat(40))) // 401 invalid
-  const disabled = h.server.admin.createKey({ name: 'off' })
-  h.server.admin.setKeyStatus(String(disabled.id), 'disabled')
+  const disabled = await h.server.admin.createKey({ name: 'off' })
+  await h.server.admin.setKeyStatus(String(disabled.id), 'disabled')
   conforms(post, 'post', await send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS }, disabled.key)) // 403
-  h.server.admin.addCredits(1)
+  await h.server.admin.addCredits(1)
   h.delivery.fail = true
   conforms(post, 'post', await send({ channel: 'voice', recipient: '+14155550125' })) // 500
   h.delivery.fail = false
@@ -150,8 +150,8 @@ test('every documented verify response is what the server answers', async () => 
   conforms(post, 'post', await h.call(post, undefined, { raw: '"x"' }))
   conforms(post, 'post', await h.call(post, undefined, { raw: JSON.stringify({ pad: 'x'.repeat(20_000) }) })) // 413
   conforms(post, 'post', await h.call(post, {}, { key: null })) // 401
-  const disabled = h.server.admin.createKey({ name: 'off2' })
-  h.server.admin.setKeyStatus(String(disabled.id), 'disabled')
+  const disabled = await h.server.admin.createKey({ name: 'off2' })
+  await h.server.admin.setKeyStatus(String(disabled.id), 'disabled')
   conforms(post, 'post', await h.verify({ verification_id: id, code: '123456' }, disabled.key)) // 403
   const limited = await keyLimited(post, { verification_id: id, code: '123456' })
   expect(limited.json.error).toContain('requests per minute')

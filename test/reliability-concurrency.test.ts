@@ -27,7 +27,7 @@ const tally = (rs: { status: number; json: Record<string, any> }[]) => {
 }
 
 test('200 parallel verifies of a real code over a socket: exactly one succeeds', async () => {
-  h = createHarness({ credits: 1, config: { limits: { key_requests_per_minute: 1000 } } })
+  h = await createHarness({ credits: 1, config: { limits: { key_requests_per_minute: 1000 } } })
   const url = h.listen()
   const sent = await post(url, '/api/v1/send', h.key, { channel: 'sms', recipient: '+14155550123', code: '27182818' })
   expect(sent.status).toBe(200)
@@ -36,7 +36,7 @@ test('200 parallel verifies of a real code over a socket: exactly one succeeds',
 })
 
 test('per-key limit under concurrency, one process: 300 parallel requests, exactly 120 admitted', async () => {
-  h = createHarness()
+  h = await createHarness()
   const url = h.listen()
   const rs = await Promise.all(
     Array.from({ length: 300 }, (_, i) =>

@@ -17,7 +17,7 @@ cleanUpAfterEach()
 
 test('serve sweeps at start: verifications 7 days past expiry and old counters go, recent ones stay', async () => {
   env = cliEnv()
-  const old = createHarness({ dir: env.dir, ownsDir: false, clock: new ManualClock(Date.now() - 10 * DAY) })
+  const old = await createHarness({ dir: env.dir, ownsDir: false, clock: new ManualClock(Date.now() - 10 * DAY) })
   const gone = await old.send({ channel: 'sms', recipient: TEST.PHONE_FAIL, expires_in: 3600 })
   await old.verify({ verification_id: gone.json.verification_id, code: '000000' })
   old.clock.set(Date.now() - 6 * DAY) // expired 6 days ago: kept (retention is 7 days after expiry)

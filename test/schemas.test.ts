@@ -19,7 +19,7 @@ function expectShape(schema: TSchema, body: unknown) {
 }
 
 test('send success, verify results, errors and the lockout each match their schema', async () => {
-  h = createHarness({ config: { limits: { key_requests_per_minute: 40 } } })
+  h = await createHarness({ config: { limits: { key_requests_per_minute: 40 } } })
   const sent = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
   expectShape(SendResponse, sent.json)
   const id = sent.json.verification_id
@@ -45,7 +45,7 @@ test('send success, verify results, errors and the lockout each match their sche
 })
 
 test('a rate-limit error matches the error schema, with retry_after', async () => {
-  h = createHarness({ config: { limits: { key_requests_per_minute: 1 } } })
+  h = await createHarness({ config: { limits: { key_requests_per_minute: 1 } } })
   await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
   const limited = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
   expect(limited.status).toBe(429)

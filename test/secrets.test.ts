@@ -21,12 +21,13 @@ afterEach(() => {
 const SERVER_SECRET = 'srv-secret-' + crypto.randomBytes(16).toString('hex')
 
 test('after sends, verifies and key changes, no key, code or server secret is in the database, its WAL or the logs', async () => {
-  h = createHarness({ credits: 1000, config: { server: { secret: SERVER_SECRET } } })
-  h.server.admin.setCodeLength('default', 10)
+  h = await createHarness({ credits: 1000, config: { server: { secret: SERVER_SECRET } } })
+  await h.server.admin.setCodeLength('default', 10)
   const secrets: Secret[] = [{ kind: 'server secret', value: SERVER_SECRET }]
-  const keys = [h.key, ...Array.from({ length: 4 }, (_, i) => h!.server.admin.createKey({ name: `k${i}` }).key)]
+  const keys = [h.key]
+  for (let i = 0; i < 4; i++) keys.push((await h.server.admin.createKey({ name: `k${i}` })).key)
   for (const key of keys) secrets.push({ kind: 'api key', value: key })
-  h.server.admin.setKeyStatus(h.server.admin.listKeys()[1]!.prefix, 'disabled')
+  await h.server.admin.setKeyStatus((await h.server.admin.listKeys())[1]!.prefix, 'disabled')
 
   for (let i = 0; i < 40; i++) {
     const key = keys[i % keys.length]!
@@ -55,7 +56,7 @@ test('after sends, verifies and key changes, no key, code or server secret is in
 })
 
 test('a verify compares the code as equal-length HMACs with timingSafeEqual, right or wrong', async () => {
-  h = createHarness({ credits: 10 })
+  h = await createHarness({ credits: 10 })
   const sent = await h.send({ channel: 'sms', recipient: '+14155550123', code: '48151623' })
   const spy = spyOn(crypto, 'timingSafeEqual')
   spies.push(spy)
@@ -69,7 +70,7 @@ test('a verify compares the code as equal-length HMACs with timingSafeEqual, rig
 })
 
 test('an API key is checked by comparing HMACs with timingSafeEqual, never the key itself', async () => {
-  h = createHarness()
+  h = await createHarness()
   const spy = spyOn(crypto, 'timingSafeEqual')
   spies.push(spy)
   // The right key, and a wrong one that shares its display prefix (so a stored row is compared).

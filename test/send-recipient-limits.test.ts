@@ -12,8 +12,8 @@ afterEach(() => {
   for (const x of open.reverse()) x.close()
   open.length = 0
 })
-const start = (opts: HarnessOptions = {}) => {
-  const h = createHarness(opts)
+const start = async (opts: HarnessOptions = {}) => {
+  const h = await createHarness(opts)
   open.push(h)
   return h
 }
@@ -33,19 +33,19 @@ function expectLimited(r: Result, max: number, period: string, seconds: number) 
 }
 
 test('2 per minute: the 3rd gets 429 with the seconds until the oldest leaves the window', async () => {
-  const h = start({ credits: 10 })
+  const h = await start({ credits: 10 })
   const sms = { channel: 'sms', recipient: PHONE }
   expect((await h.send(sms)).status).toBe(200) // t = 0
   h.clock.advance(10 * SECOND)
   expect((await h.send(sms)).status).toBe(200) // t = 10 s
   h.clock.advance(10 * SECOND)
   expectLimited(await h.send(sms), 2, 'minute', 40) // t = 20 s
-  expect(h.server.admin.balance().balance).toBe(8) // a 429 costs nothing
+  expect((await h.server.admin.balance()).balance).toBe(8) // a 429 costs nothing
   expect(h.delivery.sent).toHaveLength(2)
 })
 
 test('the minute window is rolling: limited at 59.999 s, room for one at exactly 60 s', async () => {
-  const h = start({ credits: 10 })
+  const h = await start({ credits: 10 })
   const sms = { channel: 'sms', recipient: PHONE }
   await h.send(sms) // t = 0
   h.clock.advance(30 * SECOND)
@@ -58,7 +58,7 @@ test('the minute window is rolling: limited at 59.999 s, room for one at exactly
 })
 
 test('15 per hour: the 16th is named by period "hour"', async () => {
-  const h = start({ credits: 20 })
+  const h = await start({ credits: 20 })
   const sms = { channel: 'sms', recipient: PHONE }
   for (let i = 0; i < 15; i++) {
     expect((await h.send(sms)).status).toBe(200) // t = 0, 1, ..., 14 min
@@ -73,7 +73,7 @@ test('15 per hour: the 16th is named by period "hour"', async () => {
 })
 
 test('50 per 24 hours: the 51st is named by period "24 hours"', async () => {
-  const h = start({ credits: 60 })
+  const h = await start({ credits: 60 })
   const sms = { channel: 'sms', recipient: PHONE }
   for (let i = 0; i < 50; i++) {
     expect((await h.send(sms)).status).toBe(200) // every 5 min: 12 per hour
@@ -86,7 +86,7 @@ test('50 per 24 hours: the 51st is named by period "24 hours"', async () => {
 })
 
 test('several windows full: the hour (longer wait) is named, not the minute', async () => {
-  const h = start({ credits: 20 })
+  const h = await start({ credits: 20 })
   const sms = { channel: 'sms', recipient: PHONE }
   for (let i = 0; i < 14; i++) {
     await h.send(sms) // t = 0 .. 13 min
@@ -99,7 +99,7 @@ test('several windows full: the hour (longer wait) is named, not the minute', as
 })
 
 test('several windows full: the minute is named when its wait is the longer one', async () => {
-  const h = start({ credits: 10, config: { limits: { recipient_per_minute: 2, recipient_per_hour: 3 } } })
+  const h = await start({ credits: 10, config: { limits: { recipient_per_minute: 2, recipient_per_hour: 3 } } })
   const sms = { channel: 'sms', recipient: PHONE }
   await h.send(sms) // t = 0
   h.clock.advance(59 * MINUTE + 30 * SECOND)
@@ -113,14 +113,14 @@ test('several windows full: the minute is named when its wait is the longer one'
 })
 
 test('limits are configurable: recipient_per_minute = 5', async () => {
-  const h = start({ credits: 10, config: { limits: { recipient_per_minute: 5 } } })
+  const h = await start({ credits: 10, config: { limits: { recipient_per_minute: 5 } } })
   const sms = { channel: 'sms', recipient: PHONE }
   for (let i = 0; i < 5; i++) expect((await h.send(sms)).status).toBe(200)
   expectLimited(await h.send(sms), 5, 'minute', 60)
 })
 
 test('counted across channels: sms then voice to the same number share the count', async () => {
-  const h = start({ credits: 10 })
+  const h = await start({ credits: 10 })
   expect((await h.send({ channel: 'sms', recipient: PHONE })).status).toBe(200)
   expect((await h.send({ channel: 'voice', recipient: PHONE })).status).toBe(200)
   expectLimited(await h.send({ channel: 'sms', recipient: PHONE }), 2, 'minute', 60)
@@ -128,7 +128,7 @@ test('counted across channels: sms then voice to the same number share the count
 })
 
 test('another recipient has its own count', async () => {
-  const h = start({ credits: 10 })
+  const h = await start({ credits: 10 })
   await h.send({ channel: 'sms', recipient: PHONE })
   await h.send({ channel: 'sms', recipient: PHONE })
   expect((await h.send({ channel: 'sms', recipient: '+14155550124' })).status).toBe(200)
@@ -136,30 +136,30 @@ test('another recipient has its own count', async () => {
 })
 
 test('counted per account: two keys of one account share the count', async () => {
-  const h = start({ credits: 10 })
-  const second = h.server.admin.createKey({ name: 'second' }).key
+  const h = await start({ credits: 10 })
+  const second = (await h.server.admin.createKey({ name: 'second' })).key
   await h.send({ channel: 'sms', recipient: PHONE })
   await h.send({ channel: 'sms', recipient: PHONE }, second)
   expectLimited(await h.send({ channel: 'sms', recipient: PHONE }, second), 2, 'minute', 60)
 })
 
 test('separate per account: another account sends to the same number', async () => {
-  const h = start({ credits: 10 })
-  h.server.admin.createAccount('acme')
-  const acme = h.server.admin.createKey({ name: 'acme', account: 'acme' }).key
-  h.server.admin.addCredits(5, 'acme')
+  const h = await start({ credits: 10 })
+  await h.server.admin.createAccount('acme')
+  const acme = (await h.server.admin.createKey({ name: 'acme', account: 'acme' })).key
+  await h.server.admin.addCredits(5, 'acme')
   await h.send({ channel: 'sms', recipient: PHONE })
   await h.send({ channel: 'sms', recipient: PHONE })
   expectLimited(await h.send({ channel: 'sms', recipient: PHONE }), 2, 'minute', 60)
   expect((await h.send({ channel: 'sms', recipient: PHONE }, acme)).status).toBe(200)
   expect((await h.send({ channel: 'sms', recipient: PHONE }, acme)).status).toBe(200)
   expectLimited(await h.send({ channel: 'sms', recipient: PHONE }, acme), 2, 'minute', 60)
-  expect(h.server.admin.balance('acme').balance).toBe(3)
-  expect(h.server.admin.balance().balance).toBe(8)
+  expect((await h.server.admin.balance('acme')).balance).toBe(3)
+  expect((await h.server.admin.balance()).balance).toBe(8)
 })
 
 test('email addresses that differ only in case share the count', async () => {
-  const h = start({ credits: 10 })
+  const h = await start({ credits: 10 })
   expect((await h.send({ channel: 'email', recipient: 'Ada@Example.com' })).status).toBe(200)
   expect((await h.send({ channel: 'email', recipient: 'ada@example.com' })).status).toBe(200)
   expectLimited(await h.send({ channel: 'email', recipient: 'ADA@EXAMPLE.COM' }), 2, 'minute', 60)
@@ -168,7 +168,7 @@ test('email addresses that differ only in case share the count', async () => {
 })
 
 test('only successful sends count: a 429 does not extend the window', async () => {
-  const h = start({ credits: 10 })
+  const h = await start({ credits: 10 })
   const sms = { channel: 'sms', recipient: PHONE }
   await h.send(sms)
   await h.send(sms)
@@ -181,11 +181,11 @@ test('only successful sends count: a 429 does not extend the window', async () =
 })
 
 test('limits survive a restart', async () => {
-  const h = start({ credits: 10 })
+  const h = await start({ credits: 10 })
   await h.send({ channel: 'sms', recipient: PHONE })
   h.clock.advance(15 * SECOND)
   await h.send({ channel: 'sms', recipient: PHONE })
-  const again = h.restart()
+  const again = await h.restart()
   open.push(again)
   expectLimited(await again.send({ channel: 'sms', recipient: PHONE }, h.key), 2, 'minute', 45)
   again.clock.advance(45 * SECOND)
@@ -193,12 +193,12 @@ test('limits survive a restart', async () => {
 })
 
 test('the hour window survives a restart too', async () => {
-  const h = start({ credits: 20, config: { limits: { recipient_per_hour: 3 } } })
+  const h = await start({ credits: 20, config: { limits: { recipient_per_hour: 3 } } })
   for (let i = 0; i < 3; i++) {
     await h.send({ channel: 'sms', recipient: PHONE })
     h.clock.advance(10 * MINUTE)
   }
-  const again = h.restart()
+  const again = await h.restart()
   open.push(again)
   expectLimited(await again.send({ channel: 'sms', recipient: PHONE }), 3, 'hour', (HOUR - 30 * MINUTE) / SECOND)
 })

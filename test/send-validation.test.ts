@@ -8,8 +8,8 @@ import { afterEach, beforeEach, expect, test } from 'bun:test'
 import { createHarness, type Harness } from './harness.ts'
 
 let h: Harness
-beforeEach(() => {
-  h = createHarness({ credits: 1 })
+beforeEach(async () => {
+  h = await createHarness({ credits: 1 })
 })
 afterEach(() => h.close())
 
@@ -182,11 +182,11 @@ for (const row of rows) {
     if (row.status === 400) {
       expect(r.json).toEqual({ error: row.error!, request_id: r.headers.get('x-request-id')! })
       // A rejected request consumes nothing and delivers nothing.
-      expect(h.server.admin.balance().balance).toBe(1)
+      expect((await h.server.admin.balance()).balance).toBe(1)
       expect(h.delivery.sent).toHaveLength(0)
     } else {
       expect(r.json.success).toBe(true)
-      expect(h.server.admin.balance().balance).toBe(0)
+      expect((await h.server.admin.balance()).balance).toBe(0)
       expect(h.delivery.sent).toHaveLength(1)
     }
   })

@@ -5,7 +5,7 @@ let h: Harness
 afterEach(() => h?.close())
 
 test('a send to a test recipient can be verified with 123456', async () => {
-  h = createHarness()
+  h = await createHarness()
   const sent = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
   expect(sent.status).toBe(200)
   expect(sent.json.verification_id).toMatch(UUID_V4)
@@ -14,7 +14,7 @@ test('a send to a test recipient can be verified with 123456', async () => {
 })
 
 test('a real send delivers a code that verifies', async () => {
-  h = createHarness({ credits: 1 })
+  h = await createHarness({ credits: 1 })
   const sent = await h.send({ channel: 'email', recipient: 'ada@example.com' })
   expect(sent.status).toBe(200)
   const ok = await h.verify({ verification_id: sent.json.verification_id, code: h.delivery.lastCode() })

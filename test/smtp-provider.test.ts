@@ -127,7 +127,7 @@ describe('sessions', () => {
 test('a server that accepts the connection but never greets is cut at the time budget and the next one is tried', async () => {
   const silent = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
   const b = await stub()
-  const h = createHarness({
+  const h = await createHarness({
     credits: 1,
     configuredDelivery: true,
     env: ENV,
@@ -201,8 +201,8 @@ describe('the raw message', () => {
 })
 
 describe('through the API', () => {
-  function harness(port: number, extraProviders: Record<string, unknown> = {}, email = ['mail']) {
-    const h = createHarness({
+  async function harness(port: number, extraProviders: Record<string, unknown> = {}, email = ['mail']) {
+    const h = await createHarness({
       credits: 5,
       configuredDelivery: true,
       env: ENV,
@@ -214,7 +214,7 @@ describe('through the API', () => {
 
   test('a code sent by e-mail arrives over STARTTLS+AUTH and verifies', async () => {
     const s = await stub()
-    const h = harness(s.port)
+    const h = await harness(s.port)
     const sent = await h.send({ channel: 'email', recipient: 'Alice.Smith@Example.org', subject: 'Ihr Code für Acme', message: 'Hallo!\n.\nIhr Code: {code}\nGrüße' })
     expect(sent.status).toBe(200)
     const r = s.received[0]!
@@ -228,14 +228,14 @@ describe('through the API', () => {
     expect([wrong.status, wrong.json.verified, wrong.json.message]).toEqual([200, false, 'Invalid code'])
     const ok = await h.verify({ verification_id: sent.json.verification_id, code })
     expect([ok.status, ok.json.verified, ok.json.message]).toEqual([200, true, 'Code verified successfully'])
-    expect(h.server.admin.balance().balance).toBe(4)
+    expect((await h.server.admin.balance()).balance).toBe(4)
     expect(h.logs.join('\n')).not.toContain(code)
     expect(h.logs.join('\n')).not.toContain(PASSWORD)
   })
 
   test('the longest hostile values the API accepts arrive intact; CR/LF in a subject is refused before any SMTP', async () => {
     const s = await stub()
-    const h = harness(s.port)
+    const h = await harness(s.port)
     const subject = `.Ünïcode 🔐 ${'ß'.repeat(150)} =?UTF-8?B?eA==?= end`.slice(0, 200)
     const template = `.{code}\n..\n.\nFrom me\n${'€. '.repeat(480)}`.slice(0, 1600)
     const sent = await h.send({ channel: 'email', recipient: 'long@example.org', subject, message: template })
@@ -259,14 +259,14 @@ describe('through the API', () => {
   test('all SMTP servers down: 500, credit refunded, verify 404, log names the providers and no secret', async () => {
     const a = await stub()
     const b = await stub()
-    const h = harness(a.port, { backup: table(b.port) }, ['mail', 'backup'])
+    const h = await harness(a.port, { backup: table(b.port) }, ['mail', 'backup'])
     await a.close()
     await b.close()
     stubs.splice(0)
     const sent = await h.send({ channel: 'email', recipient: 'carol@example.org' })
     expect(sent.status).toBe(500)
     expect(sent.json.error).toBe('Failed to send verification')
-    expect(h.server.admin.balance().balance).toBe(5)
+    expect((await h.server.admin.balance()).balance).toBe(5)
     // The client never saw the id; even someone holding it gets 404.
     const { id } = h.server.db.$client.query('SELECT id FROM verifications').get() as { id: string }
     const v = await h.verify({ verification_id: id, code: '123456' })
@@ -282,7 +282,7 @@ describe('through the API', () => {
   test('the first server refusing the connection fails over to the second', async () => {
     const a = await stub()
     const b = await stub()
-    const h = harness(a.port, { backup: table(b.port) }, ['mail', 'backup'])
+    const h = await harness(a.port, { backup: table(b.port) }, ['mail', 'backup'])
     await a.close()
     stubs.splice(0, 1)
     const sent = await h.send({ channel: 'email', recipient: 'dave@example.org' })

@@ -21,19 +21,19 @@ test('every migration drizzle-kit wrote is embedded, and nothing else', () => {
   expect(Object.keys(migrationFiles).sort()).toEqual(onDisk)
 })
 
-test('a fresh database is migrated, in WAL mode, with foreign keys and the default account', () => {
-  h = createHarness()
+test('a fresh database is migrated, in WAL mode, with foreign keys and the default account', async () => {
+  h = await createHarness()
   const client = h.server.db.$client
   expect(client.query('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' })
   expect(client.query('PRAGMA foreign_keys').get()).toEqual({ foreign_keys: 1 })
   expect(client.query('PRAGMA synchronous').get()).toEqual({ synchronous: 2 }) // FULL
   expect(client.query('PRAGMA busy_timeout').get()).toEqual({ timeout: 5000 })
   expect(migrationsCurrent(client)).toBe(true)
-  expect(h.server.admin.listAccounts().map((a) => a.name)).toEqual(['default'])
+  expect((await h.server.admin.listAccounts()).map((a) => a.name)).toEqual(['default'])
 })
 
-test('migrations apply once: reopening (or a second process) changes nothing', () => {
-  h = createHarness()
+test('migrations apply once: reopening (or a second process) changes nothing', async () => {
+  h = await createHarness()
   const client = new Database(h.dbPath)
   applyMigrations(client)
   applyMigrations(client)
@@ -42,8 +42,8 @@ test('migrations apply once: reopening (or a second process) changes nothing', (
   client.close()
 })
 
-test('database.synchronous = NORMAL is applied', () => {
-  h = createHarness({ config: { database: { synchronous: 'NORMAL' } } })
+test('database.synchronous = NORMAL is applied', async () => {
+  h = await createHarness({ config: { database: { synchronous: 'NORMAL' } } })
   expect(h.server.db.$client.query('PRAGMA synchronous').get()).toEqual({ synchronous: 1 })
 })
 
@@ -63,7 +63,7 @@ test('the generated secret is 0600 and a new data directory 0700', () => {
 })
 
 test('the credit ledger balances: grants - debits + refunds = balance', async () => {
-  h = createHarness({ credits: 5 })
+  h = await createHarness({ credits: 5 })
   await h.send({ channel: 'sms', recipient: '+14155550001' })
   h.delivery.fail = true
   await h.send({ channel: 'sms', recipient: '+14155550002' })
@@ -75,12 +75,12 @@ test('the credit ledger balances: grants - debits + refunds = balance', async ()
     { kind: 'grant', total: 5 },
     { kind: 'refund', total: 1 },
   ])
-  expect(h.server.admin.balance().balance).toBe(5 - 2 + 1)
+  expect((await h.server.admin.balance()).balance).toBe(5 - 2 + 1)
 })
 
 test('a request records when its key was last used', async () => {
-  h = createHarness()
-  expect(h.server.admin.listKeys()[0]!.lastUsedAt).toBeNull()
+  h = await createHarness()
+  expect((await h.server.admin.listKeys())[0]!.lastUsedAt).toBeNull()
   await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
-  expect(h.server.admin.listKeys()[0]!.lastUsedAt).toBe(h.clock.now())
+  expect((await h.server.admin.listKeys())[0]!.lastUsedAt).toBe(h.clock.now())
 })

@@ -8,7 +8,7 @@ afterEach(() => h?.close())
 const count = (h: Harness, table: string) => (h.server.db.$client.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n
 
 test('verifications are deleted retention.days after they expire, not before', async () => {
-  h = createHarness({ config: { retention: { days: 2 } } })
+  h = await createHarness({ config: { retention: { days: 2 } } })
   const sent = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS, expires_in: 600 })
   h.clock.advance(600_000 + 2 * DAY - 1)
   expect(h.server.sweep().verifications).toBe(0)
@@ -19,7 +19,7 @@ test('verifications are deleted retention.days after they expire, not before', a
 })
 
 test('request and failure counters are pruned once outside their window', async () => {
-  h = createHarness()
+  h = await createHarness()
   const sent = await h.send({ channel: 'sms', recipient: TEST.PHONE_FAIL })
   await h.verify({ verification_id: sent.json.verification_id, code: '000000' })
   expect(count(h, 'key_hits')).toBe(2)
@@ -32,7 +32,7 @@ test('request and failure counters are pruned once outside their window', async 
 })
 
 test('the sweep keeps what the per-recipient limits still need', async () => {
-  h = createHarness({ credits: 3, config: { retention: { days: 1 } } })
+  h = await createHarness({ credits: 3, config: { retention: { days: 1 } } })
   await h.send({ channel: 'sms', recipient: '+14155550123', expires_in: 60 })
   await h.send({ channel: 'sms', recipient: '+14155550123', expires_in: 60 })
   h.server.sweep()
@@ -41,7 +41,7 @@ test('the sweep keeps what the per-recipient limits still need', async () => {
 })
 
 test('a bounded sweep deletes at most maxRows per table, oldest first, and says when there may be more', async () => {
-  h = createHarness()
+  h = await createHarness()
   for (let i = 0; i < 5; i++) {
     await h.verify({})
     h.clock.advance(1_000)

@@ -10,7 +10,7 @@ afterEach(() => {
   h?.close()
   h = undefined
 })
-const start = (opts: HarnessOptions = {}) => (h = createHarness(opts))
+const start = async (opts: HarnessOptions = {}) => (h = await createHarness(opts))
 
 type Mode = 'success' | 'fail' | 'expired'
 interface Row {
@@ -53,7 +53,7 @@ for (const row of rows) {
   const label = `${row.name} over ${row.channel}`
 
   test(`${label}: 200 with a balance of 0, nothing delivered, no credit used, answers the fixed code as documented`, async () => {
-    const h = start()
+    const h = await start()
     const sentAt = h.clock.now()
     const r = await h.send({ channel: row.channel, recipient: row.recipient })
     expect(r.status).toBe(200)
@@ -61,8 +61,8 @@ for (const row of rows) {
     const expiresAt = row.mode === 'expired' ? sentAt : sentAt + 300_000
     expect(r.json.expires_at).toBe(new Date(expiresAt).toISOString())
     expect(h.delivery.sent).toHaveLength(0)
-    expect(h.server.admin.balance().balance).toBe(0)
-    expect(h.server.admin.history().entries).toHaveLength(0)
+    expect((await h.server.admin.balance()).balance).toBe(0)
+    expect((await h.server.admin.history()).entries).toHaveLength(0)
 
     const v = await h.verify({ verification_id: r.json.verification_id, code: '123456' })
     expect(v.status).toBe(200)
@@ -73,7 +73,7 @@ for (const row of rows) {
   })
 
   test(`${label}: exempt from the per-recipient limits (10 sends in a minute)`, async () => {
-    const h = start()
+    const h = await start()
     const statuses: number[] = []
     for (let i = 0; i < 10; i++) {
       statuses.push((await h.send({ channel: row.channel, recipient: row.recipient })).status)
@@ -87,7 +87,7 @@ for (const row of rows.filter((r) => r.mode === 'success')) {
   const label = `${row.name} over ${row.channel}`
 
   test(`${label}: a custom code is ignored; 123456 still works`, async () => {
-    const h = start()
+    const h = await start()
     const r = await h.send({ channel: row.channel, recipient: row.recipient, code: '654321' })
     expect(r.status).toBe(200)
     const id = r.json.verification_id
@@ -96,7 +96,7 @@ for (const row of rows.filter((r) => r.mode === 'success')) {
   })
 
   test(`${label}: wrong codes count as failures; the 6th attempt is locked out for 15 minutes`, async () => {
-    const h = start()
+    const h = await start()
     const r = await h.send({ channel: row.channel, recipient: row.recipient, expires_in: 3600 })
     const id = r.json.verification_id
     for (let i = 0; i < 5; i++) {
@@ -113,7 +113,7 @@ for (const row of rows.filter((r) => r.mode === 'success')) {
 
 for (const row of rows.filter((r) => r.mode === 'fail')) {
   test(`${row.name} over ${row.channel}: 123456 answers Invalid code and locks after 5`, async () => {
-    const h = start()
+    const h = await start()
     const r = await h.send({ channel: row.channel, recipient: row.recipient, code: '987654' })
     const id = r.json.verification_id
     for (const code of ['123456', '987654', '123456', '000000', '123456']) {
@@ -126,7 +126,7 @@ for (const row of rows.filter((r) => r.mode === 'fail')) {
 
 for (const row of rows.filter((r) => r.mode === 'expired')) {
   test(`${row.name} over ${row.channel}: Code expired even for 123456, with any expires_in; never locks`, async () => {
-    const h = start()
+    const h = await start()
     const r = await h.send({ channel: row.channel, recipient: row.recipient, expires_in: 3600 })
     expect(r.json.expires_at).toBe(new Date(h.clock.now()).toISOString())
     // Attempts on an expired verification are not failures (DECISIONS.md section 4).
@@ -138,7 +138,7 @@ for (const row of rows.filter((r) => r.mode === 'expired')) {
 }
 
 test('test recipients count toward the per-key limit', async () => {
-  const h = start({ config: { limits: { key_requests_per_minute: 3 } } })
+  const h = await start({ config: { limits: { key_requests_per_minute: 3 } } })
   const bodies = [
     { channel: 'sms', recipient: TEST.PHONE_SUCCESS },
     { channel: 'voice', recipient: TEST.PHONE_FAIL },
@@ -157,17 +157,17 @@ test('test recipients count toward the per-key limit', async () => {
 })
 
 test('test recipients work with a key of any account, without credits', async () => {
-  const h = start()
-  h.server.admin.createAccount('acme')
-  const acme = h.server.admin.createKey({ name: 'acme', account: 'acme' }).key
+  const h = await start()
+  await h.server.admin.createAccount('acme')
+  const acme = (await h.server.admin.createKey({ name: 'acme', account: 'acme' })).key
   const r = await h.send({ channel: 'email', recipient: TEST.EMAIL_SUCCESS }, acme)
   expect(r.status).toBe(200)
   expect((await h.verify({ verification_id: r.json.verification_id, code: '123456' }, acme)).json.verified).toBe(true)
-  expect(h.server.admin.balance('acme').balance).toBe(0)
+  expect((await h.server.admin.balance('acme')).balance).toBe(0)
 })
 
 test('a test send does not use up the limit of real recipients', async () => {
-  const h = start({ credits: 2 })
+  const h = await start({ credits: 2 })
   for (let i = 0; i < 5; i++) await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
   expect((await h.send({ channel: 'sms', recipient: '+15550100004' })).status).toBe(200)
   expect((await h.send({ channel: 'sms', recipient: '+15550100004' })).status).toBe(200)

@@ -70,7 +70,7 @@ describe('through the API', () => {
   afterEach(() => h.close())
 
   test('an id altered to name another row of the same key is not found, and that row is untouched', async () => {
-    h = createHarness({ credits: 10 })
+    h = await createHarness({ credits: 10 })
     const a = await h.send({ channel: 'sms', recipient: '+14155550101', code: '111111' })
     const b = await h.send({ channel: 'sms', recipient: '+14155550102', code: '222222' })
     const codec = new VerificationIds(h.server.hasher)

@@ -14,14 +14,14 @@ afterEach(() => {
   // A restarted harness shares the directory; the first one removes it, so close it last.
   for (const x of open.splice(0).reverse()) x.close()
 })
-function start(opts: Parameters<typeof createHarness>[0] = {}) {
-  h = createHarness(opts)
+async function start(opts: Parameters<typeof createHarness>[0] = {}) {
+  h = await createHarness(opts)
   open.push(h)
   return h
 }
 /** Restarts and keeps using the original key (the restarted harness's default key is a new one). */
-function restart() {
-  h = h.restart()
+async function restart() {
+  h = await h.restart()
   open.push(h)
   return h
 }
@@ -52,7 +52,7 @@ function expectLocked(r: Result, retryAfter: number) {
 
 describe('concurrent verifies', () => {
   test('50 parallel verifies of the correct code (app.handle): exactly one succeeds', async () => {
-    start()
+    await start()
     const id = await sendTest()
     const results = await Promise.all(Array.from({ length: 50 }, () => verify(id, '123456')))
     expect(tally(results.map((r) => ({ status: r.status, message: r.json.message })))).toEqual({
@@ -64,7 +64,7 @@ describe('concurrent verifies', () => {
   })
 
   test('50 parallel verifies over a real port: exactly one succeeds, no 500', async () => {
-    start()
+    await start()
     const id = await sendTest()
     h.server.http.listen({ hostname: '127.0.0.1', port: 0 })
     try {
@@ -88,7 +88,7 @@ describe('concurrent verifies', () => {
   })
 
   test('20 parallel wrong guesses: exactly 5 are compared, the rest meet the lock', async () => {
-    start()
+    await start()
     const id = await sendTest()
     const results = await Promise.all(Array.from({ length: 20 }, (_, i) => verify(id, String(100000 + i))))
     expect(tally(results.map((r) => ({ status: r.status, message: r.json.message })))).toEqual({
@@ -101,58 +101,58 @@ describe('concurrent verifies', () => {
 
 describe('state survives a restart', () => {
   test('a valid verification still verifies with its code after a restart', async () => {
-    start({ credits: 1 })
+    await start({ credits: 1 })
     const sent = await h.send({ channel: 'email', recipient: 'ada@example.com' })
     const code = h.delivery.lastCode()
-    restart()
+    await restart()
     expectResult(await verify(sent.json.verification_id, code), true, 'Code verified successfully')
   })
 
   test('a used verification stays used', async () => {
-    start()
+    await start()
     const id = await sendTest()
     expectResult(await verify(id, '123456'), true, 'Code verified successfully')
-    restart()
+    await restart()
     expectResult(await verify(id, '123456'), false, 'Code already used')
   })
 
   test('a locked verification stays locked, with the same retry_after', async () => {
-    start()
+    await start()
     const id = await sendTest()
     for (let i = 0; i < 5; i++) expectResult(await verify(id, '000000'), false, 'Invalid code')
     h.clock.advance(100_500)
     expectLocked(await verify(id, '123456'), 800)
-    restart()
+    await restart()
     expectLocked(await verify(id, '123456'), 800)
     h.clock.advance(799_500)
     expectResult(await verify(id, '123456'), true, 'Code verified successfully')
   })
 
   test('the failed-attempt counter survives: 3 before and 2 after a restart lock it', async () => {
-    start()
+    await start()
     const id = await sendTest()
     for (let i = 0; i < 3; i++) expectResult(await verify(id, '000000'), false, 'Invalid code')
-    restart()
+    await restart()
     for (let i = 0; i < 2; i++) expectResult(await verify(id, '000000'), false, 'Invalid code')
     expectLocked(await verify(id, '123456'), 900)
   })
 
   test('the per-recipient failure count survives a restart', async () => {
-    start({ config: { limits: { recipient_failures_per_day: 4, max_failed_attempts: 100 } } })
+    await start({ config: { limits: { recipient_failures_per_day: 4, max_failed_attempts: 100 } } })
     const first = await sendTest()
     for (let i = 0; i < 4; i++) expectResult(await verify(first, '000000'), false, 'Invalid code')
     h.clock.advance(3_600_000)
-    restart()
+    await restart()
     const second = await sendTest()
     expectLocked(await verify(second, '123456'), 23 * 3600)
   })
 
   test('per-recipient send counters survive a restart', async () => {
-    start({ credits: 5 })
+    await start({ credits: 5 })
     const recipient = '+14155550199'
     for (let i = 0; i < 2; i++) expect((await h.send({ channel: 'sms', recipient })).status).toBe(200)
     h.clock.advance(15_000)
-    restart()
+    await restart()
     const r = await h.send({ channel: 'sms', recipient }, h.key)
     expect(r.status).toBe(429)
     expect(r.json).toEqual({

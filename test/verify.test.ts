@@ -68,13 +68,13 @@ describe('validation', () => {
   ]
   for (const [name, body, error] of rows) {
     test(`${name} -> 400 ${error}`, async () => {
-      h = createHarness()
+      h = await createHarness()
       expectError(await h.verify(body), 400, error)
     })
   }
 
   test('codes of 4 and 10 digits pass validation (and are compared)', async () => {
-    h = createHarness()
+    h = await createHarness()
     const v = await sendTest()
     expectResult(await verify(v, '1234'), false, 'Invalid code')
     expectResult(await verify(v, '1234567890'), false, 'Invalid code')
@@ -91,7 +91,7 @@ describe('look-up', () => {
   ]
   for (const [name, make] of ids) {
     test(`${name} -> 404 Verification not found`, async () => {
-      h = createHarness()
+      h = await createHarness()
       const real = await sendTest()
       expectError(await verify(make(real), '123456'), 404, 'Verification not found')
     })
@@ -100,7 +100,7 @@ describe('look-up', () => {
 
 describe('state machine', () => {
   test('correct code -> verified; afterwards any code -> Code already used', async () => {
-    h = createHarness()
+    h = await createHarness()
     const v = await sendTest()
     expectResult(await verify(v, '123456'), true, 'Code verified successfully')
     expectResult(await verify(v, '123456'), false, 'Code already used')
@@ -108,7 +108,7 @@ describe('state machine', () => {
   })
 
   test('wrong code -> 200 Invalid code, and the verification stays valid', async () => {
-    h = createHarness()
+    h = await createHarness()
     const v = await sendTest()
     expectResult(await verify(v, WRONG), false, 'Invalid code')
     expectResult(await verify(v, '12345'), false, 'Invalid code')
@@ -116,7 +116,7 @@ describe('state machine', () => {
   })
 
   test('a real code verifies; a near miss does not', async () => {
-    h = createHarness({ credits: 1 })
+    h = await createHarness({ credits: 1 })
     const { id, code } = await sendReal('+14155550101')
     const nearMiss = code.slice(0, -1) + String((Number(code.at(-1)) + 1) % 10)
     expectResult(await verify(id, nearMiss), false, 'Invalid code')
@@ -124,7 +124,7 @@ describe('state machine', () => {
   })
 
   test('valid until 1 ms before expires_at; expired at exactly expires_at', async () => {
-    h = createHarness()
+    h = await createHarness()
     const sentAt = h.clock.now()
     const r = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS, expires_in: 60 })
     expect(r.json.expires_at).toBe(new Date(sentAt + 60_000).toISOString())
@@ -139,7 +139,7 @@ describe('state machine', () => {
 
 describe('order of checks', () => {
   test('used beats expired', async () => {
-    h = createHarness()
+    h = await createHarness()
     const v = await sendTest(60)
     expectResult(await verify(v, '123456'), true, 'Code verified successfully')
     h.clock.advance(61_000)
@@ -147,7 +147,7 @@ describe('order of checks', () => {
   })
 
   test('expired beats locked', async () => {
-    h = createHarness()
+    h = await createHarness()
     const v = await sendTest(60)
     await failTimes(v, 5)
     expectLocked(await verify(v, '123456'), 900)
@@ -156,7 +156,7 @@ describe('order of checks', () => {
   })
 
   test('locked beats compare: the correct code is refused while locked', async () => {
-    h = createHarness()
+    h = await createHarness()
     const v = await sendTest()
     await failTimes(v, 5)
     expectLocked(await verify(v, '123456'), 900)
@@ -165,7 +165,7 @@ describe('order of checks', () => {
 
   test('attempts on used or expired verifications are not failures', async () => {
     // A per-recipient cap of 3 would trip if any of these 10 attempts counted.
-    h = createHarness({ config: { limits: { recipient_failures_per_day: 3 } } })
+    h = await createHarness({ config: { limits: { recipient_failures_per_day: 3 } } })
     const used = await sendTest(60)
     expectResult(await verify(used, '123456'), true, 'Code verified successfully')
     for (let i = 0; i < 5; i++) expectResult(await verify(used, WRONG), false, 'Code already used')
@@ -180,7 +180,7 @@ describe('order of checks', () => {
 
 describe('lockout', () => {
   test('the 5th wrong code still answers Invalid code; then every verify answers the 429 body', async () => {
-    h = createHarness()
+    h = await createHarness()
     const v = await sendTest()
     await failTimes(v, 4)
     expectResult(await verify(v, WRONG), false, 'Invalid code')
@@ -189,7 +189,7 @@ describe('lockout', () => {
   })
 
   test('retry_after counts down in whole seconds, rounded up; at 900 s a correct code verifies', async () => {
-    h = createHarness()
+    h = await createHarness()
     const v = await sendTest(3600)
     await failTimes(v, 5)
     const lockedAt = h.clock.now()
@@ -210,7 +210,7 @@ describe('lockout', () => {
   })
 
   test('when the lock ends the counter is 0: five more failures are needed to lock again', async () => {
-    h = createHarness()
+    h = await createHarness()
     const v = await sendTest(3600)
     await failTimes(v, 5)
     h.clock.advance(900_000)
@@ -219,14 +219,14 @@ describe('lockout', () => {
   })
 
   test('four failures do not lock: the correct code still verifies', async () => {
-    h = createHarness()
+    h = await createHarness()
     const v = await sendTest()
     await failTimes(v, 4)
     expectResult(await verify(v, '123456'), true, 'Code verified successfully')
   })
 
   test('a new send to the same recipient is not affected by the old lock, which stays', async () => {
-    h = createHarness({ credits: 2 })
+    h = await createHarness({ credits: 2 })
     const old = await sendReal('+14155550102')
     await failTimes(old.id, 5)
     expectLocked(await verify(old.id, old.code), 900)
@@ -237,7 +237,7 @@ describe('lockout', () => {
   })
 
   test('limits.max_failed_attempts and limits.lockout_seconds are honoured', async () => {
-    h = createHarness({ config: { limits: { max_failed_attempts: 3, lockout_seconds: 120 } } })
+    h = await createHarness({ config: { limits: { max_failed_attempts: 3, lockout_seconds: 120 } } })
     const v = await sendTest(3600)
     await failTimes(v, 3)
     const message = 'Too many failed attempts. Please try again in 2 minutes or request a new code.'
@@ -251,7 +251,7 @@ describe('lockout', () => {
 
 describe('per-recipient failure cap (DECISIONS.md section 10)', () => {
   test('failures across verifications of one recipient lock all of its verifications', async () => {
-    h = createHarness({ credits: 10, config: { limits: { recipient_failures_per_day: 7, max_failed_attempts: 100 } } })
+    h = await createHarness({ credits: 10, config: { limits: { recipient_failures_per_day: 7, max_failed_attempts: 100 } } })
     const alice = '+14155550103'
     const t0 = h.clock.now()
     const first = await sendReal(alice)
@@ -282,15 +282,15 @@ describe('per-recipient failure cap (DECISIONS.md section 10)', () => {
   })
 
   test('the cap is per account: the same number under another account is not locked', async () => {
-    h = createHarness({ credits: 10, config: { limits: { recipient_failures_per_day: 3, max_failed_attempts: 100 } } })
+    h = await createHarness({ credits: 10, config: { limits: { recipient_failures_per_day: 3, max_failed_attempts: 100 } } })
     const shared = '+14155550105'
     const mine = await sendReal(shared)
     await failTimes(mine.id, 3)
     expect((await verify(mine.id, mine.code)).status).toBe(429)
 
-    h.server.admin.createAccount('acme')
-    h.server.admin.addCredits(1, 'acme')
-    const acmeKey = h.server.admin.createKey({ account: 'acme' }).key
+    await h.server.admin.createAccount('acme')
+    await h.server.admin.addCredits(1, 'acme')
+    const acmeKey = (await h.server.admin.createKey({ account: 'acme' })).key
     const theirs = await h.send({ channel: 'sms', recipient: shared }, acmeKey)
     const code = h.delivery.lastCode()
     const r = await h.verify({ verification_id: theirs.json.verification_id, code }, acmeKey)

@@ -85,7 +85,7 @@ export interface VerificationStore {
    * when it had already been settled (by recovery, or another node).
    */
   settleDelivery(seq: number, state: Exclude<DeliveryState, 'sending'>, provider: string | null, at: number): Promise<boolean>
-  /** Charged sends still `sending` that were created before `before`, oldest first, at most `limit`. */
+  /** Charged sends still `sending` that were created at or before `before`, oldest first, at most `limit`. */
   unsettled(before: number, limit: number): Promise<UnsettledSend[]>
 }
 

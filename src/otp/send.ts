@@ -160,9 +160,18 @@ export class SendService {
       })
       return { kind: 'delivery_failed' }
     }
-    // Answered once the outcome is stored: a 200 never names a send that
-    // recovery could later take for unsettled and refund.
-    await d.storage.write((r) => r.verifications.settleDelivery(reserved.seq, 'accepted', provider, d.clock.now()))
+    try {
+      await d.storage.write((r) => r.verifications.settleDelivery(reserved.seq, 'accepted', provider, d.clock.now()))
+    } catch (err) {
+      // The verification is stored and its code delivered: it is in force, so
+      // the answer is 200. Left `sending`, it is refunded by recovery as `unknown`.
+      d.logger.error('delivered, but the outcome could not be recorded: recovery will record it as unknown and refund the credit', {
+        request_id: requestId,
+        channel: input.channel,
+        recipient: reserved.recipientMask,
+        error: err instanceof Error ? err.message : String(err),
+      })
+    }
     d.logger.debug('delivered', { request_id: requestId, channel: input.channel, provider, recipient: reserved.recipientMask })
     return { kind: 'sent', verificationId: reserved.id, expiresAt: reserved.expiresAt, test: false }
   }

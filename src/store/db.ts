@@ -1,13 +1,16 @@
 /**
  * Opens the SQLite database: busy_timeout first (the CLI writes while the
  * server runs), then WAL, foreign keys and the chosen synchronous level, then
- * the embedded migrations under one IMMEDIATE transaction.
+ * the embedded migrations under one IMMEDIATE transaction. Refused first when
+ * the file or its directory is not writable, or the schema is from a newer
+ * otpd; every error names the path (store/guards.ts).
  */
 import { Database } from 'bun:sqlite'
 import { createHash } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite'
+import { checkSchemaNotNewer, checkWritable, namingPath, StoreGuardError } from './guards.ts'
 import { migrationFiles, migrationJournal } from './migrations/index.ts'
 import { schema } from './schema.ts'
 
@@ -20,15 +23,32 @@ export interface OpenOptions {
 }
 
 export function openDatabase(opts: OpenOptions): Db {
-  if (opts.path !== ':memory:') mkdirSync(dirname(opts.path), { recursive: true, mode: 0o700 })
-  const client = new Database(opts.path, { create: true, strict: true })
-  client.run(`PRAGMA busy_timeout = ${Math.trunc(opts.busyTimeoutMs ?? 5000)}`)
-  client.run('PRAGMA journal_mode = WAL')
-  client.run('PRAGMA foreign_keys = ON')
-  client.run(`PRAGMA synchronous = ${opts.synchronous ?? 'FULL'}`)
-  // Savepoint and statement journals in memory, not in a temporary file.
-  client.run('PRAGMA temp_store = MEMORY')
-  applyMigrations(client)
+  const { path } = opts
+  if (path !== ':memory:') {
+    const dir = dirname(path)
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 })
+    } catch (err) {
+      throw new StoreGuardError(`cannot create the database directory ${dir}: ${err instanceof Error ? err.message : String(err)}`)
+    }
+    checkWritable(path)
+  }
+  const client = namingPath(path, () => new Database(path, { create: true, strict: true }))
+  try {
+    namingPath(path, () => {
+      client.run(`PRAGMA busy_timeout = ${Math.trunc(opts.busyTimeoutMs ?? 5000)}`)
+      client.run('PRAGMA journal_mode = WAL')
+      client.run('PRAGMA foreign_keys = ON')
+      client.run(`PRAGMA synchronous = ${opts.synchronous ?? 'FULL'}`)
+      // Savepoint and statement journals in memory, not in a temporary file.
+      client.run('PRAGMA temp_store = MEMORY')
+      checkSchemaNotNewer(client, path)
+      applyMigrations(client)
+    })
+  } catch (err) {
+    client.close()
+    throw err
+  }
   return drizzle({ client, schema }) as Db
 }
 

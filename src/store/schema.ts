@@ -141,5 +141,16 @@ export const recipientFailures = sqliteTable(
   (t) => [index('recipient_failures_lookup').on(t.recipientHash, t.at)],
 )
 
+/**
+ * Facts about the database itself, by name (store/guards.ts). `secret_fingerprint`
+ * is an HMAC of a fixed label under the server secret: it tells whether the
+ * secret loaded at start is the one the stored hashes were made with, and
+ * reveals nothing of the secret (see guards.ts).
+ */
+export const settings = sqliteTable('settings', {
+  name: text('name').primaryKey(),
+  value: text('value').notNull(),
+})
+
 export const schema = { accounts, apiKeys, creditLedger, verifications, verificationLegacyIds, keyHits, recipientFailures }
 

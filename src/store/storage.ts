@@ -76,6 +76,7 @@ export class SqliteStorage implements Storage {
   private turn: WriteTurn | undefined
   private stopped: Error | undefined
   private running = false
+  private reads: Promise<void> = Promise.resolve()
 
   constructor(
     writer: Db,
@@ -124,7 +125,18 @@ export class SqliteStorage implements Storage {
     })
   }
 
-  async read<T>(fn: (r: Repos) => Promise<T>): Promise<T> {
+  read<T>(fn: (r: Repos) => Promise<T>): Promise<T> {
+    // One read transaction at a time on the reader connection: a read awaits
+    // its repositories, and another read must not BEGIN meanwhile.
+    const result = this.reads.then(() => this.readNow(fn))
+    this.reads = result.then(
+      () => undefined,
+      () => undefined,
+    )
+    return result
+  }
+
+  private async readNow<T>(fn: (r: Repos) => Promise<T>): Promise<T> {
     const deadline = performance.now() + this.opts.busyTimeoutMs
     for (let delay = 1; ; delay = Math.min(delay * 2, MAX_RETRY_MS)) {
       // Copies the read stores keep are good for one read transaction only.
@@ -229,6 +241,12 @@ export class SqliteStorage implements Storage {
       }
       s.commit.run()
     } catch (err) {
+      // A failed fsync inside COMMIT (synchronous = FULL without the flush
+      // worker): the commit may be on disk or not, so it is fatal too.
+      if (isFsyncFailure(err)) {
+        this.fail(err, batch)
+        return true
+      }
       // BEGIN, a statement or COMMIT failed: nothing of the batch is in force.
       this.rollback()
       if (isBusy(err)) return false
@@ -280,6 +298,12 @@ export class SqliteStorage implements Storage {
       this.stale.fire()
     }
   }
+}
+
+/** SQLite's own flush failed: whether the commit reached the disk is unknown. */
+function isFsyncFailure(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code
+  return code === 'SQLITE_IOERR_FSYNC' || code === 'SQLITE_IOERR_DIR_FSYNC'
 }
 
 /** SQLITE_BUSY and its extended codes: another connection holds a lock. */

@@ -63,7 +63,7 @@ export class SqliteVerificationStore implements VerificationStore {
        WHERE seq = ?1 AND delivery = 'sending'`,
     )
     this.unsettledQ = c.prepare<UnsettledSend, [number, number]>(
-      `SELECT seq, id, account_id AS accountId FROM verifications WHERE delivery = 'sending' AND created_at < ?1 ORDER BY created_at LIMIT ?2`,
+      `SELECT seq, id, account_id AS accountId FROM verifications WHERE delivery = 'sending' AND created_at <= ?1 ORDER BY created_at LIMIT ?2`,
     )
   }
 

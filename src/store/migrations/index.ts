@@ -8,6 +8,7 @@ import m0000 from './0000_init.sql' with { type: 'text' }
 import m0001 from './0001_key_hit_seq.sql' with { type: 'text' }
 import m0002 from './0002_verification_seq.sql' with { type: 'text' }
 import m0003 from './0003_delivery_state.sql' with { type: 'text' }
+import m0004 from './0004_settings.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 export const migrationFiles: Record<string, string> = {
@@ -15,4 +16,5 @@ export const migrationFiles: Record<string, string> = {
   '0001_key_hit_seq': m0001,
   '0002_verification_seq': m0002,
   '0003_delivery_state': m0003,
+  '0004_settings': m0004,
 }
