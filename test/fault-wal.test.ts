@@ -30,7 +30,7 @@ describe('1. the WAL flush fails', () => {
     }
     const outputBefore = s.output().length
 
-    env.fault('sync', '-wal')
+    env.fault('sync', 'otpd.db-wal')
     const answers = await Promise.all(Array.from({ length: 12 }, () => send(s.url, key, 8000)))
     const code = await exitWithin(s, 8000)
     env.clear()
@@ -70,7 +70,7 @@ describe('2. a commit fails for a moment', () => {
     const acked = new Set<string>([before.json.verification_id])
     const beforeCode = gw.codeOf(before.json.verification_id)!
 
-    env.fault('write', '-wal')
+    env.fault('write', 'otpd.db-wal')
     const delivered = gw.delivered.length
     const [answers, verifyDuringFault] = await Promise.all([
       Promise.all(Array.from({ length: 10 }, () => send(s.url, key))),
@@ -108,7 +108,7 @@ describe('3. the refund fails', () => {
     const s = await serve(env)
     // The delivery fails, and the WAL cannot be written while the send refunds it.
     gw.respond = () => {
-      env.fault('write', '-wal')
+      env.fault('write', 'otpd.db-wal')
       setTimeout(() => env.clear('write'), 300)
       return new Response('gateway down', { status: 500 })
     }

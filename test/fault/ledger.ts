@@ -48,7 +48,7 @@ export function verificationRows(path: string): LedgerRow[] {
 export const rowOf = (path: string, id: string) => verificationRows(path).find((r) => r.id === id)
 
 export interface Expectations {
-  /** Ids whose send answered 200: charged, delivered, kept. */
+  /** Ids whose send answered 200: charged, active, never `failed`. */
   acknowledged?: Iterable<string>
   /** Recovery has run: no `sending` row older than this many ms remains. */
   settledAfterMs?: number
@@ -97,12 +97,16 @@ export function ledgerViolations(path: string, expect: Expectations = {}): strin
     if (expect.settledAfterMs !== undefined && r.delivery === 'sending' && r.created_at < now - expect.settledAfterMs)
       v.push(`${what}: still sending ${now - r.created_at} ms after it was created (recovery did not refund it)`)
   }
+  // A 200 promised a charged, verifiable code. Its delivery is `accepted`, or
+  // `unknown` when the outcome could not be recorded (refunded by recovery,
+  // the code still verifiable), or still `sending` until recovery has run.
   const byId = new Map(rows.map((r) => [r.id, r]))
   for (const id of expect.acknowledged ?? []) {
     const r = byId.get(id)
+    const kept = ['accepted', 'unknown'].includes(r?.delivery ?? '') || (r?.delivery === 'sending' && expect.settledAfterMs === undefined)
     if (!r) v.push(`acknowledged send ${id}: not in the database`)
-    else if (!r.charged || r.debits !== 1 || r.refunds !== 0 || r.delivery !== 'accepted')
-      v.push(`acknowledged send ${id}: charged ${r.charged}, delivery ${r.delivery}, ${r.debits} debits, ${r.refunds} refunds`)
+    else if (!r.charged || r.debits !== 1 || r.status !== 'active' || !kept)
+      v.push(`acknowledged send ${id}: charged ${r.charged}, status ${r.status}, delivery ${r.delivery}, ${r.debits} debits, ${r.refunds} refunds`)
   }
   return v
 }
