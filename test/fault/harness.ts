@@ -7,7 +7,7 @@
  * OTPD_BIN=path runs a compiled binary instead of `bun src/main.ts`.
  */
 import { afterAll } from 'bun:test'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { cliJson, runFromSource, spawnServer, type OtpdEnv, type ServerProc } from '../../scripts/lib/otpd.ts'
@@ -17,15 +17,22 @@ if (process.env.OTPD_BIN === undefined) runFromSource()
 
 let shimPath: string | undefined
 
-/** Compiles the shim once; without a C compiler the suite fails here, loudly. */
+/**
+ * Compiles the shim once per version of its source, to a file named by its
+ * hash (kept for the next run); without a C compiler the suite fails here, loudly.
+ */
 export function buildShim(): string {
   if (shimPath) return shimPath
-  const cc = Bun.which('cc') ?? Bun.which('gcc')
-  if (cc === null) throw new Error('the fault suite needs a C compiler (cc) to build its LD_PRELOAD shim: apt-get install gcc (.ci/run does)')
-  const dir = mkdtempSync(join(tmpdir(), 'otpd-shim-'))
-  const out = join(dir, 'shim.so')
-  const p = Bun.spawnSync([cc, '-shared', '-fPIC', '-o', out, join(import.meta.dir, 'shim.c'), '-ldl'])
-  if (p.exitCode !== 0) throw new Error(`compiling test/fault/shim.c failed:\n${p.stderr.toString()}`)
+  const source = join(import.meta.dir, 'shim.c')
+  const out = join(tmpdir(), `otpd-fault-shim-${new Bun.CryptoHasher('sha256').update(readFileSync(source)).digest('hex').slice(0, 16)}.so`)
+  if (!existsSync(out)) {
+    const cc = Bun.which('cc') ?? Bun.which('gcc')
+    if (cc === null) throw new Error('the fault suite needs a C compiler (cc) to build its LD_PRELOAD shim: apt-get install gcc (.ci/run does)')
+    const tmp = `${out}.${process.pid}`
+    const p = Bun.spawnSync([cc, '-shared', '-fPIC', '-o', tmp, source, '-ldl'])
+    if (p.exitCode !== 0) throw new Error(`compiling test/fault/shim.c failed:\n${p.stderr.toString()}`)
+    renameSync(tmp, out)
+  }
   shimPath = out
   return out
 }
