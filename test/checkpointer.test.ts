@@ -8,17 +8,33 @@ import { closeSync, existsSync, mkdtempSync, openSync, readSync, rmSync, statSyn
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { BACKSTOP_PAGES, startCheckpointer, type Checkpointer, type CheckpointReport } from '../src/store/checkpointer.ts'
-import { openDatabase, type Db } from '../src/store/db.ts'
-import { SqliteTransactor } from '../src/store/transactor.ts'
+import { openDatabase, openReader, type Db } from '../src/store/db.ts'
+import { SqliteStorage } from '../src/store/storage.ts'
 
 let dir: string
 let db: Db
+let reader: Db | undefined
 let cp: Checkpointer | undefined
 afterEach(async () => {
   await cp?.stop()
+  reader?.$client.close()
+  reader = undefined
   db?.$client.close()
   rmSync(dir, { recursive: true, force: true })
 })
+
+/** The server's storage as app.ts builds it, writing only while holding the worker's turn. */
+function storageOf(path: string, checkpointer: Checkpointer): SqliteStorage {
+  reader = openReader(db, path)
+  const storage = new SqliteStorage(db, reader, {
+    busyTimeoutMs: 5000,
+    onFatal: (err) => {
+      throw err
+    },
+  })
+  storage.shareWritesWith(checkpointer.turn)
+  return storage
+}
 
 test('the worker checkpoints what the server wrote; the server connection only keeps a far backstop', async () => {
   dir = mkdtempSync(join(tmpdir(), 'otpd-ckpt-'))
@@ -72,8 +88,7 @@ test('under writes with no pause between batches the WAL still restarts: the wor
   cp = startCheckpointer(db, path, 5000, (e) => {
     throw new Error(e)
   }, { restartFrames, everyMs: 100, idleMs: 100, keepWalBytes: 64 * 1024 })
-  const tx = new SqliteTransactor(db)
-  tx.shareWritesWith(cp.turn)
+  const storage = storageOf(path, cp)
   db.$client.run('CREATE TABLE t (x BLOB)')
   const insert = db.$client.prepare('INSERT INTO t VALUES (randomblob(400))')
   // A saturated server: a batch of about a page in every turn of the event
@@ -86,7 +101,7 @@ test('under writes with no pause between batches the WAL still restarts: the wor
   let written = 0
   const loop = () => {
     if (!writing) return
-    for (let i = 0; i < 8; i++) void tx.grouped(() => insert.run()).then(() => written++)
+    for (let i = 0; i < 8; i++) void storage.write(async () => insert.run()).then(() => written++)
     const until = performance.now() + 0.1
     while (performance.now() < until) {}
     setImmediate(loop)
@@ -143,11 +158,10 @@ async function afterBurst(idleMs: number) {
   cp = startCheckpointer(db, path, 5000, (e) => {
     throw new Error(e)
   }, { everyMs: 50, idleMs, keepWalBytes: KEEP_WAL_BYTES })
-  const tx = new SqliteTransactor(db)
-  tx.shareWritesWith(cp.turn)
+  const storage = storageOf(path, cp)
   db.$client.run('CREATE TABLE t (x BLOB)')
   const insert = db.$client.prepare('INSERT INTO t VALUES (randomblob(3000))')
-  const write = () => tx.grouped(() => insert.run())
+  const write = () => storage.write(async () => insert.run())
   await Promise.all(Array.from({ length: BURST_ROWS }, write))
   const walSize = () => statSync(`${path}-wal`).size
   expect(walSize()).toBeGreaterThan(2_000_000)

@@ -1,45 +1,55 @@
 /**
- * Group commit (store/transactor.ts): `grouped` calls made in one turn share
- * one IMMEDIATE transaction, run in call order, each in its own savepoint, and
- * settle only once the commit is done. Checked on a real SQLite file, with a
- * second connection standing for another process.
+ * Group commit (store/storage.ts): `write` calls made in one turn share one
+ * IMMEDIATE transaction, run in call order, a call that throws is undone alone
+ * (the batch runs again with a savepoint per call), and each settles only once
+ * the commit is done. Checked on a real SQLite file, with a second connection
+ * standing for another process. The calls write raw rows on the writer
+ * connection: what is under test is the engine's transactions, not the
+ * repositories.
  */
 import { Database } from 'bun:sqlite'
 import { afterEach, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { openDatabase, type Db } from '../src/store/db.ts'
-import { MAX_BATCH, SqliteTransactor } from '../src/store/transactor.ts'
+import { openDatabase, openReader, type Db } from '../src/store/db.ts'
+import { MAX_BATCH, SqliteStorage, StorageBusyError, StorageStoppedError } from '../src/store/storage.ts'
 
 let dir: string
 let db: Db
+let reader: Db
 let other: Database
+let fatal: Error[]
 afterEach(() => {
   other?.close()
+  reader?.$client.close()
   db?.$client.close()
   rmSync(dir, { recursive: true, force: true })
 })
 
+/** As app.ts openCore builds it: a writer, a reader on the same file, the busy timeout and what a failed flush does. */
 function setUp(busyTimeoutMs = 5000) {
   dir = mkdtempSync(join(tmpdir(), 'otpd-group-'))
-  db = openDatabase({ path: join(dir, 'g.db'), busyTimeoutMs })
+  const path = join(dir, 'g.db')
+  db = openDatabase({ path, busyTimeoutMs })
   db.$client.run('CREATE TABLE t (n INTEGER NOT NULL)')
-  other = new Database(join(dir, 'g.db'))
+  reader = openReader(db, path)
+  other = new Database(path)
   other.run('PRAGMA busy_timeout = 5000')
-  return new SqliteTransactor(db)
+  fatal = []
+  return new SqliteStorage(db, reader, { busyTimeoutMs, onFatal: (err) => fatal.push(err) })
 }
 
 const insert = (n: number) => db.$client.run('INSERT INTO t (n) VALUES (?)', [n])
 const rows = (c: Database = other) => c.query<{ n: number }, []>('SELECT n FROM t ORDER BY rowid').all().map((r) => r.n)
 
 test('calls in one turn share one transaction, run in call order and see each other', async () => {
-  const tx = setUp()
+  const storage = setUp()
   const seenByOther: number[][] = []
   const seenInside: number[][] = []
   const results = await Promise.all(
     [1, 2, 3].map((n) =>
-      tx.grouped(() => {
+      storage.write(async () => {
         insert(n)
         seenInside.push(rows(db.$client))
         seenByOther.push(rows())
@@ -55,22 +65,22 @@ test('calls in one turn share one transaction, run in call order and see each ot
 })
 
 test('a promise settles only after the commit: another connection already sees the write', async () => {
-  const tx = setUp()
+  const storage = setUp()
   let visible: number[] = []
-  await tx.grouped(() => insert(7)).then(() => (visible = rows()))
+  await storage.write(async () => insert(7)).then(() => (visible = rows()))
   expect(visible).toEqual([7])
 })
 
 test('a call that throws undoes only its own writes; the others land and resolve', async () => {
-  const tx = setUp()
+  const storage = setUp()
   const outcomes = await Promise.allSettled([
-    tx.grouped(() => insert(1)),
-    tx.grouped(() => {
+    storage.write(async () => insert(1)),
+    storage.write(async () => {
       insert(2)
       insert(3)
       throw new Error('item 2 fails')
     }),
-    tx.grouped(() => {
+    storage.write(async () => {
       insert(4)
       return rows(db.$client)
     }),
@@ -83,23 +93,23 @@ test('a call that throws undoes only its own writes; the others land and resolve
 })
 
 test('calls run once when none throws; when one throws, the others run again and end as if it had not been there', async () => {
-  const tx = setUp()
+  const storage = setUp()
   const runs = [0, 0, 0]
-  await Promise.all([0, 1, 2].map((i) => tx.grouped(() => (runs[i]!++, insert(i)))))
+  await Promise.all([0, 1, 2].map((i) => storage.write(async () => (runs[i]!++, insert(i)))))
   expect(runs).toEqual([1, 1, 1])
   const counted = [0, 0, 0]
   const outcomes = await Promise.allSettled([
-    tx.grouped(() => {
+    storage.write(async () => {
       counted[0]!++
       insert(10)
       return rows(db.$client).length
     }),
-    tx.grouped(() => {
+    storage.write(async () => {
       counted[1]!++
       insert(11)
       throw new Error('fails every time')
     }),
-    tx.grouped(() => {
+    storage.write(async () => {
       counted[2]!++
       insert(12)
       return rows(db.$client).length
@@ -111,84 +121,88 @@ test('calls run once when none throws; when one throws, the others run again and
   expect(rows()).toEqual([0, 1, 2, 10, 12])
 })
 
-test('a nested atomically inside a grouped call is part of it', async () => {
-  const tx = setUp()
-  await Promise.allSettled([
-    tx.grouped(() => tx.atomically(() => insert(1))),
-    tx.grouped(() => {
-      tx.atomically(() => insert(2))
-      throw new Error('after the nested write')
-    }),
-  ])
-  expect(rows()).toEqual([1])
-})
-
 test('when the write lock cannot be had, every call of the batch rejects and nothing lands', async () => {
-  const tx = setUp(0)
+  const storage = setUp(0)
   other.run('BEGIN IMMEDIATE')
-  const outcomes = await Promise.allSettled([tx.grouped(() => insert(1)), tx.grouped(() => insert(2))])
+  const outcomes = await Promise.allSettled([storage.write(async () => insert(1)), storage.write(async () => insert(2))])
   expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected'])
+  for (const o of outcomes) expect((o as PromiseRejectedResult).reason).toBeInstanceOf(StorageBusyError)
   other.run('COMMIT')
   expect(rows()).toEqual([])
-  // The transactor is usable again afterwards.
-  await tx.grouped(() => insert(3))
+  // The storage is usable again afterwards.
+  await storage.write(async () => insert(3))
   expect(rows()).toEqual([3])
 })
 
+test('a batch that finds the write lock taken is tried again on a timer, and lands once it is free within the busy timeout', async () => {
+  const storage = setUp(5000)
+  other.run('BEGIN IMMEDIATE')
+  let ticks = 0
+  const ticker = setInterval(() => ticks++, 5)
+  const pending = Promise.all([storage.write(async () => (insert(1), 1)), storage.write(async () => (insert(2), 2))])
+  setTimeout(() => other.run('COMMIT'), 100)
+  const results = await pending
+  clearInterval(ticker)
+  expect(results).toEqual([1, 2])
+  expect(rows()).toEqual([1, 2])
+  // The wait was on timers: the event loop kept turning meanwhile.
+  expect(ticks).toBeGreaterThan(5)
+})
+
+test('reads see committed state only and never wait for the write lock', async () => {
+  const storage = setUp()
+  await storage.write(async () => insert(1))
+  other.run('BEGIN IMMEDIATE')
+  other.run('INSERT INTO t (n) VALUES (2)')
+  const seen = await storage.read(async () => rows(reader.$client))
+  other.run('COMMIT')
+  expect(seen).toEqual([1])
+  expect(await storage.read(async () => rows(reader.$client))).toEqual([1, 2])
+})
+
 test('more calls than one batch holds all land, in call order', async () => {
-  const tx = setUp()
+  const storage = setUp()
   const n = MAX_BATCH * 2 + 5
-  const results = await Promise.all(Array.from({ length: n }, (_, i) => tx.grouped(() => (insert(i), i))))
+  const results = await Promise.all(Array.from({ length: n }, (_, i) => storage.write(async () => (insert(i), i))))
   expect(results).toEqual(Array.from({ length: n }, (_, i) => i))
   expect(rows()).toEqual(results)
 })
 
 test('calls made in a later turn get a transaction of their own', async () => {
-  const tx = setUp()
-  await tx.grouped(() => insert(1))
+  const storage = setUp()
+  await storage.write(async () => insert(1))
   let seenByOther: number[] = []
-  await tx.grouped(() => {
+  await storage.write(async () => {
     insert(2)
     seenByOther = rows()
   })
   expect(seenByOther).toEqual([1])
 })
 
-test('onStale: heard when another connection committed, a call was rolled back, or after an atomically transaction; not after grouped commits', async () => {
-  const tx = setUp()
+test('onStale: heard when another connection committed or a call was rolled back; not after its own commits', async () => {
+  const storage = setUp()
   let heard = 0
-  tx.onStale(() => heard++)
-  await tx.grouped(() => insert(1)) // the first look at data_version
+  storage.onStale(() => heard++)
+  await storage.write(async () => insert(1)) // the first look at data_version
   heard = 0
-  await tx.grouped(() => insert(2))
-  await tx.grouped(() => insert(3))
+  await storage.write(async () => insert(2))
+  await storage.write(async () => insert(3))
   expect(heard).toBe(0)
-  // Operator changes on this connection: data_version does not show them.
-  tx.atomically(() => insert(3))
-  expect(heard).toBe(1)
-  heard = 0
   other.run('INSERT INTO t (n) VALUES (4)')
-  await tx.grouped(() => insert(5))
+  await storage.write(async () => insert(5))
   expect(heard).toBe(1)
-  await tx.grouped(() => {
+  await storage.write(async () => {
     throw new Error('rolled back')
   }).catch(() => {})
   expect(heard).toBeGreaterThan(1)
-  heard = 0
-  expect(() =>
-    tx.atomically(() => {
-      throw new Error('rolled back too')
-    }),
-  ).toThrow('rolled back too')
-  expect(heard).toBe(1)
 })
 
-test('settleAfter: a batch is answered only once its durability promise resolves, and fails with it', async () => {
-  const tx = setUp()
+test('settleAfter: a batch is answered only once its durability promise resolves; a failed flush is fatal', async () => {
+  const storage = setUp()
   let release!: () => void
   let fail!: (e: Error) => void
   const syncs: Promise<void>[] = []
-  tx.settleAfter(() => {
+  storage.settleAfter(() => {
     const p = new Promise<void>((resolve, reject) => {
       release = resolve
       fail = reject
@@ -197,7 +211,7 @@ test('settleAfter: a batch is answered only once its durability promise resolves
     return p
   })
   let settled = false
-  const first = tx.grouped(() => insert(1)).then(() => (settled = true))
+  const first = storage.write(async () => insert(1)).then(() => (settled = true))
   await Bun.sleep(20)
   // Committed (another connection sees it) but not yet answered.
   expect(rows()).toEqual([1])
@@ -205,9 +219,14 @@ test('settleAfter: a batch is answered only once its durability promise resolves
   release()
   await first
   expect(settled).toBe(true)
-  const second = tx.grouped(() => insert(2))
+  const second = storage.write(async () => insert(2))
   await Bun.sleep(20)
   fail(new Error('fsync failed'))
   await expect(second).rejects.toThrow('fsync failed')
+  expect(syncs).toHaveLength(2)
+  // What is on disk is unknown: onFatal hears it, and nothing more is acknowledged.
+  expect(fatal.map((e) => e.message)).toEqual(['fsync failed'])
+  await expect(second).rejects.toBeInstanceOf(StorageStoppedError)
+  await expect(storage.write(async () => insert(3))).rejects.toBeInstanceOf(StorageStoppedError)
   expect(syncs).toHaveLength(2)
 })

@@ -1,5 +1,6 @@
 /** GET /healthz and GET /readyz: no key, not rate limited, 503 naming what is wrong. */
 import { afterEach, expect, test } from 'bun:test'
+import { READY_CACHE_MS } from '../src/app.ts'
 import { createHarness, TEST, UUID_V4, type Harness } from './harness.ts'
 
 let h: Harness
@@ -8,7 +9,7 @@ afterEach(() => h?.close())
 const get = (path: string, headers: Record<string, string> = {}) => h.call(path, undefined, { method: 'GET', key: null, headers })
 
 test('/healthz answers 200 without a key, with a request id', async () => {
-  h = createHarness()
+  h = await createHarness()
   const r = await get('/healthz')
   expect(r.status).toBe(200)
   expect(r.headers.get('content-type')).toContain('application/json')
@@ -17,15 +18,17 @@ test('/healthz answers 200 without a key, with a request id', async () => {
 })
 
 test('/readyz answers 200 with every check ok on a healthy server', async () => {
-  h = createHarness()
+  h = await createHarness()
   const r = await get('/readyz')
   expect(r.status).toBe(200)
   expect(r.json).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', delivery: 'ok' }, request_id: r.headers.get('x-request-id') })
 })
 
 test('a database that refuses writes makes /readyz 503 naming the database; the cause goes to the log', async () => {
-  h = createHarness()
+  h = await createHarness()
   h.server.db.$client.run('PRAGMA query_only = 1') // every write now fails as on a read-only file
+  // Readiness only reads (app.ts): a write that fails is what tells it.
+  expect((await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })).status).toBe(500)
   const r = await get('/readyz')
   expect(r.status).toBe(503)
   expect(r.json).toEqual({
@@ -36,12 +39,15 @@ test('a database that refuses writes makes /readyz 503 naming the database; the 
   })
   expect(h.logs.some((l) => l.includes('not ready') && l.includes('readonly'))).toBe(true)
   h.server.db.$client.run('PRAGMA query_only = 0')
+  // A write that succeeds clears it; /readyz answers from its last look for READY_CACHE_MS.
+  expect((await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })).status).toBe(200)
+  await Bun.sleep(READY_CACHE_MS)
   expect((await get('/readyz')).status).toBe(200)
   expect(h.logs.some((l) => l.includes('ready again'))).toBe(true)
 })
 
 test('a database without the migrations this version needs makes /readyz 503 naming migrations', async () => {
-  h = createHarness()
+  h = await createHarness()
   h.server.db.$client.run('DELETE FROM __drizzle_migrations')
   const r = await get('/readyz')
   expect(r.status).toBe(503)
@@ -50,7 +56,7 @@ test('a database without the migrations this version needs makes /readyz 503 nam
 })
 
 test('an invalid delivery configuration makes /readyz 503 naming delivery', async () => {
-  h = createHarness()
+  h = await createHarness()
   // The loader refuses such a config at start; readiness re-checks what the running process holds.
   ;(h.server.config.providers as Record<string, Record<string, unknown>>).broken = { type: 'carrier-pigeon' }
   const r = await get('/readyz')
@@ -60,7 +66,7 @@ test('an invalid delivery configuration makes /readyz 503 naming delivery', asyn
 })
 
 test('several failing checks are all named; a closed database is a 503, not a 500', async () => {
-  h = createHarness()
+  h = await createHarness()
   h.server.db.$client.close()
   const r = await get('/readyz')
   expect(r.status).toBe(503)
@@ -69,7 +75,7 @@ test('several failing checks are all named; a closed database is a 503, not a 50
 })
 
 test('health endpoints ignore keys and do not count toward the per-key limit', async () => {
-  h = createHarness({ config: { limits: { key_requests_per_minute: 2 } } })
+  h = await createHarness({ config: { limits: { key_requests_per_minute: 2 } } })
   for (let i = 0; i < 5; i++) {
     expect((await get('/healthz', { authorization: `Bearer ${h.key}` })).status).toBe(200)
     expect((await get('/readyz', { authorization: `Bearer ${h.key}` })).status).toBe(200)
@@ -81,7 +87,7 @@ test('health endpoints ignore keys and do not count toward the per-key limit', a
 })
 
 test('another method on a health path is 405; HEAD is answered like GET', async () => {
-  h = createHarness()
+  h = await createHarness()
   for (const path of ['/healthz', '/readyz']) {
     const r = await h.call(path, {}, { method: 'POST', key: null })
     expect(r.status).toBe(405)

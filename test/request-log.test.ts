@@ -3,7 +3,7 @@ import { afterEach, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { buildServer } from '../src/app.ts'
+import { buildServer, READY_CACHE_MS } from '../src/app.ts'
 import { resolveConfig } from '../src/config/load.ts'
 import { ManualClock } from '../src/lib/clock.ts'
 import { createLogger } from '../src/lib/logger.ts'
@@ -15,7 +15,7 @@ afterEach(() => h?.close())
 const requestLines = () => h.logs.map((l) => JSON.parse(l) as Record<string, any>).filter((l) => l.msg === 'request')
 
 test('a send logs one JSON line: time, request id, key prefix, route, status, duration, masked recipient', async () => {
-  h = createHarness({ credits: 1 })
+  h = await createHarness({ credits: 1 })
   const r = await h.send({ channel: 'sms', recipient: '+14155550123' })
   expect(r.status).toBe(200)
   const lines = requestLines()
@@ -42,7 +42,7 @@ test('a send logs one JSON line: time, request id, key prefix, route, status, du
 })
 
 test('every request gets exactly one line, errors and unknown paths included', async () => {
-  h = createHarness()
+  h = await createHarness()
   const results = [
     await h.send({ channel: 'email', recipient: TEST.EMAIL_SUCCESS }),
     await h.verify({ verification_id: 'nope', code: '123456' }),
@@ -71,7 +71,7 @@ test('every request gets exactly one line, errors and unknown paths included', a
 })
 
 test('a malformed key leaves no trace in the log; an unknown well-formed one only its display prefix', async () => {
-  h = createHarness()
+  h = await createHarness()
   const malformed = 'sk_live_SECRETSECRETSECRET'
   expect((await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS }, malformed)).status).toBe(401)
   const unknown = 'otpd_' + 'Z'.repeat(40)
@@ -85,7 +85,7 @@ test('a malformed key leaves no trace in the log; an unknown well-formed one onl
 })
 
 test('an invalid recipient is still logged masked, never in clear', async () => {
-  h = createHarness()
+  h = await createHarness()
   const r = await h.send({ channel: 'sms', recipient: '14155550123999' })
   expect(r.status).toBe(400)
   expect(requestLines()[0]!.recipient).toBe('14155******999')
@@ -106,6 +106,10 @@ test('the level comes from the logger: at info, successful probes are not writte
     await server.http.handle(new Request('http://localhost/readyz'))
     expect(lines.filter((l) => l.includes('"msg":"request"'))).toEqual([])
     server.db.$client.run('PRAGMA query_only = 1')
+    // Readiness only reads (app.ts): a failed write is what tells it, and it
+    // answers from its last look for READY_CACHE_MS.
+    await server.admin.createAccount('refused').catch(() => {})
+    await Bun.sleep(READY_CACHE_MS)
     await server.http.handle(new Request('http://localhost/readyz'))
     const line = lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'request')
     expect(line).toMatchObject({ level: 'warn', route: '/readyz', status: 503 })

@@ -1,6 +1,6 @@
 /**
  * The write turn between the request thread and the checkpoint worker
- * (store/write-turn.ts): the group commit writes only while holding it, waits
+ * (store/write-turn.ts): the group commit (store/storage.ts) writes only while holding it, waits
  * while the worker holds it, and takes it back from a worker that holds it
  * too long.
  */
@@ -9,13 +9,16 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Database } from 'bun:sqlite'
-import { openDatabase, type Db } from '../src/store/db.ts'
-import { SqliteTransactor } from '../src/store/transactor.ts'
+import { openDatabase, openReader, type Db } from '../src/store/db.ts'
+import { SqliteStorage } from '../src/store/storage.ts'
 import { giveTurnBack, takeTurnForCheckpoint, TURN_CHECKPOINT, TURN_FREE, TURN_SERVER, WriteTurn } from '../src/store/write-turn.ts'
 
 let dir: string | undefined
 let db: Db | undefined
+let reader: Db | undefined
 afterEach(() => {
+  reader?.$client.close()
+  reader = undefined
   db?.$client.close()
   db = undefined
   if (dir) rmSync(dir, { recursive: true, force: true })
@@ -27,12 +30,18 @@ function setUp(turn: WriteTurn) {
   const path = join(dir, 'otpd.db')
   db = openDatabase({ path })
   db.$client.run('CREATE TABLE t (x INTEGER)')
-  const tx = new SqliteTransactor(db)
-  tx.shareWritesWith(turn)
+  reader = openReader(db, path)
+  const storage = new SqliteStorage(db, reader, {
+    busyTimeoutMs: 5000,
+    onFatal: (err) => {
+      throw err
+    },
+  })
+  storage.shareWritesWith(turn)
   // Another connection sees only what was committed.
   const other = new Database(path, { readonly: true })
   const committed = () => other.query<{ n: number }, []>('SELECT count(*) AS n FROM t').get()!.n
-  return { tx, committed, closeOther: () => other.close() }
+  return { storage, committed, closeOther: () => other.close() }
 }
 
 test('the server takes a free turn and gives it back; it cannot take it while the worker holds it', () => {
@@ -51,15 +60,15 @@ test('the server takes a free turn and gives it back; it cannot take it while th
 
 test('a batch waits while the worker holds the turn, and commits once it is given back', async () => {
   const turn = new WriteTurn(60_000)
-  const { tx, committed, closeOther } = setUp(turn)
+  const { storage, committed, closeOther } = setUp(turn)
   expect(takeTurnForCheckpoint(turn.cell, 0)).toBe(true)
   let settled = 0
-  const writes = [1, 2, 3].map((x) => tx.grouped(() => db!.$client.run('INSERT INTO t VALUES (?)', [x])).then(() => settled++))
+  const writes = [1, 2, 3].map((x) => storage.write(async () => db!.$client.run('INSERT INTO t VALUES (?)', [x])).then(() => settled++))
   await Bun.sleep(50)
   expect(settled).toBe(0)
   expect(committed()).toBe(0)
   // Requests keep joining the waiting batch.
-  writes.push(tx.grouped(() => db!.$client.run('INSERT INTO t VALUES (4)')).then(() => settled++))
+  writes.push(storage.write(async () => db!.$client.run('INSERT INTO t VALUES (4)')).then(() => settled++))
   giveTurnBack(turn.cell)
   turn.freed()
   await Promise.all(writes)
@@ -72,12 +81,14 @@ test('a batch waits while the worker holds the turn, and commits once it is give
 
 test('a worker that holds the turn past the stuck bound does not stop the writes', async () => {
   const turn = new WriteTurn(100)
-  const { tx, committed, closeOther } = setUp(turn)
+  const { storage, committed, closeOther } = setUp(turn)
   expect(takeTurnForCheckpoint(turn.cell, 0)).toBe(true)
   const started = performance.now()
-  await tx.grouped(() => db!.$client.run('INSERT INTO t VALUES (1)'))
+  await storage.write(async () => db!.$client.run('INSERT INTO t VALUES (1)'))
   expect(performance.now() - started).toBeGreaterThanOrEqual(95)
   expect(committed()).toBe(1)
+  // The storage answers the batch's calls before it gives the turn back, in the same task.
+  await Bun.sleep(0)
   expect(turn.cell[0]).toBe(TURN_FREE)
   closeOther()
 })

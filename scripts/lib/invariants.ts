@@ -2,6 +2,11 @@
  * Invariants read straight from the database file (after a crash, before the
  * next start): SQLite's own integrity, the credit ledger, and every outcome a
  * client was told about. Table and column names are the store's (src/store/schema.ts).
+ *
+ * A charged send is settled when its delivery is `accepted` or it has its
+ * refund (`failed`, or `unknown` once recovery gave up on it). One still
+ * `sending` was in flight when the process died: the next start's recovery
+ * (src/otp/recovery.ts) settles it, so only a clean stop must leave none.
  */
 import { Database } from 'bun:sqlite'
 
@@ -29,6 +34,7 @@ interface Row {
   recipient_hash: string
   status: string
   charged: number
+  delivery: string | null
   used_at: number | null
   failed_attempts: number
   locked_until: number | null
@@ -40,7 +46,12 @@ export interface CheckResult {
   checks: number
 }
 
-export function checkDatabase(path: string, ack: Acknowledged, now: number): CheckResult {
+export interface CheckOptions {
+  /** The server stopped cleanly (it answered everything it took): no charged send may be left `sending`. */
+  allSettled?: boolean
+}
+
+export function checkDatabase(path: string, ack: Acknowledged, now: number, opts: CheckOptions = {}): CheckResult {
   const violations: string[] = []
   let checks = 0
   const expect = (ok: boolean, what: () => string) => {
@@ -72,24 +83,33 @@ export function checkDatabase(path: string, ack: Acknowledged, now: number): Che
     }
     expect(grantsTotal >= ack.granted, () => `acknowledged grants ${ack.granted} > grants in the ledger ${grantsTotal}`)
 
-    // Every charged verification has exactly one debit (and a refund iff it failed); no debit without its verification.
+    // Every charged verification has exactly one debit, and a refund iff its delivery failed or
+    // ended unknown; no debit without its verification.
     const mismatched = db
-      .query<{ id: string; charged: number; status: string; debits: number; refunds: number }, []>(
+      .query<{ id: string; charged: number; status: string; delivery: string | null; debits: number; refunds: number }, []>(
         `WITH l AS (
            SELECT verification_id, sum(kind = 'debit') AS debits, sum(kind = 'refund') AS refunds
            FROM credit_ledger WHERE verification_id IS NOT NULL GROUP BY verification_id)
-         SELECT v.id, v.charged, v.status, coalesce(l.debits, 0) AS debits, coalesce(l.refunds, 0) AS refunds
+         SELECT v.id, v.charged, v.status, v.delivery, coalesce(l.debits, 0) AS debits, coalesce(l.refunds, 0) AS refunds
          FROM verifications v LEFT JOIN l ON l.verification_id = v.id
          WHERE coalesce(l.debits, 0) != v.charged
-            OR coalesce(l.refunds, 0) != (CASE WHEN v.charged = 1 AND v.status = 'failed' THEN 1 ELSE 0 END)`,
+            OR coalesce(l.refunds, 0) != (CASE WHEN v.charged = 1 AND (v.status = 'failed' OR v.delivery IN ('failed', 'unknown')) THEN 1 ELSE 0 END)`,
       )
       .all()
     checks++
-    for (const m of mismatched) violations.push(`verification ${m.id} (charged ${m.charged}, ${m.status}) has ${m.debits} debits and ${m.refunds} refunds`)
+    for (const m of mismatched) violations.push(`verification ${m.id} (charged ${m.charged}, ${m.status}, delivery ${m.delivery}) has ${m.debits} debits and ${m.refunds} refunds`)
+    // A charged send records where its delivery stands; after a clean stop, none is still in flight.
+    const undelivered = db
+      .query<{ id: string; delivery: string | null }, []>(
+        `SELECT id, delivery FROM verifications WHERE charged = 1 AND (delivery IS NULL OR delivery NOT IN ('sending', 'accepted', 'failed', 'unknown')${opts.allSettled ? " OR delivery = 'sending'" : ''})`,
+      )
+      .all()
+    checks++
+    for (const u of undelivered) violations.push(`charged verification ${u.id}: delivery ${u.delivery}${u.delivery === 'sending' ? ' after a clean stop (never settled)' : ''}`)
     // Acknowledged outcomes.
     const rows = new Map<string, Row>()
     for (const r of db
-      .query<Row, []>('SELECT id, hex(recipient_hash) AS recipient_hash, status, charged, used_at, failed_attempts, locked_until FROM verifications')
+      .query<Row, []>('SELECT id, hex(recipient_hash) AS recipient_hash, status, charged, delivery, used_at, failed_attempts, locked_until FROM verifications')
       .all())
       rows.set(r.id, r)
     // Verification ids are not indexed (rows are found by number): matched here, not by a correlated subquery.
@@ -100,7 +120,8 @@ export function checkDatabase(path: string, ack: Acknowledged, now: number): Che
     for (const id of ack.sends.keys()) {
       const r = rows.get(id)
       expect(r !== undefined, () => `acknowledged send ${id}: verification missing`)
-      if (r) expect(r.status === 'active' && r.charged === 1, () => `acknowledged send ${id}: status ${r.status}, charged ${r.charged}`)
+      // Answered 200: delivered (`accepted`; `sending` or `unknown` when the outcome could not be recorded), never `failed`.
+      if (r) expect(r.status === 'active' && r.charged === 1 && r.delivery !== 'failed', () => `acknowledged send ${id}: status ${r.status}, charged ${r.charged}, delivery ${r.delivery}`)
     }
     for (const id of ack.verified) {
       const r = rows.get(id)

@@ -140,7 +140,7 @@ export async function shutdownRound(env: OtpdEnv, o: RoundOptions): Promise<Roun
   for (const l of errors) s.violations.push(`error logged: ${l.slice(0, 300)}`)
   s.debits = countDebits(env.dbPath) - debitsBefore
   if (s.debits !== s.sendsAnswered) s.violations.push(`${s.debits} sends were processed (debited) but ${s.sendsAnswered} answered: a processed request lost its answer`)
-  const check = checkDatabase(env.dbPath, o.ack, Date.now())
+  const check = checkDatabase(env.dbPath, o.ack, Date.now(), { allSettled: true })
   s.violations.push(...check.violations)
   return s
 }
