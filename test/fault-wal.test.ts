@@ -60,7 +60,7 @@ describe('1. the WAL flush fails', () => {
 })
 
 describe('2. a commit fails for a moment', () => {
-  test('the requests answer 500 with nothing in force; the server keeps running and works again without a restart', async () => {
+  test.each(['EIO', 'ENOSPC'] as const)('(%s) the requests answer 500 with nothing in force; the server keeps running and works again without a restart', async (errno) => {
     const gw = startGateway()
     const env = makeFaultEnv('commit', faultConfig(TIMEOUT_MS, webhookProvider(gw)))
     const key = provision(env)
@@ -70,7 +70,7 @@ describe('2. a commit fails for a moment', () => {
     const acked = new Set<string>([before.json.verification_id])
     const beforeCode = gw.codeOf(before.json.verification_id)!
 
-    env.fault('write', 'otpd.db-wal')
+    env.fault('write', 'otpd.db-wal', errno)
     const delivered = gw.delivered.length
     const [answers, verifyDuringFault] = await Promise.all([
       Promise.all(Array.from({ length: 10 }, () => send(s.url, key))),
