@@ -28,7 +28,7 @@ import { startCheckpointer, type Checkpointer } from './store/checkpointer.ts'
 import { startWalSync } from './store/wal-sync.ts'
 import { loadGuardedSecret } from './store/guards.ts'
 import { SqliteStorage } from './store/storage.ts'
-import { sweep } from './store/sweep.ts'
+import { sweep, type SweepResult } from './store/sweep.ts'
 import { WriteHealth } from './store/write-health.ts'
 
 export interface CoreOptions {
@@ -125,7 +125,7 @@ export interface Server extends Core {
   /** Channels that only print to the log (nothing is really delivered). */
   logOnly: Channel[]
   /** One retention sweep; `maxRows` bounds each table's deletions (see store/sweep.ts). */
-  sweep(maxRows?: number): ReturnType<typeof sweep>
+  sweep(maxRows?: number): Promise<SweepResult>
   /** Refunds sends left unsettled by a process that stopped during delivery (otp/recovery.ts). */
   recover(): Promise<number>
 }
@@ -150,7 +150,13 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
   // Read-only: a probe never writes (a flood of them once grew the WAL by
   // hundreds of MB). Writes report how they end (store/write-health.ts).
   const look = async (): Promise<Readiness> => ({
-    database: (await problemOf(() => storage.read((r) => r.admin.findAccount('')))) ?? writeHealth.problem(),
+    database:
+      (await problemOf(async () => {
+        // Both connections answer: the writer (a statement of its own, so a
+        // closed connection shows) and the reader.
+        db.$client.prepare('SELECT 1').get()
+        await storage.read((r) => r.admin.findAccount(''))
+      })) ?? writeHealth.problem(),
     migrations: await problemOf(async () => {
       if (!migrationsCurrent(db.$client)) throw new Error('the database lacks migrations this version needs')
     }),
@@ -158,8 +164,8 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
   })
   let lastLook: { at: number; result: Promise<Readiness> } | undefined
   const readiness = (): Promise<Readiness> => {
-    const now = performance.now()
-    if (lastLook === undefined || now - lastLook.at >= READY_CACHE_MS) lastLook = { at: now, result: look() }
+    const now = clock.now()
+    if (lastLook === undefined || now - lastLook.at >= READY_CACHE_MS || now < lastLook.at) lastLook = { at: now, result: look() }
     return lastLook.result
   }
 
@@ -215,7 +221,8 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
     metrics,
     readiness,
     logOnly: opts.delivery ? [] : logOnlyChannels(providers),
-    sweep: (maxRows) => sweep(db, clock.now(), config.retention.days, maxRows),
+    // In a write of its own: never beside a batch, and no lock wait on the event loop.
+    sweep: (maxRows) => storage.write(async () => sweep(db, clock.now(), config.retention.days, maxRows)),
     recover: () => recoverUnsettledSends({ storage, clock, logger, deliveryTimeoutMs: config.delivery.timeout_ms }),
   }
 }

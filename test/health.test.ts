@@ -41,7 +41,7 @@ test('a database that refuses writes makes /readyz 503 naming the database; the 
   h.server.db.$client.run('PRAGMA query_only = 0')
   // A write that succeeds clears it; /readyz answers from its last look for READY_CACHE_MS.
   expect((await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })).status).toBe(200)
-  await Bun.sleep(READY_CACHE_MS)
+  h.clock.advance(READY_CACHE_MS)
   expect((await get('/readyz')).status).toBe(200)
   expect(h.logs.some((l) => l.includes('ready again'))).toBe(true)
 })
@@ -95,4 +95,18 @@ test('another method on a health path is 405; HEAD is answered like GET', async 
   }
   const head = await h.server.http.handle(new Request('http://localhost/healthz', { method: 'HEAD' }))
   expect(head.status).toBe(200)
+})
+
+test('/readyz answers from its last look for READY_CACHE_MS (on the injected clock), then looks again', async () => {
+  h = await createHarness()
+  expect((await get('/readyz')).status).toBe(200)
+  h.server.db.$client.run('DELETE FROM __drizzle_migrations')
+  // Within the bound: the last look's answer.
+  h.clock.advance(READY_CACHE_MS - 1)
+  expect((await get('/readyz')).status).toBe(200)
+  // At the bound: a new look sees the change.
+  h.clock.advance(1)
+  const r = await get('/readyz')
+  expect(r.status).toBe(503)
+  expect(r.json.error).toBe('Not ready: migrations')
 })

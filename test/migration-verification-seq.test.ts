@@ -106,7 +106,7 @@ test('verifications made before the upgrade verify by their old ids and keep cou
 
   // Past retention the old verifications go, and their ids with them.
   clock.advance(8 * DAY)
-  const swept = h.server.sweep()
+  const swept = await h.server.sweep()
   expect(swept.verifications).toBe(4)
   expect(swept.legacyIds).toBe(3)
   expect((await h.verify({ verification_id: old.second, code: '111111' })).status).toBe(404)

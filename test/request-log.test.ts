@@ -96,8 +96,9 @@ test('the level comes from the logger: at info, successful probes are not writte
   const dir = mkdtempSync(join(tmpdir(), 'otpd-log-'))
   const lines: string[] = []
   const config = resolveConfig({ database: { path: `${dir}/otpd.db` }, logging: { level: 'info' } })
+  const clock = new ManualClock(Date.UTC(2026, 0, 1))
   const server = buildServer(config, {
-    clock: new ManualClock(Date.UTC(2026, 0, 1)),
+    clock,
     logger: createLogger({ level: config.logging.level, write: (l) => lines.push(l) }),
     logWrite: () => {},
   })
@@ -109,7 +110,7 @@ test('the level comes from the logger: at info, successful probes are not writte
     // Readiness only reads (app.ts): a failed write is what tells it, and it
     // answers from its last look for READY_CACHE_MS.
     await server.admin.createAccount('refused').catch(() => {})
-    await Bun.sleep(READY_CACHE_MS)
+    clock.advance(READY_CACHE_MS)
     await server.http.handle(new Request('http://localhost/readyz'))
     const line = lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'request')
     expect(line).toMatchObject({ level: 'warn', route: '/readyz', status: 503 })

@@ -78,19 +78,19 @@ export function serveCommand(): Command {
       // In steps of SWEEP_STEP_ROWS per table, yielding to requests between steps.
       const runSweep = () => {
         const removed = { verifications: 0, keyHits: 0, recipientFailures: 0 }
-        const step = () => {
+        const step = async () => {
           try {
-            const r = server.sweep(SWEEP_STEP_ROWS)
+            const r = await server.sweep(SWEEP_STEP_ROWS)
             removed.verifications += r.verifications
             removed.keyHits += r.keyHits
             removed.recipientFailures += r.recipientFailures
-            if (sweptToBound(r, SWEEP_STEP_ROWS) && !stopping) return void setImmediate(step)
+            if (sweptToBound(r, SWEEP_STEP_ROWS) && !stopping) return void setImmediate(() => void step())
             if (removed.verifications > 0) logger.info('retention sweep', { ...removed })
           } catch (err) {
             logger.error('retention sweep failed', { error: err instanceof Error ? err.message : String(err) })
           }
         }
-        step()
+        void step()
       }
       runSweep()
       timer = setInterval(runSweep, SWEEP_EVERY_MS)

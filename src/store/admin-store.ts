@@ -59,6 +59,10 @@ export class SqliteCreditStore implements CreditStore {
   async balance(accountId: number): Promise<number> {
     return this.balanceQ.get({ id: accountId })?.balance ?? 0
   }
+  /** Drops the copies of code lengths (an operator changed one through this connection). */
+  forgetCodeLengths(): void {
+    this.codeLengths.clear()
+  }
   async codeLength(accountId: number): Promise<number | null> {
     let length = this.codeLengths.get(accountId)
     if (length === undefined) {
@@ -81,7 +85,11 @@ export class SqliteCreditStore implements CreditStore {
 }
 
 export class SqliteAdminStore implements AdminRepo {
-  constructor(private readonly db: Db) {}
+  /** `codeLengthChanged`: the credit store's copy of code lengths is dropped when one is written. */
+  constructor(
+    private readonly db: Db,
+    private readonly codeLengthChanged: () => void = () => {},
+  ) {}
 
   async findAccount(name: string): Promise<AccountRow | undefined> {
     return this.db.select().from(accounts).where(eq(accounts.name, name)).get()
@@ -94,6 +102,7 @@ export class SqliteAdminStore implements AdminRepo {
   }
   async setCodeLength(accountId: number, length: number): Promise<void> {
     this.db.update(accounts).set({ codeLength: length }).where(eq(accounts.id, accountId)).run()
+    this.codeLengthChanged()
   }
   async insertKey(k: { accountId: number; name: string; prefix: string; keyHash: string; at: number }): Promise<number> {
     const row = this.db

@@ -7,12 +7,14 @@ import type { StaleSource } from './stale.ts'
 import { SqliteVerificationStore } from './verification-store.ts'
 
 export function sqliteRepos(db: Db, stale: StaleSource): Repos {
+  const credits = new SqliteCreditStore(db, stale)
   return {
     keys: new SqliteKeyStore(db),
     keyHits: new SqliteKeyHitLog(db, stale),
     failures: new RecipientFailureLog(db),
     verifications: new SqliteVerificationStore(db, stale),
-    credits: new SqliteCreditStore(db, stale),
-    admin: new SqliteAdminStore(db),
+    credits,
+    // A rollback of that write fires `stale`, which drops them again.
+    admin: new SqliteAdminStore(db, () => credits.forgetCodeLengths()),
   }
 }

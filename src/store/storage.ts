@@ -62,7 +62,10 @@ export interface SqliteStorageOptions {
 
 export class SqliteStorage implements Storage {
   private readonly client: Database
-  private readonly stmt: Record<'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollbackTo' | 'readBegin' | 'readEnd', Statement>
+  private readonly stmt: Record<
+    'noWait' | 'wait' | 'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollbackTo' | 'readBegin' | 'readEnd',
+    Statement
+  >
   private readonly repos: Repos
   private readonly readRepos: Repos
   private readonly stale = new StaleListeners()
@@ -84,11 +87,15 @@ export class SqliteStorage implements Storage {
     private readonly opts: SqliteStorageOptions,
   ) {
     this.client = writer.$client
-    // Busy waits are this class's timers, never a sleep inside SQLite on the event loop.
-    this.client.run('PRAGMA busy_timeout = 0')
+    // Busy waits are this class's timers, never a sleep inside SQLite on the
+    // event loop: BEGIN IMMEDIATE is tried with no busy timeout (once it holds
+    // the write lock, nothing in a WAL transaction waits), and the reader
+    // never waits. The writer keeps the configured timeout otherwise.
     reader.$client.run('PRAGMA busy_timeout = 0')
     const q = (sql: string) => this.client.prepare(sql)
     this.stmt = {
+      noWait: q('PRAGMA busy_timeout = 0'),
+      wait: q(`PRAGMA busy_timeout = ${Math.trunc(opts.busyTimeoutMs)}`),
       begin: q('BEGIN IMMEDIATE'),
       commit: q('COMMIT'),
       rollback: q('ROLLBACK'),
@@ -204,7 +211,7 @@ export class SqliteStorage implements Storage {
     const s = this.stmt
     let results: Result[] = []
     try {
-      s.begin.run()
+      this.beginNow()
       this.checkVersion()
       // Fast path: the calls one after another, no savepoints (each costs
       // SQLite a copy of every page the call touches first).
@@ -223,7 +230,7 @@ export class SqliteStorage implements Storage {
         // then run the batch again with a savepoint per call.
         this.rollback()
         results = []
-        s.begin.run()
+        this.beginNow()
         for (const item of batch) {
           s.savepoint.run()
           try {
@@ -267,6 +274,16 @@ export class SqliteStorage implements Storage {
     }
     this.durable().then(settle, (err: unknown) => this.fail(err, batch))
     return true
+  }
+
+  /** BEGIN IMMEDIATE without waiting: SQLITE_BUSY at once when another connection writes. */
+  private beginNow(): void {
+    this.stmt.noWait.run()
+    try {
+      this.stmt.begin.run()
+    } finally {
+      this.stmt.wait.run()
+    }
   }
 
   private rollback(): void {
