@@ -62,10 +62,7 @@ export interface SqliteStorageOptions {
 
 export class SqliteStorage implements Storage {
   private readonly client: Database
-  private readonly stmt: Record<
-    'noWait' | 'wait' | 'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollbackTo' | 'readBegin' | 'readEnd',
-    Statement
-  >
+  private readonly stmt: Record<'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollbackTo' | 'readBegin' | 'readEnd', Statement>
   private readonly repos: Repos
   private readonly readRepos: Repos
   private readonly stale = new StaleListeners()
@@ -94,8 +91,6 @@ export class SqliteStorage implements Storage {
     reader.$client.run('PRAGMA busy_timeout = 0')
     const q = (sql: string) => this.client.prepare(sql)
     this.stmt = {
-      noWait: q('PRAGMA busy_timeout = 0'),
-      wait: q(`PRAGMA busy_timeout = ${Math.trunc(opts.busyTimeoutMs)}`),
       begin: q('BEGIN IMMEDIATE'),
       commit: q('COMMIT'),
       rollback: q('ROLLBACK'),
@@ -278,11 +273,13 @@ export class SqliteStorage implements Storage {
 
   /** BEGIN IMMEDIATE without waiting: SQLITE_BUSY at once when another connection writes. */
   private beginNow(): void {
-    this.stmt.noWait.run()
+    // Not prepared statements: SQLite applies a PRAGMA when it compiles it, so
+    // running a prepared one again would not set the timeout again.
+    this.client.run('PRAGMA busy_timeout = 0')
     try {
       this.stmt.begin.run()
     } finally {
-      this.stmt.wait.run()
+      this.client.run(`PRAGMA busy_timeout = ${Math.trunc(this.opts.busyTimeoutMs)}`)
     }
   }
 
