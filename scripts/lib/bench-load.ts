@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path'
 import { flushFigures, parseFlushes, type FlushHistogram, type WalFlushFigures } from './flush-figures.ts'
-import { cleanEnv, cpuUs, machineTicks, pinned, round1, rssMb, type Proc } from './bench-proc.ts'
+import { cleanEnv, cpuUs, machineCpu, pinned, round1, rssMb, type Proc } from './bench-proc.ts'
 
 export interface LoadSettings {
   duration: number
@@ -26,6 +26,8 @@ export interface WrkFigures {
   max_us: number
   socket_errors: number
   statuses: Record<string, number>
+  /** wrk's own CPU time (user + system), in microseconds. */
+  wrk_cpu_us?: number
 }
 
 export interface RunResult extends WrkFigures {
@@ -35,6 +37,11 @@ export interface RunResult extends WrkFigures {
   peak_rss_mb: number | null
   /** Share of the machine's CPU time the hypervisor gave to others during the run (/proc/stat steal): how noisy the run was. */
   steal_pct: number | null
+  /**
+   * Share of the machine's CPU time (all CPUs) that went to neither the server
+   * nor wrk during the run: other work on a shared machine, which moves req/s.
+   */
+  others_pct: number | null
   ratio_to_baseline?: number
   /** The WAL flushes made during the measured run, from the server's /metrics (otpd_wal_flush_seconds), when it has them. */
   wal_flush?: WalFlushFigures | null
@@ -50,7 +57,8 @@ export async function wrk(s: LoadSettings, lua: string, url: string, seconds: nu
   const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited])
   const line = /^BENCH_JSON (.*)$/m.exec(stdout)?.[1]
   if (code !== 0 || !line) throw new Error(`wrk failed (${code}):\n${stdout}\n${stderr}`)
-  return JSON.parse(line) as WrkFigures
+  const cpu = p.resourceUsage()?.cpuTime.total
+  return { ...(JSON.parse(line) as WrkFigures), wrk_cpu_us: cpu === undefined ? undefined : Number(cpu) }
 }
 
 /**
@@ -70,15 +78,19 @@ export async function measure(
   let peak = 0
   const timer = setInterval(() => (peak = Math.max(peak, rssMb(target.pid, 'VmRSS') ?? 0)), 100)
   const cpu0 = cpuUs(target.pid)
-  const m0 = machineTicks()
+  const m0 = machineCpu()
   const f = await wrk(s, lua, target.url, s.duration, { ...env, BENCH_RUN: '2' })
   const cpu1 = cpuUs(target.pid)
-  const m1 = machineTicks()
+  const m1 = machineCpu()
   clearInterval(timer)
-  const cpu = cpu0 === null || cpu1 === null ? null : round1((cpu1 - cpu0) / f.requests)
-  const steal = m0 === null || m1 === null || m1.total === m0.total ? null : round1(((m1.steal - m0.steal) * 100) / (m1.total - m0.total))
+  const server = cpu0 === null || cpu1 === null ? null : cpu1 - cpu0
+  const cpu = server === null ? null : round1(server / f.requests)
+  const all = m0 === null || m1 === null ? 0 : m1.total - m0.total
+  const steal = all ? round1(((m1!.steal - m0!.steal) * 100) / all) : null
+  const others = all && server !== null && f.wrk_cpu_us !== undefined ? round1((Math.max(0, m1!.busy - m0!.busy - server - f.wrk_cpu_us) * 100) / all) : null
+  const rps = Math.round(f.requests / (f.duration_us / 1e6))
+  const result: RunResult = { ...f, rps, cpu_us_per_req: cpu, peak_rss_mb: peak ? round1(peak) : null, steal_pct: steal, others_pct: others }
   const h1 = await flushes?.()
-  const result: RunResult = { ...f, rps: Math.round(f.requests / (f.duration_us / 1e6)), cpu_us_per_req: cpu, peak_rss_mb: peak ? round1(peak) : null, steal_pct: steal }
   if (flushes) result.wal_flush = h0 && h1 ? flushFigures(h0, h1) : null
   return result
 }

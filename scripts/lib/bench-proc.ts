@@ -90,12 +90,18 @@ export function cpuUs(pid: number): number | null {
   }
 }
 
-/** The machine's CPU time so far, and the part of it stolen by the hypervisor (clock ticks, all CPUs). */
-export function machineTicks(): { total: number; steal: number } | null {
+/**
+ * The machine's CPU time so far, all CPUs, in microseconds: in all, busy (not
+ * idle, not waiting for I/O, not stolen) and stolen by the hypervisor.
+ */
+export function machineCpu(): { total: number; busy: number; steal: number } | null {
   try {
     const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number)
     // user nice system idle iowait irq softirq steal (guest time is already in user)
-    return { total: f.slice(0, 8).reduce((a, b) => a + b, 0), steal: f[7] ?? 0 }
+    const us = (ticks: number) => (ticks * 1e6) / CLOCK_TICKS
+    const total = f.slice(0, 8).reduce((a, b) => a + b, 0)
+    const steal = f[7] ?? 0
+    return { total: us(total), busy: us(total - (f[3] ?? 0) - (f[4] ?? 0) - steal), steal: us(steal) }
   } catch {
     return null
   }

@@ -18,7 +18,7 @@ const ms = (us: number) => (us / 1000).toFixed(2)
 const statuses = (s: Record<string, number>) => Object.entries(s).map(([k, v]) => `${k}:${v}`).join(' ')
 // Server CPU %: the server's CPU time over the run's length (100 = one core busy all the time).
 const busy = (x: RunResult) => (x.cpu_us_per_req === null ? '-' : String(Math.round((x.cpu_us_per_req * x.rps) / 1e4)))
-const HEAD = ['endpoint', 'server', 'req/s', 'p50 ms', 'p99 ms', 'ratio', 'CPU us/req', 'server CPU %', 'peak RSS MB', 'steal %', 'errors', 'statuses']
+const HEAD = ['endpoint', 'server', 'req/s', 'p50 ms', 'p99 ms', 'ratio', 'CPU us/req', 'server CPU %', 'peak RSS MB', 'steal %', 'others %', 'errors', 'statuses']
 const row = (ep: string, server: string, x: RunResult & { errors_logged?: number }, ratio: string) => [
   ep,
   server,
@@ -30,6 +30,7 @@ const row = (ep: string, server: string, x: RunResult & { errors_logged?: number
   busy(x),
   String(x.peak_rss_mb ?? '-'),
   String(x.steal_pct ?? '-'),
+  String(x.others_pct ?? '-'),
   String(x.errors_logged ?? '-'),
   statuses(x.statuses),
 ]
@@ -67,6 +68,7 @@ export function meanRun(runs: OtpdRun[]): OtpdRun {
     peak_rss_mb: Math.max(...runs.map((r) => r.peak_rss_mb ?? 0)) || null,
     process_peak_rss_mb: Math.max(...runs.map((r) => r.process_peak_rss_mb ?? 0)) || null,
     steal_pct: m((r) => r.steal_pct),
+    others_pct: m((r) => r.others_pct),
     errors_logged: runs.reduce((a, r) => a + r.errors_logged, 0),
     statuses: st,
     wal_flush: undefined,
@@ -119,6 +121,11 @@ export function printCompare(r: { compare: CompareRuns; cold_start_ms: { ref: Co
       lines.push(
         `${ep} ${mode}: new/ref req/s ${ratio(nu.rps, ref.rps).toFixed(3)} (pairs: ${pairs}); CPU/req ${cpu}x; p99 ${ms(nu.p99_us)} vs ${ms(ref.p99_us)} ms; RSS ${nu.process_peak_rss_mb ?? '-'} vs ${ref.process_peak_rss_mb ?? '-'} MB`,
       )
+      const pr = e.new.map((x, i) => ratio(x.rps, e.ref[i]!.rps))
+      const others = Math.max(...[...e.ref, ...e.new].map((x) => x.others_pct ?? 0))
+      if (Math.max(...pr) / Math.min(...pr) > 1.2 || others > 10) {
+        lines.push(`  noisy: the pairs disagree by ${Math.round((Math.max(...pr) / Math.min(...pr) - 1) * 100)} %, other work took up to ${others} % of the machine; rerun quieter or with more --pairs`)
+      }
     }
   }
   if (show.paceMs > 0) console.log(`paced: each connection waits ${show.paceMs} ms after every answer (below saturation)`)
