@@ -5,8 +5,9 @@
  *
  * - default: otpd against a bare Bun.serve baseline, each otpd run paired
  *   with a baseline run of the same endpoint just before it;
- * - --compare REF_BINARY: a reference otpd and the new one side by side,
- *   in pairs of alternating order (ref new, new ref, ...) to cancel drift.
+ * - --compare REF_BINARY (or --compare-ref GITREF, built from git): a
+ *   reference otpd and the new one side by side, in pairs of alternating
+ *   order (ref new, new ref, ...) to cancel drift.
  *
  * --fill N then measures the new binary again on a database filled with N
  * verifications through the API. Prints a summary and writes the figures as JSON.
@@ -19,6 +20,7 @@ import { round1, rssMb, startServer } from './lib/bench-proc.ts'
 import { measure, scrapeFlushes, type LoadSettings, type RunResult } from './lib/bench-load.ts'
 import { coldStart, startSeeded, writeIdPools, type Mode, type OtpdSettings, type Seeded } from './lib/bench-otpd.ts'
 import { fill, type FillResult } from './lib/bench-fill.ts'
+import { buildRef } from './lib/bench-ref.ts'
 import { meanRun, printBaseline, printCompare, printFill, type Endpoint, type OtpdRun } from './lib/bench-report.ts'
 
 const { values: opt } = parseArgs({
@@ -36,6 +38,7 @@ const { values: opt } = parseArgs({
     binary: { type: 'string', default: 'dist/otpd' },
     'no-build': { type: 'boolean', default: false },
     compare: { type: 'string' },
+    'compare-ref': { type: 'string' },
     pairs: { type: 'string', default: '2' },
     fill: { type: 'string' },
     out: { type: 'string', default: 'bench-results.json' },
@@ -43,7 +46,7 @@ const { values: opt } = parseArgs({
   },
 })
 if (opt.help) {
-  console.log(`usage: scripts/bench [--compare REF_BINARY [--pairs N]] [--fill N]
+  console.log(`usage: scripts/bench [--compare REF_BINARY | --compare-ref GITREF] [--pairs N] [--fill N]
                     [--duration S] [--warmup S] [--connections N] [--threads N] [--modes FULL,NORMAL]
                     [--endpoints verify,send] [--seed N] [--pace MS] [--server-cpus LIST --client-cpus LIST]
                     [--binary dist/otpd] [--no-build] [--out bench-results.json]
@@ -56,6 +59,8 @@ Without --compare: otpd (--binary, built first unless --no-build) against a bare
              git worktree add --detach /tmp/otpd-ref c5e3cd5
              (cd /tmp/otpd-ref && bun install --frozen-lockfile && bun run build)
              scripts/bench --compare /tmp/otpd-ref/dist/otpd --modes FULL
+--compare-ref GITREF: the same, building the reference itself from git into $TMPDIR/otpd-ref-<commit>
+           (git archive, bun install --frozen-lockfile, bun run build; reused once built)
 --fill N:  then, per mode, --binary on a fresh database measured, filled with N verifications through
            the API, measured again (verify on ids sampled over the whole fill), and a fresh database
            measured once more; prints filled / empty (the mean of the two empty runs)
@@ -68,7 +73,11 @@ Without --compare: otpd (--binary, built first unless --no-build) against a bare
 
 const ROOT = resolve(import.meta.dir, '..')
 const binary = resolve(ROOT, opt.binary)
-const refBinary = opt.compare === undefined ? undefined : resolve(process.cwd(), opt.compare)
+if (opt.compare !== undefined && opt['compare-ref'] !== undefined) {
+  console.error('bench: --compare or --compare-ref, not both')
+  process.exit(2)
+}
+let refBinary = opt.compare === undefined ? undefined : resolve(process.cwd(), opt.compare)
 const int = (name: string, v: string, min: number) => {
   const n = Number(v)
   if (!Number.isInteger(n) || n < min) {
@@ -250,6 +259,7 @@ async function main() {
     const b = Bun.spawnSync(['bun', 'run', 'build'], { cwd: ROOT, stdout: 'ignore', stderr: 'pipe' })
     if (b.exitCode !== 0) throw new Error(`build failed: ${b.stderr.toString()}`)
   }
+  if (opt['compare-ref'] !== undefined) refBinary = buildRef(ROOT, opt['compare-ref'], log)
   const mb = (f: string) => round1(statSync(f).size / 1024 / 1024)
   const report: Record<string, unknown> = {
     date: new Date().toISOString(),
@@ -265,6 +275,7 @@ async function main() {
       client_cpus: load.clientCpus ?? null,
       binary,
       reference: refBinary ?? null,
+      reference_git: opt['compare-ref'] ?? null,
       pairs: refBinary ? pairs : null,
       fill: fillN || null,
     },
