@@ -12,6 +12,8 @@ import { wrk, type LoadSettings } from './bench-load.ts'
 export interface FillResult {
   /** Sends answered 200 (a few more may have been written: those in flight when a thread reached its quota). */
   verifications: number
+  /** Sends wrk gave up on (5 s timeout) or could not make; a timed-out send may still have been written. */
+  socket_errors: number
   seconds: number
   sends_per_s: number
   /** Database and WAL file sizes once the fill is over and the server has settled. */
@@ -27,6 +29,7 @@ export async function fill(s: LoadSettings, server: Proc, dir: string, key: stri
   const t0 = performance.now()
   let done = 0
   let rate = 0
+  let socketErrors = 0
   for (let chunk = 0; done < n; chunk++) {
     if (chunk > 99) throw new Error(`fill: ${done} of ${n} after 100 wrk runs`)
     const left = n - done
@@ -41,7 +44,10 @@ export async function fill(s: LoadSettings, server: Proc, dir: string, key: stri
       BENCH_FILL_IDS: idsPrefix,
     })
     const ok = f.statuses['200'] ?? 0
-    if (ok !== f.requests || f.socket_errors > 0) throw new Error(`fill: not every send answered 200: ${JSON.stringify(f.statuses)}, ${f.socket_errors} socket errors`)
+    if (ok !== f.requests) throw new Error(`fill: not every send answered 200: ${JSON.stringify(f.statuses)}`)
+    // A send that timed out (wrk waits 5 s) may still have been written: counted as an error, not as filled.
+    if (f.socket_errors > 0) log(`fill: ${f.socket_errors} socket errors (timeouts) in this run`)
+    socketErrors += f.socket_errors
     done += ok
     rate = Math.max(rate, ok / seconds)
     log(`fill: ${done} of ${n} (${Math.round(ok / seconds)} sends/s)`)
@@ -62,6 +68,7 @@ export async function fill(s: LoadSettings, server: Proc, dir: string, key: stri
   }
   return {
     verifications: done,
+    socket_errors: socketErrors,
     seconds: round1(seconds),
     sends_per_s: Math.round(done / seconds),
     db_mb: size('otpd.db'),

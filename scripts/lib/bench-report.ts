@@ -138,7 +138,7 @@ export function printCompare(r: { compare: CompareRuns; cold_start_ms: { ref: Co
 type FillRuns = Record<
   string,
   {
-    fill: { verifications: number; seconds: number; sends_per_s: number; db_mb: number | null; wal_mb: number | null; sample_ids: number }
+    fill: { verifications: number; socket_errors: number; seconds: number; sends_per_s: number; db_mb: number | null; wal_mb: number | null; sample_ids: number }
     empty_before: Record<string, OtpdRun>
     filled: Record<string, OtpdRun>
     empty_after: Record<string, OtpdRun>
@@ -150,7 +150,7 @@ export function printFill(r: { fill: FillRuns }, show: Show) {
   const lines: string[] = []
   for (const [mode, f] of Object.entries(r.fill)) {
     lines.push(
-      `fill ${mode}: ${f.fill.verifications} verifications in ${f.fill.seconds} s (${f.fill.sends_per_s}/s); database ${f.fill.db_mb ?? '-'} MB, WAL ${f.fill.wal_mb ?? '-'} MB; verify drew on ${f.fill.sample_ids} ids sampled over the fill`,
+      `fill ${mode}: ${f.fill.verifications} verifications (${f.fill.socket_errors} socket errors) in ${f.fill.seconds} s (${f.fill.sends_per_s}/s); database ${f.fill.db_mb ?? '-'} MB, WAL ${f.fill.wal_mb ?? '-'} MB; verify drew on ${f.fill.sample_ids} ids sampled over the fill`,
     )
     for (const ep of show.endpoints) {
       const empty = meanRun([f.empty_before[ep]!, f.empty_after[ep]!])
