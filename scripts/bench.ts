@@ -40,13 +40,14 @@ const { values: opt } = parseArgs({
     compare: { type: 'string' },
     'compare-ref': { type: 'string' },
     pairs: { type: 'string', default: '2' },
+    'max-others': { type: 'string', default: '0' },
     fill: { type: 'string' },
     out: { type: 'string', default: 'bench-results.json' },
     help: { type: 'boolean', default: false },
   },
 })
 if (opt.help) {
-  console.log(`usage: scripts/bench [--compare REF_BINARY | --compare-ref GITREF] [--pairs N] [--fill N]
+  console.log(`usage: scripts/bench [--compare REF_BINARY | --compare-ref GITREF] [--pairs N] [--max-others PCT] [--fill N]
                     [--duration S] [--warmup S] [--connections N] [--threads N] [--modes FULL,NORMAL]
                     [--endpoints verify,send] [--seed N] [--pace MS] [--server-cpus LIST --client-cpus LIST]
                     [--binary dist/otpd] [--no-build] [--out bench-results.json]
@@ -61,6 +62,8 @@ Without --compare: otpd (--binary, built first unless --no-build) against a bare
              scripts/bench --compare /tmp/otpd-ref/dist/otpd --modes FULL
 --compare-ref GITREF: the same, building the reference itself from git into $TMPDIR/otpd-ref-<commit>
            (git archive, bun install --frozen-lockfile, bun run build; reused once built)
+--max-others PCT: with --compare, a pair during which other work took more than PCT % of the
+           machine's CPU (the others % column) is measured again, at most twice. 0, the default: never
 --fill N:  then, per mode, --binary on a fresh database measured, filled with N verifications through
            the API, measured again (verify on ids sampled over the whole fill), and a fresh database
            measured once more; prints filled / empty (the mean of the two empty runs)
@@ -96,6 +99,7 @@ const load: LoadSettings = {
   luaDir: join(ROOT, 'scripts'),
 }
 const pairs = int('pairs', opt.pairs, 1)
+const maxOthers = int('max-others', opt['max-others'], 0)
 const fillN = opt.fill === undefined ? 0 : int('fill', opt.fill, 1)
 if ((opt['server-cpus'] === undefined) !== (opt['client-cpus'] === undefined)) {
   console.error('bench: --server-cpus and --client-cpus go together')
@@ -193,20 +197,33 @@ async function againstBaseline() {
 // ---------------------------------------------------------------- --compare: reference and new side by side
 
 async function compare(ref: string) {
-  type Side = { order: string[]; ref: OtpdRun[]; new: OtpdRun[]; ratio_rps?: number; pair_ratios_rps?: number[] }
+  type Side = { order: string[]; ref: OtpdRun[]; new: OtpdRun[]; pairs_rerun: number; ratio_rps?: number; pair_ratios_rps?: number[]; median_pair_ratio_rps?: number }
   const out: Record<string, Record<string, Side>> = {}
   for (const mode of modes) {
     out[mode] = {}
     for (const ep of endpoints) {
-      const e: Side = (out[mode][ep] = { order: [], ref: [], new: [] })
+      const e: Side = (out[mode][ep] = { order: [], ref: [], new: [], pairs_rerun: 0 })
       for (let p = 0; p < pairs; p++) {
-        for (const which of p % 2 === 0 ? (['ref', 'new'] as const) : (['new', 'ref'] as const)) {
-          e.order.push(which)
-          e[which].push(await freshRun(which === 'ref' ? ref : binary, mode, ep, which))
+        const order = p % 2 === 0 ? (['ref', 'new'] as const) : (['new', 'ref'] as const)
+        for (let attempt = 1; ; attempt++) {
+          const got: Partial<Record<'ref' | 'new', OtpdRun>> = {}
+          for (const which of order) got[which] = await freshRun(which === 'ref' ? ref : binary, mode, ep, which)
+          const others = Math.max(got.ref!.others_pct ?? 0, got.new!.others_pct ?? 0)
+          if (maxOthers > 0 && others > maxOthers && attempt < 3) {
+            log(`${ep} ${mode}: other work took ${others} % of the machine during pair ${p + 1}; measuring it again`)
+            e.pairs_rerun++
+            continue
+          }
+          e.order.push(...order)
+          e.ref.push(got.ref!)
+          e.new.push(got.new!)
+          break
         }
       }
       e.ratio_rps = round3(meanRun(e.new).rps / meanRun(e.ref).rps)
       e.pair_ratios_rps = e.new.map((x, i) => round3(x.rps / e.ref[i]!.rps))
+      const sorted = [...e.pair_ratios_rps].sort((a, b) => a - b)
+      e.median_pair_ratio_rps = round3((sorted[Math.floor((sorted.length - 1) / 2)]! + sorted[Math.ceil((sorted.length - 1) / 2)]!) / 2)
     }
   }
   return out
@@ -277,6 +294,7 @@ async function main() {
       reference: refBinary ?? null,
       reference_git: opt['compare-ref'] ?? null,
       pairs: refBinary ? pairs : null,
+      max_others_pct: refBinary ? maxOthers : null,
       fill: fillN || null,
     },
   }

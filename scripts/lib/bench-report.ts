@@ -104,7 +104,7 @@ export function printBaseline(r: { otpd: BaselineRuns; cold_start_ms: Cold; bina
   console.log(`binary size: ${r.binary_mb} MB`)
 }
 
-type CompareRuns = Record<string, Record<string, { order: string[]; ref: OtpdRun[]; new: OtpdRun[] }>>
+type CompareRuns = Record<string, Record<string, { order: string[]; ref: OtpdRun[]; new: OtpdRun[]; pairs_rerun: number; median_pair_ratio_rps?: number }>>
 
 export function printCompare(r: { compare: CompareRuns; cold_start_ms: { ref: Cold; new: Cold }; binary_mb: { ref: number; new: number } }, show: Show) {
   const rows = [HEAD.map((h) => (h === 'ratio' ? 'new/ref' : h))]
@@ -119,7 +119,7 @@ export function printCompare(r: { compare: CompareRuns; cold_start_ms: { ref: Co
       const pairs = e.new.map((x, i) => ratio(x.rps, e.ref[i]!.rps).toFixed(3)).join(', ')
       const cpu = nu.cpu_us_per_req !== null && ref.cpu_us_per_req !== null ? ratio(nu.cpu_us_per_req, ref.cpu_us_per_req).toFixed(2) : '-'
       lines.push(
-        `${ep} ${mode}: new/ref req/s ${ratio(nu.rps, ref.rps).toFixed(3)} (pairs: ${pairs}); CPU/req ${cpu}x; p99 ${ms(nu.p99_us)} vs ${ms(ref.p99_us)} ms; RSS ${nu.process_peak_rss_mb ?? '-'} vs ${ref.process_peak_rss_mb ?? '-'} MB`,
+        `${ep} ${mode}: new/ref req/s ${ratio(nu.rps, ref.rps).toFixed(3)} (pairs: ${pairs}; median ${e.median_pair_ratio_rps?.toFixed(3) ?? '-'}${e.pairs_rerun ? `; ${e.pairs_rerun} pairs measured again` : ''}); CPU/req ${cpu}x; p99 ${ms(nu.p99_us)} vs ${ms(ref.p99_us)} ms; RSS ${nu.process_peak_rss_mb ?? '-'} vs ${ref.process_peak_rss_mb ?? '-'} MB`,
       )
       const pr = e.new.map((x, i) => ratio(x.rps, e.ref[i]!.rps))
       const others = Math.max(...[...e.ref, ...e.new].map((x) => x.others_pct ?? 0))
