@@ -18,10 +18,10 @@ import type { Database } from 'bun:sqlite'
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { accessSync, constants, existsSync } from 'node:fs'
 import { basename, dirname } from 'node:path'
-import { Hasher } from '../lib/secrets.ts'
-import { VerificationIds } from '../lib/verification-id.ts'
+import { Hasher } from '../../lib/secrets.ts'
+import { VerificationIds } from '../../lib/verification-id.ts'
 import { migrationJournal } from './migrations/index.ts'
-import { loadSecret, secretPath } from './secret.ts'
+import { loadSecret, secretPath } from '../secret.ts'
 
 /** A start refused for a reason the operator must fix; its message is the one line shown. */
 export class StoreGuardError extends Error {}
@@ -72,7 +72,7 @@ function accessProblem(path: string, mode: number): string | undefined {
 /**
  * Refuses a database that has a migration newer than the newest this binary
  * embeds, before anything is applied: the applied migrations are recorded by
- * their journal time (`created_at`), as store/db.ts applyMigrations writes them.
+ * their journal time (`created_at`), as store/sqlite/db.ts applyMigrations writes them.
  */
 export function checkSchemaNotNewer(client: Database, path: string): void {
   const table = client.query<{ n: number }, []>("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get()

@@ -7,8 +7,8 @@
  * transactions, and read again once the transactor says another connection
  * wrote or a rollback undid a write (`onStale`), as SqliteKeyHitLog does.
  */
-import type { UnsettledSend, VerificationStore } from '../otp/ports.ts'
-import type { DeliveryState, Verification } from '../otp/types.ts'
+import type { UnsettledSend, VerificationStore } from '../../otp/ports.ts'
+import type { DeliveryState, Verification } from '../../otp/types.ts'
 import type { Db } from './db.ts'
 import type { StaleSource } from './stale.ts'
 

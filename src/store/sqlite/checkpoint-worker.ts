@@ -1,11 +1,11 @@
 /**
- * Worker thread for the WAL, off the event loop (store/checkpointer.ts and
- * store/wal-sync.ts start one each):
+ * Worker thread for the WAL, off the event loop (store/sqlite/checkpointer.ts and
+ * store/sqlite/wal-sync.ts start one each):
  * - `checkpoint`: its own connection, a PASSIVE checkpoint every `everyMs`
  *   (PASSIVE never waits for or blocks the server's writers), and from
  *   `restartFrames` on, the catch-up that lets the WAL restart;
  * - `sync`: flush the WAL file to disk whenever the server has published a
- *   newer commit generation (store/wal-sync.ts), and report what it covered.
+ *   newer commit generation (store/sqlite/wal-sync.ts), and report what it covered.
  *
  * Flushes are fdatasync: the data and the size, not the timestamps, so that
  * writing the restarted WAL over in place needs no file-system journal
@@ -82,7 +82,7 @@ self.onmessage = (event: MessageEvent<WalWorkerStart | 'stop'>) => {
 }
 
 /**
- * The `sync` role (store/wal-sync.ts): flush the WAL whenever the server has
+ * The `sync` role (store/sqlite/wal-sync.ts): flush the WAL whenever the server has
  * published a generation newer than the last flushed, until told to stop.
  * Runs in this thread's only task: the stop comes through shared memory.
  */
@@ -102,7 +102,7 @@ function flushLoop(walPath: string, cells: Int32Array): void {
   while (Atomics.load(cells, SYNC_STOP) === 0) {
     const requested = Atomics.load(cells, SYNC_REQUESTED)
     if (requested === flushed) {
-      // Announce the sleep, then look again (store/write-turn.ts does the same).
+      // Announce the sleep, then look again (store/sqlite/write-turn.ts does the same).
       Atomics.store(cells, SYNC_SLEEPING, 1)
       if (Atomics.load(cells, SYNC_REQUESTED) === flushed) Atomics.wait(cells, SYNC_REQUESTED, flushed)
       Atomics.store(cells, SYNC_SLEEPING, 0)
@@ -121,7 +121,7 @@ function flushLoop(walPath: string, cells: Int32Array): void {
 
 /**
  * One PASSIVE checkpoint; and once the WAL holds `restartFrames`, the catch-up
- * that lets it restart (store/write-turn.ts). Passes copy what the server
+ * that lets it restart (store/sqlite/write-turn.ts). Passes copy what the server
  * wrote during the pass before, with the database file flushed here between
  * them (SQLite fsyncs it only when a pass reaches the WAL's end, which never
  * happens while the server writes), so the last pass, made holding the

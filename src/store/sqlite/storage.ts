@@ -18,7 +18,7 @@
  *   then that call is rejected with nothing in force. /healthz and reads go on.
  * - A statement or COMMIT that fails (disk full, I/O error) is rolled back:
  *   the batch's calls are rejected with nothing in force.
- * - The flush that makes a commit durable (`settleAfter`, store/wal-sync.ts)
+ * - The flush that makes a commit durable (`settleAfter`, store/sqlite/wal-sync.ts)
  *   failing is fatal: what is on disk is then unknown. `onFatal` stops the
  *   process before the batch is answered, every later write is refused, and
  *   recovery at the next start (otp/recovery.ts) settles what was left open.
@@ -27,7 +27,7 @@
  * committed state only and never wait for the write lock.
  */
 import type { Database, Statement } from 'bun:sqlite'
-import type { Repos, Storage } from '../otp/ports.ts'
+import type { Repos, Storage } from '../../otp/ports.ts'
 import type { Db } from './db.ts'
 import { sqliteRepos } from './repos.ts'
 import { StaleListeners } from './stale.ts'
@@ -54,7 +54,7 @@ type Result = { ok: true; value: unknown } | { ok: false; err: unknown }
 
 export interface SqliteStorageOptions {
   busyTimeoutMs: number
-  /** A flush failed: the process must stop without answering (store/storage.ts header). */
+  /** A flush failed: the process must stop without answering (store/sqlite/storage.ts header). */
   onFatal: (err: Error) => void
   /** Each failed write (not a busy wait), and each commit: readiness follows them. */
   onWriteResult?: (err: unknown) => void
@@ -110,7 +110,7 @@ export class SqliteStorage implements Storage {
     this.durable = durable
   }
 
-  /** Batches are written only while holding `turn` (store/write-turn.ts). */
+  /** Batches are written only while holding `turn` (store/sqlite/write-turn.ts). */
   shareWritesWith(turn: WriteTurn): void {
     this.turn = turn
   }

@@ -3,7 +3,7 @@
  * server runs), then WAL, foreign keys and the chosen synchronous level, then
  * the embedded migrations under one IMMEDIATE transaction. Refused first when
  * the file or its directory is not writable, or the schema is from a newer
- * otpd; every error names the path (store/guards.ts).
+ * otpd; every error names the path (store/sqlite/guards.ts).
  */
 import { Database } from 'bun:sqlite'
 import { createHash } from 'node:crypto'
@@ -53,7 +53,7 @@ export function openDatabase(opts: OpenOptions): Db {
 }
 
 /**
- * A second connection for reads (store/storage.ts): in WAL mode it sees the
+ * A second connection for reads (store/sqlite/storage.ts): in WAL mode it sees the
  * last committed state and never waits for the writer. An in-memory database
  * has no second connection: it reads on the writer's.
  */

@@ -2,7 +2,7 @@
  * Per-process copies of stored values (the last row numbers handed out, code
  * lengths) are kept by the SQLite stores between transactions. A StaleSource
  * tells them when such copies may be wrong: another connection committed, or
- * a rollback undid a write (store/storage.ts).
+ * a rollback undid a write (store/sqlite/storage.ts).
  */
 export interface StaleSource {
   onStale(listener: () => void): void

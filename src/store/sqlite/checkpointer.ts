@@ -8,9 +8,9 @@
  * BACKSTOP_PAGES, which then only matters if the worker falls behind or dies.
  * Once the WAL holds RESTART_FRAMES, the worker catches up and takes the
  * server's write turn for its last pass, so that the WAL starts over instead
- * of growing to the backstop (store/write-turn.ts says why). Once the
+ * of growing to the backstop (store/sqlite/write-turn.ts says why). Once the
  * writes stop, or need a small WAL, for IDLE_MS, a WAL file larger than
- * KEEP_WAL_BYTES is truncated (store/checkpoint-worker.ts, idleTruncation).
+ * KEEP_WAL_BYTES is truncated (store/sqlite/checkpoint-worker.ts, idleTruncation).
  * Durability is unchanged: a commit is durable once in the WAL.
  */
 import type { Db } from './db.ts'
@@ -58,7 +58,7 @@ export interface CheckpointReport {
 }
 
 export interface Checkpointer {
-  /** Shared with the server's transactor (store/write-turn.ts). */
+  /** Shared with the server's transactor (store/sqlite/write-turn.ts). */
   turn: WriteTurn
   /** Resolves after the next checkpoint the worker reports (tests use it). */
   next(): Promise<CheckpointReport>
@@ -134,5 +134,5 @@ export function startCheckpointer(
  */
 export function walWorkerSpecifier(): string {
   const beside = new URL('./checkpoint-worker.ts', import.meta.url)
-  return beside.pathname.startsWith('/$bunfs/') ? './store/checkpoint-worker.ts' : beside.href
+  return beside.pathname.startsWith('/$bunfs/') ? './store/sqlite/checkpoint-worker.ts' : beside.href
 }
