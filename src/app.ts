@@ -80,6 +80,7 @@ export function openCore(config: Config, opts: CoreOptions = {}): Core {
   })
   const admin = new Admin(storage, hasher, clock)
   const close = () => {
+    storage.close()
     if (reader !== db) reader.$client.close()
     db.$client.close()
   }

@@ -119,6 +119,12 @@ export class SqliteStorage implements Storage {
     this.stale.onStale(listener)
   }
 
+  /** The connections are about to close: later and queued writes are refused, nothing is fatal. */
+  close(): void {
+    this.stopped ??= new StorageStoppedError('storage closed: otpd is stopping')
+    for (const item of this.queue.splice(0)) item.reject(this.stopped)
+  }
+
   write<T>(fn: (r: Repos) => Promise<T>): Promise<T> {
     if (this.stopped) return Promise.reject(this.stopped)
     return new Promise<T>((resolve, reject) => {
@@ -128,6 +134,7 @@ export class SqliteStorage implements Storage {
   }
 
   read<T>(fn: (r: Repos) => Promise<T>): Promise<T> {
+    if (this.stopped) return Promise.reject(this.stopped)
     // One read transaction at a time on the reader connection: a read awaits
     // its repositories, and another read must not BEGIN meanwhile.
     const result = this.reads.then(() => this.readNow(fn))
