@@ -15,7 +15,7 @@ afterEach(() => {
 })
 
 test('every migration drizzle-kit wrote is embedded, and nothing else', () => {
-  const dir = join(import.meta.dir, '..', 'src', 'store', 'migrations')
+  const dir = join(import.meta.dir, '..', 'src', 'store', 'sqlite', 'migrations')
   const onDisk = readdirSync(dir).filter((f) => f.endsWith('.sql')).map((f) => f.slice(0, -4)).sort()
   expect(migrationJournal.entries.map((e) => e.tag).sort()).toEqual(onDisk)
   expect(Object.keys(migrationFiles).sort()).toEqual(onDisk)
