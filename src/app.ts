@@ -22,13 +22,13 @@ import { recoverUnsettledSends } from './otp/recovery.ts'
 import { SendService } from './otp/send.ts'
 import type { Channel, Limits } from './otp/types.ts'
 import { VerifyService } from './otp/verify.ts'
-import { migrationsCurrent, openDatabase, openReader, type Db } from './store/db.ts'
-import { databaseFileSizes } from './store/health.ts'
-import { startCheckpointer, type Checkpointer } from './store/checkpointer.ts'
-import { startWalSync } from './store/wal-sync.ts'
-import { loadGuardedSecret } from './store/guards.ts'
-import { SqliteStorage } from './store/storage.ts'
-import { sweep, type SweepResult } from './store/sweep.ts'
+import { migrationsCurrent, openDatabase, openReader, type Db } from './store/sqlite/db.ts'
+import { databaseFileSizes } from './store/sqlite/health.ts'
+import { startCheckpointer, type Checkpointer } from './store/sqlite/checkpointer.ts'
+import { startWalSync } from './store/sqlite/wal-sync.ts'
+import { loadGuardedSecret } from './store/sqlite/guards.ts'
+import { SqliteStorage } from './store/sqlite/storage.ts'
+import { sweep, type SweepResult } from './store/sqlite/sweep.ts'
 import { WriteHealth } from './store/write-health.ts'
 
 export interface CoreOptions {
@@ -36,7 +36,7 @@ export interface CoreOptions {
   logger?: Logger
   /**
    * A failed flush: what is on disk is unknown, so the process stops before
-   * answering (store/storage.ts). By default it logs and exits with status 70;
+   * answering (store/sqlite/storage.ts). By default it logs and exits with status 70;
    * tests replace it.
    */
   onFatal?: (err: Error) => void
@@ -80,6 +80,7 @@ export function openCore(config: Config, opts: CoreOptions = {}): Core {
   })
   const admin = new Admin(storage, hasher, clock)
   const close = () => {
+    storage.close()
     if (reader !== db) reader.$client.close()
     db.$client.close()
   }
@@ -107,8 +108,8 @@ export interface ServerOptions extends CoreOptions {
   env?: Record<string, string | undefined>
   /**
    * WAL work on worker threads instead of inside commits (`serve` sets it):
-   * checkpoints (store/checkpointer.ts) and, with synchronous = FULL, the
-   * fsync that makes a batch durable before it is answered (store/wal-sync.ts).
+   * checkpoints (store/sqlite/checkpointer.ts) and, with synchronous = FULL, the
+   * fsync that makes a batch durable before it is answered (store/sqlite/wal-sync.ts).
    */
   backgroundCheckpoints?: boolean
 }
@@ -124,7 +125,7 @@ export interface Server extends Core {
   shutdown(): Promise<void>
   /** Channels that only print to the log (nothing is really delivered). */
   logOnly: Channel[]
-  /** One retention sweep; `maxRows` bounds each table's deletions (see store/sweep.ts). */
+  /** One retention sweep; `maxRows` bounds each table's deletions (see store/sqlite/sweep.ts). */
   sweep(maxRows?: number): Promise<SweepResult>
   /** Refunds sends left unsettled by a process that stopped during delivery (otp/recovery.ts). */
   recover(): Promise<number>
@@ -189,7 +190,7 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
     ? startCheckpointer(db, config.database.path, config.database.busy_timeout_ms, (error) => logger.error('WAL checkpoint failed', { error }))
     : undefined
   if (checkpointer) storage.shareWritesWith(checkpointer.turn)
-  // FULL's guarantee with the fsync on a worker thread (store/wal-sync.ts).
+  // FULL's guarantee with the fsync on a worker thread (store/sqlite/wal-sync.ts).
   const walSync =
     background && config.database.synchronous === 'FULL'
       ? startWalSync(

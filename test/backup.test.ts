@@ -1,5 +1,5 @@
 /**
- * `otpd backup FILE` (store/backup.ts): what it prints and refuses, and a
+ * `otpd backup FILE` (store/sqlite/backup.ts): what it prints and refuses, and a
  * backup taken while a real server takes sends and verifies restores, by the
  * README's steps, into a server whose keys, balances and pending
  * verifications all work.

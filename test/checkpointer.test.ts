@@ -1,5 +1,5 @@
 /**
- * WAL checkpoints on a worker thread (store/checkpointer.ts): the server's
+ * WAL checkpoints on a worker thread (store/sqlite/checkpointer.ts): the server's
  * connection no longer checkpoints inside its commits, and the worker copies
  * the WAL back into the database file on its own.
  */
@@ -7,9 +7,9 @@ import { afterEach, expect, test } from 'bun:test'
 import { closeSync, existsSync, mkdtempSync, openSync, readSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { BACKSTOP_PAGES, startCheckpointer, type Checkpointer, type CheckpointReport } from '../src/store/checkpointer.ts'
-import { openDatabase, openReader, type Db } from '../src/store/db.ts'
-import { SqliteStorage } from '../src/store/storage.ts'
+import { BACKSTOP_PAGES, startCheckpointer, type Checkpointer, type CheckpointReport } from '../src/store/sqlite/checkpointer.ts'
+import { openDatabase, openReader, type Db } from '../src/store/sqlite/db.ts'
+import { SqliteStorage } from '../src/store/sqlite/storage.ts'
 
 let dir: string
 let db: Db

@@ -1,5 +1,5 @@
 /**
- * Group commit (store/storage.ts): `write` calls made in one turn share one
+ * Group commit (store/sqlite/storage.ts): `write` calls made in one turn share one
  * IMMEDIATE transaction, run in call order, a call that throws is undone alone
  * (the batch runs again with a savepoint per call), and each settles only once
  * the commit is done. Checked on a real SQLite file, with a second connection
@@ -12,8 +12,8 @@ import { afterEach, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { openDatabase, openReader, type Db } from '../src/store/db.ts'
-import { MAX_BATCH, SqliteStorage, StorageBusyError, StorageStoppedError } from '../src/store/storage.ts'
+import { openDatabase, openReader, type Db } from '../src/store/sqlite/db.ts'
+import { MAX_BATCH, SqliteStorage, StorageBusyError, StorageStoppedError } from '../src/store/sqlite/storage.ts'
 
 let dir: string
 let db: Db

@@ -97,7 +97,9 @@ export async function createHarness(opts: HarnessOptions = {}): Promise<Harness>
   raw.database = { ...(raw.database ?? {}), path: dbPath }
   const env = opts.env ?? {}
   const config = resolveConfig(raw, 'test', env)
-  const server = buildServer(config, { clock, delivery: opts.configuredDelivery ? undefined : delivery, logger, env, onFatal: opts.onFatal })
+  // A failed flush stops the storage; the test process goes on (the server's default exits).
+  const onFatal = opts.onFatal ?? ((err: Error) => logger.error('fatal storage failure', { error: err.message }))
+  const server = buildServer(config, { clock, delivery: opts.configuredDelivery ? undefined : delivery, logger, env, onFatal })
   const key = opts.key ?? (await server.admin.createKey({ name: 'test' })).key
   if (opts.credits) await server.admin.addCredits(opts.credits)
 

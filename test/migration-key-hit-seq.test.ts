@@ -5,8 +5,8 @@
  */
 import { Database } from 'bun:sqlite'
 import { expect, test } from 'bun:test'
-import { applyMigrations } from '../src/store/db.ts'
-import { migrationFiles, migrationJournal } from '../src/store/migrations/index.ts'
+import { applyMigrations } from '../src/store/sqlite/db.ts'
+import { migrationFiles, migrationJournal } from '../src/store/sqlite/migrations/index.ts'
 
 test('existing key hits get per-key sequence numbers in time order', () => {
   const db = new Database(':memory:')

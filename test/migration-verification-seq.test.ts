@@ -14,7 +14,7 @@ import { ManualClock } from '../src/lib/clock.ts'
 import { Hasher } from '../src/lib/secrets.ts'
 import { VerificationIds } from '../src/lib/verification-id.ts'
 import { generateKey } from '../src/otp/api-keys.ts'
-import { migrationFiles, migrationJournal } from '../src/store/migrations/index.ts'
+import { migrationFiles, migrationJournal } from '../src/store/sqlite/migrations/index.ts'
 import { secretPath } from '../src/store/secret.ts'
 import { createHarness, DAY, UUID_V4, type Harness } from './harness.ts'
 

@@ -1,5 +1,5 @@
 /**
- * The SQLite engine's promises under faults (store/storage.ts), in process on
+ * The SQLite engine's promises under faults (store/sqlite/storage.ts), in process on
  * real database files: a lock held by another connection is waited for on
  * timers (the event loop keeps running) and ends in StorageBusyError after
  * busy_timeout_ms with nothing in force; a failed flush stops the storage;
@@ -11,8 +11,8 @@ import { afterEach, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { openDatabase, openReader } from '../src/store/db.ts'
-import { SqliteStorage, StorageBusyError, StorageStoppedError } from '../src/store/storage.ts'
+import { openDatabase, openReader } from '../src/store/sqlite/db.ts'
+import { SqliteStorage, StorageBusyError, StorageStoppedError } from '../src/store/sqlite/storage.ts'
 
 const dirs: string[] = []
 const closers: (() => void)[] = []

@@ -1,5 +1,5 @@
 /**
- * Start guards (store/guards.ts), each through the real CLI and `otpd serve`
+ * Start guards (store/sqlite/guards.ts), each through the real CLI and `otpd serve`
  * with its exact message: a missing or different server secret, a schema
  * from a newer otpd, a database that cannot be opened, an unwritable database
  * or directory. Unwritable cases use a read-only tmpfs and `chattr +i`, since
@@ -10,7 +10,7 @@ import { afterEach, expect, setDefaultTimeout, test } from 'bun:test'
 import { createHmac } from 'node:crypto'
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { migrationJournal } from '../src/store/migrations/index.ts'
+import { migrationJournal } from '../src/store/sqlite/migrations/index.ts'
 import { cleanUpAfterEach, cliEnv, post, startServer, type CliEnv } from './cli-helpers.ts'
 
 setDefaultTimeout(30_000)

@@ -3,8 +3,8 @@ import { afterEach, expect, test } from 'bun:test'
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { migrationFiles, migrationJournal } from '../src/store/migrations/index.ts'
-import { applyMigrations, migrationsCurrent, openDatabase } from '../src/store/db.ts'
+import { migrationFiles, migrationJournal } from '../src/store/sqlite/migrations/index.ts'
+import { applyMigrations, migrationsCurrent, openDatabase } from '../src/store/sqlite/db.ts'
 import { loadSecret } from '../src/store/secret.ts'
 import { createHarness, TEST, type Harness } from './harness.ts'
 
@@ -15,7 +15,7 @@ afterEach(() => {
 })
 
 test('every migration drizzle-kit wrote is embedded, and nothing else', () => {
-  const dir = join(import.meta.dir, '..', 'src', 'store', 'migrations')
+  const dir = join(import.meta.dir, '..', 'src', 'store', 'sqlite', 'migrations')
   const onDisk = readdirSync(dir).filter((f) => f.endsWith('.sql')).map((f) => f.slice(0, -4)).sort()
   expect(migrationJournal.entries.map((e) => e.tag).sort()).toEqual(onDisk)
   expect(Object.keys(migrationFiles).sort()).toEqual(onDisk)

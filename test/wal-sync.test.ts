@@ -1,5 +1,5 @@
 /**
- * The WAL fsync worker (store/wal-sync.ts): sync() resolves after an fsync
+ * The WAL fsync worker (store/sqlite/wal-sync.ts): sync() resolves after an fsync
  * that started after the call; calls made while one runs share the next; a
  * worker that cannot sync makes them fail rather than answer undurably.
  */
@@ -7,8 +7,8 @@ import { afterEach, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { openDatabase, type Db } from '../src/store/db.ts'
-import { covers, startWalSync, type WalSync } from '../src/store/wal-sync.ts'
+import { openDatabase, type Db } from '../src/store/sqlite/db.ts'
+import { covers, startWalSync, type WalSync } from '../src/store/sqlite/wal-sync.ts'
 
 let dir: string
 let db: Db | undefined

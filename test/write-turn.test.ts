@@ -1,6 +1,6 @@
 /**
  * The write turn between the request thread and the checkpoint worker
- * (store/write-turn.ts): the group commit (store/storage.ts) writes only while holding it, waits
+ * (store/sqlite/write-turn.ts): the group commit (store/sqlite/storage.ts) writes only while holding it, waits
  * while the worker holds it, and takes it back from a worker that holds it
  * too long.
  */
@@ -9,9 +9,9 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Database } from 'bun:sqlite'
-import { openDatabase, openReader, type Db } from '../src/store/db.ts'
-import { SqliteStorage } from '../src/store/storage.ts'
-import { giveTurnBack, takeTurnForCheckpoint, TURN_CHECKPOINT, TURN_FREE, TURN_SERVER, WriteTurn } from '../src/store/write-turn.ts'
+import { openDatabase, openReader, type Db } from '../src/store/sqlite/db.ts'
+import { SqliteStorage } from '../src/store/sqlite/storage.ts'
+import { giveTurnBack, takeTurnForCheckpoint, TURN_CHECKPOINT, TURN_FREE, TURN_SERVER, WriteTurn } from '../src/store/sqlite/write-turn.ts'
 
 let dir: string | undefined
 let db: Db | undefined

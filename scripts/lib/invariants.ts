@@ -1,7 +1,7 @@
 /**
  * Invariants read straight from the database file (after a crash, before the
  * next start): SQLite's own integrity, the credit ledger, and every outcome a
- * client was told about. Table and column names are the store's (src/store/schema.ts).
+ * client was told about. Table and column names are the store's (src/store/sqlite/schema.ts).
  *
  * A charged send is settled when its delivery is `accepted` or it has its
  * refund (`failed`, or `unknown` once recovery gave up on it). One still

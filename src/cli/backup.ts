@@ -1,6 +1,6 @@
-/** `otpd backup FILE`: an online, consistent copy of the database (store/backup.ts), and where its secret is. */
+/** `otpd backup FILE`: an online, consistent copy of the database (store/sqlite/backup.ts), and where its secret is. */
 import { Command } from 'commander'
-import { backupDatabase } from '../store/backup.ts'
+import { backupDatabase } from '../store/sqlite/backup.ts'
 import { secretPath } from '../store/secret.ts'
 import { example, printJson, withConfig, withCore, withJson, type CommonOptions } from './common.ts'
 

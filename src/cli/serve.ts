@@ -5,7 +5,7 @@ import { parseListen, resolveConfig } from '../config/load.ts'
 import { readTls } from '../config/tls.ts'
 import { LISTEN_OPTIONS } from '../http/app.ts'
 import { createLogger } from '../lib/logger.ts'
-import { sweptToBound } from '../store/sweep.ts'
+import { sweptToBound } from '../store/sqlite/sweep.ts'
 import { example, load, withConfig, type CommonOptions } from './common.ts'
 
 const SWEEP_EVERY_MS = 60_000

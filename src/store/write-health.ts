@@ -1,7 +1,7 @@
 /**
  * Whether writes are failing, for /readyz: read-only probes cannot see a full
  * disk or a read-only file system, which only fail when a write reaches the
- * file. Each write batch reports how it ended (store/storage.ts); a failure
+ * file. Each write batch reports how it ended (store/sqlite/storage.ts); a failure
  * makes the database not ready until a write succeeds, or until FORGET_MS
  * pass with no new failure (an idle server cannot know it recovered
  * otherwise, and a load balancer that took it out would never send the write

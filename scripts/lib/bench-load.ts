@@ -1,0 +1,106 @@
+/**
+ * The load side of scripts/bench: one wrk run with a Lua script from
+ * scripts/, and a measured run (warm-up, then the run with the server's CPU
+ * time, peak RSS and the machine's steal around it).
+ */
+import { join } from 'node:path'
+import { flushFigures, parseFlushes, type FlushHistogram, type WalFlushFigures } from './flush-figures.ts'
+import { cleanEnv, cpuUs, machineCpu, pinned, round1, rssMb, type Proc } from './bench-proc.ts'
+
+export interface LoadSettings {
+  duration: number
+  warmup: number
+  connections: number
+  threads: number
+  paceMs: number
+  clientCpus: string | undefined
+  luaDir: string
+}
+
+export interface WrkFigures {
+  requests: number
+  duration_us: number
+  p50_us: number
+  p90_us: number
+  p99_us: number
+  max_us: number
+  socket_errors: number
+  statuses: Record<string, number>
+  /** wrk's own CPU time (user + system), in microseconds. */
+  wrk_cpu_us?: number
+}
+
+export interface RunResult extends WrkFigures {
+  rps: number
+  /** Server CPU time (user + system, all threads) per request: steadier than req/s on a shared machine. */
+  cpu_us_per_req: number | null
+  peak_rss_mb: number | null
+  /** Share of the machine's CPU time the hypervisor gave to others during the run (/proc/stat steal): how noisy the run was. */
+  steal_pct: number | null
+  /**
+   * Share of the machine's CPU time (all CPUs) that went to neither the server
+   * nor wrk during the run: other work on a shared machine, which moves req/s.
+   */
+  others_pct: number | null
+  ratio_to_baseline?: number
+  /** The WAL flushes made during the measured run, from the server's /metrics (otpd_wal_flush_seconds), when it has them. */
+  wal_flush?: WalFlushFigures | null
+}
+
+export async function wrk(s: LoadSettings, lua: string, url: string, seconds: number, env: Record<string, string>): Promise<WrkFigures> {
+  const cmd = ['wrk', `-t${s.threads}`, `-c${s.connections}`, `-d${seconds}s`, '--timeout', '5s', '-s', join(s.luaDir, lua), url]
+  const p = Bun.spawn(pinned(s.clientCpus, cmd), {
+    env: { ...cleanEnv(), BENCH_LUA_DIR: s.luaDir, BENCH_PACE_MS: String(s.paceMs), ...env },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited])
+  const line = /^BENCH_JSON (.*)$/m.exec(stdout)?.[1]
+  if (code !== 0 || !line) throw new Error(`wrk failed (${code}):\n${stdout}\n${stderr}`)
+  const cpu = p.resourceUsage()?.cpuTime.total
+  return { ...(JSON.parse(line) as WrkFigures), wrk_cpu_us: cpu === undefined ? undefined : Number(cpu) }
+}
+
+/**
+ * Warm-up, then the measured run, sampling the server's RSS every 100 ms;
+ * with `flushes`, the server's WAL flush histogram is read before and after
+ * the measured run.
+ */
+export async function measure(
+  s: LoadSettings,
+  lua: string,
+  target: Proc,
+  env: Record<string, string>,
+  flushes?: () => Promise<FlushHistogram | null>,
+): Promise<RunResult> {
+  if (s.warmup > 0) await wrk(s, lua, target.url, s.warmup, { ...env, BENCH_RUN: '1' })
+  const h0 = await flushes?.()
+  let peak = 0
+  const timer = setInterval(() => (peak = Math.max(peak, rssMb(target.pid, 'VmRSS') ?? 0)), 100)
+  const cpu0 = cpuUs(target.pid)
+  const m0 = machineCpu()
+  const f = await wrk(s, lua, target.url, s.duration, { ...env, BENCH_RUN: '2' })
+  const cpu1 = cpuUs(target.pid)
+  const m1 = machineCpu()
+  clearInterval(timer)
+  const server = cpu0 === null || cpu1 === null ? null : cpu1 - cpu0
+  const cpu = server === null ? null : round1(server / f.requests)
+  const all = m0 === null || m1 === null ? 0 : m1.total - m0.total
+  const steal = all ? round1(((m1!.steal - m0!.steal) * 100) / all) : null
+  const others = all && server !== null && f.wrk_cpu_us !== undefined ? round1((Math.max(0, m1!.busy - m0!.busy - server - f.wrk_cpu_us) * 100) / all) : null
+  const rps = Math.round(f.requests / (f.duration_us / 1e6))
+  const result: RunResult = { ...f, rps, cpu_us_per_req: cpu, peak_rss_mb: peak ? round1(peak) : null, steal_pct: steal, others_pct: others }
+  const h1 = await flushes?.()
+  if (flushes) result.wal_flush = h0 && h1 ? flushFigures(h0, h1) : null
+  return result
+}
+
+/** otpd's WAL flush histogram from /metrics; null when the server has none (NORMAL, or a build without it). */
+export async function scrapeFlushes(url: string, token: string): Promise<FlushHistogram | null> {
+  try {
+    const r = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${token}` } })
+    return r.ok ? parseFlushes(await r.text()) : null
+  } catch {
+    return null
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * An otpd binary under scripts/bench: its bench config, a fresh database
+ * seeded the same way for every binary (a key and 10^9 credits through the
+ * CLI, then 2 x `seed` verifications with the code 123456 through the API),
+ * and the cold start.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { cleanEnv, freePort, pinned, startServer, type Proc } from './bench-proc.ts'
+
+export type Mode = 'FULL' | 'NORMAL'
+
+/** Where and how the servers run. */
+export interface OtpdSettings {
+  scratch: string
+  serverCpus: string | undefined
+  metricsToken: string
+  seed: number
+}
+
+/** A running otpd on its own database, with the key and the seeded ids the Lua scripts read. */
+export interface Seeded {
+  dir: string
+  server: Proc
+  /** BENCH_KEY, BENCH_IDS_OK, BENCH_IDS_WRONG for the Lua scripts. */
+  env: Record<string, string>
+}
+
+export function otpdCli(binary: string, args: string[], configFile: string, cwd: string): string {
+  const p = Bun.spawnSync([binary, ...args, '--config', configFile], { cwd, env: cleanEnv() })
+  if (p.exitCode !== 0) throw new Error(`${binary} ${args.join(' ')}: ${p.stderr.toString()}`)
+  return p.stdout.toString()
+}
+
+/** Limits raised out of the way and every channel on a noop provider: the bench measures otpd, not a vendor. */
+export function benchConfig(dir: string, synchronous: Mode, metricsToken: string): string {
+  const file = join(dir, 'otp.config.toml')
+  const big = 1_000_000_000
+  writeFileSync(
+    file,
+    `[server]
+metrics_token = "${metricsToken}"
+
+[database]
+path = "${join(dir, 'otpd.db')}"
+synchronous = "${synchronous}"
+
+[limits]
+key_requests_per_minute = ${big}
+recipient_per_minute = ${big}
+recipient_per_hour = ${big}
+recipient_per_day = ${big}
+max_failed_attempts = ${big}
+recipient_failures_per_day = ${big}
+
+[channels]
+sms = ["bench"]
+email = ["bench"]
+voice = ["bench"]
+
+[providers.bench]
+type = "noop"
+`,
+  )
+  return file
+}
+
+/** Verifications with the code 123456 (custom code), to distinct recipients, through the API. */
+export async function seedVerifications(url: string, key: string, n: number, tag: number): Promise<string[]> {
+  const ids: string[] = []
+  let next = 0
+  const worker = async () => {
+    while (next < n) {
+      const i = next++
+      const r = await fetch(`${url}/api/v1/send`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ channel: 'sms', recipient: `+1${tag}8${String(i).padStart(9, '0')}`, code: '123456', expires_in: 3600 }),
+      })
+      const j = (await r.json()) as { verification_id?: string }
+      if (r.status !== 200 || !j.verification_id) throw new Error(`seed send answered ${r.status}: ${JSON.stringify(j)}`)
+      ids.push(j.verification_id)
+    }
+  }
+  await Promise.all(Array.from({ length: 32 }, worker))
+  return ids
+}
+
+/** Writes the two id pools the verify script reads (correct code / wrong code). */
+export function writeIdPools(dir: string, ok: string[], wrong: string[]): Record<string, string> {
+  const env = { BENCH_IDS_OK: join(dir, 'ids-ok.txt'), BENCH_IDS_WRONG: join(dir, 'ids-wrong.txt') }
+  writeFileSync(env.BENCH_IDS_OK, ok.join('\n') + '\n')
+  writeFileSync(env.BENCH_IDS_WRONG, wrong.join('\n') + '\n')
+  return env
+}
+
+/** A fresh database in its own directory, seeded, with `binary serve` running on it. */
+export async function startSeeded(s: OtpdSettings, binary: string, mode: Mode, label: string): Promise<Seeded> {
+  const dir = mkdtempSync(join(s.scratch, `${label}-${mode.toLowerCase()}-`))
+  const configFile = benchConfig(dir, mode, s.metricsToken)
+  const key = JSON.parse(otpdCli(binary, ['keys', 'create', '--name', 'bench', '--json'], configFile, dir)).key as string
+  otpdCli(binary, ['credits', 'add', '1000000000'], configFile, dir)
+  const server = await startServer([binary, 'serve', '--listen', '127.0.0.1:0', '--config', configFile], {}, dir, s.serverCpus)
+  try {
+    const ok = await seedVerifications(server.url, key, s.seed, 1)
+    const wrong = await seedVerifications(server.url, key, s.seed, 2)
+    return { dir, server, env: { BENCH_KEY: key, ...writeIdPools(dir, ok, wrong) } }
+  } catch (e) {
+    await server.stop()
+    throw e
+  }
+}
+
+/** Process start to the first 200 (a send to a test recipient), on an existing database with a key. */
+export async function coldStart(s: OtpdSettings, binary: string): Promise<number> {
+  const dir = mkdtempSync(join(s.scratch, 'cold-'))
+  const configFile = benchConfig(dir, 'FULL', s.metricsToken)
+  const key = JSON.parse(otpdCli(binary, ['keys', 'create', '--json'], configFile, dir)).key as string
+  const port = await freePort()
+  const body = JSON.stringify({ channel: 'sms', recipient: '+15550100001' })
+  const t0 = performance.now()
+  const proc = Bun.spawn(pinned(s.serverCpus, [binary, 'serve', '--listen', `127.0.0.1:${port}`, '--config', configFile]), {
+    cwd: dir,
+    env: cleanEnv(),
+    stdout: 'ignore',
+    stderr: 'ignore',
+  })
+  try {
+    for (;;) {
+      if (performance.now() - t0 > 10_000) throw new Error('cold start: no 200 within 10 s')
+      try {
+        const r = await fetch(`http://127.0.0.1:${port}/api/v1/send`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body,
+        })
+        if (r.status === 200) return performance.now() - t0
+      } catch {
+        await Bun.sleep(1)
+      }
+    }
+  } finally {
+    proc.kill('SIGTERM')
+    await proc.exited
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * Rolling-window event logs: per-key request hits and per-recipient verify
+ * failures. Plain bun:sqlite prepared statements: they run on every request.
+ */
+import type { EventLog, KeyHitLog } from '../../otp/ports.ts'
+import type { Db } from './db.ts'
+import type { StaleSource } from './stale.ts'
+
+/**
+ * Per-key hits numbered by `seq` (see schema.ts): the n-th most recent hit is
+ * the row `last - n + 1`, one index look-up whatever n is, and none while the
+ * key has fewer than n hits. Callers run both methods inside an IMMEDIATE
+ * transaction. `last` is remembered per key between transactions and read
+ * again once the transactor says another connection wrote or a rollback
+ * undid a write (`onStale`), so it is always the database's.
+ */
+export class SqliteKeyHitLog implements KeyHitLog {
+  private readonly lastQ
+  private readonly bySeqQ
+  private readonly insertQ
+  private readonly lastSeq = new Map<number, number>()
+  constructor(db: Db, tx: StaleSource) {
+    const c = db.$client
+    this.lastQ = c.prepare<{ seq: number }, [number]>('SELECT seq FROM key_hits WHERE key_id = ?1 ORDER BY seq DESC LIMIT 1')
+    this.bySeqQ = c.prepare<{ at: number }, [number, number]>('SELECT at FROM key_hits WHERE key_id = ?1 AND seq = ?2')
+    this.insertQ = c.prepare<unknown, [number, number, number]>('INSERT INTO key_hits (key_id, seq, at) VALUES (?1, ?2, ?3)')
+    tx.onStale(() => this.lastSeq.clear())
+  }
+  async nthLatest(keyId: number, n: number): Promise<number | undefined> {
+    const seq = this.last(keyId) - n + 1
+    return seq < 1 ? undefined : this.bySeqQ.get(keyId, seq)?.at
+  }
+  async record(keyId: number, at: number): Promise<void> {
+    const seq = this.last(keyId) + 1
+    this.insertQ.run(keyId, seq, at)
+    this.lastSeq.set(keyId, seq)
+  }
+  private last(keyId: number): number {
+    let last = this.lastSeq.get(keyId)
+    if (last === undefined) {
+      last = this.lastQ.get(keyId)?.seq ?? 0
+      this.lastSeq.set(keyId, last)
+    }
+    return last
+  }
+}
+
+/**
+ * Subjects are recipient hashes (already keyed by account). A count first
+ * (the common answer: fewer than n), then the n-th most recent by offset; the
+ * limit keeps a recipient's failures near n, as none is recorded once it is
+ * reached. An ORDER BY costs SQLite a sorter set-up even for no rows, so it
+ * runs only when the count says the answer exists.
+ */
+export class RecipientFailureLog implements EventLog<Uint8Array> {
+  private readonly countQ
+  private readonly nthQ
+  private readonly insertQ
+  constructor(db: Db) {
+    const c = db.$client
+    this.countQ = c.prepare<{ n: number }, [Uint8Array]>('SELECT count(*) AS n FROM recipient_failures WHERE recipient_hash = ?1')
+    this.nthQ = c.prepare<{ at: number }, [Uint8Array, number]>(
+      'SELECT at FROM recipient_failures WHERE recipient_hash = ?1 ORDER BY at DESC LIMIT 1 OFFSET ?2 - 1',
+    )
+    this.insertQ = c.prepare<unknown, [Uint8Array, number]>('INSERT INTO recipient_failures (recipient_hash, at) VALUES (?1, ?2)')
+  }
+  async nthLatest(hash: Uint8Array, n: number): Promise<number | undefined> {
+    if (this.countQ.get(hash)!.n < n) return undefined
+    return this.nthQ.get(hash, n)?.at
+  }
+  async record(hash: Uint8Array, at: number): Promise<void> {
+    this.insertQ.run(hash, at)
+  }
+}

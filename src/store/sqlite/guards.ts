@@ -1,0 +1,180 @@
+/**
+ * Start guards: a store that fails safe. Each refuses to open, with one
+ * sentence naming the path and the fix, instead of starting in a state that
+ * fails later or silently:
+ *
+ * - a database or directory otpd cannot write (a read-only file would start
+ *   and then fail every write; a directory without room for the -wal and -shm
+ *   files fails at the first read);
+ * - a database that cannot be opened at all (the error names the path);
+ * - a schema from a newer otpd (this binary would run old queries on it);
+ * - a server secret other than the one the database was made with, or none
+ *   where one is needed (a new secret makes every stored key hash invalid,
+ *   while `keys list` still shows the keys active).
+ *
+ * These are operator errors: the CLI prints the message as its one line.
+ */
+import type { Database } from 'bun:sqlite'
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import { accessSync, constants, existsSync } from 'node:fs'
+import { basename, dirname } from 'node:path'
+import { Hasher } from '../../lib/secrets.ts'
+import { VerificationIds } from '../../lib/verification-id.ts'
+import { migrationJournal } from './migrations/index.ts'
+import { loadSecret, secretPath } from '../secret.ts'
+
+/** A start refused for a reason the operator must fix; its message is the one line shown. */
+export class StoreGuardError extends Error {}
+
+/** Runs part of an open, so that any SQLite error it throws names the database. */
+export function namingPath<T>(path: string, step: () => T): T {
+  try {
+    return step()
+  } catch (err) {
+    if (err instanceof StoreGuardError) throw err
+    throw new StoreGuardError(`cannot open the database ${path}: ${err instanceof Error ? err.message : String(err)}`)
+  }
+}
+
+/**
+ * The database file, when it exists, and its directory must be writable:
+ * SQLite opens a read-only file read-only without a word, and in WAL mode it
+ * even commits into the -wal file beside an immutable database, which then
+ * can never be checkpointed. access() sees read-only mounts, immutable files
+ * and permissions, for root too.
+ */
+export function checkWritable(path: string): void {
+  const dir = dirname(path)
+  if (existsSync(path)) {
+    const problem = accessProblem(path, constants.R_OK | constants.W_OK)
+    if (problem) throw new StoreGuardError(`the database ${path} is not writable (${problem}): otpd must be able to write it and its directory`)
+  }
+  const problem = accessProblem(dir, constants.W_OK | constants.X_OK)
+  if (problem) {
+    const name = basename(path)
+    throw new StoreGuardError(
+      `the database directory ${dir} is not writable (${problem}): otpd must create ${name}-wal and ${name}-shm beside ${name} there`,
+    )
+  }
+}
+
+function accessProblem(path: string, mode: number): string | undefined {
+  try {
+    accessSync(path, mode)
+    return undefined
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException
+    // "EROFS: read-only file system, access '/x'" -> "read-only file system"
+    return /^[A-Z]+: ([^,]+)/.exec(e.message)?.[1] ?? e.code ?? String(err)
+  }
+}
+
+/**
+ * Refuses a database that has a migration newer than the newest this binary
+ * embeds, before anything is applied: the applied migrations are recorded by
+ * their journal time (`created_at`), as store/sqlite/db.ts applyMigrations writes them.
+ */
+export function checkSchemaNotNewer(client: Database, path: string): void {
+  const table = client.query<{ n: number }, []>("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get()
+  if (!table?.n) return
+  const row = client.query<{ at: number | null }, []>('SELECT max(created_at) AS at FROM "__drizzle_migrations"').get()
+  const newest = migrationJournal.entries.at(-1)?.when ?? 0
+  const at = Number(row?.at ?? 0)
+  if (at > newest) {
+    throw new StoreGuardError(`${path} has schema changes from a newer otpd (migration of ${new Date(at).toISOString()}): upgrade otpd`)
+  }
+}
+
+const FINGERPRINT = 'secret_fingerprint'
+const FINGERPRINT_LABEL = 'otpd server secret fingerprint v1'
+
+/**
+ * HMAC-SHA256 of a fixed label, keyed by the secret. It says whether two
+ * secrets are the same and nothing else: HMAC is a pseudorandom function, so
+ * without the key its output is unrelated to it, and a generated secret (256
+ * random bits) cannot be searched for. A configured `server.secret` chosen by
+ * a person could be guessed offline against it, but no better than against
+ * the code and key hashes the database already holds under the same secret.
+ */
+export function secretFingerprint(secret: Uint8Array): string {
+  return createHmac('sha256', secret).update(FINGERPRINT_LABEL).digest('hex')
+}
+
+/**
+ * Loads the server secret (the `server.secret` setting, else the file beside
+ * the database, see secret.ts) and checks it against the fingerprint the
+ * database keeps. Only a database with no fingerprint and no API keys may get
+ * a newly generated secret; a database from before fingerprints takes the
+ * fingerprint of the secret present at its first open, once its newest
+ * verification id reads back under that secret (idsReadWith).
+ *
+ * Decided under the write lock, so a CLI and a server starting on a fresh
+ * database agree on one secret, and the secret file is written (and synced)
+ * before the fingerprint that needs it is committed.
+ */
+export function loadGuardedSecret(client: Database, configured: string | undefined, databasePath: string): Uint8Array {
+  if (databasePath === ':memory:') return loadSecret(configured, databasePath)
+  const file = secretPath(databasePath)
+  const decide = client.transaction((): Uint8Array => {
+    const stored = client.query<{ value: string }, [string]>('SELECT value FROM settings WHERE name = ?').get(FINGERPRINT)?.value
+    if (configured === undefined && !existsSync(file)) {
+      const keys = client.query<{ n: number }, []>('SELECT count(*) AS n FROM api_keys').get()?.n ?? 0
+      if (stored !== undefined || keys > 0) {
+        const holds = keys > 0 ? `holds ${keys} API key${keys === 1 ? '' : 's'} made with it` : 'was made with it'
+        throw new StoreGuardError(
+          `the server secret ${file} is missing, but ${databasePath} ${holds}: restore ${basename(file)} from the backup taken with this database (a new secret would make every key invalid)`,
+        )
+      }
+    }
+    const secret = loadOrRefuse(configured, databasePath)
+    const fingerprint = secretFingerprint(secret)
+    const matches = stored === undefined ? idsReadWith(client, secret) : sameHex(stored, fingerprint)
+    if (!matches) {
+      throw new StoreGuardError(
+        configured !== undefined
+          ? `the server.secret setting does not match the secret ${databasePath} was made with: set server.secret back to the value used with this database (a new secret would make every key invalid)`
+          : `the server secret ${file} does not match the secret ${databasePath} was made with: restore ${basename(file)} from the backup taken with this database (a new secret would make every key invalid)`,
+      )
+    }
+    if (stored === undefined) client.run('INSERT INTO settings (name, value) VALUES (?, ?)', [FINGERPRINT, fingerprint])
+    return secret
+  })
+  try {
+    return namingPath(databasePath, () => decide.immediate())
+  } catch (err) {
+    // Nothing may go on with a database whose hashes it cannot check.
+    client.close()
+    throw err
+  }
+}
+
+/**
+ * For a database from before fingerprints: its newest verification id, when
+ * it has one (not one made before ids carried their row number), must name
+ * its own row under this secret (lib/verification-id.ts). 48 bits of HMAC:
+ * another secret passes with odds of 1 in 2^48. With no such row there is
+ * nothing to check against, and the secret present is taken as the one.
+ */
+function idsReadWith(client: Database, secret: Uint8Array): boolean {
+  const row = client
+    .query<{ seq: number; id: string }, []>(
+      'SELECT v.seq, v.id FROM verifications v WHERE NOT EXISTS (SELECT 1 FROM verification_legacy_ids l WHERE l.seq = v.seq) ORDER BY v.seq DESC LIMIT 1',
+    )
+    .get()
+  return !row || new VerificationIds(new Hasher(secret)).seqOf(row.id) === row.seq
+}
+
+/** A secret file that cannot be read or is not valid: its own message names it. */
+function loadOrRefuse(configured: string | undefined, databasePath: string): Uint8Array {
+  try {
+    return loadSecret(configured, databasePath)
+  } catch (err) {
+    throw new StoreGuardError(err instanceof Error ? err.message : String(err))
+  }
+}
+
+function sameHex(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'hex')
+  const y = Buffer.from(b, 'hex')
+  return x.length === y.length && x.length > 0 && timingSafeEqual(x, y)
+}

@@ -1,0 +1,156 @@
+/**
+ * Database schema (drizzle). Times are integer milliseconds since the epoch.
+ * Nothing secret is stored in clear: keys, codes and recipients are HMACs
+ * (see lib/secrets.ts); only a key's display prefix and a masked recipient are
+ * kept readable, for operators.
+ */
+import { sql } from 'drizzle-orm'
+import { blob, index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+
+export const accounts = sqliteTable('accounts', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  name: text('name').notNull().unique(),
+  /** Generated-code length; null means the config's `codes.default_length`. */
+  codeLength: integer('code_length'),
+  /** Kept in step with credit_ledger in the same transaction as every ledger row. */
+  balance: integer('balance').notNull().default(0),
+  createdAt: integer('created_at').notNull(),
+})
+
+export const apiKeys = sqliteTable(
+  'api_keys',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    accountId: integer('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    name: text('name').notNull().default(''),
+    prefix: text('prefix').notNull(),
+    keyHash: text('key_hash').notNull(),
+    status: text('status', { enum: ['active', 'disabled', 'revoked'] })
+      .notNull()
+      .default('active'),
+    createdAt: integer('created_at').notNull(),
+    lastUsedAt: integer('last_used_at'),
+  },
+  (t) => [index('api_keys_prefix').on(t.prefix), uniqueIndex('api_keys_hash').on(t.keyHash)],
+)
+
+export const creditLedger = sqliteTable(
+  'credit_ledger',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    accountId: integer('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    kind: text('kind', { enum: ['grant', 'debit', 'refund'] }).notNull(),
+    /** Always positive; the kind gives the sign. */
+    amount: integer('amount').notNull(),
+    verificationId: text('verification_id'),
+    note: text('note'),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [index('credit_ledger_account').on(t.accountId, t.id)],
+)
+
+/**
+ * Rows are numbered (`seq`, the rowid), and a verification's id carries its
+ * number (lib/verification-id.ts): verify finds the row by that integer key,
+ * and no index of random ids is kept, whose inserts at random places cost a
+ * page write each (BENCHMARKS.md). Hashes are bytes: the code's HMAC whole,
+ * the recipient's cut to 16 bytes (keyed by account, so it alone names the
+ * subject of the per-recipient limits).
+ */
+export const verifications = sqliteTable(
+  'verifications',
+  {
+    seq: integer('seq').primaryKey(),
+    id: text('id').notNull(),
+    keyId: integer('key_id')
+      .notNull()
+      .references(() => apiKeys.id),
+    accountId: integer('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    channel: text('channel', { enum: ['sms', 'email', 'voice'] }).notNull(),
+    recipientHash: blob('recipient_hash', { mode: 'buffer' }).notNull(),
+    recipientMask: text('recipient_mask').notNull(),
+    codeHash: blob('code_hash', { mode: 'buffer' }).notNull(),
+    /** Test recipient behaviour, or null for a real send. */
+    testMode: text('test_mode', { enum: ['success', 'fail', 'expired'] }),
+    /** `failed` = delivery failed and the credit was refunded; verify answers 404. */
+    status: text('status', { enum: ['active', 'failed'] })
+      .notNull()
+      .default('active'),
+    /** Whether a credit was debited for this send (false for test recipients). */
+    charged: integer('charged', { mode: 'boolean' }).notNull(),
+    createdAt: integer('created_at').notNull(),
+    expiresAt: integer('expires_at').notNull(),
+    usedAt: integer('used_at'),
+    failedAttempts: integer('failed_attempts').notNull().default(0),
+    lockedUntil: integer('locked_until'),
+    /** otp/types.ts DeliveryState; null for test recipients. */
+    delivery: text('delivery', { enum: ['sending', 'accepted', 'failed', 'unknown'] }),
+    deliveryProvider: text('delivery_provider'),
+    deliveryUpdatedAt: integer('delivery_updated_at'),
+  },
+  (t) => [
+    index('verifications_recipient').on(t.recipientHash, t.createdAt),
+    index('verifications_expiry').on(t.expiresAt),
+    // Only sends whose outcome is not yet recorded: a few rows at any time, for recovery.
+    index('verifications_sending').on(t.createdAt).where(sql`${t.delivery} = 'sending'`),
+  ],
+)
+
+/**
+ * Ids of verifications created before ids carried row numbers (migration
+ * 0002): verify looks an id up here when it names no row, and takes the row
+ * only if it still has that id. The retention sweep drops them once every
+ * verification of that age is gone.
+ */
+export const verificationLegacyIds = sqliteTable(
+  'verification_legacy_ids',
+  {
+    seq: integer('seq').primaryKey(),
+    id: text('id').notNull(),
+  },
+  (t) => [uniqueIndex('verification_legacy_ids_id').on(t.id)],
+)
+
+/**
+ * One row per admitted authenticated request: the per-key rolling window.
+ * `seq` numbers a key's hits 1, 2, 3... in admission order, so the n-th most
+ * recent hit is one index look-up whatever the limit (otp/key-limiter.ts).
+ */
+export const keyHits = sqliteTable('key_hits', {
+  keyId: integer('key_id').notNull(),
+  seq: integer('seq').notNull().default(0),
+  at: integer('at').notNull(),
+}, (t) => [uniqueIndex('key_hits_key_seq').on(t.keyId, t.seq)])
+
+/**
+ * One row per failed verify attempt, per recipient (DECISIONS.md section 10).
+ * The recipient hash is keyed by account too, so it alone is the subject.
+ */
+export const recipientFailures = sqliteTable(
+  'recipient_failures',
+  {
+    recipientHash: blob('recipient_hash', { mode: 'buffer' }).notNull(),
+    at: integer('at').notNull(),
+  },
+  (t) => [index('recipient_failures_lookup').on(t.recipientHash, t.at)],
+)
+
+/**
+ * Facts about the database itself, by name (store/sqlite/guards.ts). `secret_fingerprint`
+ * is an HMAC of a fixed label under the server secret: it tells whether the
+ * secret loaded at start is the one the stored hashes were made with, and
+ * reveals nothing of the secret (see guards.ts).
+ */
+export const settings = sqliteTable('settings', {
+  name: text('name').primaryKey(),
+  value: text('value').notNull(),
+})
+
+export const schema = { accounts, apiKeys, creditLedger, verifications, verificationLegacyIds, keyHits, recipientFailures }
+
