@@ -3,6 +3,7 @@
  * module that chooses concrete implementations.
  */
 import pkg from '../package.json' with { type: 'json' }
+import { applyReload, SwitchDelivery, type LiveSettings } from './app-reload.ts'
 import type { Config } from './config/schema.ts'
 import { buildProviders, checkProviders, logOnlyChannels } from './delivery/registry.ts'
 import { ChannelRouter } from './delivery/router.ts'
@@ -101,12 +102,14 @@ export interface Server extends Core {
   logOnly: Channel[]
   /** One retention sweep; `maxRows` bounds each table's deletions (see store/sweep.ts). */
   sweep(maxRows?: number): ReturnType<typeof sweep>
+  /** Applies a checked config to the running server (SIGHUP); returns the changed settings that wait for a restart. */
+  reload(next: Config, env?: Record<string, string | undefined>): string[]
 }
 
 export function buildServer(config: Config, opts: ServerOptions = {}): Server {
   const core = openCore(config, opts)
   const { db, clock, logger, hasher, tx, credits } = core
-  const env = opts.env ?? {}
+  let env = opts.env ?? {}
   const verifications = new SqliteVerificationStore(db, tx)
   const ids = new VerificationIds(hasher)
   const limits = limitsOf(config)
@@ -118,44 +121,63 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
     startedAt: Date.now(),
   })
   const providers = buildProviders(config, { env, logWrite: opts.logWrite, now: () => clock.now() })
-  const delivery = countedDelivery(opts.delivery ?? new ChannelRouter(providers, config.delivery.timeout_ms, logger, (a) => metrics.attempt(a)), metrics)
+  const router = (c: Config, p = buildProviders(c, { env, logWrite: opts.logWrite, now: () => clock.now() })): Delivery =>
+    new ChannelRouter(p, c.delivery.timeout_ms, logger, (a) => metrics.attempt(a))
+  const switchable = opts.delivery ? null : new SwitchDelivery(router(config, providers))
+  const delivery = countedDelivery(switchable ?? opts.delivery!, metrics)
   const readiness = (): Readiness => ({
     database: problemOf(() => probeWritable(db.$client)),
     migrations: problemOf(() => {
       if (!migrationsCurrent(db.$client)) throw new Error('the database lacks migrations this version needs')
     }),
-    delivery: checkProviders(config, env).join('; ') || null,
+    delivery: checkProviders(live.config, env).join('; ') || null,
   })
 
   const keys = new SqliteKeyStore(db)
   const auth = new Authenticator(keys, hasher, clock)
   core.admin.onKeyChange(() => auth.forget())
-  const limiter = new KeyLimiter(tx, new SqliteKeyHitLog(db, tx), keys, clock, limits.keyRequestsPerMinute)
-  tx.onStale(() => limiter.forget())
+  const hitLog = new SqliteKeyHitLog(db, tx)
+  const makeLimiter = (max: number) => new KeyLimiter(tx, hitLog, keys, clock, max)
+  const limiter = makeLimiter(limits.keyRequestsPerMinute)
   const ops = { readiness, metrics, logger }
-  const http = createHttpApp({
+  // Named, so a reload (app-reload.ts) can update what the services read on each request.
+  const sendDeps = {
+    tx,
+    verifications,
+    credits,
+    accounts: credits,
+    delivery,
+    hasher,
+    ids,
+    clock,
+    logger,
+    limits,
+    limiter,
+    defaultCodeLength: config.codes.default_length,
+  }
+  const verifyDeps = { tx, verifications, failures: new RecipientFailureLog(db), hasher, ids, clock, limits, limiter }
+  const httpDeps = {
     ...ops,
     auth,
     limiter,
-    send: new SendService({
-      tx,
-      verifications,
-      credits,
-      accounts: credits,
-      delivery,
-      hasher,
-      ids,
-      clock,
-      logger,
-      limits,
-      limiter,
-      defaultCodeLength: config.codes.default_length,
-    }),
-    verify: new VerifyService({ tx, verifications, failures: new RecipientFailureLog(db), hasher, ids, clock, limits, limiter }),
+    send: new SendService(sendDeps),
+    verify: new VerifyService(verifyDeps),
     lockoutSeconds: limits.lockoutSeconds,
     openapi: buildOpenApi(pkg.version),
     metricsToken: config.server.metrics_token,
-  })
+  }
+  const http = createHttpApp(httpDeps)
+  tx.onStale(() => httpDeps.limiter.forget())
+  const live: LiveSettings = {
+    config,
+    limits,
+    delivery: switchable,
+    makeDelivery: (c) => router(c),
+    makeLimiter,
+    holders: [sendDeps, verifyDeps, httpDeps],
+    send: sendDeps,
+    http: httpDeps,
+  }
   const background = opts.backgroundCheckpoints && config.database.path !== ':memory:'
   const checkpointer = background
     ? startCheckpointer(db, config.database.path, config.database.busy_timeout_ms, (error) => logger.error('WAL checkpoint failed', { error }))
@@ -193,7 +215,11 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
     metrics,
     readiness,
     logOnly: opts.delivery ? [] : logOnlyChannels(providers),
-    sweep: (maxRows) => sweep(db, clock.now(), config.retention.days, maxRows),
+    sweep: (maxRows) => sweep(db, clock.now(), live.config.retention.days, maxRows),
+    reload: (next, nextEnv) => {
+      if (nextEnv) env = nextEnv
+      return applyReload(live, next, limitsOf(next))
+    },
   }
 }
 

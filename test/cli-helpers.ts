@@ -3,6 +3,8 @@ import { afterEach } from 'bun:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { openCore } from '../src/app.ts'
+import { resolveConfig } from '../src/config/load.ts'
 
 const MAIN = join(import.meta.dir, '..', 'src', 'main.ts')
 
@@ -37,10 +39,16 @@ export function cleanUpAfterEach(): void {
   })
 }
 
-export function cliEnv(extraToml = '', extraEnv: Record<string, string> = {}): CliEnv {
+/**
+ * A temp dir with a config naming a database in it. The database is created
+ * (as `otpd serve` would) unless `noDatabase`: commands that only read refuse
+ * a missing one.
+ */
+export function cliEnv(extraToml = '', extraEnv: Record<string, string> = {}, opts: { noDatabase?: boolean } = {}): CliEnv {
   const dir = mkdtempSync(join(tmpdir(), 'otpd-cli-'))
   const configFile = join(dir, 'otp.config.toml')
   writeFileSync(configFile, `[database]\npath = "${join(dir, 'otpd.db')}"\n${extraToml}`)
+  if (!opts.noDatabase) openCore(resolveConfig({ database: { path: join(dir, 'otpd.db') } })).close()
   const run = (...args: string[]): CliRun => {
     const p = Bun.spawnSync(['bun', MAIN, ...args], { env: { ...process.env, ...extraEnv, OTPD_CONFIG: configFile }, cwd: dir })
     return { code: p.exitCode ?? -1, stdout: p.stdout.toString(), stderr: p.stderr.toString() }
@@ -94,6 +102,10 @@ export async function startServer(env: CliEnv): Promise<RunningServer> {
     out += decoder.decode(value)
     url = /otpd listening on (https?:\/\/[0-9.]+:[0-9]+)/.exec(out)?.[1] ?? ''
   }
+  // Warnings and errors go to stderr: kept too, in the order they arrive.
+  void (async () => {
+    for await (const chunk of proc.stderr) out += decoder.decode(chunk)
+  })()
   // Keep draining stdout so the server never blocks on a full pipe.
   void (async () => {
     for (;;) {

@@ -151,6 +151,20 @@ export class Admin {
     })
   }
 
+  /** A correction: a 'debit' ledger entry with a note, refused when the balance does not cover it (never below zero). */
+  deductCredits(amount: number, opts: { account?: string; note?: string } = {}): { account: string; balance: number } {
+    if (!Number.isSafeInteger(amount) || amount < 1 || amount > MAX_GRANT) {
+      throw new OperatorError(`amount must be a whole number from 1 to ${MAX_GRANT}, got '${amount}'`)
+    }
+    return this.tx.atomically(() => {
+      const a = this.account(opts.account)
+      const balance = this.credits.balance(a.id)
+      if (balance < amount) throw new OperatorError(`cannot deduct ${amount} credits: account '${a.name}' has only ${balance}`)
+      this.credits.post({ accountId: a.id, kind: 'debit', amount, note: opts.note, at: this.clock.now() })
+      return { account: a.name, balance: this.credits.balance(a.id) }
+    })
+  }
+
   balance(account?: string): { account: string; balance: number } {
     const a = this.account(account)
     return { account: a.name, balance: a.balance }
