@@ -73,7 +73,7 @@ export { formatTime, isoTime, printTable } from './table.ts'
 
 export function integerArg(name: string, range = '') {
   return (value: string): number => {
-    if (!/^[0-9]+$/.test(value)) throw new InvalidArgumentError(`${name} must be a whole number${range}, got '${value}'.`)
+    if (!/^[0-9]+$/.test(value)) throw new InvalidArgumentError(`${name} must be a whole number${range}, got '${value}'`)
     return Number(value)
   }
 }
