@@ -17,6 +17,8 @@ export interface CliRun {
 export interface CliEnv {
   dir: string
   configFile: string
+  /** Variables added to every command's environment, `serve`'s included. */
+  extraEnv: Record<string, string>
   run(...args: string[]): CliRun
   /** Like run, without blocking this process (traffic in the test keeps flowing). */
   runAsync(...args: string[]): Promise<CliRun>
@@ -61,6 +63,7 @@ export function cliEnv(extraToml = '', extraEnv: Record<string, string> = {}, op
   const env: CliEnv = {
     dir,
     configFile,
+    extraEnv,
     run,
     runAsync,
     json: (...args) => {
@@ -84,7 +87,7 @@ export interface RunningServer {
 /** Starts `otpd serve` on a free port and waits until it listens. */
 export async function startServer(env: CliEnv): Promise<RunningServer> {
   const proc = Bun.spawn(['bun', MAIN, 'serve', '--listen', '127.0.0.1:0'], {
-    env: { ...process.env, OTPD_CONFIG: env.configFile },
+    env: { ...process.env, ...env.extraEnv, OTPD_CONFIG: env.configFile },
     cwd: env.dir,
     stdin: 'ignore',
     stdout: 'pipe',
@@ -102,10 +105,6 @@ export async function startServer(env: CliEnv): Promise<RunningServer> {
     out += decoder.decode(value)
     url = /otpd listening on (https?:\/\/[0-9.]+:[0-9]+)/.exec(out)?.[1] ?? ''
   }
-  // Warnings and errors go to stderr: kept too, in the order they arrive.
-  void (async () => {
-    for await (const chunk of proc.stderr) out += decoder.decode(chunk)
-  })()
   // Keep draining stdout so the server never blocks on a full pipe.
   void (async () => {
     for (;;) {

@@ -34,6 +34,12 @@ test('SIGHUP under traffic: a bad config is refused in one line and the old limi
   const probe = env.json('keys', 'create', '--name', 'probe').key
   env.run('credits', 'add', '20')
   const server = await startServer(env)
+  // Warnings and errors are on stderr (the helper reads stdout).
+  let stderr = ''
+  void (async () => {
+    for await (const chunk of server.proc.stderr) stderr += new TextDecoder().decode(chunk)
+  })()
+  const output = () => server.output() + stderr
 
   const statuses: number[] = []
   let running = true
@@ -50,8 +56,8 @@ test('SIGHUP under traffic: a bad config is refused in one line and the old limi
 
   writeConfig(env, LIMITS(2).replace('recipient_per_minute = 2', 'recipient_per_minute = "2"') + '[channels]\nsms = ["nowhere"]\n')
   server.proc.kill('SIGHUP')
-  await waitFor(() => server.output().includes('reload refused'), 'the refusal')
-  const refusal = server.output().split('\n').filter((l) => l.includes('reload refused'))
+  await waitFor(() => output().includes('reload refused'), 'the refusal')
+  const refusal = output().split('\n').filter((l) => l.includes('reload refused'))
   expect(refusal).toHaveLength(1)
   expect(JSON.parse(refusal[0]!)).toMatchObject({ level: 'error' })
   expect(refusal[0]).toContain('limits.recipient_per_minute must be a whole number')
@@ -63,7 +69,8 @@ test('SIGHUP under traffic: a bad config is refused in one line and the old limi
   server.proc.kill('SIGHUP')
   await waitFor(() => server.output().includes('configuration reloaded'), 'the reload')
   expect([await sendTo('+14155550102'), await sendTo('+14155550102'), await sendTo('+14155550102')]).toEqual([200, 200, 429])
-  expect(server.output()).toContain('database.busy_timeout_ms changed in the config; the running values stay until otpd restarts')
+  await waitFor(() => output().includes('database.busy_timeout_ms changed'), 'the restart warning')
+  expect(stderr).toContain('database.busy_timeout_ms changed in the config; the running values stay until otpd restarts')
 
   running = false
   await traffic
