@@ -94,6 +94,27 @@ describe('config discovery through the binary', () => {
   })
 })
 
+describe('config check through the binary', () => {
+  test('each loose case is refused with its key, all in one run; a mistyped OTPD_ variable is a warning with the nearest name', () => {
+    const env = cliEnv('[server]\nlisten = "256.1.1.1:80"\n[limits]\nrecipient_per_minute = "2"\nrecipient_per_hour = true\n[codes]\ndefault_length = true\n[channels]\nsms = ["nowhere"]\n')
+    const r = env.run('config', 'check')
+    expect(r.code).toBe(1)
+    expect(r.stderr.split('\n').slice(1, 6).sort()).toEqual([
+      "  - channels.sms names provider 'nowhere', which is not defined",
+      '  - codes.default_length must be a whole number from 4 to 10 (got true)',
+      '  - limits.recipient_per_hour must be a whole number from 1 to 1000000000 (got true)',
+      '  - limits.recipient_per_minute must be a whole number from 1 to 1000000000 (got "2")',
+      "  - server.listen must be HOST:PORT such as 127.0.0.1:8080 ('256.1.1.1' is not an IPv4 address)",
+    ])
+    const good = cliEnv()
+    const w = runBare(good.dir, { OTPD_CONFIG: good.configFile, OTPD_SERVER_LISTEN: '0.0.0.0:80' }, ['config', 'check'])
+    expect(w.code).toBe(0)
+    expect(w.stdout).toContain('warning: environment variable OTPD_SERVER_LISTEN matches no setting and is ignored (did you mean OTPD_SERVER__LISTEN?)\n')
+    writeFileSync(good.configFile, '[server]\nlisten = "127.0.0.1:8080"\n\n[limits\n')
+    expect(good.run('config', 'check').stderr).toMatch(/is not valid TOML at line 4, column \d+/)
+  })
+})
+
 describe('credits deduct', () => {
   test('a debit with a note that never takes the balance below zero', () => {
     const env = cliEnv()
