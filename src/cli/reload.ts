@@ -7,9 +7,8 @@
 import { ConfigError } from '../app-config.ts'
 import type { Server } from '../app.ts'
 import type { LoadedConfig } from '../config/load.ts'
+import { buildProviders, logOnlyChannels } from '../delivery/registry.ts'
 import type { LevelLogger } from '../lib/logger.ts'
-import { logOnlyChannels } from '../delivery/registry.ts'
-import { buildProviders } from '../delivery/registry.ts'
 
 export function reloadOnSighup(server: Server, logger: LevelLogger, load: () => LoadedConfig): void {
   process.on('SIGHUP', () => {
