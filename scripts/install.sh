@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs otpd on a systemd machine: the binary, the `otpd` system user, its
-# state directory, the config from otp.config.example.toml and the hardened unit.
+# state directory, the config from otp.config.example.toml, the hardened unit
+# and the README (/usr/share/doc/otpd, where `otpd --help` points).
 # Safe to run again (to upgrade): it replaces the binary and the unit, and never
 # touches an existing config, env file or database.
 #
@@ -17,6 +18,7 @@ repo=$(dirname "$here")
 binary=${OTPD_BINARY:-$repo/dist/otpd}
 example=$repo/otp.config.example.toml
 unit=$here/otpd.service
+readme=$repo/README.md
 destdir=${DESTDIR:-}
 destdir=${destdir%/}
 
@@ -41,6 +43,7 @@ fi
 [ -x "$binary" ] || die "$binary is not executable"
 [ -f "$example" ] || die "$example is missing: run this script from a clone of the otpd repository"
 [ -f "$unit" ] || die "$unit is missing: run this script from a clone of the otpd repository"
+[ -f "$readme" ] || die "$readme is missing: run this script from a clone of the otpd repository"
 
 user=otpd
 bin_path=/usr/local/bin/otpd
@@ -49,6 +52,7 @@ etc_dir=/etc/otpd
 config_path=$etc_dir/otp.config.toml
 env_path=$etc_dir/otpd.env
 unit_path=/etc/systemd/system/otpd.service
+doc_dir=/usr/share/doc/otpd
 todo=() # what the operator must still do on the real system (DESTDIR only)
 
 say() { echo "install.sh: $*"; }
@@ -112,14 +116,21 @@ else
 # secrets here rather than in otp.config.toml. Any config key can be set as
 # OTPD_<SECTION>__<KEY>=value, for example:
 # OTPD_LOGGING__LEVEL=debug
-# After a change: systemctl restart otpd
+# After a change: systemctl restart otpd (a reload does not re-read this file).
+# Operator commands read it with --env-file, for example:
+#   sudo cat /etc/otpd/otpd.env | sudo -u otpd otpd config check --env-file -
 EOF
   chmod 0600 "$tmp"
   mv -f "$tmp" "$destdir$env_path"
   say "wrote $env_path"
 fi
 
-# 5. The unit: always replaced (local changes belong in a drop-in: systemctl edit otpd).
+# 5. The README, where `otpd --help` points: always replaced.
+install -d -m 0755 "$destdir$doc_dir"
+put 0644 "$readme" "$destdir$doc_dir/README.md"
+say "installed $doc_dir/README.md"
+
+# 6. The unit: always replaced (local changes belong in a drop-in: systemctl edit otpd).
 install -d -m 0755 "$destdir/etc/systemd/system"
 put 0644 "$unit" "$destdir$unit_path"
 say "installed $unit_path"
@@ -139,7 +150,7 @@ if [ -n "$destdir" ]; then
 fi
 echo "Next steps:"
 echo "  1. Review $config_path (listen address, providers) and put provider secrets in $env_path."
-echo "     Check it: sudo -u $user $bin_path config check --config $config_path"
+echo "     Check it (provider secrets included): sudo cat $env_path | sudo -u $user $bin_path config check --config $config_path --env-file -"
 if [ "$running" = yes ]; then
   echo "  2. otpd is running the old binary: systemctl restart otpd"
 else
@@ -148,4 +159,5 @@ fi
 echo "  3. Create an API key and add credits (run as $user, so the database stays its own):"
 echo "     sudo -u $user $bin_path keys create --name backend --config $config_path"
 echo "     sudo -u $user $bin_path credits add 1000 --config $config_path"
-echo "  4. Follow the logs: journalctl -u otpd -f"
+echo "  4. Follow the logs: journalctl -u otpd -f (errors only: journalctl -u otpd -p err)"
+echo "  After editing $config_path: systemctl reload otpd"

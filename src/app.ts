@@ -3,6 +3,7 @@
  * module that chooses concrete implementations.
  */
 import pkg from '../package.json' with { type: 'json' }
+import { applyReload, SwitchDelivery, type LiveSettings } from './app-reload.ts'
 import type { Config } from './config/schema.ts'
 import { buildProviders, checkProviders, logOnlyChannels } from './delivery/registry.ts'
 import { ChannelRouter } from './delivery/router.ts'
@@ -129,6 +130,8 @@ export interface Server extends Core {
   sweep(maxRows?: number): Promise<SweepResult>
   /** Refunds sends left unsettled by a process that stopped during delivery (otp/recovery.ts). */
   recover(): Promise<number>
+  /** Applies a checked config to the running server (SIGHUP); returns the changed settings that wait for a restart. */
+  reload(next: Config, env?: Record<string, string | undefined>): string[]
 }
 
 /** How long /readyz answers from its last look: a flood of probes costs one look a second. */
@@ -137,7 +140,7 @@ export const READY_CACHE_MS = 1_000
 export function buildServer(config: Config, opts: ServerOptions = {}): Server {
   const core = openCore(config, opts)
   const { db, clock, logger, hasher, storage, writeHealth } = core
-  const env = opts.env ?? {}
+  let env = opts.env ?? {}
   const ids = new VerificationIds(hasher)
   const limits = limitsOf(config)
   const metrics = createServiceMetrics({
@@ -147,7 +150,10 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
     startedAt: Date.now(),
   })
   const providers = buildProviders(config, { env, logWrite: opts.logWrite, now: () => clock.now() })
-  const delivery = countedDelivery(opts.delivery ?? new ChannelRouter(providers, config.delivery.timeout_ms, logger, (a) => metrics.attempt(a)), metrics)
+  const router = (c: Config, p = buildProviders(c, { env, logWrite: opts.logWrite, now: () => clock.now() })): Delivery =>
+    new ChannelRouter(p, c.delivery.timeout_ms, logger, (a) => metrics.attempt(a))
+  const switchable = opts.delivery ? null : new SwitchDelivery(router(config, providers))
+  const delivery = countedDelivery(switchable ?? opts.delivery!, metrics)
   // Read-only: a probe never writes (a flood of them once grew the WAL by
   // hundreds of MB). Writes report how they end (store/write-health.ts).
   const look = async (): Promise<Readiness> => ({
@@ -161,7 +167,7 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
     migrations: await problemOf(async () => {
       if (!migrationsCurrent(db.$client)) throw new Error('the database lacks migrations this version needs')
     }),
-    delivery: checkProviders(config, env).join('; ') || null,
+    delivery: checkProviders(live.config, env).join('; ') || null,
   })
   let lastLook: { at: number; result: Promise<Readiness> } | undefined
   const readiness = (): Promise<Readiness> => {
@@ -172,19 +178,34 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
 
   const auth = new Authenticator(storage, hasher, clock)
   core.admin.onKeyChange(() => auth.forget())
-  const limiter = new KeyLimiter(storage, clock, limits.keyRequestsPerMinute)
-  storage.onStale(() => limiter.forget())
+  const makeLimiter = (max: number) => new KeyLimiter(storage, clock, max)
+  const limiter = makeLimiter(limits.keyRequestsPerMinute)
   const ops = { readiness, metrics, logger }
-  const http = createHttpApp({
+  // Named, so a reload (app-reload.ts) can update what the services read on each request.
+  const sendDeps = { storage, delivery, hasher, ids, clock, logger, limits, limiter, defaultCodeLength: config.codes.default_length }
+  const verifyDeps = { storage, hasher, ids, clock, limits, limiter }
+  const httpDeps = {
     ...ops,
     auth,
     limiter,
-    send: new SendService({ storage, delivery, hasher, ids, clock, logger, limits, limiter, defaultCodeLength: config.codes.default_length }),
-    verify: new VerifyService({ storage, hasher, ids, clock, limits, limiter }),
+    send: new SendService(sendDeps),
+    verify: new VerifyService(verifyDeps),
     lockoutSeconds: limits.lockoutSeconds,
     openapi: buildOpenApi(pkg.version),
     metricsToken: config.server.metrics_token,
-  })
+  }
+  const http = createHttpApp(httpDeps)
+  storage.onStale(() => httpDeps.limiter.forget())
+  const live: LiveSettings = {
+    config,
+    limits,
+    delivery: switchable,
+    makeDelivery: (c) => router(c),
+    makeLimiter,
+    holders: [sendDeps, verifyDeps, httpDeps],
+    send: sendDeps,
+    http: httpDeps,
+  }
   const background = opts.backgroundCheckpoints && config.database.path !== ':memory:'
   const checkpointer = background
     ? startCheckpointer(db, config.database.path, config.database.busy_timeout_ms, (error) => logger.error('WAL checkpoint failed', { error }))
@@ -223,8 +244,12 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
     readiness,
     logOnly: opts.delivery ? [] : logOnlyChannels(providers),
     // In a write of its own: never beside a batch, and no lock wait on the event loop.
-    sweep: (maxRows) => storage.write(async () => sweep(db, clock.now(), config.retention.days, maxRows)),
-    recover: () => recoverUnsettledSends({ storage, clock, logger, deliveryTimeoutMs: config.delivery.timeout_ms }),
+    sweep: (maxRows) => storage.write(async () => sweep(db, clock.now(), live.config.retention.days, maxRows)),
+    recover: () => recoverUnsettledSends({ storage, clock, logger, deliveryTimeoutMs: live.config.delivery.timeout_ms }),
+    reload: (next, nextEnv) => {
+      if (nextEnv) env = nextEnv
+      return applyReload(live, next, limitsOf(next))
+    },
   }
 }
 

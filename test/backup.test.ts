@@ -47,7 +47,7 @@ test('backup writes a private copy, says where the secret is, and never replaces
 })
 
 test('with server.secret, the backup names the setting to keep, not a file', () => {
-  const env = cliEnv('[server]\nsecret = "a-configured-server-secret-of-40-chars-xx"\n')
+  const env = cliEnv('[server]\nsecret = "a-configured-server-secret-of-40-chars-xx"\n', {}, { noDatabase: true })
   const r = env.json('backup', join(env.dir, 'b.db'))
   expect(r.secret).toBe('the server.secret setting')
 })
@@ -115,7 +115,7 @@ test('a backup taken under load restores into a server whose keys, balances and 
   expect(sends).toBeGreaterThan(pending.length) // it holds sends made under load too
 
   // Restore as the README says, on a new machine: the backup at database.path, the secret beside it.
-  const restored = cliEnv(unthrottledNoop())
+  const restored = cliEnv(unthrottledNoop(), {}, { noDatabase: true })
   const db = join(restored.dir, 'otpd.db')
   copyFileSync(file, db)
   // Without its secret the restore is refused, not silently given a new one.

@@ -3,6 +3,8 @@ import { afterEach } from 'bun:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { openCore } from '../src/app.ts'
+import { resolveConfig } from '../src/config/load.ts'
 
 const MAIN = join(import.meta.dir, '..', 'src', 'main.ts')
 
@@ -15,6 +17,8 @@ export interface CliRun {
 export interface CliEnv {
   dir: string
   configFile: string
+  /** Variables added to every command's environment, `serve`'s included. */
+  extraEnv: Record<string, string>
   run(...args: string[]): CliRun
   /** Like run, without blocking this process (traffic in the test keeps flowing). */
   runAsync(...args: string[]): Promise<CliRun>
@@ -37,10 +41,16 @@ export function cleanUpAfterEach(): void {
   })
 }
 
-export function cliEnv(extraToml = '', extraEnv: Record<string, string> = {}): CliEnv {
+/**
+ * A temp dir with a config naming a database in it. The database is created
+ * (as `otpd serve` would) unless `noDatabase`: commands that only read refuse
+ * a missing one.
+ */
+export function cliEnv(extraToml = '', extraEnv: Record<string, string> = {}, opts: { noDatabase?: boolean } = {}): CliEnv {
   const dir = mkdtempSync(join(tmpdir(), 'otpd-cli-'))
   const configFile = join(dir, 'otp.config.toml')
   writeFileSync(configFile, `[database]\npath = "${join(dir, 'otpd.db')}"\n${extraToml}`)
+  if (!opts.noDatabase) openCore(resolveConfig({ database: { path: join(dir, 'otpd.db') } })).close()
   const run = (...args: string[]): CliRun => {
     const p = Bun.spawnSync(['bun', MAIN, ...args], { env: { ...process.env, ...extraEnv, OTPD_CONFIG: configFile }, cwd: dir })
     return { code: p.exitCode ?? -1, stdout: p.stdout.toString(), stderr: p.stderr.toString() }
@@ -53,6 +63,7 @@ export function cliEnv(extraToml = '', extraEnv: Record<string, string> = {}): C
   const env: CliEnv = {
     dir,
     configFile,
+    extraEnv,
     run,
     runAsync,
     json: (...args) => {
@@ -76,7 +87,7 @@ export interface RunningServer {
 /** Starts `otpd serve` on a free port and waits until it listens. */
 export async function startServer(env: CliEnv): Promise<RunningServer> {
   const proc = Bun.spawn(['bun', MAIN, 'serve', '--listen', '127.0.0.1:0'], {
-    env: { ...process.env, OTPD_CONFIG: env.configFile },
+    env: { ...process.env, ...env.extraEnv, OTPD_CONFIG: env.configFile },
     cwd: env.dir,
     stdin: 'ignore',
     stdout: 'pipe',

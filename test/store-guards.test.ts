@@ -63,7 +63,7 @@ const storedFingerprint = (dbPath: string) =>
   sql(dbPath, (db) => db.query<{ value: string }, []>("SELECT value FROM settings WHERE name = 'secret_fingerprint'").get()?.value)
 
 test('a fresh database gets a new secret and keeps its fingerprint (an HMAC, not the secret); keys work across restarts', async () => {
-  const env = cliEnv()
+  const env = cliEnv('', {}, { noDatabase: true })
   const db = join(env.dir, 'otpd.db')
   const key = env.json('keys', 'create').key
   const secret = Buffer.from(readFileSync(join(env.dir, 'otpd.secret'), 'utf8').trim(), 'hex')
@@ -74,7 +74,7 @@ test('a fresh database gets a new secret and keeps its fingerprint (an HMAC, not
 })
 
 test('a missing secret file with API keys in the database is refused, naming both files and the fix', () => {
-  const env = cliEnv()
+  const env = cliEnv('', {}, { noDatabase: true })
   env.json('keys', 'create')
   env.json('keys', 'create')
   env.json('keys', 'create')
@@ -101,7 +101,7 @@ test('a missing secret file is refused even with no keys once the database has a
 })
 
 test('a different secret file is refused', () => {
-  const env = cliEnv()
+  const env = cliEnv('', {}, { noDatabase: true })
   env.json('keys', 'create')
   writeFileSync(join(env.dir, 'otpd.secret'), `${OTHER_SECRET}\n`, { mode: 0o600 })
   expectRefused(
@@ -111,7 +111,7 @@ test('a different secret file is refused', () => {
 })
 
 test('server.secret counts as the secret: a different one is refused naming the setting; dropping it is a missing secret', () => {
-  const env = cliEnv()
+  const env = cliEnv('', {}, { noDatabase: true })
   const db = join(env.dir, 'otpd.db')
   setConfig(env, db, `[server]\nsecret = "${CONFIGURED}"\n`)
   env.json('keys', 'create')
@@ -138,7 +138,7 @@ function withoutFingerprints(db: string): void {
 }
 
 test('a database from before fingerprints takes the fingerprint of its secret at first open; then another secret is refused', () => {
-  const env = cliEnv()
+  const env = cliEnv('', {}, { noDatabase: true })
   const db = join(env.dir, 'otpd.db')
   env.json('keys', 'create')
   withoutFingerprints(db)
@@ -149,7 +149,7 @@ test('a database from before fingerprints takes the fingerprint of its secret at
 })
 
 test('a database from before fingerprints with another secret is refused when its verification ids do not read back', async () => {
-  const env = cliEnv()
+  const env = cliEnv('', {}, { noDatabase: true })
   const db = join(env.dir, 'otpd.db')
   const key = env.json('keys', 'create').key
   const server = await startServer(env)
@@ -169,7 +169,7 @@ test('a database from before fingerprints with another secret is refused when it
 })
 
 test('a schema from a newer otpd is refused before anything is applied: upgrade otpd', () => {
-  const env = cliEnv()
+  const env = cliEnv('', {}, { noDatabase: true })
   const db = join(env.dir, 'otpd.db')
   env.json('keys', 'create')
   const newer = migrationJournal.entries.at(-1)!.when + 86_400_000
@@ -180,21 +180,21 @@ test('a schema from a newer otpd is refused before anything is applied: upgrade 
 })
 
 test('a file that is not a database: the error names the path', () => {
-  const env = cliEnv()
+  const env = cliEnv('', {}, { noDatabase: true })
   const db = join(env.dir, 'otpd.db')
   writeFileSync(db, 'not sqlite '.repeat(1000))
   expectRefused(env, `cannot open the database ${db}: file is not a database`)
 })
 
 test('a database path that cannot be opened (a directory): the error names the path', () => {
-  const env = cliEnv()
+  const env = cliEnv('', {}, { noDatabase: true })
   const db = join(env.dir, 'otpd.db')
   mkdirSync(db)
   expectRefused(env, `cannot open the database ${db}: unable to open database file`)
 })
 
 test('a database on a read-only file system is refused at start', () => {
-  const env = cliEnv()
+  const env = cliEnv('', {}, { noDatabase: true })
   const mnt = join(env.dir, 'ro')
   mkdirSync(mnt)
   sh('mount', '-t', 'tmpfs', '-o', 'size=16m', 'tmpfs', mnt)
@@ -207,7 +207,7 @@ test('a database on a read-only file system is refused at start', () => {
 })
 
 test('an immutable database file is refused at start (in WAL mode SQLite would accept writes it can never checkpoint)', () => {
-  const env = cliEnv()
+  const env = cliEnv('', {}, { noDatabase: true })
   const db = join(env.dir, 'otpd.db')
   env.json('keys', 'create')
   sh('chattr', '+i', db)
@@ -216,7 +216,7 @@ test('an immutable database file is refused at start (in WAL mode SQLite would a
 })
 
 test('a directory where the -wal and -shm files cannot be created is refused at start', () => {
-  const env = cliEnv()
+  const env = cliEnv('', {}, { noDatabase: true })
   const dir = join(env.dir, 'data')
   const db = join(dir, 'otpd.db')
   setConfig(env, db)

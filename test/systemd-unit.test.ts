@@ -5,7 +5,7 @@
  * require silence, and show with broken copies that they can fail.
  */
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { install, REPO, writeStub, type Run } from './install-helpers.ts'
@@ -34,6 +34,9 @@ function staged(fn: (root: string) => void): void {
     writeStub(join(root, 'stub'), 'otpd')
     const r = install({ DESTDIR: join(root, 'root'), OTPD_BINARY: join(root, 'stub') })
     expect(r.code).toBe(0)
+    // verify checks ExecReload's /bin/kill under --root; every real machine has one (procps / util-linux).
+    mkdirSync(join(root, 'root', 'bin'), { recursive: true })
+    writeStub(join(root, 'root', 'bin', 'kill'), 'kill')
     fn(join(root, 'root'))
   } finally {
     rmSync(root, { recursive: true, force: true })
@@ -56,6 +59,8 @@ describe('the systemd unit', () => {
     expect(s.get('User')).toEqual(['otpd'])
     expect(s.get('Group')).toEqual(['otpd'])
     expect(s.get('ExecStart')).toEqual(['/usr/local/bin/otpd serve --config /etc/otpd/otp.config.toml'])
+    // systemctl reload: serve reloads its config on SIGHUP (issue 22).
+    expect(s.get('ExecReload')).toEqual(['/bin/kill -HUP $MAINPID'])
     expect(s.get('WorkingDirectory')).toEqual(['/var/lib/otpd'])
     expect(s.get('EnvironmentFile')).toEqual(['-/etc/otpd/otpd.env'])
     expect(s.get('Restart')).toEqual(['on-failure'])

@@ -23,7 +23,7 @@ export function accountsCommand(): Command {
         ['NAME', 'BALANCE', 'CODE LENGTH', 'CREATED'],
         rows.map((a) => [a.name, a.balance, a.codeLength === null ? `${length(null)} (default)` : a.codeLength, formatTime(a.createdAt)]),
       )
-    }),
+    }, { readOnly: true }),
   )
 
   example(withJson(withConfig(accounts.command('set <name>').description("change an account's settings"))), 'otpd accounts set default --code-length 8')

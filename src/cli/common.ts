@@ -2,18 +2,24 @@
  * What every command shares: `--config`, `--json`, aligned tables, and turning
  * an operator mistake into one clear line and a non-zero exit.
  */
+import { existsSync } from 'node:fs'
+import { resolve } from 'node:path'
 import { Command, InvalidArgumentError } from 'commander'
+import { loadConfig as loadWithProviders } from '../app-config.ts'
 import { openCore, type Core } from '../app.ts'
 import { ConfigError, loadConfig, type LoadedConfig } from '../config/load.ts'
 import { createLogger } from '../lib/logger.ts'
 
 export interface CommonOptions {
   config?: string
+  envFile?: string
   json?: boolean
 }
 
 export function withConfig(cmd: Command): Command {
-  return cmd.option('-c, --config <file>', 'config file (default: $OTPD_CONFIG, else built-in defaults)')
+  return cmd
+    .option('-c, --config <file>', 'config file (default: $OTPD_CONFIG, else ./otp.config.toml, else /etc/otpd/otp.config.toml, else built-in defaults)')
+    .option('--env-file <file>', "read KEY=value lines (systemd's EnvironmentFile) into the environment first; '-' reads stdin")
 }
 
 export function withJson(cmd: Command): Command {
@@ -24,19 +30,33 @@ export function example(cmd: Command, ...lines: string[]): Command {
   return cmd.addHelpText('after', `\nExample${lines.length > 1 ? 's' : ''}:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`)
 }
 
-export function load(opts: CommonOptions): LoadedConfig {
-  return loadConfig({ file: opts.config })
+/**
+ * The config for a command. `delivery`: the command delivers (serve,
+ * send-test, config check), so provider tables and their secrets are checked
+ * too; the database commands never need them.
+ */
+export function load(opts: CommonOptions, use: { delivery?: boolean } = {}): LoadedConfig {
+  const o = { file: opts.config, envFile: opts.envFile }
+  return use.delivery ? loadWithProviders(o) : loadConfig(o)
 }
 
-/** Opens the database for an operator command; logs go to stderr so stdout stays data. */
-export function openForCli(opts: CommonOptions): Core {
+/**
+ * Opens the database for an operator command; logs go to stderr so stdout
+ * stays data. `readOnly`: the command only reads, so a missing database is an
+ * error rather than a new empty one (usually a wrong directory or config).
+ */
+export function openForCli(opts: CommonOptions, use: { readOnly?: boolean } = {}): Core {
   const { config } = load(opts)
+  const path = config.database.path
+  if (use.readOnly && path !== ':memory:' && !existsSync(path)) {
+    throw new Error(`no database at ${resolve(path)} (start otpd serve or pass --config)`)
+  }
   return openCore(config, { logger: createLogger({ level: 'warn', format: 'text', write: (l) => process.stderr.write(l + '\n') }) })
 }
 
 /** Runs a command body with the database open, and closes it afterwards. */
-export async function withCore<T>(opts: CommonOptions, fn: (core: Core) => Promise<T>): Promise<T> {
-  const core = openForCli(opts)
+export async function withCore<T>(opts: CommonOptions, fn: (core: Core) => Promise<T>, use: { readOnly?: boolean } = {}): Promise<T> {
+  const core = openForCli(opts, use)
   try {
     return await fn(core)
   } finally {
@@ -51,9 +71,9 @@ export function printJson(value: unknown): void {
 // Tables and times live in table.ts; re-exported so every command imports them from here.
 export { formatTime, isoTime, printTable } from './table.ts'
 
-export function integerArg(name: string) {
+export function integerArg(name: string, range = '') {
   return (value: string): number => {
-    if (!/^[0-9]+$/.test(value)) throw new InvalidArgumentError(`${name} must be a whole number.`)
+    if (!/^[0-9]+$/.test(value)) throw new InvalidArgumentError(`${name} must be a whole number${range}, got '${value}'`)
     return Number(value)
   }
 }

@@ -1,6 +1,6 @@
-/** `otpd credits ...`: add, balance, history. */
-import { Command } from 'commander'
-import type { LedgerRow } from '../otp/admin.ts'
+/** `otpd credits ...`: add, deduct, balance, history. */
+import { Command, InvalidArgumentError } from 'commander'
+import { MAX_GRANT, type LedgerRow } from '../otp/admin.ts'
 import { example, formatTime, integerArg, isoTime, printJson, printTable, withConfig, withCore, withJson, type CommonOptions } from './common.ts'
 
 export function creditsCommand(): Command {
@@ -11,9 +11,23 @@ export function creditsCommand(): Command {
     .option('--note <text>', 'a note kept in the ledger')
     .action((amount: string, opts: CommonOptions & { account: string; note?: string }) =>
       withCore(opts, async ({ admin }) => {
-        const r = await admin.addCredits(integerArg('amount')(amount), opts.account, opts.note)
+        const r = await admin.addCredits(amountArg(amount, 'deduct'), opts.account, opts.note)
         if (opts.json) return printJson(r)
         process.stdout.write(`added ${amount} credits to '${r.account}'; balance is now ${r.balance}\n`)
+      }),
+    )
+
+  example(
+    withJson(withConfig(credits.command('deduct <amount>').description('take credits away from an account (a correction); never below zero'))),
+    'otpd credits deduct 5 --note "refund of a double grant"',
+  )
+    .option('--account <account>', 'account to debit', 'default')
+    .option('--note <text>', 'a note kept in the ledger')
+    .action((amount: string, opts: CommonOptions & { account: string; note?: string }) =>
+      withCore(opts, async ({ admin }) => {
+        const r = await admin.deductCredits(amountArg(amount, 'add'), { account: opts.account, note: opts.note })
+        if (opts.json) return printJson(r)
+        process.stdout.write(`deducted ${amount} credits from '${r.account}'; balance is now ${r.balance}\n`)
       }),
     )
 
@@ -24,7 +38,7 @@ export function creditsCommand(): Command {
         const r = await admin.balance(opts.account)
         if (opts.json) return printJson(r)
         process.stdout.write(`${r.account}: ${r.balance} credits\n`)
-      }),
+      }, READ_ONLY),
     )
 
   example(withJson(withConfig(credits.command('history').description("show an account's ledger, newest first"))), 'otpd credits history --limit 20')
@@ -43,9 +57,20 @@ export function creditsCommand(): Command {
           ['ID', 'TIME', 'KIND', 'AMOUNT', 'VERIFICATION', 'NOTE'],
           r.entries.map((e) => [e.id, formatTime(e.createdAt), e.kind, signed(e), e.verificationId ?? '-', e.note ?? '-']),
         )
-      }),
+      }, READ_ONLY),
     )
   return credits
+}
+
+const READ_ONLY = { readOnly: true }
+
+/** An amount of credits; a negative one is told which command it wants. */
+function amountArg(value: string, other: 'add' | 'deduct'): number {
+  const range = `from 1 to ${MAX_GRANT}`
+  if (/^-[0-9]+$/.test(value)) {
+    throw new InvalidArgumentError(`amount must be a whole number ${range}, got '${value}'; to ${other === 'deduct' ? 'take credits away' : 'add credits'} use: otpd credits ${other} ${value.slice(1)}`)
+  }
+  return integerArg('amount', ` ${range}`)(value)
 }
 
 /** Debits count down: the amounts of a full history add up to the balance. */

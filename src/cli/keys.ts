@@ -40,7 +40,7 @@ export function keysCommand(): Command {
           ['ID', 'PREFIX', 'NAME', 'ACCOUNT', 'STATUS', 'CREATED', 'LAST USED'],
           rows.map((k) => [k.id, k.prefix, k.name || '-', k.account, k.status, formatTime(k.createdAt), formatTime(k.lastUsedAt, 'never')]),
         )
-      }),
+      }, { readOnly: true }),
     )
 
   const setStatus = (verb: string, status: KeyStatus, what: string) =>

@@ -37,7 +37,7 @@ export function sendTestCommand(): Command {
     .action(async (opts: Options) => {
       const wrong = recipientProblem(opts.channel, opts.to)
       if (wrong) throw new Error(wrong)
-      const loaded = load(opts)
+      const loaded = load(opts, { delivery: true })
       const all = buildProviders(loaded.config, { env: loaded.env })
       let providers = all[opts.channel]
       if (opts.provider) {
@@ -51,6 +51,7 @@ export function sendTestCommand(): Command {
       const logger = createLogger({
         level: 'warn',
         format: 'json',
+        repeatWindowMs: 0, // every failure is one to report
         write: (line) => {
           const f = JSON.parse(line) as { provider?: string; reason?: string }
           if (f.provider && f.reason) failures.push({ provider: f.provider, reason: f.reason })

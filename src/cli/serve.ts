@@ -1,12 +1,16 @@
-/** `otpd serve`: the HTTP API, the retention sweep, and a clean stop on SIGTERM/SIGINT. */
+/** `otpd serve`: the HTTP API, the retention sweep, a reload on SIGHUP and a clean stop on SIGTERM/SIGINT. */
 import { Command } from 'commander'
+import { resolveConfig } from '../app-config.ts'
 import { buildServer } from '../app.ts'
-import { parseListen, resolveConfig } from '../config/load.ts'
+import { parseListen, type LoadedConfig } from '../config/load.ts'
+import { bindError } from '../config/listen.ts'
 import { readTls } from '../config/tls.ts'
 import { LISTEN_OPTIONS } from '../http/app.ts'
+import { journalStreams } from '../lib/journal.ts'
 import { createLogger } from '../lib/logger.ts'
 import { sweptToBound } from '../store/sqlite/sweep.ts'
 import { example, load, withConfig, type CommonOptions } from './common.ts'
+import { reloadOnSighup } from './reload.ts'
 
 const SWEEP_EVERY_MS = 60_000
 /** How often sends left unsettled by a stopped process are looked for (otp/recovery.ts), besides at start. */
@@ -30,9 +34,15 @@ export function serveCommand(): Command {
   return example(withConfig(new Command('serve').description('run the HTTP API')), 'otpd serve', 'otpd serve --listen 0.0.0.0:8080 --config /etc/otpd/otp.config.toml')
     .option('--listen <host:port>', 'address to listen on (overrides server.listen)')
     .action(async (opts: CommonOptions & { listen?: string }) => {
-      const loaded = load(opts)
-      const config = opts.listen ? resolveConfig({ ...loaded.config, server: { ...loaded.config.server, listen: opts.listen } }, loaded.source, loaded.env) : loaded.config
-      const logger = createLogger({ level: config.logging.level, format: process.stdout.isTTY ? 'text' : 'json' })
+      // --listen wins over the file, at start and on every reload.
+      const loadServe = (): LoadedConfig => {
+        const l = load(opts, { delivery: true })
+        if (!opts.listen) return l
+        return { ...l, config: resolveConfig({ ...l.config, server: { ...l.config.server, listen: opts.listen } }, l.source, l.env) }
+      }
+      const loaded = loadServe()
+      const config = loaded.config
+      const logger = createLogger({ level: config.logging.level, format: process.stdout.isTTY ? 'text' : 'json', journal: journalStreams(loaded.env.JOURNAL_STREAM) })
       const server = buildServer(config, { logger, env: loaded.env, backgroundCheckpoints: true })
       // Signals are handled before the listener opens, so a SIGTERM during start-up is a clean stop too.
       let timer: ReturnType<typeof setInterval> | undefined
@@ -57,16 +67,25 @@ export function serveCommand(): Command {
       }
       process.on('SIGTERM', () => void stop('SIGTERM'))
       process.on('SIGINT', () => void stop('SIGINT'))
+      reloadOnSighup(server, logger, loadServe)
       const { hostname, port } = parseListen(config.server.listen)
       const tls = readTls(config.server.tls)
-      server.http.listen({ hostname, port, ...LISTEN_OPTIONS, ...(tls ? { tls } : {}) })
+      try {
+        server.http.listen({ hostname, port, ...LISTEN_OPTIONS, ...(tls ? { tls } : {}) })
+      } catch (err) {
+        throw bindError('server.listen', config.server.listen, err)
+      }
       logger.info(`otpd listening on ${url(tls ? 'https' : 'http', hostname, server.http.server!.port)}`, {
         config: loaded.source,
         database: config.database.path,
       })
       if (config.server.admin_listen !== undefined) {
         const admin = parseListen(config.server.admin_listen)
-        server.adminHttp.listen({ hostname: admin.hostname, port: admin.port, ...LISTEN_OPTIONS })
+        try {
+          server.adminHttp.listen({ hostname: admin.hostname, port: admin.port, ...LISTEN_OPTIONS })
+        } catch (err) {
+          throw bindError('server.admin_listen', config.server.admin_listen, err)
+        }
         logger.info(`otpd admin listening on ${url('http', admin.hostname, server.adminHttp.server!.port)} (/metrics, /healthz, /readyz)`)
       }
       if (server.logOnly.length > 0) {
@@ -74,6 +93,7 @@ export function serveCommand(): Command {
           channels: server.logOnly,
         })
       }
+      for (const w of loaded.warnings) logger.warn(w)
 
       // In steps of SWEEP_STEP_ROWS per table, yielding to requests between steps.
       const runSweep = () => {

@@ -1,16 +1,28 @@
 /**
- * Loads the configuration: built-in defaults, then the TOML file (`--config`
- * or OTPD_CONFIG), then OTPD_<SECTION>__<KEY> environment variables, then
- * validation. Every problem is reported with its key path. This is the only
- * module that reads process.env.
+ * Loads the configuration: built-in defaults, then the TOML file, then
+ * OTPD_<SECTION>__<KEY> environment variables, then validation. The file is
+ * the first of: `--config`, OTPD_CONFIG, ./otp.config.toml,
+ * /etc/otpd/otp.config.toml. Types are strict (a string is never a number),
+ * and every problem of every section is reported in one run, by key path.
+ * This is the only module that reads process.env.
+ *
+ * Checks that need other modules (provider tables, which the delivery layer
+ * owns) are passed in by the caller as `checks`: config depends on nothing.
  */
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
 import type { TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
-import { parse as parseToml } from 'smol-toml'
+import { parse as parseToml, TomlError } from 'smol-toml'
+import { readEnvFile } from './env-file.ts'
+import { unknownEnvWarnings } from './env-names.ts'
+import { checkListeners } from './listen.ts'
 import { Config } from './schema.ts'
-import { checkProviders } from '../delivery/registry.ts'
 import { checkTls } from './tls.ts'
+
+export { parseListen } from './listen.ts'
+
+export type Env = Record<string, string | undefined>
 
 export class ConfigError extends Error {
   constructor(
@@ -23,17 +35,49 @@ export class ConfigError extends Error {
 
 export interface LoadedConfig {
   config: Config
-  /** Where the file came from, or 'built-in defaults'. */
+  /** Where the file came from, or 'built-in defaults'; with the environment variables used. */
   source: string
+  /** The file read, or null for built-in defaults. */
+  file: string | null
   /** Environment as seen at load time; providers read their secrets from it (by name, from the config). */
-  env: Record<string, string | undefined>
+  env: Env
+  /** Not errors, but worth saying: OTPD_ variables that match no setting. */
+  warnings: string[]
+}
+
+/**
+ * A check beyond the schema, run on the parsed config. `valid(section)` says
+ * whether that section passed the schema; a check skips sections that did not.
+ */
+export type ConfigCheck = (config: Config, valid: (section: string) => boolean, env: Env) => string[]
+
+/** Where otpd looks when neither --config nor OTPD_CONFIG names a file. */
+export const CONFIG_SEARCH = ['./otp.config.toml', '/etc/otpd/otp.config.toml'] as const
+
+export interface LoadOptions {
+  file?: string
+  env?: Env
+  /** A systemd EnvironmentFile whose variables are added to (and win over) `env`. */
+  envFile?: string
+  search?: readonly string[]
+  checks?: ConfigCheck[]
 }
 
 type Json = Record<string, unknown>
 
-export function loadConfig(opts: { file?: string; env?: Record<string, string | undefined> } = {}): LoadedConfig {
-  const env = opts.env ?? process.env
-  const file = opts.file ?? (env.OTPD_CONFIG || undefined)
+export function findConfigFile(opts: { file?: string; env: Env; search?: readonly string[] }): string | null {
+  if (opts.file) return opts.file
+  if (opts.env.OTPD_CONFIG) return opts.env.OTPD_CONFIG
+  for (const candidate of opts.search ?? CONFIG_SEARCH) {
+    const path = resolve(candidate)
+    if (existsSync(path)) return path
+  }
+  return null
+}
+
+export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
+  const env: Env = { ...(opts.env ?? process.env), ...(opts.envFile ? readEnvFile(opts.envFile) : {}) }
+  const file = findConfigFile({ file: opts.file, env, search: opts.search })
   let raw: Json = {}
   if (file) {
     let text: string
@@ -45,16 +89,19 @@ export function loadConfig(opts: { file?: string; env?: Record<string, string | 
     try {
       raw = parseToml(text) as Json
     } catch (err) {
-      throw new ConfigError([`${file} is not valid TOML: ${(err as Error).message.split('\n')[0]}`], file)
+      const at = err instanceof TomlError ? ` at line ${err.line}, column ${err.column}` : ''
+      const what = (err as Error).message.split('\n')[0]!.replace(/^Invalid TOML document: /, '')
+      throw new ConfigError([`${file} is not valid TOML${at}: ${what}`], file)
     }
   }
   const overlaid = overlayEnv(raw, env)
   const source = (file ?? 'built-in defaults') + (overlaid.length ? ` + environment (${overlaid.join(', ')})` : '')
-  return { config: resolveConfig(raw, source, env), source, env }
+  const config = resolveConfig(raw, source, env, opts.checks)
+  return { config, source, file, env, warnings: unknownEnvWarnings(env, raw) }
 }
 
-/** OTPD_LIMITS__RECIPIENT_PER_MINUTE=5 -> limits.recipient_per_minute = "5" (converted by the schema). */
-function overlayEnv(raw: Json, env: Record<string, string | undefined>): string[] {
+/** OTPD_LIMITS__RECIPIENT_PER_MINUTE=5 -> limits.recipient_per_minute = 5 (a number where the schema wants one). */
+function overlayEnv(raw: Json, env: Env): string[] {
   const used: string[] = []
   for (const [name, value] of Object.entries(env)) {
     if (!name.startsWith('OTPD_') || !name.includes('__') || value === undefined) continue
@@ -64,21 +111,32 @@ function overlayEnv(raw: Json, env: Record<string, string | undefined>): string[
       if (typeof node[part] !== 'object' || node[part] === null) node[part] = {}
       node = node[part] as Json
     }
-    // Lists (channels.sms) are written comma-separated in the environment.
-    node[path.at(-1)!] = path[0] === 'channels' ? value.split(',').map((s) => s.trim()) : value
+    node[path.at(-1)!] = envValue(path, value)
     used.push(name)
   }
   return used.sort()
 }
 
-export function resolveConfig(raw: Json, source = 'built-in defaults', env: Record<string, string | undefined> = {}): Config {
+function envValue(path: string[], value: string): unknown {
+  // Lists (channels.sms) are written comma-separated in the environment.
+  if (path[0] === 'channels') return value.split(',').map((s) => s.trim())
+  let schema: TSchema | undefined = Config
+  for (const part of path) schema = schema?.properties?.[part] as TSchema | undefined
+  // The environment has only strings: a whole number is converted where the schema wants one, and nothing else is.
+  if (schema?.type === 'integer' && /^-?[0-9]+$/.test(value.trim())) return Number(value.trim())
+  return value
+}
+
+export function resolveConfig(raw: Json, source = 'built-in defaults', env: Env = {}, checks: ConfigCheck[] = []): Config {
   const value = structuredClone(raw)
   Value.Default(Config, value)
-  Value.Convert(Config, value)
   const problems: string[] = []
   const seen = new Set<string>()
+  const invalid = new Set<string>()
   for (const e of Value.Errors(Config, value)) {
     const key = e.path.slice(1).replaceAll('/', '.') || '(top level)'
+    invalid.add(key.split('.')[0]!)
+    if (key.startsWith('server.tls')) invalid.add('server.tls')
     if (seen.has(key)) continue // a union reports once per variant; one sentence per key is enough
     seen.add(key)
     if (e.message === 'Unexpected property') {
@@ -89,39 +147,14 @@ export function resolveConfig(raw: Json, source = 'built-in defaults', env: Reco
     const got = /secret|password|token/i.test(key) ? '' : ` (got ${JSON.stringify(e.value)})`
     problems.push(`${key} must be ${expectation(e.schema)}${got}`)
   }
-  if (problems.length === 0) {
-    const config = value as Config
-    problems.push(...checkListeners(config.server), ...checkTls(config.server.tls), ...checkProviders(config, env))
-    if (problems.length === 0) return config
-  }
+  const valid = (section: string) => !invalid.has(section)
+  const config = value as Config
+  const server = (typeof config.server === 'object' && config.server !== null ? config.server : {}) as Partial<Config['server']>
+  problems.push(...checkListeners(server))
+  if (valid('server.tls')) problems.push(...checkTls(server.tls))
+  for (const check of checks) problems.push(...check(config, valid, env))
+  if (problems.length === 0) return config
   throw new ConfigError(problems, source)
-}
-
-export function parseListen(listen: string): { hostname: string; port: number } {
-  const m = /^(\[[0-9a-fA-F:.]+\]|[^:\s]+):([0-9]{1,5})$/.exec(listen)
-  if (!m) throw new Error(`'${listen}' is not HOST:PORT`)
-  const port = Number(m[2])
-  if (port > 65535) throw new Error(`port ${port} is out of range`)
-  return { hostname: m[1]!.replace(/^\[|\]$/g, ''), port }
-}
-
-function checkListen(key: string, listen: string): string[] {
-  try {
-    parseListen(listen)
-    return []
-  } catch (err) {
-    return [`${key} must be HOST:PORT such as 127.0.0.1:8080 (${(err as Error).message})`]
-  }
-}
-
-function checkListeners(server: Config['server']): string[] {
-  const problems = checkListen('server.listen', server.listen)
-  if (server.admin_listen === undefined) return problems
-  problems.push(...checkListen('server.admin_listen', server.admin_listen))
-  if (problems.length === 0 && server.admin_listen === server.listen && parseListen(server.listen).port !== 0) {
-    problems.push('server.admin_listen must differ from server.listen (the admin listener is a second port)')
-  }
-  return problems
 }
 
 /** What a schema accepts, as words: "one of: FULL, NORMAL", "a whole number from 1 to 10". */

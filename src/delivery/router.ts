@@ -56,7 +56,7 @@ export class ChannelRouter implements Delivery {
         attempt(signal.aborted ? 'timeout' : err instanceof RecipientRejectedError ? 'rejected' : 'failed')
         const reason = signal.aborted ? `timed out after ${share} ms` : err instanceof Error ? err.message : String(err)
         failures.push(`${provider.name}: ${reason}`)
-        this.logger.warn('provider failed', { channel: message.channel, provider: provider.name, type: provider.type, reason })
+        this.logger.warn(`provider failed: ${provider.name}`, { channel: message.channel, provider: provider.name, type: provider.type, reason })
         if (err instanceof RecipientRejectedError) {
           if (i < providers.length - 1) failures.push('the recipient was rejected, so no other provider was tried')
           break

@@ -11,7 +11,11 @@ export async function respond(logger: Logger, request: Request, fallback: string
   try {
     return render(await run(requestId), requestId)
   } catch (err) {
-    logger.error('request failed', { request_id: requestId, error: err instanceof Error ? (err.stack ?? err.message) : String(err) })
+    // The cause in the message, so the logger's repeat limit (one line per 10 s) holds back the same fault only;
+    // the stack is for debugging, at debug level.
+    const cause = err instanceof Error ? err.message : String(err)
+    logger.error(`request failed: ${cause.split('\n')[0]}`, { request_id: requestId, error: cause })
+    if (err instanceof Error && err.stack) logger.debug('request failed: stack', { request_id: requestId, stack: err.stack })
     return render(errorReply(500, fallback), requestId)
   }
 }

@@ -18,40 +18,93 @@ export interface Logger {
 export interface LoggerOptions {
   level?: LogLevel
   format?: 'json' | 'text'
+  /** Where lines go. Given alone, every level goes there; by default debug and info go to stdout. */
   write?: (line: string) => void
+  /** Where warn and error lines go: `write` when only that is given, else stderr. */
+  writeErr?: (line: string) => void
   now?: () => number
+  /** Which of stdout and stderr are the journal: lines there get the `<N>` priority prefix journald reads. */
+  journal?: { stdout: boolean; stderr: boolean }
+  /** The same warning or error (level + message) is written once per this many ms, then with `repeated: N`; 0 turns it off. */
+  repeatWindowMs?: number
 }
 
-export function createLogger(opts: LoggerOptions = {}): Logger {
-  const min = RANK[opts.level ?? 'info']
+/** A logger whose level can change while it runs (`serve` on SIGHUP). */
+export interface LevelLogger extends Logger {
+  setLevel(level: LogLevel): void
+}
+
+export const REPEAT_WINDOW_MS = 10_000
+
+/** sd-daemon(3) priorities: the `<N>` prefix journald turns into the line's priority. */
+const PRIORITY: Record<LogLevel, string> = { debug: '<7>', info: '<6>', warn: '<4>', error: '<3>' }
+
+/** Repeated warnings and errors: key -> when the next may be written, and how many were held back meanwhile. */
+interface Repeat {
+  until: number
+  held: number
+}
+
+export function createLogger(opts: LoggerOptions = {}): LevelLogger {
+  let min = RANK[opts.level ?? 'info']
   const format = opts.format ?? 'json'
-  const write = opts.write ?? stdoutLines()
+  const out = opts.write ?? stdoutLines()
+  const err = opts.writeErr ?? (opts.write ? opts.write : stderrLines())
   const now = opts.now ?? Date.now
+  const window = opts.repeatWindowMs ?? REPEAT_WINDOW_MS
+  const repeats = new Map<string, Repeat>()
+  const prefixOut = opts.journal?.stdout ?? false
+  const prefixErr = opts.journal?.stderr ?? false
+
+  /** The number of lines held back since the last one written, or null when this one is held back too. */
+  const admit = (level: LogLevel, msg: string, t: number): number | null => {
+    if (window <= 0) return 0
+    const key = level + ' ' + msg
+    const r = repeats.get(key)
+    if (r && t < r.until) {
+      r.held++
+      return null
+    }
+    if (repeats.size >= 1000) for (const [k, v] of repeats) if (v.until <= t) repeats.delete(k)
+    repeats.set(key, { until: t + window, held: 0 })
+    return r?.held ?? 0
+  }
+
   const emit = (level: LogLevel, msg: string, fields?: LogFields) => {
     if (RANK[level] < min) return
-    const time = new Date(now()).toISOString()
+    const t = now()
+    const toErr = level === 'warn' || level === 'error'
+    if (toErr) {
+      const held = admit(level, msg, t)
+      if (held === null) return
+      if (held > 0) fields = { ...fields, repeated: held }
+    }
+    const write = toErr ? err : out
+    const prefix = (toErr ? prefixErr : prefixOut) ? PRIORITY[level] : ''
+    const time = new Date(t).toISOString()
     if (format === 'json') {
       // The same line as JSON.stringify({ time, level, msg, ...fields }), without copying the fields.
       if (fields !== undefined && ('time' in fields || 'level' in fields || 'msg' in fields)) {
-        write(JSON.stringify({ time, level, msg, ...fields }))
+        write(prefix + JSON.stringify({ time, level, msg, ...fields }))
         return
       }
-      const head = `{"time":"${time}","level":"${level}","msg":${JSON.stringify(msg)}`
+      const head = `${prefix}{"time":"${time}","level":"${level}","msg":${JSON.stringify(msg)}`
       const rest = fields === undefined ? '{}' : JSON.stringify(fields)
       write(rest === '{}' ? head + '}' : head + ',' + rest.slice(1))
       return
     }
-    if (fields === undefined) return write(`${time} ${level.toUpperCase().padEnd(5)} ${msg}`)
+    if (fields === undefined) return write(`${prefix}${time} ${level.toUpperCase().padEnd(5)} ${msg}`)
     const rest = Object.entries(fields)
       .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
       .join(' ')
-    write(`${time} ${level.toUpperCase().padEnd(5)} ${msg}${rest ? ' ' + rest : ''}`)
+    write(`${prefix}${time} ${level.toUpperCase().padEnd(5)} ${msg}${rest ? ' ' + rest : ''}`)
   }
   return {
     debug: (m, f) => emit('debug', m, f),
     info: (m, f) => emit('info', m, f),
     warn: (m, f) => emit('warn', m, f),
     error: (m, f) => emit('error', m, f),
+    setLevel: (level) => void (min = RANK[level]),
   }
 }
 
@@ -64,7 +117,7 @@ export const LOG_FLUSH_MS = 20
  * about a tenth of a send; BENCHMARKS.md), at once when 64 KiB are pending,
  * and on exit. A kill -9 can lose the last LOG_FLUSH_MS of lines, never more.
  */
-export function stdoutLines(out: (chunk: string) => void = (c) => void process.stdout.write(c)): (line: string) => void {
+export function stdoutLines(out: (chunk: string) => void = streamWriter(process.stdout)): (line: string) => void {
   let pending = ''
   let timer: ReturnType<typeof setTimeout> | undefined
   const flush = () => {
@@ -86,6 +139,36 @@ export function stdoutLines(out: (chunk: string) => void = (c) => void process.s
     }
   }
 }
+
+/** Lines to stderr, batched like stdoutLines. */
+export function stderrLines(): (line: string) => void {
+  return stdoutLines(streamWriter(process.stderr))
+}
+
+/**
+ * Writes to a standard stream that may be closed under us (`otpd serve | head`,
+ * a journal that went away): the EPIPE arrives as an 'error' event, which
+ * would otherwise end the process. After it, lines to that stream are dropped;
+ * the server keeps answering.
+ */
+export function streamWriter(stream: NodeJS.WriteStream): (chunk: string) => void {
+  let broken = false
+  if (!guarded.has(stream)) {
+    guarded.add(stream)
+    stream.on('error', () => brokenStreams.add(stream))
+  }
+  return (chunk) => {
+    if (broken || brokenStreams.has(stream)) return void (broken = true)
+    try {
+      stream.write(chunk)
+    } catch {
+      broken = true
+    }
+  }
+}
+
+const guarded = new WeakSet<NodeJS.WriteStream>()
+const brokenStreams = new WeakSet<NodeJS.WriteStream>()
 
 /** A logger that keeps lines in memory; tests read them to prove what was (not) logged. */
 export function createMemoryLogger(): Logger & { lines: string[] } {

@@ -140,6 +140,21 @@ export class Admin {
     })
   }
 
+  /** A correction: a 'debit' ledger entry with a note, refused when the balance does not cover it (never below zero). */
+  async deductCredits(amount: number, opts: { account?: string; note?: string } = {}): Promise<{ account: string; balance: number }> {
+    if (!Number.isSafeInteger(amount) || amount < 1 || amount > MAX_GRANT) {
+      throw new OperatorError(`amount must be a whole number from 1 to ${MAX_GRANT}, got '${amount}'`)
+    }
+    return this.storage.write(async (r) => {
+      const a = await accountIn(r, opts.account)
+      // The guarded debit: the check and the move are one statement, so it never goes below zero.
+      if (!(await r.credits.debit({ accountId: a.id, amount, note: opts.note, at: this.clock.now() }))) {
+        throw new OperatorError(`cannot deduct ${amount} credits: account '${a.name}' has only ${await r.credits.balance(a.id)}`)
+      }
+      return { account: a.name, balance: await r.credits.balance(a.id) }
+    })
+  }
+
   async balance(account?: string): Promise<{ account: string; balance: number }> {
     const a = await this.account(account)
     return { account: a.name, balance: a.balance }

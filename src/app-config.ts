@@ -1,0 +1,27 @@
+/**
+ * The config as the commands that deliver see it: config/load.ts checks the
+ * file's own shape, and this adds the provider checks the delivery registry
+ * owns (`serve`, `send-test`, `config check`). Operator commands that only
+ * touch the database load without them, so they never need delivery secrets.
+ */
+import { ConfigError, loadConfig as loadShape, resolveConfig as resolveShape, type ConfigCheck, type Env, type LoadedConfig, type LoadOptions } from './config/load.ts'
+import type { Config } from './config/schema.ts'
+import { checkProviders } from './delivery/registry.ts'
+
+export { ConfigError, type LoadedConfig }
+
+/** Providers and channels, when both sections passed the schema. */
+export const providerCheck: ConfigCheck = (config, valid, env) => (valid('providers') && valid('channels') ? checkProviders(config, env) : [])
+
+export function loadConfig(opts: Omit<LoadOptions, 'checks'> = {}): LoadedConfig {
+  return loadShape({ ...opts, checks: [providerCheck] })
+}
+
+export function resolveConfig(raw: Record<string, unknown>, source = 'built-in defaults', env: Env = {}): Config {
+  return resolveShape(raw, source, env, [providerCheck])
+}
+
+/** Environment variables a provider names that the environment lacks, from the problems of a failed check. */
+export function missingVariables(problems: string[]): string[] {
+  return [...new Set(problems.flatMap((p) => /names ([A-Z_][A-Z0-9_]*), which is (?:not set|empty)/.exec(p)?.[1] ?? []))]
+}

@@ -1,0 +1,65 @@
+/**
+ * What SIGHUP can change in a running server without dropping a connection:
+ * the request services read their settings from objects this module swaps or
+ * updates in place, so a request that started keeps the settings it started
+ * with and the next one gets the new ones. The rest (listeners, database,
+ * secrets baked into hashes) needs a restart; reload names it instead.
+ */
+import type { Config } from './config/schema.ts'
+import type { KeyLimiter } from './otp/key-limiter.ts'
+import type { Delivery } from './otp/ports.ts'
+import type { Limits, OutboundMessage } from './otp/types.ts'
+
+/** Settings a reload cannot apply: a listener is bound, the database open, TLS contexts built at start. */
+export const RESTART_ONLY = [
+  'server.listen',
+  'server.admin_listen',
+  'server.secret',
+  'server.metrics_token',
+  'server.tls',
+  'database.path',
+  'database.synchronous',
+  'database.busy_timeout_ms',
+] as const
+
+/** A delivery whose providers can be replaced; a send in flight finishes with the ones it started with. */
+export class SwitchDelivery implements Delivery {
+  constructor(public inner: Delivery) {}
+  deliver(message: OutboundMessage): ReturnType<Delivery['deliver']> {
+    return this.inner.deliver(message)
+  }
+}
+
+/** The live parts of a server that a reload updates (app.ts builds it). */
+export interface LiveSettings {
+  config: Config
+  limits: Limits
+  /** null when the caller supplied its own delivery (tests): it is kept. */
+  delivery: SwitchDelivery | null
+  makeDelivery(config: Config): Delivery
+  makeLimiter(max: number): KeyLimiter
+  /** The service dependency objects, updated in place. */
+  holders: { limiter: KeyLimiter }[]
+  send: { defaultCodeLength: number }
+  http: { lockoutSeconds: number }
+}
+
+function at(config: Config, key: string): unknown {
+  return key.split('.').reduce<unknown>((node, part) => (node as Record<string, unknown> | undefined)?.[part], config)
+}
+
+/** Applies `next` (already checked); returns the settings that differ but wait for a restart. */
+export function applyReload(live: LiveSettings, next: Config, nextLimits: Limits): string[] {
+  const restart = RESTART_ONLY.filter((k) => JSON.stringify(at(live.config, k)) !== JSON.stringify(at(next, k)))
+  if (nextLimits.keyRequestsPerMinute !== live.limits.keyRequestsPerMinute) {
+    const limiter = live.makeLimiter(nextLimits.keyRequestsPerMinute)
+    for (const h of live.holders) h.limiter = limiter
+  }
+  Object.assign(live.limits, nextLimits)
+  live.send.defaultCodeLength = next.codes.default_length
+  live.http.lockoutSeconds = next.limits.lockout_seconds
+  if (live.delivery) live.delivery.inner = live.makeDelivery(next)
+  // What waits for a restart keeps its running value, so the next reload compares against what is in force.
+  live.config = { ...next, server: live.config.server, database: live.config.database }
+  return restart
+}

@@ -1,0 +1,41 @@
+/** Issue 22: what Server.reload (SIGHUP) applies at once, and what it leaves for a restart. */
+import { afterEach, expect, test } from 'bun:test'
+import { resolveConfig } from '../src/app-config.ts'
+import { createHarness, TEST, type Harness } from './harness.ts'
+
+let h: Harness
+afterEach(() => h?.close())
+
+const configWith = (h: Harness, extra: Record<string, unknown>) => resolveConfig({ database: { path: h.dbPath }, ...extra })
+
+test('a new per-key limit, lockout and code length are in force for the next request', async () => {
+  h = await createHarness({ credits: 10 })
+  for (let i = 0; i < 3; i++) expect((await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })).status).toBe(200)
+  const restart = h.server.reload(configWith(h, { limits: { key_requests_per_minute: 4, max_failed_attempts: 1, lockout_seconds: 60 }, codes: { default_length: 8 } }))
+  expect(restart).toEqual([])
+  // Hits made before the reload count toward the new limit: the log of hits is in the database.
+  const fourth = await h.send({ channel: 'sms', recipient: '+14155550101' })
+  expect(fourth.status).toBe(200)
+  expect(h.delivery.lastCode()).toHaveLength(8)
+  const fifth = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
+  expect(fifth.status).toBe(429)
+  expect(fifth.json.error).toContain('4 requests per minute')
+})
+
+test('the lockout message follows the new lockout_seconds', async () => {
+  h = await createHarness()
+  h.server.reload(configWith(h, { limits: { max_failed_attempts: 1, lockout_seconds: 60 } }))
+  const sent = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
+  expect((await h.verify({ verification_id: sent.json.verification_id, code: '000000' })).json.message).toBe('Invalid code')
+  const locked = await h.verify({ verification_id: sent.json.verification_id, code: '123456' })
+  expect(locked.status).toBe(429)
+  expect(locked.json.message).toContain('1 minute')
+})
+
+test('settings that need a restart are named and keep their running values; a second reload compares with what runs', async () => {
+  h = await createHarness()
+  const next = configWith(h, { server: { listen: '127.0.0.1:9999', metrics_token: 'x'.repeat(40) }, database: { path: h.dbPath, busy_timeout_ms: 100 } })
+  expect(h.server.reload(next)).toEqual(['server.listen', 'server.metrics_token', 'database.busy_timeout_ms'])
+  expect(h.server.reload(next)).toEqual(['server.listen', 'server.metrics_token', 'database.busy_timeout_ms'])
+  expect(h.server.reload(configWith(h, {}))).toEqual([])
+})
