@@ -94,7 +94,7 @@ export function makeFaultEnv(name: string, toml: string, opts: FaultEnvOptions =
   const dbPath = join(opts.dbDir ?? dir, 'otpd.db')
   const configFile = join(dir, 'otp.config.toml')
   writeFileSync(configFile, `[database]\npath = "${dbPath}"\n${opts.database ?? ''}\n${toml}`)
-  const vars = { ...opts.vars, LD_PRELOAD: buildShim(), OTPD_FI_DIR: fiDir, OTPD_WEBHOOK_SECRET: 'whsec-fault-suite-0123456789' }
+  const vars = { ...opts.vars, LD_PRELOAD: buildShim(), FAULT_SHIM_DIR: fiDir, FAULT_WEBHOOK_SECRET: 'whsec-fault-suite-0123456789' }
   const env: FaultEnv = {
     dir,
     configFile,
@@ -136,7 +136,7 @@ ${provider}
 }
 
 /** A provider table pointing the webhook provider at `gw`. */
-export const webhookProvider = (gw: Gateway) => `type = "webhook"\nurl = "${gw.url}/otp"\nsecret_env = "OTPD_WEBHOOK_SECRET"`
+export const webhookProvider = (gw: Gateway) => `type = "webhook"\nurl = "${gw.url}/otp"\nsecret_env = "FAULT_WEBHOOK_SECRET"`
 
 export interface Delivered {
   verificationId: string

@@ -1,13 +1,13 @@
 /*
  * Fault injection for the fault suite (test/fault-*.test.ts), loaded with
- * LD_PRELOAD into `otpd serve`. While a trigger file exists in $OTPD_FI_DIR,
+ * LD_PRELOAD into `otpd serve`. While a trigger file exists in $FAULT_SHIM_DIR,
  * the calls it names fail on every descriptor whose path contains the
  * trigger's first line; sockets, pipes and every other file are untouched.
- *   $OTPD_FI_DIR/sync   fsync, fdatasync
- *   $OTPD_FI_DIR/write  write (regular files only), pwrite, pwrite64
+ *   $FAULT_SHIM_DIR/sync   fsync, fdatasync
+ *   $FAULT_SHIM_DIR/write  write (regular files only), pwrite, pwrite64
  * The second line, if any, names the errno: ENOSPC; anything else is EIO.
  * The trigger is read on each call (a test turns it on and off while the
- * process runs); each failure appends one line to $OTPD_FI_DIR/hits.
+ * process runs); each failure appends one line to $FAULT_SHIM_DIR/hits.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 static int trigger_errno(const char *which, int fd) {
-  const char *dir = getenv("OTPD_FI_DIR");
+  const char *dir = getenv("FAULT_SHIM_DIR");
   if (dir == NULL) return 0;
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", dir, which);
