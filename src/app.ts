@@ -216,7 +216,8 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
     background && config.database.synchronous === 'FULL'
       ? startWalSync(
           config.database.path,
-          (error) => logger.error('WAL fsync failed', { error }),
+          // A failed flush is fatal: the storage's onFatal logs it, once.
+          () => {},
           (ms) => metrics.walFlush(ms),
         )
       : undefined
