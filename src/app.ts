@@ -236,6 +236,8 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
     // The workers' connections close first, so the server's is the last one and
     // SQLite checkpoints the WAL into the database file and removes it.
     shutdown: async () => {
+      // Writes still queued (a send's outcome is written after its answer) go first.
+      await storage.settled()
       await Promise.all([checkpointer?.stop(), walSync?.stop()])
       core.close()
     },

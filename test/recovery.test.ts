@@ -64,7 +64,7 @@ function hold(h: Harness): () => void {
   }
 }
 
-test('a send is recorded sending before the provider answers, and accepted with its provider after', async () => {
+test('a send is recorded sending before the provider answers, and accepted with its provider after (written after the answer)', async () => {
   const h = await start({ credits: 1 })
   const release = hold(h)
   const pending = h.send({ channel: 'sms', recipient: PHONE, code: '4321' })
@@ -77,6 +77,8 @@ test('a send is recorded sending before the provider answers, and accepted with 
   release()
   const r = await pending
   expect(r.status).toBe(200)
+  // The answer does not wait for the outcome's commit; it follows at once.
+  await h.server.storage.settled()
   expect(row(h, r.json.verification_id)).toEqual({ status: 'active', delivery: 'accepted', delivery_provider: 'recording' })
 })
 

@@ -160,18 +160,23 @@ export class SendService {
       })
       return { kind: 'delivery_failed' }
     }
-    try {
-      await d.storage.write((r) => r.verifications.settleDelivery(reserved.seq, 'accepted', provider, d.clock.now()))
-    } catch (err) {
-      // The verification is stored and its code delivered: it is in force, so
-      // the answer is 200. Left `sending`, it is refunded by recovery as `unknown`.
-      d.logger.error('delivered, but the outcome could not be recorded: recovery will record it as unknown and refund the credit', {
-        request_id: requestId,
-        channel: input.channel,
-        recipient: reserved.recipientMask,
-        error: err instanceof Error ? err.message : String(err),
-      })
-    }
+    // The verification and its debit are stored and the code delivered: the
+    // send is in force, and the answer does not wait for this record to be
+    // durable (waiting for a second flush cost a sixth of send's throughput,
+    // BENCHMARKS.md). If it is lost (a crash before its commit, a failed
+    // commit), the send stays `sending` and recovery refunds it as `unknown`:
+    // the one way a fault can cost the operator a credit, never the client.
+    // A clean stop writes it first (Server.shutdown waits for queued writes).
+    d.storage
+      .write((r) => r.verifications.settleDelivery(reserved.seq, 'accepted', provider, d.clock.now()))
+      .catch((err: unknown) =>
+        d.logger.error('delivered, but the outcome could not be recorded: recovery will record it as unknown and refund the credit', {
+          request_id: requestId,
+          channel: input.channel,
+          recipient: reserved.recipientMask,
+          error: err instanceof Error ? err.message : String(err),
+        }),
+      )
     d.logger.debug('delivered', { request_id: requestId, channel: input.channel, provider, recipient: reserved.recipientMask })
     return { kind: 'sent', verificationId: reserved.id, expiresAt: reserved.expiresAt, test: false }
   }

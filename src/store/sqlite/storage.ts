@@ -119,6 +119,15 @@ export class SqliteStorage implements Storage {
     this.stale.onStale(listener)
   }
 
+  /**
+   * Resolves once every write made before this call has committed and is
+   * durable (or failed): a write queued now runs after them, and batches are
+   * flushed in order.
+   */
+  async settled(): Promise<void> {
+    await this.write(async () => undefined).catch(() => undefined)
+  }
+
   /** The connections are about to close: later and queued writes are refused, nothing is fatal. */
   close(): void {
     this.stopped ??= new StorageStoppedError('storage closed: otpd is stopping')
