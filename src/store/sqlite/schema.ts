@@ -57,7 +57,7 @@ export const creditLedger = sqliteTable(
  * Rows are numbered (`seq`, the rowid), and a verification's id carries its
  * number (lib/verification-id.ts): verify finds the row by that integer key,
  * and no index of random ids is kept, whose inserts at random places cost a
- * page write each (BENCHMARKS.md). Hashes are bytes: the code's HMAC whole,
+ * page write each (BENCHMARKS.md as of c5e3cd5). Hashes are bytes: the code's HMAC whole,
  * the recipient's cut to 16 bytes (keyed by account, so it alone names the
  * subject of the per-recipient limits).
  */
