@@ -6,6 +6,7 @@
  * secrets baked into hashes) needs a restart; reload names it instead.
  */
 import type { Config } from './config/schema.ts'
+import { tlsFingerprint } from './config/tls.ts'
 import type { KeyLimiter } from './otp/key-limiter.ts'
 import type { Delivery } from './otp/ports.ts'
 import type { Limits, OutboundMessage } from './otp/types.ts'
@@ -33,6 +34,8 @@ export class SwitchDelivery implements Delivery {
 /** The live parts of a server that a reload updates (app.ts builds it). */
 export interface LiveSettings {
   config: Config
+  /** The running certificate's files, as tlsFingerprint() read them at start. */
+  tls: string
   limits: Limits
   /** null when the caller supplied its own delivery (tests): it is kept. */
   delivery: SwitchDelivery | null
@@ -50,7 +53,9 @@ function at(config: Config, key: string): unknown {
 
 /** Applies `next` (already checked); returns the settings that differ but wait for a restart. */
 export function applyReload(live: LiveSettings, next: Config, nextLimits: Limits): string[] {
-  const restart = RESTART_ONLY.filter((k) => JSON.stringify(at(live.config, k)) !== JSON.stringify(at(next, k)))
+  const restart: string[] = RESTART_ONLY.filter((k) => JSON.stringify(at(live.config, k)) !== JSON.stringify(at(next, k)))
+  // Same paths, new content (a renewed certificate): it too waits for a restart.
+  if (!restart.includes('server.tls') && tlsFingerprint(next.server.tls) !== live.tls) restart.push('server.tls')
   if (nextLimits.keyRequestsPerMinute !== live.limits.keyRequestsPerMinute) {
     const limiter = live.makeLimiter(nextLimits.keyRequestsPerMinute)
     for (const h of live.holders) h.limiter = limiter

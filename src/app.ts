@@ -5,6 +5,7 @@
 import pkg from '../package.json' with { type: 'json' }
 import { applyReload, SwitchDelivery, type LiveSettings } from './app-reload.ts'
 import type { Config } from './config/schema.ts'
+import { tlsFingerprint } from './config/tls.ts'
 import { buildProviders, checkProviders, logOnlyChannels } from './delivery/registry.ts'
 import { ChannelRouter } from './delivery/router.ts'
 import { createAdminApp, createHttpApp } from './http/app.ts'
@@ -198,6 +199,7 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
   storage.onStale(() => httpDeps.limiter.forget())
   const live: LiveSettings = {
     config,
+    tls: tlsFingerprint(config.server.tls),
     limits,
     delivery: switchable,
     makeDelivery: (c) => router(c),

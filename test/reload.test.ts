@@ -1,5 +1,8 @@
 /** Issue 22: what Server.reload (SIGHUP) applies at once, and what it leaves for a restart. */
 import { afterEach, expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { resolveConfig } from '../src/app-config.ts'
 import { createHarness, TEST, type Harness } from './harness.ts'
 
@@ -38,4 +41,27 @@ test('settings that need a restart are named and keep their running values; a se
   expect(h.server.reload(next)).toEqual(['server.listen', 'server.metrics_token', 'database.busy_timeout_ms'])
   expect(h.server.reload(next)).toEqual(['server.listen', 'server.metrics_token', 'database.busy_timeout_ms'])
   expect(h.server.reload(configWith(h, {}))).toEqual([])
+})
+
+test('a renewed certificate at the same paths is named as waiting for a restart (Bun cannot swap it in a running listener)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'otpd-reload-tls-'))
+  try {
+    const cert = join(dir, 'cert.pem')
+    const key = join(dir, 'key.pem')
+    const make = (cn: string) => {
+      const p = Bun.spawnSync(
+        ['openssl', 'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-keyout', key, '-out', cert, '-subj', `/CN=${cn}`],
+        { stderr: 'pipe' },
+      )
+      if (p.exitCode !== 0) throw new Error(p.stderr.toString())
+    }
+    make('first')
+    h = await createHarness({ config: { server: { tls: { cert, key } } } })
+    const same = configWith(h, { server: { tls: { cert, key } } })
+    expect(h.server.reload(same)).toEqual([])
+    make('renewed')
+    expect(h.server.reload(same)).toEqual(['server.tls'])
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
 })

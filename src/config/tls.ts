@@ -4,7 +4,7 @@
  * config, so `otpd config check` says what is wrong instead of the TLS
  * library failing at start with a cryptic error.
  */
-import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto'
+import { createHash, createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 
 export interface TlsFiles {
@@ -59,4 +59,22 @@ export function checkTls(tls: TlsFiles | undefined): string[] {
 export function readTls(tls: TlsFiles | undefined): TlsPem | null {
   if (!tls?.cert || !tls.key) return null
   return { cert: readFileSync(tls.cert, 'utf8'), key: readFileSync(tls.key, 'utf8') }
+}
+
+/**
+ * What the PEM files hold now, as a digest: a reload compares it with the
+ * running one, so a renewed certificate (same paths, new content) is named as
+ * waiting for a restart too. Unreadable files digest as their error.
+ */
+export function tlsFingerprint(tls: TlsFiles | undefined): string {
+  if (!tls?.cert || !tls.key) return ''
+  const h = createHash('sha256')
+  for (const path of [tls.cert, tls.key]) {
+    try {
+      h.update(readFileSync(path))
+    } catch (err) {
+      h.update(String((err as NodeJS.ErrnoException).code ?? err))
+    }
+  }
+  return h.digest('hex')
 }
