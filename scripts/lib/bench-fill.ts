@@ -53,8 +53,14 @@ export async function fill(s: LoadSettings, server: Proc, dir: string, key: stri
     log(`fill: ${done} of ${n} (${Math.round(ok / seconds)} sends/s)`)
   }
   const seconds = (performance.now() - t0) / 1000
-  // Let the checkpoint worker catch up, as a server does once a burst ends.
+  // Let the checkpoint worker catch up, as a server does once a burst ends,
+  // then write the kernel's dirty pages out (about 1.5 GB after 5 million
+  // sends): otherwise their writeback runs during the filled measurement and
+  // takes CPU and disk from it, which measures the fill, not the database
+  // it left (the empty run after it was 16-34 % slower than the one before).
   await Bun.sleep(5000)
+  Bun.spawnSync(['sync'])
+  await Bun.sleep(2000)
   const ids = readdirSync(dir)
     .filter((f) => f.startsWith('fill-ids.'))
     .flatMap((f) => readFileSync(join(dir, f), 'utf8').split('\n').filter(Boolean))
