@@ -35,7 +35,7 @@ export class SqliteCreditStore implements CreditStore {
   private readonly moveQ
   private readonly debitQ
   /**
-   * Code lengths read on every send, kept until the transactor reports that
+   * Code lengths read on every send, kept until the storage (storage.ts) reports that
    * the database may have changed under them (another connection committed,
    * a rollback, or an operator change through this process): never stale
    * inside a transaction.

@@ -58,7 +58,7 @@ export interface CheckpointReport {
 }
 
 export interface Checkpointer {
-  /** Shared with the server's transactor (store/sqlite/write-turn.ts). */
+  /** Shared with the server's storage runner (store/sqlite/write-turn.ts). */
   turn: WriteTurn
   /** Resolves after the next checkpoint the worker reports (tests use it). */
   next(): Promise<CheckpointReport>

@@ -11,7 +11,7 @@ import type { StaleSource } from './stale.ts'
  * the row `last - n + 1`, one index look-up whatever n is, and none while the
  * key has fewer than n hits. Callers run both methods inside an IMMEDIATE
  * transaction. `last` is remembered per key between transactions and read
- * again once the transactor says another connection wrote or a rollback
+ * again once the storage (storage.ts) says another connection wrote or a rollback
  * undid a write (`onStale`), so it is always the database's.
  */
 export class SqliteKeyHitLog implements KeyHitLog {

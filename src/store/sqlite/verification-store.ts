@@ -4,7 +4,7 @@
  *
  * Rows are found by their number (`seq`, the rowid), which ids carry
  * (lib/verification-id.ts). The last number handed out is remembered between
- * transactions, and read again once the transactor says another connection
+ * transactions, and read again once the storage (storage.ts) says another connection
  * wrote or a rollback undid a write (`onStale`), as SqliteKeyHitLog does.
  */
 import type { UnsettledSend, VerificationStore } from '../../otp/ports.ts'

@@ -3,7 +3,7 @@
  * SQLite fsyncs the WAL inside every COMMIT, on the thread that serves
  * requests: nothing else runs for the length of the fsync. The server instead
  * commits with NORMAL (the WAL is written, not synced) and asks a worker thread
- * to flush the WAL file (fdatasync, store/sqlite/checkpoint-worker.ts); the group commit (store/transactor.ts) answers a
+ * to flush the WAL file (fdatasync, store/sqlite/checkpoint-worker.ts); the group commit (store/sqlite/storage.ts) answers a
  * batch only once a flush that started after its COMMIT has returned. An
  * acknowledged write therefore survives power loss exactly as under FULL,
  * while the next batch is already being served.
