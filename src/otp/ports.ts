@@ -40,6 +40,42 @@ export interface Repos {
   verifications: VerificationStore
   credits: CreditStore
   admin: AdminRepo
+  events: EventOutbox
+}
+
+/** The event types of EXTENSIONS.md section 3. */
+export type EventType =
+  | 'verification.sent'
+  | 'verification.delivered'
+  | 'verification.undelivered'
+  | 'verification.delivery_failed'
+  | 'verification.approved'
+  | 'verification.attempt_failed'
+  | 'verification.locked'
+  | 'verification.expired'
+  | 'verification.canceled'
+  | 'send.blocked'
+
+/** A verification's status as EXTENSIONS.md section 1 decides it. */
+export type VerificationStatus = 'pending' | 'approved' | 'expired' | 'locked' | 'canceled' | 'failed'
+
+/** One event, written in the transaction of the change it reports. */
+export interface NewEvent {
+  type: EventType
+  accountId: number
+  /** When the change happened (clock ms): the body's `occurred_at`. */
+  at: number
+  /** The verification after the change; null for `send.blocked`. */
+  verification: Verification | null
+  /** The section 1 status after the change; null for `send.blocked`. */
+  status: VerificationStatus | null
+  /** The type's extra `data` fields (`provider`, `failed_attempts`, `retry_after`, `rule`, `country`, `prefix`). */
+  extra: Record<string, string | number | null>
+}
+
+/** The outbox of outgoing webhook events (EXTENSIONS.md section 3). */
+export interface EventOutbox {
+  add(event: NewEvent): Promise<void>
 }
 
 export interface KeyStore {
