@@ -18,6 +18,7 @@ export const RESTART_ONLY = [
   'server.secret',
   'server.metrics_token',
   'server.tls',
+  'server.public_url',
   'database.path',
   'database.synchronous',
   'database.busy_timeout_ms',

@@ -6,7 +6,8 @@ import pkg from '../package.json' with { type: 'json' }
 import { applyReload, SwitchDelivery, type LiveSettings } from './app-reload.ts'
 import type { Config } from './config/schema.ts'
 import { tlsFingerprint } from './config/tls.ts'
-import { buildProviders, checkProviders, logOnlyChannels } from './delivery/registry.ts'
+import { publicUrlBase } from './config/public-url.ts'
+import { buildProviders, buildReceiptReaders, checkProviders, logOnlyChannels } from './delivery/registry.ts'
 import { ChannelRouter } from './delivery/router.ts'
 import { createAdminApp, createHttpApp } from './http/app.ts'
 import { buildOpenApi } from './http/openapi.ts'
@@ -20,6 +21,7 @@ import { Admin } from './otp/admin.ts'
 import { Authenticator } from './otp/api-keys.ts'
 import { KeyLimiter } from './otp/key-limiter.ts'
 import type { Delivery } from './otp/ports.ts'
+import { ReceiptService, type ReceiptReader } from './otp/receipts.ts'
 import { recoverUnsettledSends } from './otp/recovery.ts'
 import { SendService } from './otp/send.ts'
 import type { Channel, Limits } from './otp/types.ts'
@@ -150,8 +152,10 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
     version: pkg.version,
     startedAt: Date.now(),
   })
-  const providers = buildProviders(config, { env, logWrite: opts.logWrite, now: () => clock.now() })
-  const router = (c: Config, p = buildProviders(c, { env, logWrite: opts.logWrite, now: () => clock.now() })): Delivery =>
+  // Restart-only (app-reload.ts): receipt URLs handed out must keep working.
+  const publicUrl = publicUrlBase(config.server.public_url)
+  const providers = buildProviders(config, { env, logWrite: opts.logWrite, now: () => clock.now(), publicUrl })
+  const router = (c: Config, p = buildProviders(c, { env, logWrite: opts.logWrite, now: () => clock.now(), publicUrl })): Delivery =>
     new ChannelRouter(p, c.delivery.timeout_ms, logger, (a) => metrics.attempt(a))
   const switchable = opts.delivery ? null : new SwitchDelivery(router(config, providers))
   const delivery = countedDelivery(switchable ?? opts.delivery!, metrics)
@@ -185,8 +189,19 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
   // Named, so a reload (app-reload.ts) can update what the services read on each request.
   const sendDeps = { storage, delivery, hasher, ids, clock, logger, limits, limiter, defaultCodeLength: config.codes.default_length }
   const verifyDeps = { storage, hasher, ids, clock, limits, limiter }
+  // The receipt readers follow a reload: rebuilt when the config or environment object changes.
+  let readers: { config: Config; env: typeof env; map: Map<string, ReceiptReader> } | undefined
+  const receiptReaders = (): Map<string, ReceiptReader> => {
+    if (readers?.config !== live.config || readers.env !== env) {
+      readers = { config: live.config, env, map: buildReceiptReaders(live.config, { env, now: () => clock.now(), publicUrl }) }
+    }
+    return readers.map
+  }
   const httpDeps = {
     ...ops,
+    publicUrl,
+    receiptReaders,
+    receipts: new ReceiptService({ storage, ids, clock }),
     auth,
     limiter,
     send: new SendService(sendDeps),

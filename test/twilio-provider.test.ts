@@ -86,3 +86,15 @@ test('config: sid shape, token variable, sender', () => {
     "providers.t.extra is not a setting of a 'twilio' provider",
   ])
 })
+
+test('receipts on: Messages and Calls carry StatusCallback = the receipt URL with the verification id, after the other fields', async () => {
+  const { stub } = setup()
+  const o = new ProviderOptions('twilio_main', { type: 'twilio', account_sid: SID, auth_token_env: 'TWILIO_AUTH_TOKEN', from: '+15005550006', base_url: stub.url }, { TWILIO_AUTH_TOKEN: TOKEN })
+  const p = new TwilioProvider('twilio_main', readTwilio(o, ['sms', 'voice']), 'https://otp.example.com/api/v1/receipts/twilio_main')
+  await p.send(msg(), AbortSignal.timeout(5000))
+  await p.send(msg({ channel: 'voice', text: '4, 2' }), AbortSignal.timeout(5000))
+  const callback = 'https%3A%2F%2Fotp.example.com%2Fapi%2Fv1%2Freceipts%2Ftwilio_main%3Fverification_id%3D9a7c0c1e-0000-4000-8000-000000000001'
+  expect(stub.requests[0]!.body).toBe(`To=%2B14155550123&From=%2B15005550006&Body=Your+verification+code+is%3A+424242&StatusCallback=${callback}`)
+  expect(Object.keys(Object.fromEntries(new URLSearchParams(stub.requests[1]!.body)))).toEqual(['To', 'From', 'Twiml', 'StatusCallback'])
+  expect(stub.requests[1]!.body.endsWith(`&StatusCallback=${callback}`)).toBe(true)
+})

@@ -123,3 +123,23 @@ test('config: what SMS needs and what voice needs, by the channels that use the 
   readVonage(badKey, ['voice'])
   expect(badKey.problems).toEqual(['providers.v.private_key_file does not hold an RSA private key in PEM form'])
 })
+
+test('receipts on: an SMS asks for a delivery receipt at the receipt URL, with the verification id as client-ref; a call asks for none', async () => {
+  const { stub } = setup()
+  const o = new ProviderOptions(
+    'vonage_main',
+    { type: 'vonage', api_key: 'abcd1234', api_secret_env: 'VONAGE_API_SECRET', signature_secret_env: 'SIG', application_id: APP_ID, private_key_file: KEY_FILE, from: 'Acme', voice_from: '+14155550100', base_url: stub.url, voice_base_url: stub.url },
+    { VONAGE_API_SECRET: SECRET, SIG: 'sig-secret' },
+  )
+  const settings = readVonage(o, ['sms', 'voice'], true)
+  o.unknownKeys('vonage')
+  expect(o.problems).toEqual([])
+  const p = new VonageProvider('vonage_main', settings, () => NOW, 'https://otp.example.com/api/v1/receipts/vonage_main')
+  await p.send(msg(), AbortSignal.timeout(5000))
+  expect(stub.requests[0]!.body).toBe(
+    `api_key=abcd1234&api_secret=${SECRET}&from=Acme&to=14155550123&text=Your+verification+code+is%3A+424242` +
+      '&status-report-req=1&callback=https%3A%2F%2Fotp.example.com%2Fapi%2Fv1%2Freceipts%2Fvonage_main&client-ref=9a7c0c1e-0000-4000-8000-000000000001',
+  )
+  await p.send(msg({ channel: 'voice', text: '4, 2' }), AbortSignal.timeout(5000))
+  expect(Object.keys(JSON.parse(stub.requests[1]!.body))).toEqual(['to', 'from', 'ncco'])
+})

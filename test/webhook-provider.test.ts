@@ -86,3 +86,20 @@ test('config: url and secret are required; the secret is never echoed', () => {
     'providers.g.secret_env is missing: name the environment variable holding the signing secret, such as OTPD_WEBHOOK_SECRET',
   ])
 })
+
+test('receipts on: the signed body also names receipt_url, where the gateway posts its receipts', async () => {
+  const { stub } = setup()
+  const o = new ProviderOptions('gateway', { type: 'webhook', url: `${stub.url}/otp`, secret_env: 'OTPD_WEBHOOK_SECRET' }, { OTPD_WEBHOOK_SECRET: SECRET })
+  const p = new WebhookProvider('gateway', readWebhook(o, ['sms']), () => NOW, 'https://otp.example.com/api/v1/receipts/gateway')
+  await p.send(msg, AbortSignal.timeout(5000))
+  const r = stub.requests[0]!
+  expect(JSON.parse(r.body)).toEqual({
+    channel: 'sms',
+    recipient: '+14155550123',
+    message: 'Your verification code is: 424242',
+    verification_id: '9a7c0c1e-0000-4000-8000-000000000001',
+    expires_at: new Date(NOW + 300_000).toISOString(),
+    receipt_url: 'https://otp.example.com/api/v1/receipts/gateway',
+  })
+  expect(receiverAccepts(r, SECRET, NOW / 1000)).toBe(true)
+})

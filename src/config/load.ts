@@ -17,6 +17,7 @@ import { parse as parseToml, TomlError } from 'smol-toml'
 import { readEnvFile } from './env-file.ts'
 import { unknownEnvWarnings } from './env-names.ts'
 import { checkListeners } from './listen.ts'
+import { checkPublicUrl } from './public-url.ts'
 import { Config } from './schema.ts'
 import { checkTls } from './tls.ts'
 
@@ -151,6 +152,7 @@ export function resolveConfig(raw: Json, source = 'built-in defaults', env: Env 
   const config = value as Config
   const server = (typeof config.server === 'object' && config.server !== null ? config.server : {}) as Partial<Config['server']>
   problems.push(...checkListeners(server))
+  problems.push(...checkPublicUrl(server))
   if (valid('server.tls')) problems.push(...checkTls(server.tls))
   for (const check of checks) problems.push(...check(config, valid, env))
   if (problems.length === 0) return config

@@ -17,6 +17,8 @@ export const ServerConfig = T.Object(
     admin_listen: T.Optional(T.String()),
     /** Optional: a token of at least 32 characters that opens /metrics on the main listener (Authorization: Bearer). */
     metrics_token: T.Optional(T.String({ minLength: 32 })),
+    /** Optional: the address vendors reach this server at, such as "https://otp.example.com"; turns delivery receipts on (config/public-url.ts). */
+    public_url: T.Optional(T.String({ minLength: 1 })),
     /** Optional: PEM files; with both, the main listener serves HTTPS. */
     tls: T.Optional(T.Object({ cert: T.Optional(T.String({ minLength: 1 })), key: T.Optional(T.String({ minLength: 1 })) }, { additionalProperties: false })),
   },

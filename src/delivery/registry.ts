@@ -9,10 +9,11 @@ import { LogProvider } from './log-provider.ts'
 import { NoopProvider } from './noop-provider.ts'
 import { ProviderOptions, type Env } from './options.ts'
 import type { Provider } from './provider.ts'
+import { receiptUrl, type ReceiptReader } from './receipts.ts'
 import { readSmtp, SmtpProvider } from './smtp-provider.ts'
-import { readTwilio, TwilioProvider } from './twilio-provider.ts'
-import { readVonage, VonageProvider } from './vonage-provider.ts'
-import { readWebhook, WebhookProvider } from './webhook-provider.ts'
+import { readTwilio, twilioReceiptReader, TwilioProvider, type TwilioSettings } from './twilio-provider.ts'
+import { readVonage, vonageReceiptReader, VonageProvider, type VonageSettings } from './vonage-provider.ts'
+import { readWebhook, webhookReceiptReader, WebhookProvider, type WebhookSettings } from './webhook-provider.ts'
 
 /** What providers may need from outside their own table. */
 export interface ProviderContext {
@@ -21,23 +22,43 @@ export interface ProviderContext {
   logWrite?: (line: string) => void
   /** Milliseconds since the epoch (e-mail Date, webhook signature time, Vonage JWT); Date.now when absent. */
   now?: () => number
+  /** `server.public_url`: when set, providers that can ask their vendor for delivery receipts do (delivery/receipts.ts). */
+  publicUrl?: string
 }
 
 interface ProviderType<S> {
   /** The channels this type can deliver. */
   channels: readonly Channel[]
-  /** Reads the table, recording problems in `o`; `used` lists the channels that name this provider. */
-  read(o: ProviderOptions, used: Channel[]): S
-  create(name: string, settings: S, ctx: ProviderContext, now: () => number): Provider
+  /** Reads the table, recording problems in `o`; `used` lists the channels that name this provider; `receipts`: server.public_url is set. */
+  read(o: ProviderOptions, used: Channel[], receipts: boolean): S
+  /** `receipts`: the provider's receipt URL when receipts are on. */
+  create(name: string, settings: S, ctx: ProviderContext, now: () => number, receipts: string | undefined): Provider
+  /** Checks and reads this type's delivery receipts; absent for types without any. */
+  receipts?(settings: S, now: () => number): ReceiptReader
 }
 
 const type = <S>(t: ProviderType<S>): ProviderType<unknown> => t as ProviderType<unknown>
 
 const TYPES: Record<string, ProviderType<unknown>> = {
   smtp: type({ channels: ['email'], read: readSmtp, create: (name, s, _ctx, now) => new SmtpProvider(name, s, now) }),
-  twilio: type({ channels: ['sms', 'voice'], read: readTwilio, create: (name, s) => new TwilioProvider(name, s) }),
-  vonage: type({ channels: ['sms', 'voice'], read: readVonage, create: (name, s, _ctx, now) => new VonageProvider(name, s, now) }),
-  webhook: type({ channels: CHANNELS, read: readWebhook, create: (name, s, _ctx, now) => new WebhookProvider(name, s, now) }),
+  twilio: type<TwilioSettings>({
+    channels: ['sms', 'voice'],
+    read: readTwilio,
+    create: (name, s, _ctx, _now, receipts) => new TwilioProvider(name, s, receipts),
+    receipts: (s) => twilioReceiptReader(s),
+  }),
+  vonage: type<VonageSettings>({
+    channels: ['sms', 'voice'],
+    read: readVonage,
+    create: (name, s, _ctx, now, receipts) => new VonageProvider(name, s, now, receipts),
+    receipts: (s) => vonageReceiptReader(s),
+  }),
+  webhook: type<WebhookSettings>({
+    channels: CHANNELS,
+    read: readWebhook,
+    create: (name, s, _ctx, now, receipts) => new WebhookProvider(name, s, now, receipts),
+    receipts: (s, now) => webhookReceiptReader(s, now),
+  }),
   log: type({ channels: CHANNELS, read: () => undefined, create: (name, _s, ctx) => new LogProvider(name, ctx.logWrite) }),
   noop: type({ channels: CHANNELS, read: () => undefined, create: (name) => new NoopProvider(name) }),
 }
@@ -61,7 +82,7 @@ export function checkProviders(config: Config, env: Env): string[] {
       continue
     }
     const o = new ProviderOptions(name, opts, env)
-    t.read(o, usedBy(config, name))
+    t.read(o, usedBy(config, name), config.server.public_url !== undefined)
     o.unknownKeys(String(opts.type))
     problems.push(...o.problems)
   }
@@ -94,7 +115,8 @@ export function buildProviders(config: Config, ctx: ProviderContext): Record<Cha
       const opts = config.providers[name]!
       const t = TYPES[String(opts.type)]!
       const o = new ProviderOptions(name, opts, ctx.env)
-      p = t.create(name, t.read(o, usedBy(config, name)), ctx, now)
+      const receipts = ctx.publicUrl !== undefined && t.receipts ? receiptUrl(ctx.publicUrl, name) : undefined
+      p = t.create(name, t.read(o, usedBy(config, name), ctx.publicUrl !== undefined), ctx, now, receipts)
       built.set(name, p)
     }
     return p
@@ -104,6 +126,21 @@ export function buildProviders(config: Config, ctx: ProviderContext): Record<Cha
   for (const channel of CHANNELS) {
     const names = config.channels[channel]
     out[channel] = names ? names.map(get) : [fallback]
+  }
+  return out
+}
+
+/**
+ * The receipt readers of the configured providers whose type has receipts,
+ * by provider name. Assumes checkProviders found nothing.
+ */
+export function buildReceiptReaders(config: Config, ctx: ProviderContext): Map<string, ReceiptReader> {
+  const now = ctx.now ?? Date.now
+  const out = new Map<string, ReceiptReader>()
+  for (const [name, opts] of Object.entries(config.providers)) {
+    const t = TYPES[String(opts.type)]
+    if (!t?.receipts) continue
+    out.set(name, t.receipts(t.read(new ProviderOptions(name, opts, ctx.env), usedBy(config, name), ctx.publicUrl !== undefined), now))
   }
   return out
 }

@@ -3,11 +3,18 @@
  * the Calls resource with inline TwiML that says the code twice
  * (POST /2010-04-01/Accounts/{sid}/Messages.json | Calls.json, form-encoded,
  * HTTP Basic auth with the account SID and auth token).
+ *
+ * With `server.public_url` set, every message and call carries a
+ * `StatusCallback`: the provider's receipt URL with the verification id in its
+ * query, which Twilio's `X-Twilio-Signature` covers (HMAC-SHA1 under the auth
+ * token of the URL and the sorted form parameters).
  */
-import type { Channel, OutboundMessage } from '../otp/types.ts'
+import { createHmac } from 'node:crypto'
+import type { Channel, OutboundMessage, ReceiptState } from '../otp/types.ts'
 import { basicAuth, post, vendorCode, xmlEscape } from './http.ts'
 import type { ProviderOptions } from './options.ts'
 import { RecipientRejectedError, type Provider } from './provider.ts'
+import { receiptParams, sameSecret, single, type ReceiptReader, type ReceiptRequest, type ReceiptReading } from './receipts.ts'
 
 export interface TwilioSettings {
   accountSid: string
@@ -41,6 +48,8 @@ export class TwilioProvider implements Provider {
   constructor(
     readonly name: string,
     private readonly s: TwilioSettings,
+    /** This provider's receipt URL (delivery/receipts.ts receiptUrl), when receipts are on. */
+    private readonly receipts?: string,
   ) {}
 
   async send(m: OutboundMessage, signal: AbortSignal): Promise<void> {
@@ -48,6 +57,7 @@ export class TwilioProvider implements Provider {
     const form = new URLSearchParams({ To: m.recipient, From: this.s.from })
     if (m.channel === 'voice') form.set('Twiml', twiml(m.text))
     else form.set('Body', m.text)
+    if (this.receipts) form.set('StatusCallback', `${this.receipts}?verification_id=${encodeURIComponent(m.verificationId)}`)
     const res = await post(
       `${this.s.baseUrl}/2010-04-01/Accounts/${this.s.accountSid}/${resource}.json`,
       {
@@ -72,4 +82,49 @@ export class TwilioProvider implements Provider {
 export function twiml(text: string): string {
   const say = `<Say>${xmlEscape(text)}</Say>`
   return `<Response>${say}<Pause length="1"/>${say}</Response>`
+}
+
+/**
+ * Twilio's request signature: base64 HMAC-SHA1, keyed by the auth token, of
+ * the full URL followed by every parameter name and value, sorted by name
+ * (several values of one name: each distinct value, sorted).
+ */
+export function twilioSignature(authToken: string, url: string, params: Map<string, string[]>): string {
+  let data = url
+  for (const key of [...params.keys()].sort()) {
+    for (const value of [...new Set(params.get(key))].sort()) data += key + value
+  }
+  return createHmac('sha1', authToken).update(data, 'utf8').digest('base64')
+}
+
+/** Message statuses, then call statuses (voice), that are final; the others (queued, sent, ringing...) change nothing. */
+const TWILIO_STATES = new Map<string, ReceiptState>([
+  ['delivered', 'delivered'],
+  ['undelivered', 'undelivered'],
+  ['failed', 'undelivered'],
+])
+const TWILIO_CALL_STATES = new Map<string, ReceiptState>([
+  ['completed', 'delivered'],
+  ['busy', 'undelivered'],
+  ['no-answer', 'undelivered'],
+  ['failed', 'undelivered'],
+  ['canceled', 'undelivered'],
+])
+
+/** Twilio always posts its callbacks as a form. */
+const FORM = new Headers({ 'content-type': 'application/x-www-form-urlencoded' })
+
+export function twilioReceiptReader(s: TwilioSettings): ReceiptReader {
+  return {
+    read(req: ReceiptRequest): ReceiptReading {
+      const given = req.headers.get('x-twilio-signature')
+      if (!given) return { kind: 'forged' }
+      const params = receiptParams({ ...req, headers: FORM })
+      if (!sameSecret(given, twilioSignature(s.authToken, req.url, params))) return { kind: 'forged' }
+      const message = single(params, 'MessageStatus')
+      const call = single(params, 'CallStatus')
+      const state = message !== null ? (TWILIO_STATES.get(message) ?? null) : call !== null ? (TWILIO_CALL_STATES.get(call) ?? null) : null
+      return { kind: 'signed', verificationId: new URL(req.url).searchParams.get('verification_id'), state }
+    },
+  }
 }

@@ -3,19 +3,30 @@
  * and api_secret) and voice through the Voice API (POST /v1/calls, a JWT
  * signed with the application's private key, an NCCO `talk` action that
  * reads the code twice). Numbers go to Vonage without the leading "+".
+ *
+ * With `server.public_url` set, every SMS asks for a delivery receipt
+ * (`status-report-req=1`, `callback` = the provider's receipt URL) and carries
+ * the verification id as `client-ref`. Vonage signs its receipts with the
+ * account's signature secret (`signature_secret_env`; the dashboard's method
+ * must be SHA-256 HMAC): `sig` is the hex HMAC of `&name=value` for every
+ * other parameter, sorted by name, with `&` and `=` in values turned into `_`.
+ * Voice calls ask for no receipt.
  */
-import { createPrivateKey, createSign, type KeyObject } from 'node:crypto'
-import type { Channel, OutboundMessage } from '../otp/types.ts'
+import { createHmac, createPrivateKey, createSign, type KeyObject } from 'node:crypto'
+import type { Channel, OutboundMessage, ReceiptState } from '../otp/types.ts'
 import { randomUuid } from '../lib/random.ts'
 import { post, vendorCode } from './http.ts'
 import type { ProviderOptions } from './options.ts'
 import { RecipientRejectedError, type Provider } from './provider.ts'
+import { receiptParams, sameSecret, single, type ReceiptReader, type ReceiptRequest, type ReceiptReading } from './receipts.ts'
 
 export interface VonageSettings {
   apiKey?: string
   apiSecret?: string
   applicationId?: string
   privateKey?: KeyObject
+  /** The account's signature secret, which signs delivery receipts. */
+  signatureSecret?: string
   from: string
   voiceFrom: string
   baseUrl: string
@@ -25,7 +36,7 @@ export interface VonageSettings {
 /** SMS API status 6: "unrecognized number prefix", the number itself is invalid. */
 export const VONAGE_RECIPIENT_STATUSES = new Set(['6'])
 
-export function readVonage(o: ProviderOptions, used: Channel[]): VonageSettings {
+export function readVonage(o: ProviderOptions, used: Channel[], receipts = false): VonageSettings {
   const sms = used.includes('sms')
   const voice = used.includes('voice')
   const apiKey = o.string('api_key', { required: sms && 'this provider sends SMS, which needs the account\'s API key' })
@@ -45,6 +56,10 @@ export function readVonage(o: ProviderOptions, used: Channel[]): VonageSettings 
       o.problem(`${o.key('private_key_file')} does not hold an RSA private key in PEM form`)
     }
   }
+  const signatureSecret = o.secret(
+    'signature_secret_env',
+    receipts && sms && 'server.public_url turns delivery receipts on, and Vonage signs them with the account\'s signature secret: name the environment variable holding it, such as VONAGE_SIGNATURE_SECRET',
+  )
   const from = o.string('from', { required: 'the sender: a Vonage number (digits) or an alphanumeric sender ID' }) ?? ''
   const voiceFrom = o.string('voice_from') ?? from
   if (voice && from !== '' && !/^\+?[1-9]\d{6,14}$/.test(voiceFrom)) {
@@ -52,7 +67,7 @@ export function readVonage(o: ProviderOptions, used: Channel[]): VonageSettings 
   }
   const baseUrl = o.url('base_url', 'https://rest.nexmo.com')
   const voiceBaseUrl = o.url('voice_base_url', 'https://api.nexmo.com')
-  return { apiKey, apiSecret, applicationId, privateKey, from: from.replace(/^\+/, ''), voiceFrom: voiceFrom.replace(/^\+/, ''), baseUrl, voiceBaseUrl }
+  return { apiKey, apiSecret, applicationId, privateKey, signatureSecret, from: from.replace(/^\+/, ''), voiceFrom: voiceFrom.replace(/^\+/, ''), baseUrl, voiceBaseUrl }
 }
 
 export class VonageProvider implements Provider {
@@ -62,6 +77,8 @@ export class VonageProvider implements Provider {
     readonly name: string,
     private readonly s: VonageSettings,
     private readonly now: () => number,
+    /** This provider's receipt URL (delivery/receipts.ts receiptUrl), when receipts are on. */
+    private readonly receipts?: string,
   ) {}
 
   send(m: OutboundMessage, signal: AbortSignal): Promise<void> {
@@ -77,6 +94,11 @@ export class VonageProvider implements Provider {
       text: m.text,
     })
     if (/[^\x00-\x7f]/.test(m.text)) form.set('type', 'unicode')
+    if (this.receipts) {
+      form.set('status-report-req', '1')
+      form.set('callback', this.receipts)
+      form.set('client-ref', m.verificationId)
+    }
     const res = await post(
       `${this.s.baseUrl}/sms/json`,
       { headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, body: form.toString() },
@@ -119,5 +141,32 @@ export class VonageProvider implements Provider {
     const input = `${b64({ alg: 'RS256', typ: 'JWT' })}.${b64({ application_id: this.s.applicationId, iat, jti: randomUuid(), exp: iat + 300 })}`
     const signature = createSign('RSA-SHA256').update(input).sign(this.s.privateKey!).toString('base64url')
     return `${input}.${signature}`
+  }
+}
+
+/** The SMS API's signature of a parameter set (see the module comment), upper-case hex. */
+export function vonageSignature(secret: string, params: Map<string, string[]>): string {
+  let data = ''
+  for (const key of [...params.keys()].filter((k) => k !== 'sig').sort()) data += `&${key}=${(params.get(key) ?? []).join(',').replace(/[&=]/g, '_')}`
+  return createHmac('sha256', secret).update(data, 'utf8').digest('hex').toUpperCase()
+}
+
+/** DLR statuses that are final; `accepted`, `buffered`, `unknown` and the rest change nothing. */
+const VONAGE_STATES = new Map<string, ReceiptState>([
+  ['delivered', 'delivered'],
+  ['failed', 'undelivered'],
+  ['rejected', 'undelivered'],
+  ['expired', 'undelivered'],
+])
+
+export function vonageReceiptReader(s: VonageSettings): ReceiptReader {
+  return {
+    read(req: ReceiptRequest): ReceiptReading {
+      const params = receiptParams(req)
+      const given = single(params, 'sig')
+      if (!s.signatureSecret || given === null || !sameSecret(given.toUpperCase(), vonageSignature(s.signatureSecret, params))) return { kind: 'forged' }
+      const status = single(params, 'status')
+      return { kind: 'signed', verificationId: single(params, 'client-ref'), state: status === null ? null : (VONAGE_STATES.get(status) ?? null) }
+    },
   }
 }

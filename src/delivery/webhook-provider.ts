@@ -3,12 +3,22 @@
  * with `X-Otpd-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret,
  * "<t>.<raw body>")>`. Any 2xx is success; 422 means the recipient itself is
  * invalid (not retried elsewhere); anything else is a failure.
+ *
+ * With `server.public_url` set, the body also carries `receipt_url`: the
+ * gateway POSTs `{"verification_id": "...", "status": "delivered" |
+ * "undelivered"}` there, signed the same way with the same secret. A
+ * signature more than 5 minutes from otpd's clock is refused, so a captured
+ * receipt cannot be replayed later.
  */
 import { createHmac } from 'node:crypto'
-import type { Channel, OutboundMessage } from '../otp/types.ts'
+import type { Channel, OutboundMessage, ReceiptState } from '../otp/types.ts'
 import { post } from './http.ts'
 import type { ProviderOptions } from './options.ts'
 import { RecipientRejectedError, type Provider } from './provider.ts'
+import { sameSecret, type ReceiptReader, type ReceiptRequest, type ReceiptReading } from './receipts.ts'
+
+/** How far a receipt's signature time may be from otpd's clock. */
+export const RECEIPT_TOLERANCE_SECONDS = 300
 
 export interface WebhookSettings {
   url: string
@@ -34,6 +44,8 @@ export class WebhookProvider implements Provider {
     readonly name: string,
     private readonly s: WebhookSettings,
     private readonly now: () => number,
+    /** This provider's receipt URL (delivery/receipts.ts receiptUrl), when receipts are on. */
+    private readonly receipts?: string,
   ) {}
 
   async send(m: OutboundMessage, signal: AbortSignal): Promise<void> {
@@ -43,6 +55,7 @@ export class WebhookProvider implements Provider {
       message: m.text,
       verification_id: m.verificationId,
       expires_at: new Date(m.expiresAt).toISOString(),
+      ...(this.receipts ? { receipt_url: this.receipts } : {}),
     })
     const res = await post(
       this.s.url,
@@ -60,5 +73,35 @@ export class WebhookProvider implements Provider {
     const what = `webhook answered ${res.status}`
     if (res.status === 422) throw new RecipientRejectedError(what)
     throw new Error(what)
+  }
+}
+
+const WEBHOOK_STATES = new Map<string, ReceiptState>([
+  ['delivered', 'delivered'],
+  ['undelivered', 'undelivered'],
+])
+
+export function webhookReceiptReader(s: WebhookSettings, now: () => number): ReceiptReader {
+  return {
+    read(req: ReceiptRequest): ReceiptReading {
+      const m = /^t=([0-9]{1,12}),v1=([0-9a-f]{64})$/.exec(req.headers.get('x-otpd-signature') ?? '')
+      if (!m) return { kind: 'forged' }
+      const t = Number(m[1])
+      if (Math.abs(Math.floor(now() / 1000) - t) > RECEIPT_TOLERANCE_SECONDS) return { kind: 'forged' }
+      if (!sameSecret(`t=${m[1]},v1=${m[2]}`, webhookSignature(s.secret, t, req.body))) return { kind: 'forged' }
+      let body: unknown
+      try {
+        body = JSON.parse(req.body)
+      } catch {
+        return { kind: 'malformed', reason: 'json' }
+      }
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) return { kind: 'malformed', reason: 'object' }
+      const { verification_id: id, status } = body as Record<string, unknown>
+      return {
+        kind: 'signed',
+        verificationId: typeof id === 'string' ? id : null,
+        state: typeof status === 'string' ? (WEBHOOK_STATES.get(status) ?? null) : null,
+      }
+    },
   }
 }

@@ -13,11 +13,12 @@ import { Msg } from './messages.ts'
 import type { GuardDeps } from './guard.ts'
 import { healthRoutes, metricsRoute, openapiRoute, type OpsDeps } from './ops-routes.ts'
 import { errorReply, render } from './reply.ts'
+import { receiptsRoute, type ReceiptRouteDeps } from './receipts-route.ts'
 import { finishRequest, requestIdOf, startNote, type RequestLogDeps } from './request-log.ts'
 import { sendRoute } from './send-route.ts'
 import { verifyRoute } from './verify-route.ts'
 
-export interface HttpDeps extends GuardDeps, OpsDeps {
+export interface HttpDeps extends GuardDeps, OpsDeps, ReceiptRouteDeps {
   send: SendService
   verify: VerifyService
   logger: Logger
@@ -66,6 +67,7 @@ export function createHttpApp(deps: HttpDeps) {
   const app = base({ logger: deps.logger, metrics: deps.metrics, count: true })
     .use(sendRoute(deps))
     .use(verifyRoute(deps))
+    .use(receiptsRoute(deps))
     .use(healthRoutes(deps))
     .use(openapiRoute(deps.openapi))
   const ops = ['/healthz', '/readyz', '/api/v1/openapi.json']
@@ -73,7 +75,7 @@ export function createHttpApp(deps: HttpDeps) {
     app.use(metricsRoute(deps, deps.metricsToken))
     ops.push('/metrics')
   }
-  methodNotAllowed(app as unknown as Elysia, ['/api/v1/send', '/api/v1/verify', ...ops])
+  methodNotAllowed(app as unknown as Elysia, ['/api/v1/send', '/api/v1/verify', '/api/v1/receipts/:provider', ...ops])
   return app
 }
 

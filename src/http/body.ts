@@ -46,7 +46,7 @@ export async function readJsonBody(request: Request): Promise<BodyResult> {
 }
 
 /** The body's bytes, or null as soon as it exceeds `max` (the rest is not read). */
-async function readCapped(request: Request, max: number): Promise<Uint8Array | null> {
+export async function readCapped(request: Request, max: number): Promise<Uint8Array | null> {
   if (!request.body) return new Uint8Array()
   const chunks: Uint8Array[] = []
   let size = 0

@@ -33,6 +33,8 @@ export const Msg = {
   alreadyUsed: 'Code already used',
   metricsTokenRequired: 'Metrics token is required. Provide it via Authorization: Bearer <token>',
   metricsTokenInvalid: 'Invalid metrics token',
+  /** A delivery receipt whose vendor signature is missing or wrong (EXTENSIONS.md section 4). */
+  invalidSignature: 'Invalid signature',
 } as const
 
 export function keyRateLimitMessage(max: number, seconds: number): string {

@@ -9,7 +9,7 @@
  * keeps no count in memory that another process or node could contradict.
  */
 import type { AdminRepo } from './admin.ts'
-import type { DeliveryState, OutboundMessage, StoredKey, Verification } from './types.ts'
+import type { DeliveryState, OutboundMessage, ReceiptState, StoredKey, Verification } from './types.ts'
 
 /**
  * Runs the domain's transactions. `write` gives one transaction: all of its
@@ -120,7 +120,15 @@ export interface VerificationStore {
    * use (verify answers 404). Only a delivery still `sending` changes: false
    * when it had already been settled (by recovery, or another node).
    */
-  settleDelivery(seq: number, state: Exclude<DeliveryState, 'sending'>, provider: string | null, at: number): Promise<boolean>
+  settleDelivery(seq: number, state: Exclude<DeliveryState, 'sending' | ReceiptState>, provider: string | null, at: number): Promise<boolean>
+  /** The verification row `seq` if it has exactly this id, whatever its key (delivery receipts carry no API key). */
+  findById(id: string, seq: number): Promise<Verification | undefined>
+  /**
+   * Records a delivery receipt's final status. Only a delivery still
+   * `sending`, or `accepted` by this same provider, changes: a final status
+   * stays, and `failed`/`unknown` (refunded) are kept. False when nothing changed.
+   */
+  recordReceipt(seq: number, state: ReceiptState, provider: string, at: number): Promise<boolean>
   /** Charged sends still `sending` that were created at or before `before`, oldest first, at most `limit`. */
   unsettled(before: number, limit: number): Promise<UnsettledSend[]>
 }

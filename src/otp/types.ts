@@ -22,9 +22,14 @@ export type TestMode = 'success' | 'fail' | 'expired'
  * before the provider is called; then `accepted` (a provider took it),
  * `failed` (refunded, out of use), or `unknown` (the process stopped during
  * the delivery: refunded at recovery, the code stays verifiable since it may
- * have arrived). Null for test recipients.
+ * have arrived), then from a delivery receipt (EXTENSIONS.md section 4) the
+ * final `delivered` or `undelivered`, which nothing changes again. Null for
+ * test recipients.
  */
-export type DeliveryState = 'sending' | 'accepted' | 'failed' | 'unknown'
+export type DeliveryState = 'sending' | 'accepted' | 'failed' | 'unknown' | 'delivered' | 'undelivered'
+
+/** What a delivery receipt can record: a final status. */
+export type ReceiptState = 'delivered' | 'undelivered'
 
 export interface Verification {
   /** The store's row number, which `id` carries (lib/verification-id.ts). */

@@ -90,7 +90,7 @@ export const verifications = sqliteTable(
     failedAttempts: integer('failed_attempts').notNull().default(0),
     lockedUntil: integer('locked_until'),
     /** otp/types.ts DeliveryState; null for test recipients. */
-    delivery: text('delivery', { enum: ['sending', 'accepted', 'failed', 'unknown'] }),
+    delivery: text('delivery', { enum: ['sending', 'accepted', 'failed', 'unknown', 'delivered', 'undelivered'] }),
     deliveryProvider: text('delivery_provider'),
     deliveryUpdatedAt: integer('delivery_updated_at'),
   },

@@ -8,7 +8,7 @@
  * wrote or a rollback undid a write (`onStale`), as SqliteKeyHitLog does.
  */
 import type { UnsettledSend, VerificationStore } from '../../otp/ports.ts'
-import type { DeliveryState, Verification } from '../../otp/types.ts'
+import type { DeliveryState, ReceiptState, Verification } from '../../otp/types.ts'
 import type { Db } from './db.ts'
 import type { StaleSource } from './stale.ts'
 
@@ -29,6 +29,8 @@ export class SqliteVerificationStore implements VerificationStore {
   private readonly attemptsQ
   private readonly settleQ
   private readonly unsettledQ
+  private readonly findByIdQ
+  private readonly receiptQ
   private lastSeq: number | undefined
 
   constructor(db: Db, tx: StaleSource) {
@@ -62,6 +64,14 @@ export class SqliteVerificationStore implements VerificationStore {
          status = CASE ?2 WHEN 'failed' THEN 'failed' ELSE status END
        WHERE seq = ?1 AND delivery = 'sending'`,
     )
+    this.findByIdQ = c.prepare<Row, [number, string]>(`SELECT ${COLUMNS} FROM verifications v WHERE v.seq = ?1 AND v.id = ?2`)
+    // A receipt while the send is still `sending` (it can outrun the send's own
+    // record of `accepted`) is recorded, and that later record then changes
+    // nothing, since it only moves a delivery that is `sending`.
+    this.receiptQ = c.prepare<unknown, [number, string, string, number]>(
+      `UPDATE verifications SET delivery = ?2, delivery_provider = ?3, delivery_updated_at = ?4
+       WHERE seq = ?1 AND (delivery = 'sending' OR (delivery = 'accepted' AND delivery_provider = ?3))`,
+    )
     this.unsettledQ = c.prepare<UnsettledSend, [number, number]>(
       `SELECT seq, id, account_id AS accountId FROM verifications WHERE delivery = 'sending' AND created_at <= ?1 ORDER BY created_at LIMIT ?2`,
     )
@@ -91,7 +101,14 @@ export class SqliteVerificationStore implements VerificationStore {
   async setAttempts(seq: number, failedAttempts: number, lockedUntil: number | null): Promise<void> {
     this.attemptsQ.run(seq, failedAttempts, lockedUntil)
   }
-  async settleDelivery(seq: number, state: Exclude<DeliveryState, 'sending'>, provider: string | null, at: number): Promise<boolean> {
+  async findById(id: string, seq: number): Promise<Verification | undefined> {
+    const row = this.findByIdQ.get(seq, id)
+    return row === null ? undefined : { ...row, charged: row.charged === 1 }
+  }
+  async recordReceipt(seq: number, state: ReceiptState, provider: string, at: number): Promise<boolean> {
+    return this.receiptQ.run(seq, state, provider, at).changes === 1
+  }
+  async settleDelivery(seq: number, state: Exclude<DeliveryState, 'sending' | ReceiptState>, provider: string | null, at: number): Promise<boolean> {
     return this.settleQ.run(seq, state, provider, at).changes === 1
   }
   async unsettled(before: number, limit: number): Promise<UnsettledSend[]> {

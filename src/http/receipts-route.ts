@@ -1,0 +1,71 @@
+/**
+ * POST /api/v1/receipts/{provider} (EXTENSIONS.md section 4): delivery
+ * receipts from vendors. No API key: the vendor's signature instead, checked
+ * by the provider's reader before anything in the receipt is trusted. Answers:
+ * 404 `Not found` when receipts are off (no `server.public_url`) or the name
+ * is no configured provider with receipts; 403 `Invalid signature`; 200 for
+ * every signed receipt, also one for an unknown message (vendors retry
+ * anything else).
+ */
+import { Elysia } from 'elysia'
+import type { Logger } from '../lib/logger.ts'
+import type { ReceiptReader, ReceiptService } from '../otp/receipts.ts'
+import { MAX_BODY_BYTES, readCapped } from './body.ts'
+import { Msg } from './messages.ts'
+import { errorReply, type Reply } from './reply.ts'
+import { noteOf } from './request-log.ts'
+import { respond } from './respond.ts'
+
+export interface ReceiptRouteDeps {
+  logger: Logger
+  receipts: ReceiptService
+  /** `server.public_url` without a trailing slash; receipts are off without it. */
+  publicUrl: string | undefined
+  /** The configured providers' receipt readers, by name (they follow a reload). */
+  receiptReaders(): Map<string, ReceiptReader>
+}
+
+const decoder = new TextDecoder('utf-8', { fatal: true })
+
+/** The path and query exactly as the client sent them. */
+function pathAndQuery(url: string): string {
+  const start = url.indexOf('/', url.indexOf('//') + 2)
+  return start === -1 ? '/' : url.slice(start)
+}
+
+export function receiptsRoute(deps: ReceiptRouteDeps) {
+  return new Elysia({ name: 'receipts-route' }).post(
+    '/api/v1/receipts/:provider',
+    ({ request, params }) =>
+      respond(deps.logger, request, Msg.internal, async (): Promise<Reply> => {
+        const reader = deps.publicUrl === undefined ? undefined : deps.receiptReaders().get(params.provider)
+        if (deps.publicUrl === undefined || reader === undefined) return errorReply(404, Msg.notFound)
+        if (Number(request.headers.get('content-length') ?? 0) > MAX_BODY_BYTES) return errorReply(413, Msg.bodyTooLarge)
+        let bytes: Uint8Array | null
+        try {
+          bytes = await readCapped(request, MAX_BODY_BYTES)
+        } catch {
+          return errorReply(400, Msg.invalidJson)
+        }
+        if (bytes === null) return errorReply(413, Msg.bodyTooLarge)
+        let body: string
+        try {
+          body = decoder.decode(bytes)
+        } catch {
+          return errorReply(403, Msg.invalidSignature)
+        }
+        const note = noteOf(request)
+        const reading = reader.read({ url: deps.publicUrl + pathAndQuery(request.url), headers: request.headers, body })
+        if (reading.kind === 'forged') {
+          note.outcome = 'invalid_signature'
+          return errorReply(403, Msg.invalidSignature)
+        }
+        if (reading.kind === 'malformed') return errorReply(400, reading.reason === 'json' ? Msg.invalidJson : Msg.notObject)
+        const { verificationId, state } = reading
+        note.outcome =
+          verificationId === null || state === null ? 'ignored' : await deps.receipts.record({ provider: params.provider, verificationId, state })
+        return { status: 200, body: { success: true } }
+      }),
+    { parse: 'none' },
+  )
+}

@@ -1,0 +1,96 @@
+/**
+ * Delivery receipts (EXTENSIONS.md section 4): a vendor's signed word that a
+ * message reached the handset, or never will. The HTTP layer checks the
+ * signature and reads the vendor's status; this records it.
+ *
+ * A receipt names its verification by id (otpd put the id in what the vendor
+ * signs: Twilio's callback URL, Vonage's `client-ref`, the webhook body), so
+ * it finds its row even when it outruns the send's own record of `accepted`.
+ * `delivered` and `undelivered` are final: the first one stays.
+ */
+import type { Clock } from '../lib/clock.ts'
+import type { VerificationIds } from '../lib/verification-id.ts'
+import type { Storage, VerificationStatus } from './ports.ts'
+import type { ReceiptState, Verification } from './types.ts'
+
+/** A receipt as it arrived; the delivery layer's readers (delivery/receipts.ts) check and read it. */
+export interface ReceiptRequest {
+  /**
+   * The URL the vendor called, as otpd gave it: `server.public_url` and the
+   * path and query as received (never the Host header, which anyone sets).
+   */
+  url: string
+  /** Header look-up by lower-case name (a fetch `Headers` fits). */
+  headers: { get(name: string): string | null }
+  /** The raw body. */
+  body: string
+}
+
+export type ReceiptReading =
+  /** Missing or wrong signature: 403, nothing changes. */
+  | { kind: 'forged' }
+  /** Signed, but the body is not what the gateway promised (the webhook provider's JSON). */
+  | { kind: 'malformed'; reason: 'json' | 'object' }
+  /** Signed; `state` null when the vendor's status moves nothing (queued, sent...), `verificationId` null when absent. */
+  | { kind: 'signed'; verificationId: string | null; state: ReceiptState | null }
+
+/** Checks one provider's receipts: its vendor's signature, then its status. */
+export interface ReceiptReader {
+  read(req: ReceiptRequest): ReceiptReading
+}
+
+export interface Receipt {
+  /** The provider's name in the config, from the receipt's path. */
+  provider: string
+  verificationId: string
+  state: ReceiptState
+}
+
+/** `recorded`: the status changed (and its event was written); `ignored`: unknown message, or a status that no longer moves. */
+export type ReceiptOutcome = 'recorded' | 'ignored'
+
+export interface ReceiptDeps {
+  storage: Storage
+  ids: VerificationIds
+  clock: Clock
+}
+
+export class ReceiptService {
+  constructor(private readonly d: ReceiptDeps) {}
+
+  async record(receipt: Receipt): Promise<ReceiptOutcome> {
+    const { d } = this
+    const seq = d.ids.seqOf(receipt.verificationId)
+    if (seq === null) return 'ignored'
+    return d.storage.write(async (r): Promise<ReceiptOutcome> => {
+      const v = await r.verifications.findById(receipt.verificationId, seq)
+      // Test recipients have no delivery, and so no receipt.
+      if (!v || v.testMode !== null) return 'ignored'
+      const now = d.clock.now()
+      if (!(await r.verifications.recordReceipt(v.seq, receipt.state, receipt.provider, now))) return 'ignored'
+      const after: Verification = { ...v, delivery: receipt.state, deliveryProvider: receipt.provider, deliveryUpdatedAt: now }
+      await r.events.add({
+        type: receipt.state === 'delivered' ? 'verification.delivered' : 'verification.undelivered',
+        accountId: v.accountId,
+        at: now,
+        verification: after,
+        status: statusOf(after, now),
+        extra: { provider: receipt.provider },
+      })
+      return 'recorded'
+    })
+  }
+}
+
+/**
+ * The section 1 status, as far as this row tells it. `canceled` and the
+ * recipient-cap lockout belong to the status route's own rule (issue 23,
+ * section 1), which the lead's merge puts here in place of this one.
+ */
+function statusOf(v: Verification, now: number): VerificationStatus {
+  if (v.status === 'failed') return 'failed'
+  if (v.usedAt !== null) return 'approved'
+  if (now >= v.expiresAt) return 'expired'
+  if (v.lockedUntil !== null && v.lockedUntil > now) return 'locked'
+  return 'pending'
+}
