@@ -8,6 +8,7 @@ import { afterEach, expect, test } from 'bun:test'
 import { createHmac } from 'node:crypto'
 import twilio from 'twilio'
 import { webhookSignature } from '../src/delivery/webhook-provider.ts'
+import type { NewEvent } from '../src/otp/ports.ts'
 import { createHarness, TEST, type Harness } from './harness.ts'
 import { startVendorStub, type VendorStub } from './vendor-stub.ts'
 
@@ -50,6 +51,20 @@ async function setup(kind: Kind, opts: { publicUrl?: string | null; answer?: () 
   })
   open.push(h)
   return { h, stub }
+}
+
+/**
+ * The events the server writes, as the outbox (EXTENSIONS.md section 3) is
+ * handed them: the writer's repositories are one object, so its `add` is
+ * replaced here (on main it is a placeholder that stores nothing).
+ */
+async function recordEvents(h: Harness): Promise<NewEvent[]> {
+  const events: NewEvent[] = []
+  const repos = await h.server.storage.write(async (r) => r)
+  repos.events.add = async (e) => {
+    events.push(structuredClone(e))
+  }
+  return events
 }
 
 /** Sends an SMS; returns its id once its `accepted` record is written. */
@@ -118,13 +133,33 @@ test('twilio: every message carries StatusCallback = <public_url>/api/v1/receipt
   expect(delivery(h, id)).toEqual({ delivery: 'accepted', provider: 'twilio_main' })
 })
 
-test('twilio: a receipt signed by Twilio\'s library is accepted; delivered -> delivered', async () => {
+test('twilio: a receipt signed by Twilio\'s library is accepted; delivered -> delivered, with its event', async () => {
   const { h, stub } = await setup('twilio')
   const id = await sendSms(h)
+  const events = await recordEvents(h)
   const r = await postTwilio(h, twilioCallback(stub), twilioReceipt(twilioCallback(stub), 'delivered'))
   expect(r.status).toBe(200)
   expect(r.json.success).toBe(true)
   expect(delivery(h, id)).toEqual({ delivery: 'delivered', provider: 'twilio_main' })
+  expect(events).toHaveLength(1)
+  expect(events[0]).toMatchObject({ type: 'verification.delivered', at: h.clock.now(), status: 'pending', extra: { provider: 'twilio_main' } })
+  expect(events[0]!.verification).toMatchObject({ id, delivery: 'delivered', deliveryProvider: 'twilio_main', deliveryUpdatedAt: h.clock.now() })
+  // A later receipt changes nothing, and so reports nothing.
+  expect((await postTwilio(h, twilioCallback(stub), twilioReceipt(twilioCallback(stub), 'failed'))).status).toBe(200)
+  expect(events).toHaveLength(1)
+})
+
+test('an undelivered receipt emits verification.undelivered; test recipients and unknown messages emit nothing', async () => {
+  const { h } = await setup('webhook')
+  const id = await sendSms(h)
+  const events = await recordEvents(h)
+  expect((await postHook(h, JSON.stringify({ verification_id: id, status: 'undelivered' }))).status).toBe(200)
+  expect(events.map((e) => [e.type, e.extra.provider, e.verification?.id])).toEqual([['verification.undelivered', 'gateway', id]])
+  const test = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
+  events.length = 0
+  expect((await postHook(h, JSON.stringify({ verification_id: test.json.verification_id, status: 'delivered' }))).status).toBe(200)
+  expect((await postHook(h, JSON.stringify({ verification_id: '6f1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e5f', status: 'delivered' }))).status).toBe(200)
+  expect(events).toEqual([])
 })
 
 test('twilio: a tampered, unsigned or wrongly keyed receipt is 403 `Invalid signature` and changes nothing', async () => {
