@@ -6,7 +6,8 @@
  */
 type Schema = Record<string, any>
 
-const ANNOTATIONS = new Set(['description', 'default', 'examples', 'title'])
+// `discriminator` only helps a reader pick the `oneOf` branch; the branches themselves decide.
+const ANNOTATIONS = new Set(['description', 'default', 'examples', 'title', 'discriminator'])
 const KNOWN = new Set([
   '$ref', 'type', 'const', 'enum', 'pattern', 'minLength', 'maxLength', 'minimum', 'maximum',
   'properties', 'required', 'additionalProperties', 'anyOf', 'oneOf', 'allOf',

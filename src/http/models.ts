@@ -49,11 +49,41 @@ const RequestId = Uuid
 const exact = { additionalProperties: false } as const
 
 /** The templated messages as patterns, for the documented response schemas (messages.ts has the templates). */
-export const KeyRateLimitMessage = t.String({ pattern: '^Rate limit exceeded: Maximum [0-9]+ requests per minute\\. Please try again in [0-9]+ seconds\\.$' })
+export const KeyRateLimitMessage = t.String({
+  pattern: '^Rate limit exceeded: Maximum [0-9]+ requests per minute\\. Please try again in [0-9]+ seconds\\.$',
+  examples: ['Rate limit exceeded: Maximum 120 requests per minute. Please try again in 12 seconds.'],
+})
 export const RecipientRateLimitMessage = t.String({
   pattern: '^Rate limit exceeded: Maximum [0-9]+ verification codes per (minute|hour|24 hours)\\. Please try again in [0-9]+ seconds\\.$',
+  examples: ['Rate limit exceeded: Maximum 2 verification codes per minute. Please try again in 41 seconds.'],
 })
-export const LockoutMessage = t.String({ pattern: '^Too many failed attempts\\. Please try again in [0-9]+ minutes? or request a new code\\.$' })
+export const LockoutMessage = t.String({
+  pattern: '^Too many failed attempts\\. Please try again in [0-9]+ minutes? or request a new code\\.$',
+  examples: ['Too many failed attempts. Please try again in 15 minutes or request a new code.'],
+})
+/** EXTENSIONS.md section 1: cancel of a verification that is already over. */
+export const AlreadyFinalMessage = t.Union([
+  t.Literal('Verification is already approved'),
+  t.Literal('Verification is already expired'),
+  t.Literal('Verification is already failed'),
+])
+/** EXTENSIONS.md section 5 (fraud guard), as patterns; messages.ts has the templates. */
+export const CountryBlockedMessage = t.String({
+  pattern: '^Sending to this destination country is not allowed: [A-Z]{2}$',
+  examples: ['Sending to this destination country is not allowed: UZ'],
+})
+export const IpRateLimitMessage = t.String({
+  pattern: '^Rate limit exceeded: Maximum [0-9]+ verification codes per hour for this IP address\\. Please try again in [0-9]+ seconds\\.$',
+  examples: ['Rate limit exceeded: Maximum 10 verification codes per hour for this IP address. Please try again in 1800 seconds.'],
+})
+export const PumpingBlockedMessage = t.String({
+  pattern: '^Sending to this destination is temporarily blocked \\(suspected SMS pumping\\)\\. Please try again in [0-9]+ seconds\\.$',
+  examples: ['Sending to this destination is temporarily blocked (suspected SMS pumping). Please try again in 900 seconds.'],
+})
+export const DailyCreditLimitMessage = t.String({
+  pattern: '^Daily credit limit of [0-9]+ reached for this account\\. Please try again in [0-9]+ seconds\\.$',
+  examples: ['Daily credit limit of 1000 reached for this account. Please try again in 3600 seconds.'],
+})
 
 export const SendResponse = t.Object({
   success: t.Literal(true),
@@ -105,3 +135,61 @@ export function ErrorWith(messages: (string | TSchema)[], opts: { retryAfter?: b
   const base = { error, request_id: RequestId }
   return opts.retryAfter ? t.Object({ ...base, retry_after: t.Integer({ minimum: 1 }) }, exact) : t.Object(base, exact)
 }
+
+// --- The document's own models (openapi.ts): what the routes accept, written for generated clients. ---
+
+/** The optional send field `ip` (EXTENSIONS.md section 5). */
+export const Ip = t.String({ description: "the end user's IP address as the caller saw it: IPv4 or IPv6 text", examples: ['203.0.113.7'] })
+/** expires_in without a `default` keyword, which makes generated clients require the field; the default is said in words. */
+const ExpiresInDoc = t.Integer({ minimum: 60, maximum: 3600, description: 'seconds until the code expires; 300 when absent' })
+const sendFields = {
+  message: t.Optional(t.Intersect([Message, MessagePlaceholder])),
+  subject: t.Optional(Subject),
+  expires_in: t.Optional(ExpiresInDoc),
+  code: t.Optional(t.String({ pattern: Code.pattern, description: 'your own code, 4-10 digits; generated when absent (ignored for test recipients)' })),
+  ip: t.Optional(Ip),
+}
+const TEST_PHONES = 'Test recipients: +15550100001 (verifies with 123456), +15550100002 (every code is `Invalid code`), +15550100003 (created expired).'
+export const SmsSendBody = t.Object({ channel: t.Literal('sms'), recipient: t.String({ ...PhoneRecipient, description: `E.164 phone number. ${TEST_PHONES}` }), ...sendFields })
+export const VoiceSendBody = t.Object({ channel: t.Literal('voice'), recipient: t.String({ ...PhoneRecipient, description: `E.164 phone number. ${TEST_PHONES}` }), ...sendFields })
+export const EmailSendBody = t.Object({
+  channel: t.Literal('email'),
+  recipient: t.String({ ...EmailRecipient, description: 'email address. Test recipients: success@otpd.test (verifies with 123456), fail@otpd.test (every code is `Invalid code`).' }),
+  ...sendFields,
+})
+
+export const VerificationStatus = t.Union([t.Literal('pending'), t.Literal('approved'), t.Literal('expired'), t.Literal('locked'), t.Literal('canceled'), t.Literal('failed')], {
+  description: 'decided in this order: canceled, failed, approved (used), expired, locked, pending',
+})
+export const DeliveryStatus = t.Union([t.Literal('sending'), t.Literal('accepted'), t.Literal('delivered'), t.Literal('undelivered'), t.Literal('failed'), t.Literal('unknown')])
+export const DeliveryInfo = t.Object(
+  {
+    status: DeliveryStatus,
+    provider: t.Union([t.String(), t.Null()], { description: 'the provider (its name in the config) that took the message; null while none has' }),
+    updated_at: Timestamp,
+  },
+  exact,
+)
+export const StatusResponse = t.Object(
+  {
+    success: t.Literal(true),
+    verification_id: Uuid,
+    channel: Channel,
+    recipient: t.String({ description: 'the recipient, masked' }),
+    status: VerificationStatus,
+    created_at: Timestamp,
+    expires_at: Timestamp,
+    failed_attempts: t.Integer({ minimum: 0 }),
+    delivery: t.Union([DeliveryInfo, t.Null()], { description: 'null for test recipients' }),
+    request_id: RequestId,
+  },
+  exact,
+)
+export const CancelResponse = t.Object({ success: t.Literal(true), verification_id: Uuid, status: t.Literal('canceled'), request_id: RequestId }, exact)
+/** Cancel takes no fields: an empty body, or any JSON object, which is ignored. */
+export const CancelBody = t.Object({}, { description: 'ignored' })
+export const ReceiptResponse = t.Object({ success: t.Literal(true), request_id: RequestId }, exact)
+/** The webhook provider's receipt (EXTENSIONS.md section 4); Twilio and Vonage post their own documented forms. */
+export const WebhookReceipt = t.Object({ verification_id: t.String(), status: t.Union([t.Literal('delivered'), t.Literal('undelivered')]) })
+/** The Idempotency-Key header's value (EXTENSIONS.md section 2). */
+export const IdempotencyKey = t.String({ pattern: '^[\\x21-\\x7E]{1,255}$', description: '1-255 visible ASCII characters' })
