@@ -66,6 +66,12 @@ export function eventBody(e: NewEvent, id: string, account: string, sequence: nu
   })
 }
 
+/**
+ * Each scan looks this far behind its cursor too: a verification written by a
+ * node whose clock is a little behind, or in the same millisecond as the
+ * last scan, still has its expiry reported (the event check drops repeats).
+ */
+const LOOK_BACK_MS = 60_000
 /** How many expiries one transaction reports: a short write, even after a long stop. */
 const EXPIRY_PAGE = 500
 
@@ -73,8 +79,9 @@ const EXPIRY_PAGE = 500
  * Writes `verification.expired` for every verification that expired unused
  * since the last scan (serve runs it every 30 s, so within 2 min of the
  * expiry). Exactly once: the cursor moves in the transaction that writes the
- * events, and a verification that already has its event is skipped (a page
- * cut inside one millisecond is scanned again). The first scan starts at its
+ * events, and a verification that already has its event is skipped (each scan
+ * looks a minute behind the cursor, and a page cut inside one millisecond is
+ * scanned again). The first scan starts at its
  * own time: verifications that expired before events existed report nothing.
  * Returns how many events it wrote.
  */
@@ -88,13 +95,12 @@ export async function reportExpired(storage: Storage, clock: Clock): Promise<num
         await r.events.setExpiryCursor(now)
         return { written: 0, more: false }
       }
-      if (now <= from) return { written: 0, more: false }
-      const due = await r.events.expiredUnreported(from, now, EXPIRY_PAGE)
+      const due = await r.events.expiredUnreported(from - LOOK_BACK_MS, now, EXPIRY_PAGE)
       for (const v of due) await emit(r, 'verification.expired', v, now, {}, 'expired')
       const more = due.length === EXPIRY_PAGE
       // A full page: the next one starts just before the last expiry seen, so
       // rows sharing that millisecond are not skipped (the event check drops repeats).
-      await r.events.setExpiryCursor(more ? due.at(-1)!.expiresAt - 1 : now)
+      await r.events.setExpiryCursor(more ? due.at(-1)!.expiresAt - 1 : Math.max(now, from))
       return { written: due.length, more }
     })
     total += written
