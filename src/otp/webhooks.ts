@@ -186,7 +186,7 @@ export class Webhooks {
       const e = await endpointIn(r, id)
       const at = this.clock.now()
       await r.webhooks.setSecret(e.id, sealed, e.secret, at)
-      return { endpoint: e, secret, previousUntil: at + ROTATION_OVERLAP_MS }
+      return { endpoint: { ...e, secret: sealed, prevSecret: e.secret, rotatedAt: at }, secret, previousUntil: at + ROTATION_OVERLAP_MS }
     })
   }
 
