@@ -343,3 +343,16 @@ test('secrets are sealed in the database and never logged', async () => {
   }
   expect(h.logs.join('\n')).not.toContain(raw)
 })
+
+test('the retention sweep removes events past retention once none of their deliveries is pending', async () => {
+  const { h, rx } = await setup()
+  rx.statuses.push(500)
+  await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
+  await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
+  await deliver(h)
+  h.clock.advance(8 * 24 * HOUR)
+  // One delivered, one still pending (its first try failed, its retry not yet made).
+  expect((await h.server.sweep()).events).toBe(1)
+  expect((await h.server.webhooks.events({})).map((e) => e.status)).toEqual(['pending'])
+  expect(h.server.db.$client.query('SELECT count(*) AS n FROM event_deliveries').get()).toEqual({ n: 1 })
+})
