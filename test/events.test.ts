@@ -356,3 +356,15 @@ test('the retention sweep removes events past retention once none of their deliv
   expect((await h.server.webhooks.events({})).map((e) => e.status)).toEqual(['pending'])
   expect(h.server.db.$client.query('SELECT count(*) AS n FROM event_deliveries').get()).toEqual({ n: 1 })
 })
+
+test('the retry schedule: 30 s doubling, up to 10 % longer, at most 1 h apart, none past 24 h', async () => {
+  const { nextTry } = await import('../src/events/schedule.ts')
+  expect([1, 2, 3, 4].map((n) => nextTry(n, 0, 0, 0))).toEqual([30_000, 60_000, 120_000, 240_000])
+  expect(nextTry(1, 0, 0, 0.999)).toBe(32_997)
+  expect(nextTry(7, 0, 0, 0)).toBe(1_920_000)
+  expect(nextTry(8, 0, 0, 0)).toBe(HOUR)
+  expect(nextTry(7, 0, 0, 0.999)).toBe(2_111_808)
+  expect(nextTry(40, 0, 0, 0.5)).toBe(HOUR)
+  expect(nextTry(20, 23 * HOUR, 0, 0)).toBe(24 * HOUR)
+  expect(nextTry(20, 23 * HOUR + 1, 0, 0)).toBeNull()
+})
