@@ -88,7 +88,7 @@ test('otpd webhooks: add prints the secret once, list never shows it, rotate-sec
     const r = env.run(...args)
     expect([r.code, r.stderr]).toEqual([1, stderr])
   }
-})
+}, 60_000)
 
 test('otpd events list filters by account and status; replay keeps the id', async () => {
   const env = cliEnv()
@@ -133,4 +133,4 @@ test('otpd events list filters by account and status; replay keeps the id', asyn
   expect(resent[1]!.body).toBe(resent[0]!.body)
   expect(ids(['--status', 'delivered'])).toEqual([all[0].id, all[1].id])
   expect(env.run('events', 'replay', all[2].id).stdout).toBe(`event ${all[2].id} (verification.sent) has no endpoint subscribed to it now: nothing to send\n`)
-})
+}, 60_000)

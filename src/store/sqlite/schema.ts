@@ -219,6 +219,8 @@ export const eventDeliveries = sqliteTable(
   (t) => [
     uniqueIndex('event_deliveries_key').on(t.eventSeq, t.endpointId),
     index('event_deliveries_due').on(t.nextAt).where(sql`${t.status} = 'pending'`),
+    // `otpd events list --status pending|failed` and `replay --failed` start from here.
+    index('event_deliveries_status').on(t.status, t.eventSeq),
   ],
 )
 

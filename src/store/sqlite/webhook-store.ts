@@ -69,7 +69,8 @@ export class SqliteWebhookRepo implements WebhookRepo {
     // The newest `limit`, shown oldest first.
     return this.c
       .query<EventRow, [number | null, string | null, number]>(
-        `${EVENT}) WHERE (?1 IS NULL OR accountId = ?1) AND (?2 IS NULL OR status = ?2) ORDER BY seq DESC LIMIT ?3`,
+        `${EVENT} WHERE (?2 IS NULL OR ?2 = 'delivered' OR e.seq IN (SELECT event_seq FROM event_deliveries WHERE status = ?2)))
+         WHERE (?1 IS NULL OR accountId = ?1) AND (?2 IS NULL OR status = ?2) ORDER BY seq DESC LIMIT ?3`,
       )
       .all(q.accountId ?? null, q.status ?? null, q.limit)
       .reverse()

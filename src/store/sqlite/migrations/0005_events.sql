@@ -1,3 +1,4 @@
+-- The event outbox (EXTENSIONS.md section 3): webhook endpoints (secrets sealed), events, and one delivery row per (event, endpoint).
 CREATE TABLE `event_deliveries` (
 	`event_seq` integer NOT NULL,
 	`endpoint_id` integer NOT NULL,
@@ -13,6 +14,7 @@ CREATE TABLE `event_deliveries` (
 --> statement-breakpoint
 CREATE UNIQUE INDEX `event_deliveries_key` ON `event_deliveries` (`event_seq`,`endpoint_id`);--> statement-breakpoint
 CREATE INDEX `event_deliveries_due` ON `event_deliveries` (`next_at`) WHERE "event_deliveries"."status" = 'pending';--> statement-breakpoint
+CREATE INDEX `event_deliveries_status` ON `event_deliveries` (`status`,`event_seq`);--> statement-breakpoint
 CREATE TABLE `events` (
 	`seq` integer PRIMARY KEY NOT NULL,
 	`id` text NOT NULL,
