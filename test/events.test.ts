@@ -375,3 +375,27 @@ test('the retry schedule: 30 s doubling, up to 10 % longer, at most 1 h apart, n
   expect(nextTry(20, 23 * HOUR, 0, 0)).toBe(24 * HOUR)
   expect(nextTry(20, 23 * HOUR + 1, 0, 0)).toBeNull()
 })
+
+test('an endpoint whose sealed secret was changed in the database is a failed try (retried), never a signature with a wrong key', async () => {
+  const { h, rx } = await setup()
+  h.server.db.$client.run('UPDATE webhook_endpoints SET secret = zeroblob(40)')
+  await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
+  expect(await deliver(h)).toBe(1)
+  expect(rx.received).toHaveLength(0)
+  const [e] = await h.server.webhooks.events({})
+  expect([e!.status, e!.attempts, e!.lastError]).toEqual(['pending', 1, 'a sealed secret is not in a known format'])
+})
+
+test('sealed secrets: AES-256-GCM under a key from the server secret; a changed byte or another server secret does not open', async () => {
+  const { SecretBox } = await import('../src/lib/secret-box.ts')
+  const { Hasher } = await import('../src/lib/secrets.ts')
+  const box = new SecretBox(new Hasher(Buffer.alloc(32, 1)), 'webhook-secrets')
+  const sealed = box.seal('whsec_abc')
+  expect(box.open(sealed)).toBe('whsec_abc')
+  expect(Buffer.from(box.seal('whsec_abc')).equals(Buffer.from(sealed))).toBe(false)
+  const changed = Buffer.from(sealed)
+  changed[20]! ^= 1
+  expect(() => box.open(changed)).toThrow('a sealed secret cannot be opened')
+  const other = new SecretBox(new Hasher(Buffer.alloc(32, 2)), 'webhook-secrets')
+  expect(() => other.open(sealed)).toThrow('a sealed secret cannot be opened')
+})

@@ -17,7 +17,7 @@ import type { Logger } from '../lib/logger.ts'
 import { reportExpired } from '../otp/events.ts'
 import type { Storage } from '../otp/ports.ts'
 import { ROTATION_OVERLAP_MS, type DueDelivery, type SecretSealer } from '../otp/webhooks.ts'
-import { EVENT_TIMEOUT_MS, postEvent, type PostEvent } from './post.ts'
+import { EVENT_TIMEOUT_MS, postEvent, type PostEvent, type PostResult } from './post.ts'
 import { nextTry } from './schedule.ts'
 import { signedHeaders } from './sign.ts'
 
@@ -66,9 +66,15 @@ export class EventDispatcher {
   private async attempt(x: DueDelivery, owner: string): Promise<void> {
     const { d } = this
     const now = d.clock.now()
-    const secrets = [d.sealer.open(x.secret)]
-    if (x.prevSecret !== null && x.rotatedAt !== null && now < x.rotatedAt + ROTATION_OVERLAP_MS) secrets.push(d.sealer.open(x.prevSecret))
-    const result = await (d.post ?? postEvent)(x.url, signedHeaders(secrets, x.eventId, Math.floor(now / 1000), x.body), x.body)
+    let result: PostResult
+    try {
+      const secrets = [d.sealer.open(x.secret)]
+      if (x.prevSecret !== null && x.rotatedAt !== null && now < x.rotatedAt + ROTATION_OVERLAP_MS) secrets.push(d.sealer.open(x.prevSecret))
+      result = await (d.post ?? postEvent)(x.url, signedHeaders(secrets, x.eventId, Math.floor(now / 1000), x.body), x.body)
+    } catch (err) {
+      // A secret that cannot be opened: a failed try like any other, on the same schedule.
+      result = { ok: false, error: err instanceof Error ? err.message : String(err) }
+    }
     const at = d.clock.now()
     const attempts = x.attempts + 1
     const next = result.ok ? null : nextTry(attempts, at, x.firstAt, (d.random ?? Math.random)())
