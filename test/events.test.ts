@@ -399,3 +399,25 @@ test('sealed secrets: AES-256-GCM under a key from the server secret; a changed 
   const other = new SecretBox(new Hasher(Buffer.alloc(32, 2)), 'webhook-secrets')
   expect(() => other.open(sealed)).toThrow('a sealed secret cannot be opened')
 })
+
+test('the loop (as serve runs it) delivers on its own, and stop() waits for the try under way, then nothing more is sent', async () => {
+  const { h, rx } = await setup()
+  h.server.events.start()
+  await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
+  await rx.arrival(1)
+  let release!: () => void
+  rx.hold = new Promise((r) => (release = r))
+  await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
+  await rx.arrival(2)
+  let stopped = false
+  const stopping = h.server.events.stop().then(() => (stopped = true))
+  await Bun.sleep(100)
+  expect(stopped).toBe(false)
+  release()
+  await stopping
+  expect((await h.server.webhooks.events({})).map((e) => e.status)).toEqual(['delivered', 'delivered'])
+  rx.hold = null
+  await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
+  await Bun.sleep(1_500)
+  expect(rx.received).toHaveLength(2)
+})
