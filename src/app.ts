@@ -8,6 +8,8 @@ import type { Config } from './config/schema.ts'
 import { tlsFingerprint } from './config/tls.ts'
 import { publicUrlBase } from './config/public-url.ts'
 import { buildProviders, buildReceiptReaders, checkProviders, logOnlyChannels } from './delivery/registry.ts'
+import { EventDispatcher } from './events/dispatcher.ts'
+import type { PostEvent } from './events/post.ts'
 import { ChannelRouter } from './delivery/router.ts'
 import { createAdminApp, createHttpApp } from './http/app.ts'
 import { buildOpenApi } from './http/openapi.ts'
@@ -15,6 +17,7 @@ import type { Readiness } from './http/ops-routes.ts'
 import { createServiceMetrics, type ServiceMetrics } from './http/service-metrics.ts'
 import { systemClock, type Clock } from './lib/clock.ts'
 import { createLogger, type Logger } from './lib/logger.ts'
+import { SecretBox } from './lib/secret-box.ts'
 import { Hasher } from './lib/secrets.ts'
 import { VerificationIds } from './lib/verification-id.ts'
 import { Admin } from './otp/admin.ts'
@@ -26,6 +29,7 @@ import { recoverUnsettledSends } from './otp/recovery.ts'
 import { SendService } from './otp/send.ts'
 import type { Channel, Limits } from './otp/types.ts'
 import { VerifyService } from './otp/verify.ts'
+import { Webhooks } from './otp/webhooks.ts'
 import { migrationsCurrent, openDatabase, openReader, type Db } from './store/sqlite/db.ts'
 import { databaseFileSizes } from './store/sqlite/health.ts'
 import { startCheckpointer, type Checkpointer } from './store/sqlite/checkpointer.ts'
@@ -55,6 +59,10 @@ export interface Core {
   storage: SqliteStorage
   writeHealth: WriteHealth
   admin: Admin
+  /** Webhook endpoints and the event log (`otpd webhooks`, `otpd events`). */
+  webhooks: Webhooks
+  /** Seals webhook secrets for the database (lib/secret-box.ts). */
+  sealer: SecretBox
   close(): void
 }
 
@@ -83,12 +91,14 @@ export function openCore(config: Config, opts: CoreOptions = {}): Core {
     onWriteResult: (err) => writeHealth.record(err),
   })
   const admin = new Admin(storage, hasher, clock)
+  const sealer = new SecretBox(hasher, 'webhook-secrets')
+  const webhooks = new Webhooks(storage, sealer, clock)
   const close = () => {
     storage.close()
     if (reader !== db) reader.$client.close()
     db.$client.close()
   }
-  return { config, db, clock, logger, hasher, storage, writeHealth, admin, close }
+  return { config, db, clock, logger, hasher, storage, writeHealth, admin, webhooks, sealer, close }
 }
 
 export function limitsOf(config: Config): Limits {
@@ -116,6 +126,8 @@ export interface ServerOptions extends CoreOptions {
    * fsync that makes a batch durable before it is answered (store/sqlite/wal-sync.ts).
    */
   backgroundCheckpoints?: boolean
+  /** Replaces the event POST (tests); the real one by default. */
+  postEvent?: PostEvent
 }
 
 export interface Server extends Core {
@@ -133,6 +145,8 @@ export interface Server extends Core {
   sweep(maxRows?: number): Promise<SweepResult>
   /** Refunds sends left unsettled by a process that stopped during delivery (otp/recovery.ts). */
   recover(): Promise<number>
+  /** The event delivery loop (events/dispatcher.ts); `serve` starts it. */
+  events: EventDispatcher
   /** Applies a checked config to the running server (SIGHUP); returns the changed settings that wait for a restart. */
   reload(next: Config, env?: Record<string, string | undefined>): string[]
 }
@@ -151,7 +165,9 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
     databaseFiles: () => databaseFileSizes(config.database.path),
     version: pkg.version,
     startedAt: Date.now(),
+    outboxDepth: () => storage.read((r) => r.webhooks.outboxDepth()),
   })
+  const events = new EventDispatcher({ storage, clock, logger, sealer: core.sealer, post: opts.postEvent, onOutcome: (o) => metrics.webhookDelivery(o) })
   // Restart-only (app-reload.ts): receipt URLs handed out must keep working.
   const publicUrl = publicUrlBase(config.server.public_url)
   const providers = buildProviders(config, { env, logWrite: opts.logWrite, now: () => clock.now(), publicUrl })
@@ -246,6 +262,7 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
     ...core,
     checkpointer,
     close: () => {
+      void events.stop()
       void checkpointer?.stop()
       void walSync?.stop()
       core.close()
@@ -253,12 +270,14 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
     // The workers' connections close first, so the server's is the last one and
     // SQLite checkpoints the WAL into the database file and removes it.
     shutdown: async () => {
+      await events.stop()
       // Writes still queued (a send's outcome is written after its answer) go first.
       await storage.settled()
       await Promise.all([checkpointer?.stop(), walSync?.stop()])
       core.close()
     },
     http,
+    events,
     adminHttp: createAdminApp(ops),
     metrics,
     readiness,

@@ -7,9 +7,11 @@ import { backupCommand } from './cli/backup.ts'
 import { example, printJson, reportAndExit, withConfig, withJson } from './cli/common.ts'
 import { configCommand } from './cli/config.ts'
 import { creditsCommand } from './cli/credits.ts'
+import { eventsCommand } from './cli/events.ts'
 import { keysCommand } from './cli/keys.ts'
 import { sendTestCommand } from './cli/send-test.ts'
 import { serveCommand } from './cli/serve.ts'
+import { webhooksCommand } from './cli/webhooks.ts'
 
 /** The one version string: `otpd --version` and `otpd version` print the same line. */
 const VERSION = `otpd ${pkg.version} (bun ${Bun.version})`
@@ -32,6 +34,8 @@ program.addCommand(accountsCommand())
 program.addCommand(configCommand())
 program.addCommand(sendTestCommand())
 program.addCommand(backupCommand())
+program.addCommand(webhooksCommand())
+program.addCommand(eventsCommand())
 program.addCommand(
   example(withJson(withConfig(new Command('version').description('print the version (takes --config like every command; it needs none)'))), 'otpd version --json').action((opts: { json?: boolean }) => {
     if (opts.json) printJson({ version: pkg.version, bun: Bun.version })

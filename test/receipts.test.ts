@@ -230,12 +230,18 @@ test('twilio: a receipt that outruns the send\'s own `accepted` record stays fin
   const callback = twilioCallback(stub)
   const id = new URL(callback).searchParams.get('verification_id')!
   expect(delivery(h, id).delivery).toBe('sending')
+  const events = await recordEvents(h)
   expect((await postTwilio(h, callback, twilioReceipt(callback, 'delivered'))).status).toBe(200)
   expect(delivery(h, id)).toEqual({ delivery: 'delivered', provider: 'twilio_main' })
   release()
   expect((await sending).status).toBe(200)
   await h.server.storage.settled()
   expect(delivery(h, id)).toEqual({ delivery: 'delivered', provider: 'twilio_main' })
+  // `sent` once, before `delivered`: the receipt says it, and the send's late record of `accepted` changes nothing.
+  expect(events.map((e) => [e.type, e.extra.provider, e.verification?.delivery])).toEqual([
+    ['verification.sent', 'twilio_main', 'accepted'],
+    ['verification.delivered', 'twilio_main', 'delivered'],
+  ])
 })
 
 test('receipts for unknown messages answer 200 and change nothing', async () => {

@@ -128,11 +128,13 @@ test('server.secret counts as the secret: a different one is refused naming the 
   )
 })
 
-/** Undoes migration 0004: the database as an otpd from before fingerprints left it. */
+/** Undoes migration 0004 and those after it: the database as an otpd from before fingerprints left it. */
 function withoutFingerprints(db: string): void {
   const migration0004 = migrationJournal.entries.find((e) => e.tag === '0004_settings')!.when
   sql(db, (c) => {
     c.run('DROP TABLE settings')
+    // Later migrations go too (they run again): 0005 events.
+    for (const t of ['event_deliveries', 'events', 'webhook_endpoints']) c.run(`DROP TABLE IF EXISTS ${t}`)
     c.run('DELETE FROM __drizzle_migrations WHERE created_at >= ?', [migration0004])
   })
 }

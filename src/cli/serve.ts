@@ -129,6 +129,8 @@ export function serveCommand(): Command {
       }
       void recover()
       recoverTimer = setInterval(() => void recover(), RECOVER_EVERY_MS)
+      // Webhook deliveries and expiry events (events/dispatcher.ts); shutdown() stops it.
+      server.events.start()
 
     })
 }

@@ -19,6 +19,8 @@ export interface MetricsSources {
   databaseFiles(): { file: 'database' | 'wal'; bytes: number }[]
   version: string
   startedAt: number
+  /** Event deliveries still pending (the outbox depth), read at scrape time. */
+  outboxDepth?(): Promise<number>
 }
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
@@ -28,6 +30,8 @@ const REQUEST_BUCKETS = [0.0005, 0.001, 0.0025, ...LATENCY_BUCKETS]
 const FLUSH_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1]
 const VERIFY_RESULTS: VerifyMetricResult[] = ['verified', 'invalid_code', 'expired', 'already_used', 'not_found', 'locked']
 const RATE_LIMIT_KINDS: RateLimitKind[] = ['key', 'recipient', 'lockout', 'recipient_failures']
+export type WebhookOutcome = 'delivered' | 'retry' | 'failed'
+const WEBHOOK_OUTCOMES: WebhookOutcome[] = ['delivered', 'retry', 'failed']
 
 export function createServiceMetrics(sources: MetricsSources) {
   const registry = new Registry()
@@ -61,6 +65,17 @@ export function createServiceMetrics(sources: MetricsSources) {
   registry.add(new Gauge('otpd_build_info', 'The running version of otpd.', () => [{ labels: { version: sources.version }, value: 1 }]))
   registry.add(new Gauge('otpd_process_start_time_seconds', 'When this process started, in seconds since the epoch: counters start at 0 then.', () => [{ value: Math.floor(sources.startedAt / 1000) }]))
 
+  const webhookDeliveries = registry.add(
+    new Counter('otpd_webhook_deliveries_total', 'Webhook delivery attempts by outcome: delivered (2xx), retry (failed, tried again later), failed (given up after 24 h).', ['outcome']),
+  )
+  let depth: number | Error = 0
+  registry.add(
+    new Gauge('otpd_webhook_outbox_depth', 'Webhook deliveries waiting to be sent or retried (the event outbox depth).', () => {
+      if (depth instanceof Error) throw depth
+      return [{ value: depth }]
+    }),
+  )
+  for (const outcome of WEBHOOK_OUTCOMES) webhookDeliveries.touch({ outcome })
   for (const result of VERIFY_RESULTS) verifies.touch({ result })
   for (const kind of RATE_LIMIT_KINDS) limited.touch({ kind })
 
@@ -79,6 +94,9 @@ export function createServiceMetrics(sources: MetricsSources) {
     rateLimited(kind: RateLimitKind) {
       limited.inc({ kind })
     },
+    webhookDelivery(outcome: WebhookOutcome) {
+      webhookDeliveries.inc({ outcome })
+    },
     walFlush(ms: number) {
       walFlush.observe({}, ms / 1000)
     },
@@ -92,6 +110,11 @@ export function createServiceMetrics(sources: MetricsSources) {
         balances = await sources.creditBalances()
       } catch (err) {
         balances = err instanceof Error ? err : new Error(String(err))
+      }
+      try {
+        depth = (await sources.outboxDepth?.()) ?? 0
+      } catch (err) {
+        depth = err instanceof Error ? err : new Error(String(err))
       }
       return registry.render(onError)
     },

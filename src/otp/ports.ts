@@ -9,6 +9,7 @@
  * keeps no count in memory that another process or node could contradict.
  */
 import type { AdminRepo } from './admin.ts'
+import type { WebhookRepo } from './webhooks.ts'
 import type { DeliveryState, OutboundMessage, ReceiptState, StoredKey, Verification } from './types.ts'
 
 /**
@@ -41,6 +42,7 @@ export interface Repos {
   credits: CreditStore
   admin: AdminRepo
   events: EventOutbox
+  webhooks: WebhookRepo
 }
 
 /** The event types of EXTENSIONS.md section 3. */
@@ -75,7 +77,21 @@ export interface NewEvent {
 
 /** The outbox of outgoing webhook events (EXTENSIONS.md section 3). */
 export interface EventOutbox {
+  /**
+   * Writes the event (its id, `sequence` and body decided here, in the
+   * caller's transaction) and one pending delivery per endpoint of the
+   * account subscribed to its type.
+   */
   add(event: NewEvent): Promise<void>
+  /**
+   * Verifications that expired in (`from`, `to`], unused and not failed, that
+   * have no `verification.expired` or `verification.canceled` event yet:
+   * oldest expiry first, at most `limit`.
+   */
+  expiredUnreported(from: number, to: number, limit: number): Promise<Verification[]>
+  /** Up to when expiries have been reported (otp/events.ts reportExpired); null before the first scan. */
+  expiryCursor(): Promise<number | null>
+  setExpiryCursor(at: number): Promise<void>
 }
 
 export interface KeyStore {

@@ -6,11 +6,14 @@
  * A receipt names its verification by id (otpd put the id in what the vendor
  * signs: Twilio's callback URL, Vonage's `client-ref`, the webhook body), so
  * it finds its row even when it outruns the send's own record of `accepted`.
- * `delivered` and `undelivered` are final: the first one stays.
+ * `delivered` and `undelivered` are final: the first one stays. Its event
+ * (`verification.delivered` / `undelivered`, EXTENSIONS.md section 3) is
+ * written in the same transaction.
  */
 import type { Clock } from '../lib/clock.ts'
 import type { VerificationIds } from '../lib/verification-id.ts'
-import type { Storage, VerificationStatus } from './ports.ts'
+import { emit } from './events.ts'
+import type { Storage } from './ports.ts'
 import type { ReceiptState, Verification } from './types.ts'
 
 /** A receipt as it arrived; the delivery layer's readers (delivery/receipts.ts) check and read it. */
@@ -68,29 +71,13 @@ export class ReceiptService {
       if (!v || v.testMode !== null) return 'ignored'
       const now = d.clock.now()
       if (!(await r.verifications.recordReceipt(v.seq, receipt.state, receipt.provider, now))) return 'ignored'
+      // A receipt that outran the send's own record of `accepted` (which now
+      // changes nothing, and so reports nothing) first says what that record
+      // would have: a provider took the message.
+      if (v.delivery === 'sending') await emit(r, 'verification.sent', { ...v, delivery: 'accepted', deliveryProvider: receipt.provider, deliveryUpdatedAt: now }, now, { provider: receipt.provider })
       const after: Verification = { ...v, delivery: receipt.state, deliveryProvider: receipt.provider, deliveryUpdatedAt: now }
-      await r.events.add({
-        type: receipt.state === 'delivered' ? 'verification.delivered' : 'verification.undelivered',
-        accountId: v.accountId,
-        at: now,
-        verification: after,
-        status: statusOf(after, now),
-        extra: { provider: receipt.provider },
-      })
+      await emit(r, receipt.state === 'delivered' ? 'verification.delivered' : 'verification.undelivered', after, now, { provider: receipt.provider })
       return 'recorded'
     })
   }
-}
-
-/**
- * The section 1 status, as far as this row tells it. `canceled` and the
- * recipient-cap lockout belong to the status route's own rule (issue 23,
- * section 1), which the lead's merge puts here in place of this one.
- */
-function statusOf(v: Verification, now: number): VerificationStatus {
-  if (v.status === 'failed') return 'failed'
-  if (v.usedAt !== null) return 'approved'
-  if (now >= v.expiresAt) return 'expired'
-  if (v.lockedUntil !== null && v.lockedUntil > now) return 'locked'
-  return 'pending'
 }

@@ -13,6 +13,7 @@ import { maskRecipient } from '../lib/mask.ts'
 import { randomDigits } from '../lib/random.ts'
 import type { Hasher } from '../lib/secrets.ts'
 import type { VerificationIds } from '../lib/verification-id.ts'
+import { emit } from './events.ts'
 import type { KeyLimiter } from './key-limiter.ts'
 import type { Delivery, Repos, Storage } from './ports.ts'
 import { normalizeRecipient, TEST_CODE, testModeOf } from './test-recipients.ts'
@@ -105,6 +106,7 @@ export class SendService {
         if (limited) return limited
         const v = await build(r, d.clock.now(), TEST_CODE)
         await r.verifications.insert(v)
+        await emit(r, 'verification.sent', v, v.createdAt, { provider: null })
         return v
       })
       if ('kind' in v) return v
@@ -151,7 +153,7 @@ export class SendService {
     } catch (err) {
       // Refunded and out of use. If this transaction fails, the send stays
       // `sending` and recovery refunds it once the delivery timeout is past.
-      await refundUnsettled(d.storage, reserved, 'failed', d.clock.now())
+      await refundUnsettled(d.storage, reserved, 'failed', d.clock.now(), reserved)
       d.logger.error('delivery failed; credit refunded', {
         request_id: requestId,
         channel: input.channel,
@@ -168,7 +170,13 @@ export class SendService {
     // the one way a fault can cost the operator a credit, never the client.
     // A clean stop writes it first (Server.shutdown waits for queued writes).
     d.storage
-      .write((r) => r.verifications.settleDelivery(reserved.seq, 'accepted', provider, d.clock.now()))
+      .write(async (r) => {
+        const now = d.clock.now()
+        if (!(await r.verifications.settleDelivery(reserved.seq, 'accepted', provider, now))) return
+        // The row as it is now (a verify may already have used it).
+        const v = await r.verifications.findForKey(reserved.id, reserved.seq, reserved.keyId)
+        if (v) await emit(r, 'verification.sent', v, now, { provider })
+      })
       .catch((err: unknown) =>
         d.logger.error('delivered, but the outcome could not be recorded: recovery will record it as unknown and refund the credit', {
           request_id: requestId,
@@ -184,14 +192,28 @@ export class SendService {
 
 /**
  * Settles a send that no provider took (`failed`) or whose outcome is unknown
- * (`unknown`), and refunds its credit, in one transaction. Only a send still
+ * (`unknown`), and refunds its credit, in one transaction (with its
+ * `verification.delivery_failed` event when it failed). `unknown` writes no
+ * event: no type of section 3 says "may have arrived", and the code's later
+ * events (approved, expired) still come. Only a send still
  * `sending` is refunded: one already settled (by another process's recovery)
  * is left as it is. True when this call refunded it.
  */
-export function refundUnsettled(storage: Storage, v: { seq: number; id: string; accountId: number }, state: 'failed' | 'unknown', now: number): Promise<boolean> {
+export function refundUnsettled(
+  storage: Storage,
+  v: { seq: number; id: string; accountId: number },
+  state: 'failed' | 'unknown',
+  now: number,
+  /** The verification, for a `failed` one's `verification.delivery_failed` event. */
+  report?: Verification,
+): Promise<boolean> {
   return storage.write(async (r) => {
     if (!(await r.verifications.settleDelivery(v.seq, state, null, now))) return false
     await r.credits.post({ accountId: v.accountId, kind: 'refund', amount: 1, verificationId: v.id, at: now })
+    if (report && state === 'failed') {
+      const after: Verification = { ...report, status: 'failed', delivery: 'failed', deliveryUpdatedAt: now }
+      await emit(r, 'verification.delivery_failed', after, now)
+    }
     return true
   })
 }

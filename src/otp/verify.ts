@@ -7,6 +7,7 @@
 import type { Clock } from '../lib/clock.ts'
 import type { Hasher } from '../lib/secrets.ts'
 import type { VerificationIds } from '../lib/verification-id.ts'
+import { emit } from './events.ts'
 import type { KeyLimiter } from './key-limiter.ts'
 import type { Storage } from './ports.ts'
 import { HASH_PURPOSE_CODE } from './send.ts'
@@ -60,6 +61,7 @@ export class VerifyService {
       const correct = v.testMode !== 'fail' && d.hasher.matches(HASH_PURPOSE_CODE, `${v.id}:${input.code}`, v.codeHash)
       if (correct) {
         await r.verifications.markUsed(v.seq, now)
+        await emit(r, 'verification.approved', { ...v, usedAt: now, failedAttempts: 0, lockedUntil: null }, now)
         return { kind: 'verified' }
       }
       attempts += 1
@@ -67,6 +69,9 @@ export class VerifyService {
       await r.verifications.setAttempts(v.seq, attempts, lockedUntil)
       // Failures per recipient hash (keyed by account), across verifications: the 24 h cap.
       await r.failures.record(v.recipientHash, now)
+      const after = { ...v, failedAttempts: attempts, lockedUntil }
+      await emit(r, 'verification.attempt_failed', after, now, { failed_attempts: attempts })
+      if (lockedUntil !== null) await emit(r, 'verification.locked', after, now, { retry_after: d.limits.lockoutSeconds })
       return { kind: 'invalid_code' }
     })
   }

@@ -3,8 +3,10 @@ import type { Repos } from '../../otp/ports.ts'
 import { SqliteAdminStore, SqliteCreditStore, SqliteKeyStore } from './admin-store.ts'
 import type { Db } from './db.ts'
 import { RecipientFailureLog, SqliteKeyHitLog } from './event-logs.ts'
+import { SqliteEventOutbox } from './event-store.ts'
 import type { StaleSource } from './stale.ts'
 import { SqliteVerificationStore } from './verification-store.ts'
+import { SqliteWebhookRepo } from './webhook-store.ts'
 
 export function sqliteRepos(db: Db, stale: StaleSource): Repos {
   const credits = new SqliteCreditStore(db, stale)
@@ -16,7 +18,7 @@ export function sqliteRepos(db: Db, stale: StaleSource): Repos {
     credits,
     // A rollback of that write fires `stale`, which drops them again.
     admin: new SqliteAdminStore(db, () => credits.forgetCodeLengths()),
-    // PLACEHOLDER during the session: the outbox (issue 23) replaces it.
-    events: { add: async () => {} },
+    events: new SqliteEventOutbox(db),
+    webhooks: new SqliteWebhookRepo(db),
   }
 }

@@ -152,5 +152,77 @@ export const settings = sqliteTable('settings', {
   value: text('value').notNull(),
 })
 
-export const schema = { accounts, apiKeys, creditLedger, verifications, verificationLegacyIds, keyHits, recipientFailures }
+/**
+ * Outgoing webhook endpoints (EXTENSIONS.md section 3). `events` is null (every
+ * type) or a list written `,type,type,` so one `instr` matches a type. Secrets
+ * are AES-256-GCM ciphertexts (lib/secret-box.ts) under a key derived from the
+ * server secret: the database alone does not give them away. `prev_secret`
+ * is the secret before the last rotation, still signed with until
+ * `rotated_at` + 24 h.
+ */
+export const webhookEndpoints = sqliteTable('webhook_endpoints', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  accountId: integer('account_id')
+    .notNull()
+    .references(() => accounts.id),
+  url: text('url').notNull(),
+  events: text('events'),
+  secret: blob('secret', { mode: 'buffer' }).notNull(),
+  prevSecret: blob('prev_secret', { mode: 'buffer' }),
+  rotatedAt: integer('rotated_at'),
+  createdAt: integer('created_at').notNull(),
+})
+
+/**
+ * The event outbox: one row per event, written in the transaction of the
+ * change it reports. `body` is the exact JSON POSTed (a replay sends it
+ * again, id included). `sequence` numbers one verification's events from 1.
+ */
+export const events = sqliteTable(
+  'events',
+  {
+    seq: integer('seq').primaryKey(),
+    id: text('id').notNull(),
+    accountId: integer('account_id').notNull(),
+    type: text('type').notNull(),
+    /** Null for `send.blocked`. */
+    verificationId: text('verification_id'),
+    sequence: integer('sequence').notNull(),
+    occurredAt: integer('occurred_at').notNull(),
+    body: text('body').notNull(),
+  },
+  (t) => [uniqueIndex('events_id').on(t.id), index('events_verification').on(t.verificationId, t.sequence), index('events_account').on(t.accountId, t.seq)],
+)
+
+/**
+ * One row per (event, endpoint it goes to): where that delivery stands.
+ * `lease_until` and `lease_owner` are set in a write transaction by the
+ * process that sends it now (events/dispatcher.ts): another process skips it
+ * until the lease ends, so one sender at a time, and a sender killed mid-way
+ * leaves a lease that simply runs out (at least once).
+ */
+export const eventDeliveries = sqliteTable(
+  'event_deliveries',
+  {
+    eventSeq: integer('event_seq').notNull(),
+    endpointId: integer('endpoint_id').notNull(),
+    status: text('status', { enum: ['pending', 'delivered', 'failed'] }).notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    /** When the current round of tries began (the event, or its replay): tries stop 24 h later. */
+    firstAt: integer('first_at').notNull(),
+    nextAt: integer('next_at').notNull(),
+    leaseUntil: integer('lease_until'),
+    leaseOwner: text('lease_owner'),
+    lastError: text('last_error'),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('event_deliveries_key').on(t.eventSeq, t.endpointId),
+    index('event_deliveries_due').on(t.nextAt).where(sql`${t.status} = 'pending'`),
+    // `otpd events list --status pending|failed` and `replay --failed` start from here.
+    index('event_deliveries_status').on(t.status, t.eventSeq),
+  ],
+)
+
+export const schema = { accounts, apiKeys, creditLedger, verifications, verificationLegacyIds, keyHits, recipientFailures, webhookEndpoints, events, eventDeliveries }
 

@@ -14,6 +14,8 @@ export interface SweepResult {
   legacyIds: number
   keyHits: number
   recipientFailures: number
+  /** Events (with their deliveries) older than the retention, none still pending. */
+  events: number
 }
 
 export function sweep(db: Db, now: number, retentionDays: number, maxRows = -1): SweepResult {
@@ -32,11 +34,34 @@ export function sweep(db: Db, now: number, retentionDays: number, maxRows = -1):
         'DELETE FROM recipient_failures WHERE rowid IN (SELECT rowid FROM recipient_failures WHERE at < ?1 ORDER BY rowid LIMIT ?2)',
         now - 86_400_000,
       ),
+      events: sweepEvents(c, now - retentionDays * 86_400_000, maxRows),
     }))
     .immediate()
 }
 
+/**
+ * Events go with the same retention as verifications, once none of their
+ * deliveries is still pending (a replay makes one pending again). Events are
+ * numbered in time order, so the oldest come first.
+ */
+function sweepEvents(c: Db['$client'], before: number, maxRows: number): number {
+  const seqs = c
+    .query<{ seq: number }, [number, number]>(
+      `SELECT seq FROM events e WHERE occurred_at < ?1
+         AND NOT EXISTS (SELECT 1 FROM event_deliveries d WHERE d.event_seq = e.seq AND d.status = 'pending')
+       ORDER BY seq LIMIT ?2`,
+    )
+    .all(before, maxRows)
+  const dropDeliveries = c.prepare<unknown, [number]>('DELETE FROM event_deliveries WHERE event_seq = ?1')
+  const dropEvent = c.prepare<unknown, [number]>('DELETE FROM events WHERE seq = ?1')
+  for (const { seq } of seqs) {
+    dropDeliveries.run(seq)
+    dropEvent.run(seq)
+  }
+  return seqs.length
+}
+
 /** Whether a bounded sweep stopped at its bound somewhere (there may be more to delete). */
 export function sweptToBound(r: SweepResult, maxRows: number): boolean {
-  return r.verifications >= maxRows || r.keyHits >= maxRows || r.recipientFailures >= maxRows
+  return r.verifications >= maxRows || r.keyHits >= maxRows || r.recipientFailures >= maxRows || r.events >= maxRows
 }

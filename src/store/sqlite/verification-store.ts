@@ -12,9 +12,10 @@ import type { DeliveryState, ReceiptState, Verification } from '../../otp/types.
 import type { Db } from './db.ts'
 import type { StaleSource } from './stale.ts'
 
-type Row = Omit<Verification, 'charged'> & { charged: number }
+export type VerificationRow = Omit<Verification, 'charged'> & { charged: number }
+type Row = VerificationRow
 
-const COLUMNS = `v.seq, v.id, v.key_id AS keyId, v.account_id AS accountId, v.channel, v.recipient_hash AS recipientHash,
+export const VERIFICATION_COLUMNS = `v.seq, v.id, v.key_id AS keyId, v.account_id AS accountId, v.channel, v.recipient_hash AS recipientHash,
   v.recipient_mask AS recipientMask, v.code_hash AS codeHash, v.test_mode AS testMode, v.status, v.charged,
   v.created_at AS createdAt, v.expires_at AS expiresAt, v.used_at AS usedAt, v.failed_attempts AS failedAttempts,
   v.locked_until AS lockedUntil, v.delivery, v.delivery_provider AS deliveryProvider, v.delivery_updated_at AS deliveryUpdatedAt`
@@ -43,13 +44,13 @@ export class SqliteVerificationStore implements VerificationStore {
          $charged, $createdAt, $expiresAt, $usedAt, $failedAttempts, $lockedUntil, $delivery, $deliveryProvider, $deliveryUpdatedAt)`,
     )
     this.lastSeqQ = c.prepare<{ seq: number | null }, []>('SELECT max(seq) AS seq FROM verifications')
-    this.findQ = c.prepare<Row, [number, string, number]>(`SELECT ${COLUMNS} FROM verifications v WHERE v.seq = ?1 AND v.id = ?2 AND v.key_id = ?3`)
+    this.findQ = c.prepare<Row, [number, string, number]>(`SELECT ${VERIFICATION_COLUMNS} FROM verifications v WHERE v.seq = ?1 AND v.id = ?2 AND v.key_id = ?3`)
     // A subquery, not a join: the same two look-ups, but SQLite ran the join
     // form at 14 us where this takes about 1 (measured on an empty table), and
     // every unknown id comes here. The row must still have the id (`v.id`):
     // its number may have been given again to a newer verification.
     this.findLegacyQ = c.prepare<Row, [string, number]>(
-      `SELECT ${COLUMNS} FROM verifications v
+      `SELECT ${VERIFICATION_COLUMNS} FROM verifications v
        WHERE v.seq = (SELECT l.seq FROM verification_legacy_ids l WHERE l.id = ?1) AND v.id = ?1 AND v.key_id = ?2`,
     )
     this.sendTimesQ = c.prepare<{ at: number }, [Uint8Array, number]>(
@@ -64,7 +65,7 @@ export class SqliteVerificationStore implements VerificationStore {
          status = CASE ?2 WHEN 'failed' THEN 'failed' ELSE status END
        WHERE seq = ?1 AND delivery = 'sending'`,
     )
-    this.findByIdQ = c.prepare<Row, [number, string]>(`SELECT ${COLUMNS} FROM verifications v WHERE v.seq = ?1 AND v.id = ?2`)
+    this.findByIdQ = c.prepare<Row, [number, string]>(`SELECT ${VERIFICATION_COLUMNS} FROM verifications v WHERE v.seq = ?1 AND v.id = ?2`)
     // A receipt while the send is still `sending` (it can outrun the send's own
     // record of `accepted`) is recorded, and that later record then changes
     // nothing, since it only moves a delivery that is `sending`.

@@ -1,0 +1,68 @@
+/** `otpd events ...`: list and replay the signed events (EXTENSIONS.md section 3). */
+import { Command } from 'commander'
+import type { EventRow } from '../otp/webhooks.ts'
+import { example, formatTime, integerArg, isoTime, printJson, printTable, withConfig, withCore, withJson, type CommonOptions } from './common.ts'
+
+function eventJson(e: EventRow) {
+  return {
+    id: e.id,
+    type: e.type,
+    account: e.account,
+    verification_id: e.verificationId,
+    sequence: e.sequence,
+    occurred_at: isoTime(e.occurredAt),
+    status: e.status,
+    endpoints: e.endpoints,
+    attempts: e.attempts,
+    last_error: e.lastError,
+  }
+}
+
+export function eventsCommand(): Command {
+  const events = new Command('events').description('list and replay the events sent to webhook endpoints')
+
+  example(
+    withJson(withConfig(events.command('list').description('list the newest events, oldest first, with where their delivery stands'))),
+    'otpd events list',
+    'otpd events list --account acme --status failed --json',
+  )
+    .option('--account <account>', 'only events of this account')
+    .option('--status <status>', 'only events whose delivery is pending, failed or delivered')
+    .option('--limit <n>', 'at most this many (the newest)', integerArg('--limit', ' from 1'), 100)
+    .action((opts: CommonOptions & { account?: string; status?: string; limit: number }) =>
+      withCore(opts, async ({ webhooks }) => {
+        const rows = await webhooks.events({ account: opts.account, status: opts.status, limit: Math.max(1, opts.limit) })
+        if (opts.json) return printJson(rows.map(eventJson))
+        printTable(
+          ['ID', 'TYPE', 'ACCOUNT', 'VERIFICATION', 'SEQ', 'OCCURRED', 'STATUS', 'ATTEMPTS', 'LAST ERROR'],
+          rows.map((e) => [e.id, e.type, e.account, e.verificationId ?? '-', e.sequence, formatTime(e.occurredAt), e.status, e.attempts, e.lastError ?? '-']),
+        )
+      }, { readOnly: true }),
+    )
+
+  example(
+    withJson(withConfig(events.command('replay [id]').description('send an event again (same id and body), or with --failed every failed delivery'))),
+    'otpd events replay 0b6c3c52-5a0e-4a43-9d87-2f1f6f0f5b0e',
+    'otpd events replay --failed',
+  )
+    .option('--failed', 'replay every delivery that failed')
+    .action((id: string | undefined, opts: CommonOptions & { failed?: boolean }) =>
+      withCore(opts, async ({ webhooks }) => {
+        if ((id === undefined) === !opts.failed) throw new Error('give either an event id or --failed (see: otpd events list)')
+        if (id !== undefined) {
+          const r = await webhooks.replay(id)
+          if (opts.json) return printJson({ id: r.event.id, deliveries: r.deliveries })
+          process.stdout.write(
+            r.deliveries === 0
+              ? `event ${r.event.id} (${r.event.type}) has no endpoint subscribed to it now: nothing to send\n`
+              : `event ${r.event.id} (${r.event.type}) will be sent again to ${r.deliveries} endpoint${r.deliveries === 1 ? '' : 's'} by the running server\n`,
+          )
+          return
+        }
+        const r = await webhooks.replayFailed()
+        if (opts.json) return printJson(r)
+        process.stdout.write(`${r.deliveries} failed deliver${r.deliveries === 1 ? 'y' : 'ies'} of ${r.events} event${r.events === 1 ? '' : 's'} will be sent again by the running server\n`)
+      }),
+    )
+  return events
+}

@@ -1,0 +1,69 @@
+/** `otpd webhooks ...`: add, list, remove, rotate-secret (EXTENSIONS.md section 3). */
+import { Command } from 'commander'
+import type { EndpointRow } from '../otp/webhooks.ts'
+import { example, formatTime, isoTime, printJson, printTable, withConfig, withCore, withJson, type CommonOptions } from './common.ts'
+
+/** An endpoint as `--json` shows it: never its secret. */
+function endpointJson(e: EndpointRow) {
+  return { id: e.id, account: e.account, url: e.url, events: e.events, created_at: isoTime(e.createdAt), rotated_at: isoTime(e.rotatedAt) }
+}
+
+export function webhooksCommand(): Command {
+  const webhooks = new Command('webhooks').description('manage the endpoints that receive signed events (webhooks)')
+
+  example(
+    withJson(withConfig(webhooks.command('add').description('add an endpoint; its signing secret is printed once and cannot be shown again'))),
+    'otpd webhooks add --url https://example.com/otpd-events',
+    'otpd webhooks add --url https://example.com/hooks --account acme --events verification.approved,verification.locked',
+  )
+    .requiredOption('--url <url>', 'where events are POSTed (http:// or https://)')
+    .option('--account <account>', 'account whose events it receives', 'default')
+    .option('--events <types>', 'comma-separated event types (default: every type)')
+    .action((opts: CommonOptions & { url: string; account: string; events?: string }) =>
+      withCore(opts, async ({ webhooks }) => {
+        const e = await webhooks.add(opts)
+        if (opts.json) return printJson({ id: e.id, account: e.account, url: e.url, events: e.events, secret: e.secret })
+        process.stdout.write(
+          `${e.secret}\n\nAdded webhook endpoint ${e.id} for account '${e.account}': ${e.url} (${e.events === null ? 'every event type' : e.events.join(', ')}).\n` +
+            'Store the secret now: otpd keeps it encrypted and cannot show it again. Receivers check the webhook-signature header with it.\n',
+        )
+      }),
+    )
+
+  example(withJson(withConfig(webhooks.command('list').description('list endpoints (never their secrets)'))), 'otpd webhooks list', 'otpd webhooks list --account acme --json')
+    .option('--account <account>', 'only endpoints of this account')
+    .action((opts: CommonOptions & { account?: string }) =>
+      withCore(opts, async ({ webhooks }) => {
+        const rows = await webhooks.list(opts.account)
+        if (opts.json) return printJson(rows.map(endpointJson))
+        printTable(
+          ['ID', 'ACCOUNT', 'URL', 'EVENTS', 'CREATED', 'ROTATED'],
+          rows.map((e) => [e.id, e.account, e.url, e.events === null ? '*' : e.events.join(','), formatTime(e.createdAt), formatTime(e.rotatedAt, 'never')]),
+        )
+      }, { readOnly: true }),
+    )
+
+  example(withJson(withConfig(webhooks.command('remove <id>').description('remove an endpoint; deliveries still due to it are dropped'))), 'otpd webhooks remove 3').action(
+    (id: string, opts: CommonOptions) =>
+      withCore(opts, async ({ webhooks }) => {
+        const e = await webhooks.remove(id)
+        if (opts.json) return printJson(endpointJson(e))
+        process.stdout.write(`removed webhook endpoint ${e.id} (${e.url})\n`)
+      }),
+  )
+
+  example(
+    withJson(withConfig(webhooks.command('rotate-secret <id>').description('give an endpoint a new secret, printed once; the old one also signs for 24 h'))),
+    'otpd webhooks rotate-secret 3',
+  ).action((id: string, opts: CommonOptions) =>
+    withCore(opts, async ({ webhooks }) => {
+      const r = await webhooks.rotateSecret(id)
+      if (opts.json) return printJson({ ...endpointJson(r.endpoint), secret: r.secret, previous_secret_until: isoTime(r.previousUntil) })
+      process.stdout.write(
+        `${r.secret}\n\nNew secret for webhook endpoint ${r.endpoint.id} (${r.endpoint.url}).\n` +
+          `Until ${formatTime(r.previousUntil)} every event carries two signatures (new one first), so receivers can switch at any time in between.\n`,
+      )
+    }),
+  )
+  return webhooks
+}
