@@ -1,6 +1,8 @@
 /**
  * Retention sweep (DECISIONS.md section 8): verifications go `retention_days`
- * after they expire; window rows go once they are older than their window.
+ * after they expire; window rows go once they are older than their window;
+ * Idempotency-Key records `idempotency.retention_hours` after their first
+ * request (EXTENSIONS.md section 2).
  *
  * Under load the window tables gain a row per request, so a minute's sweep
  * can have hundreds of thousands of rows to delete. `maxRows` bounds each
@@ -14,9 +16,10 @@ export interface SweepResult {
   legacyIds: number
   keyHits: number
   recipientFailures: number
+  idempotencyKeys: number
 }
 
-export function sweep(db: Db, now: number, retentionDays: number, maxRows = -1): SweepResult {
+export function sweep(db: Db, now: number, retentionDays: number, maxRows = -1, idempotencyRetentionHours = 24): SweepResult {
   const c = db.$client
   // LIMIT -1 is no limit. Window rows are appended in time order, so the oldest
   // come first in rowid order and the scan stops once `maxRows` are found.
@@ -32,11 +35,16 @@ export function sweep(db: Db, now: number, retentionDays: number, maxRows = -1):
         'DELETE FROM recipient_failures WHERE rowid IN (SELECT rowid FROM recipient_failures WHERE at < ?1 ORDER BY rowid LIMIT ?2)',
         now - 86_400_000,
       ),
+      // A look-up already ignores a record this old (store/sqlite/idempotency-store.ts): deleting it changes no answer.
+      idempotencyKeys: c.run(
+        'DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE created_at <= ?1 LIMIT ?2)',
+        [now - idempotencyRetentionHours * 3_600_000, maxRows],
+      ).changes,
     }))
     .immediate()
 }
 
 /** Whether a bounded sweep stopped at its bound somewhere (there may be more to delete). */
 export function sweptToBound(r: SweepResult, maxRows: number): boolean {
-  return r.verifications >= maxRows || r.keyHits >= maxRows || r.recipientFailures >= maxRows
+  return r.verifications >= maxRows || r.keyHits >= maxRows || r.recipientFailures >= maxRows || r.idempotencyKeys >= maxRows
 }
