@@ -402,3 +402,44 @@ describe('a send left running by a process that stopped', () => {
     expect((await post(h2, VERIFY, { verification_id: seen.verificationId, code: '4321' }, null)).json.verified).toBe(true)
   })
 })
+
+describe('idempotency.retention_hours', () => {
+  test('the config is strict: a whole number of hours from 1 to 8760, no unknown key; OTPD_IDEMPOTENCY__RETENTION_HOURS sets it', async () => {
+    const { ConfigError, loadConfig } = await import('../src/app-config.ts')
+    const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs')
+    const { tmpdir } = await import('node:os')
+    const dir = mkdtempSync(`${tmpdir()}/otpd-idem-`)
+    const problems = (toml: string): string[] => {
+      writeFileSync(`${dir}/c.toml`, toml)
+      try {
+        loadConfig({ file: `${dir}/c.toml`, env: {} })
+      } catch (err) {
+        if (err instanceof ConfigError) return err.problems
+        throw err
+      }
+      return []
+    }
+    try {
+      expect(loadConfig({ env: {} }).config.idempotency.retention_hours).toBe(24)
+      expect(problems('[idempotency]\nretention_hours = 0\n')).toEqual(['idempotency.retention_hours must be a whole number from 1 to 8760 (got 0)'])
+      expect(problems('[idempotency]\nretention_hours = 8761\n')).toHaveLength(1)
+      expect(problems('[idempotency]\nretention_hours = 1.5\n')).toHaveLength(1)
+      expect(problems('[idempotency]\nretention = 3\n')).toHaveLength(1)
+      expect(problems('[idempotency]\nretention_hours = 8760\n')).toEqual([])
+      expect(loadConfig({ env: { OTPD_IDEMPOTENCY__RETENTION_HOURS: '2' } }).config.idempotency.retention_hours).toBe(2)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  test('a reload changes it for the next request', async () => {
+    const { resolveConfig } = await import('../src/app-config.ts')
+    const h = await start()
+    const t0 = h.clock.now()
+    await post(h, SEND, { channel: 'sms', recipient: TEST.PHONE_SUCCESS }, 'k')
+    h.clock.set(t0 + 2 * 3_600_000)
+    expect((await post(h, SEND, { channel: 'sms', recipient: TEST.PHONE_SUCCESS }, 'k')).headers.get('idempotent-replayed')).toBe('true')
+    expect(h.server.reload(resolveConfig({ database: { path: h.dbPath }, idempotency: { retention_hours: 1 } }))).toEqual([])
+    expect((await post(h, SEND, { channel: 'sms', recipient: TEST.PHONE_SUCCESS }, 'k')).headers.get('idempotent-replayed')).toBeNull()
+  })
+})
