@@ -443,3 +443,14 @@ describe('idempotency.retention_hours', () => {
     expect((await post(h, SEND, { channel: 'sms', recipient: TEST.PHONE_SUCCESS }, 'k')).headers.get('idempotent-replayed')).toBeNull()
   })
 })
+
+test('the path is the route in one spelling: a trailing slash or a percent-encoded id is the same scope', async () => {
+  const h = await start({ credits: 2 })
+  const first = await post(h, SEND, { channel: 'sms', recipient: PHONE }, 'k')
+  expectReplay(await post(h, `${SEND}/`, { channel: 'sms', recipient: PHONE }, 'k'), first)
+  const id = first.json.verification_id as string
+  const cancel = await post(h, cancelPath(id), undefined, 'c', { contentType: null })
+  expect(cancel.status).toBe(200)
+  expectReplay(await post(h, `${cancelPath(id.replace('-', '%2D'))}/`, undefined, 'c', { contentType: null }), cancel)
+  expect(h.delivery.sent).toHaveLength(1)
+})

@@ -23,12 +23,14 @@ export function idempotencyKeyOf(headers: Headers): { ok: true; key: string | nu
 }
 
 /**
- * The domain's view of a request with a key, or undefined without one. The
- * scope's path is the request's path as sent (the verification id of a
- * cancel included), without the query.
+ * The domain's view of a request with a key, or undefined without one.
+ * `path` is the route's path in one spelling (the decoded verification id of
+ * a cancel, no trailing slash): `/api/v1/send/` or a percent-encoded id is
+ * the same scope.
  */
 export function idempotentRequest<O>(
   request: Request,
+  path: string,
   apiKey: ApiKey,
   key: string | null,
   body: Record<string, unknown>,
@@ -37,7 +39,7 @@ export function idempotentRequest<O>(
 ): IdempotentRequest<O> | undefined {
   if (key === null) return undefined
   return {
-    scope: { keyId: apiKey.id, method: request.method, path: new URL(request.url).pathname, key },
+    scope: { keyId: apiKey.id, method: request.method, path, key },
     canonicalBody: canonicalJson(body),
     answer: (outcome) => storedAnswer(reply(outcome), requestId),
   }
