@@ -163,4 +163,63 @@ describe('two otpd serve processes on one database', () => {
     expect((await post(c.url, `/api/v1/verifications/${id}/cancel`, key, undefined, 'c')).text).toBe(canceled.text)
     expect(env.json('credits', 'balance').balance).toBe(99)
   })
+
+  test('kill -9 during an idempotent send: the next process answers 409 until recovery settles the send as unknown, then the 200 it would have answered', async () => {
+    const received: { verification_id: string; message: string }[] = []
+    let hang = true
+    const gw = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      fetch: async (req) => {
+        received.push((await req.json()) as { verification_id: string; message: string })
+        if (hang) await Bun.sleep(20_000)
+        return new Response(null, { status: 204 })
+      },
+    })
+    try {
+      const timeoutMs = 1000
+      env = cliEnv(
+        `[delivery]\ntimeout_ms = ${timeoutMs}\n[channels]\nsms = ["gw"]\n[providers.gw]\ntype = "webhook"\nurl = "http://127.0.0.1:${gw.port}/otp"\nsecret_env = "GW_SECRET"\n`,
+        { GW_SECRET: 'gateway-secret-0123456789abcdef' },
+      )
+      const key = env.json('keys', 'create').key as string
+      env.json('credits', 'add', '5')
+      const a = await startServer(env)
+      const body = { channel: 'sms', recipient: PHONE }
+      const pending = post(a.url, '/api/v1/send', key, body, 'crash').catch(() => null)
+      for (let i = 0; i < 200 && received.length === 0; i++) await Bun.sleep(10)
+      expect(received).toHaveLength(1)
+      a.proc.kill('SIGKILL')
+      await a.proc.exited
+      expect(await pending).toBeNull()
+      hang = false
+
+      const b = await startServer(env)
+      const during = await post(b.url, '/api/v1/send', key, body, 'crash')
+      expect(during.status).toBe(409)
+      expect(during.json.error).toBe(IN_PROGRESS)
+      // Recovery (at start and every 5 s) settles it once the delivery budget and its margin are past.
+      let replay = during
+      for (let i = 0; i < 150 && replay.status === 409; i++) {
+        await Bun.sleep(100)
+        replay = await post(b.url, '/api/v1/send', key, body, 'crash')
+      }
+      expect(replay.status).toBe(200)
+      expect(replay.replayed).toBe('true')
+      expect(replay.json.verification_id).toBe(received[0]!.verification_id)
+      expect(replay.requestIdHeader).toBe(replay.json.request_id)
+      expect(received).toHaveLength(1)
+      // Refunded as unknown, and the code stays verifiable.
+      expect(env.json('credits', 'balance').balance).toBe(5)
+      const code = /\d{6}/.exec(received[0]!.message)![0]
+      const verified = await fetch(`${b.url}/api/v1/verify`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ verification_id: received[0]!.verification_id, code }),
+      })
+      expect(((await verified.json()) as Record<string, unknown>).verified).toBe(true)
+    } finally {
+      void gw.stop(true)
+    }
+  })
 })
