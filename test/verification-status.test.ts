@@ -237,6 +237,18 @@ describe('common rules of new paths', () => {
     expectError(await status(h, '00000000-0000-4000-8000-000000000000'), 404, 'Verification not found')
     expectError(await status(h, 'not-an-id'), 404, 'Verification not found')
     expectError(await status(h, id.toUpperCase()), 404, 'Verification not found')
+    // Whatever the path holds: never a 500.
+    for (const odd of ['%E0%A4%A', '%ZZ', 'a%2Fb', '%00', 'x'.repeat(5000)]) expectError(await status(h, odd), 404, 'Verification not found')
+    // A percent-encoded id is the same id.
+    expect((await status(h, id.replace('-', '%2D'))).json.verification_id).toBe(id)
+  })
+
+  test('HEAD answers like GET, without a body', async () => {
+    const h = await start()
+    const t = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
+    const res = await h.server.http.handle(new Request(`http://localhost/api/v1/verifications/${t.json.verification_id}`, { method: 'HEAD', headers: { authorization: `Bearer ${h.key}` } }))
+    expect(res.status).toBe(200)
+    expect(await res.text()).toBe('')
   })
 
   test('authentication: 401 without a key or with a wrong one, 403 for a disabled key (no body, no Content-Type needed)', async () => {
@@ -249,11 +261,9 @@ describe('common rules of new paths', () => {
     expectError(await status(h, t.json.verification_id, 'otpd_' + 'x'.repeat(40)), 401, 'Invalid API key')
     const viaHeader = await h.server.http.handle(new Request(`http://localhost${path}`, { headers: { 'x-api-key': h.key } }))
     expect(viaHeader.status).toBe(200)
-    const { id } = await h.server.admin.createKey({ name: 'off' }).then(async (k) => {
-      await h.server.admin.setKeyStatus(String(k.id), 'disabled')
-      return { id: k.key }
-    })
-    expectError(await status(h, t.json.verification_id, id), 403, 'API key is disabled')
+    const off = await h.server.admin.createKey({ name: 'off' })
+    await h.server.admin.setKeyStatus(String(off.id), 'disabled')
+    expectError(await status(h, t.json.verification_id, off.key), 403, 'API key is disabled')
   })
 
   test('reads count toward the per-key limit with send and verify, 429 with Retry-After', async () => {
