@@ -33,7 +33,15 @@ export const Msg = {
   alreadyUsed: 'Code already used',
   metricsTokenRequired: 'Metrics token is required. Provide it via Authorization: Bearer <token>',
   metricsTokenInvalid: 'Invalid metrics token',
+  idempotencyKey: 'Idempotency-Key must be 1-255 visible ASCII characters',
+  idempotencyConflict: 'Idempotency-Key was already used with a different request',
+  idempotencyInProgress: 'A request with this Idempotency-Key is still in progress',
 } as const
+
+/** Cancel of a verification that ended otherwise (EXTENSIONS.md section 1). */
+export function alreadyEndedMessage(status: string): string {
+  return `Verification is already ${status}`
+}
 
 export function keyRateLimitMessage(max: number, seconds: number): string {
   return `Rate limit exceeded: Maximum ${max} requests per minute. Please try again in ${seconds} seconds.`
