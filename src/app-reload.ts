@@ -46,6 +46,7 @@ export interface LiveSettings {
   holders: { limiter: KeyLimiter }[]
   send: { defaultCodeLength: number }
   http: { lockoutSeconds: number }
+  idempotency: { retentionHours: number }
 }
 
 function at(config: Config, key: string): unknown {
@@ -64,6 +65,7 @@ export function applyReload(live: LiveSettings, next: Config, nextLimits: Limits
   Object.assign(live.limits, nextLimits)
   live.send.defaultCodeLength = next.codes.default_length
   live.http.lockoutSeconds = next.limits.lockout_seconds
+  live.idempotency.retentionHours = next.idempotency.retention_hours
   if (live.delivery) live.delivery.inner = live.makeDelivery(next)
   // What waits for a restart keeps its running value, so the next reload compares against what is in force.
   live.config = { ...next, server: live.config.server, database: live.config.database }

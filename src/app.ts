@@ -22,11 +22,14 @@ import { Hasher } from './lib/secrets.ts'
 import { VerificationIds } from './lib/verification-id.ts'
 import { Admin } from './otp/admin.ts'
 import { Authenticator } from './otp/api-keys.ts'
+import { CancelService } from './otp/cancel.ts'
+import { Idempotency } from './otp/idempotency.ts'
 import { KeyLimiter } from './otp/key-limiter.ts'
 import type { Delivery } from './otp/ports.ts'
 import { ReceiptService, type ReceiptReader } from './otp/receipts.ts'
 import { recoverUnsettledSends } from './otp/recovery.ts'
 import { SendService } from './otp/send.ts'
+import { ShowService } from './otp/show.ts'
 import type { Channel, Limits } from './otp/types.ts'
 import { VerifyService } from './otp/verify.ts'
 import { Webhooks } from './otp/webhooks.ts'
@@ -202,9 +205,12 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
   const makeLimiter = (max: number) => new KeyLimiter(storage, clock, max)
   const limiter = makeLimiter(limits.keyRequestsPerMinute)
   const ops = { readiness, metrics, logger }
+  const idempotency = new Idempotency(hasher, { retentionHours: config.idempotency.retention_hours })
   // Named, so a reload (app-reload.ts) can update what the services read on each request.
-  const sendDeps = { storage, delivery, hasher, ids, clock, logger, limits, limiter, defaultCodeLength: config.codes.default_length }
-  const verifyDeps = { storage, hasher, ids, clock, limits, limiter }
+  const sendDeps = { storage, delivery, hasher, ids, clock, logger, limits, limiter, defaultCodeLength: config.codes.default_length, idempotency }
+  const verifyDeps = { storage, hasher, ids, clock, limits, limiter, idempotency }
+  const showDeps = { storage, ids, clock, limits, limiter }
+  const cancelDeps = { storage, ids, clock, limits, limiter, idempotency }
   // The receipt readers follow a reload: rebuilt when the config or environment object changes.
   let readers: { config: Config; env: typeof env; map: Map<string, ReceiptReader> } | undefined
   const receiptReaders = (): Map<string, ReceiptReader> => {
@@ -222,6 +228,8 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
     limiter,
     send: new SendService(sendDeps),
     verify: new VerifyService(verifyDeps),
+    show: new ShowService(showDeps),
+    cancel: new CancelService(cancelDeps),
     lockoutSeconds: limits.lockoutSeconds,
     openapi: buildOpenApi(pkg.version),
     metricsToken: config.server.metrics_token,
@@ -235,7 +243,8 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
     delivery: switchable,
     makeDelivery: (c) => router(c),
     makeLimiter,
-    holders: [sendDeps, verifyDeps, httpDeps],
+    holders: [sendDeps, verifyDeps, showDeps, cancelDeps, httpDeps],
+    idempotency: idempotency.settings,
     send: sendDeps,
     http: httpDeps,
   }
@@ -283,7 +292,8 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
     readiness,
     logOnly: opts.delivery ? [] : logOnlyChannels(providers),
     // In a write of its own: never beside a batch, and no lock wait on the event loop.
-    sweep: (maxRows) => storage.write(async () => sweep(db, clock.now(), live.config.retention.days, maxRows)),
+    sweep: (maxRows) =>
+      storage.write(async () => sweep(db, clock.now(), live.config.retention.days, maxRows, live.config.idempotency.retention_hours)),
     recover: () => recoverUnsettledSends({ storage, clock, logger, deliveryTimeoutMs: live.config.delivery.timeout_ms }),
     reload: (next, nextEnv) => {
       if (nextEnv) env = nextEnv

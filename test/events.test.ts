@@ -84,11 +84,18 @@ interface Row {
   recipient?: string | null
 }
 
-// One row per event type. canceled and send.blocked are emitted by other
-// parts of issue 23: each is one more row, such as
-//   { type: 'verification.canceled', act: async (h) => cancel(h, (await sendSms(h)).json.verification_id), status: 'canceled', extra: {} },
-//   { type: 'send.blocked', act: async (h) => { await blockedSend(h); return null }, status: null, channel: 'sms', recipient: '+9989****567', extra: { rule: 'geo', country: 'UZ', prefix: '+99890123' } },
+// One row per event type.
 const ROWS: Row[] = [
+  {
+    type: 'verification.canceled',
+    act: async (h) => {
+      const id = (await sendSms(h)).json.verification_id
+      expect((await h.call(`/api/v1/verifications/${id}/cancel`, undefined, { headers: {} })).status).toBe(200)
+      return id
+    },
+    status: 'canceled',
+    extra: {},
+  },
   { type: 'verification.sent', act: async (h) => (await sendSms(h)).json.verification_id, status: 'pending', extra: { provider: 'recording' } },
   {
     type: 'verification.sent',

@@ -24,11 +24,11 @@ afterAll(() => h?.close())
 const seen = new Set<string>()
 
 /** The second request of a key allowed one per minute, on a server of its own. */
-async function keyLimited(path: string, body: Record<string, unknown>) {
+async function keyLimited(path: string, body: Record<string, unknown> | undefined, method = 'POST') {
   const other = await createHarness({ config: { limits: { key_requests_per_minute: 1 } } })
   try {
-    await other.call(path, body)
-    const r = await other.call(path, body)
+    await other.call(path, body, { method })
+    const r = await other.call(path, body, { method })
     expect(r.status).toBe(429)
     return r
   } finally {
@@ -65,12 +65,20 @@ function conforms(path: string, method: string, r: { status: number; json: unkno
 }
 
 /**
- * Documented answers no request can draw from this branch yet: 409 and 422
- * are Idempotency-Key answers (EXTENSIONS.md section 2, another branch of
- * issue 23); a send or verify is never 404 `Not found` (documented on every
- * operation for generated clients).
+ * Documented answers no request draws here: a send is never 404 (documented
+ * on every operation for generated clients); a verify is too quick to catch
+ * the Idempotency-Key in-progress 409 (send's is drawn, the rule is the same).
  */
-const NOT_DRAWN: Record<string, string[]> = { '/api/v1/send': ['404', '409', '422'], '/api/v1/verify': ['409', '422'] }
+const NOT_DRAWN: Record<string, string[]> = { '/api/v1/send': ['404'], '/api/v1/verify': ['409'] }
+
+/** Two requests with one Idempotency-Key: the second, with `second` as its body, answers 422. */
+async function idempotencyConflict(path: string, first: unknown, second: unknown) {
+  const key = `conflict-${crypto.randomUUID()}`
+  await h.call(path, first, { headers: { 'idempotency-key': key } })
+  const r = await h.call(path, second, { headers: { 'idempotency-key': key } })
+  expect(r.status).toBe(422)
+  return r
+}
 
 test('the document is structurally OpenAPI 3.1, and every reference resolves', () => {
   expect(doc.openapi).toBe('3.1.0')
@@ -166,6 +174,27 @@ test('every documented send response is what the server answers', async () => {
   conforms(post, 'post', await keyLimited(post, { channel: 'sms', recipient: TEST.PHONE_SUCCESS })) // 429 per key
 
   conforms(post, 'post', await h.call(post, undefined, { method: 'GET' })) // 405
+  conforms(post, 'post', await send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS }, undefined)) // 200 again
+  conforms(post, 'post', await h.call(post, { channel: 'sms', recipient: TEST.PHONE_SUCCESS }, { headers: { 'idempotency-key': 'bad key' } })) // 400
+  conforms(post, 'post', await idempotencyConflict(post, { channel: 'sms', recipient: TEST.PHONE_SUCCESS }, { channel: 'sms', recipient: TEST.PHONE_FAIL }))
+  // 409 while the first request with the key is still delivering; then its stored answer, replayed.
+  await h.server.admin.addCredits(1)
+  let release!: () => void
+  h.delivery.gate = new Promise<void>((r) => (release = r))
+  const body = { channel: 'sms', recipient: '+14155550188' }
+  const first = h.call(post, body, { headers: { 'idempotency-key': 'slow-send' } })
+  // The first one holds its key once its send is recorded, waiting on the gate.
+  const sending = h.server.db.$client.prepare("SELECT count(*) AS n FROM verifications WHERE delivery = 'sending'")
+  while ((sending.get() as { n: number }).n === 0) await Bun.sleep(2)
+  const running = await h.call(post, body, { headers: { 'idempotency-key': 'slow-send' } })
+  expect(running.status).toBe(409)
+  conforms(post, 'post', running)
+  h.delivery.gate = null
+  release()
+  expect((await first).status).toBe(200)
+  const replay = await h.call(post, body, { headers: { 'idempotency-key': 'slow-send' } })
+  expect(replay.headers.get('idempotent-replayed')).toBe('true')
+  conforms(post, 'post', replay)
 
   const documented = Object.keys(doc.paths[post].post.responses).filter((s) => !NOT_DRAWN[post]!.includes(s)).map((s) => `post ${post} ${s}`)
   expect([...seen].filter((s) => s.startsWith(`post ${post} `)).sort()).toEqual(documented.sort())
@@ -197,9 +226,55 @@ test('every documented verify response is what the server answers', async () => 
   conforms(post, 'post', limited) // 429, the error-shaped variant
 
   conforms(post, 'post', await h.call(post, undefined, { method: 'PUT' })) // 405
+  conforms(post, 'post', await idempotencyConflict(post, { verification_id: id, code: '123456' }, { verification_id: id, code: '654321' }))
 
   const documented = Object.keys(doc.paths[post].post.responses).filter((s) => s !== '500' && !NOT_DRAWN[post]!.includes(s))
   expect([...seen].filter((s) => s.startsWith(`post ${post} `)).map((s) => s.split(' ')[2]).sort()).toEqual([...new Set(documented)].sort())
+})
+
+test('every documented status and cancel response is what the server answers', async () => {
+  const status = '/api/v1/verifications/{verification_id}'
+  const cancel = '/api/v1/verifications/{verification_id}/cancel'
+  const get = (id: string, key?: string | null) => h.call(`/api/v1/verifications/${id}`, undefined, { method: 'GET', key })
+  const post = (id: string, opts: { key?: string | null; raw?: string; headers?: Record<string, string> } = {}) =>
+    h.call(`/api/v1/verifications/${id}/cancel`, undefined, { raw: opts.raw ?? '', key: opts.key, headers: opts.headers })
+  const pending = (await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })).json.verification_id
+  conforms(status, 'get', await get(pending))
+  conforms(status, 'get', await get('6f1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e5f')) // 404
+  conforms(status, 'get', await get(pending, null)) // 401
+  const disabled = await h.server.admin.createKey({ name: 'off3' })
+  await h.server.admin.setKeyStatus(String(disabled.id), 'disabled')
+  conforms(status, 'get', await get(pending, disabled.key)) // 403
+  conforms(status, 'get', await h.call(`/api/v1/verifications/${pending}`, undefined, { method: 'DELETE' })) // 405
+  conforms(status, 'get', await keyLimited(`/api/v1/verifications/${pending}`, undefined, 'GET')) // 429
+  // A real send shows its delivery.
+  await h.server.admin.addCredits(1)
+  const real = await h.send({ channel: 'sms', recipient: '+14155550177' })
+  await h.server.storage.settled()
+  const shown = await get(real.json.verification_id)
+  expect(shown.json.delivery).toMatchObject({ status: 'accepted', provider: 'recording' })
+  conforms(status, 'get', shown)
+
+  conforms(cancel, 'post', await post(pending, { headers: { 'idempotency-key': 'cancel-1' } })) // 200
+  conforms(cancel, 'post', await post(pending)) // 200, again
+  const used = (await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })).json.verification_id
+  await h.verify({ verification_id: used, code: '123456' })
+  conforms(cancel, 'post', await post(used)) // 409 already approved
+  conforms(cancel, 'post', await post('6f1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e5f')) // 404
+  conforms(cancel, 'post', await post(pending, { raw: '[1]' })) // 400
+  conforms(cancel, 'post', await post(pending, { raw: 'x', headers: { 'content-type': 'text/plain' } })) // 400
+  conforms(cancel, 'post', await post(pending, { headers: { 'idempotency-key': '' } })) // 400
+  conforms(cancel, 'post', await post(pending, { raw: JSON.stringify({ pad: 'x'.repeat(20_000) }) })) // 413
+  conforms(cancel, 'post', await post(pending, { key: null })) // 401
+  conforms(cancel, 'post', await post(pending, { key: disabled.key })) // 403
+  conforms(cancel, 'post', await h.call(`/api/v1/verifications/${pending}/cancel`, undefined, { method: 'GET' })) // 405
+  conforms(cancel, 'post', await post(pending, { raw: '{"a":1}', headers: { 'idempotency-key': 'cancel-1' } })) // 422
+  conforms(cancel, 'post', await keyLimited(`/api/v1/verifications/${pending}/cancel`, {})) // 429
+
+  for (const [path, method] of [[status, 'get'], [cancel, 'post']] as const) {
+    const documented = Object.keys(doc.paths[path][method].responses).filter((s) => s !== '500')
+    expect([...seen].filter((s) => s.startsWith(`${method} ${path} `)).map((s) => s.split(' ')[2]).sort()).toEqual(documented.sort())
+  }
 })
 
 test('operator endpoints and the 404/405 answers match the document', async () => {

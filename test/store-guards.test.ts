@@ -10,7 +10,7 @@ import { afterEach, expect, setDefaultTimeout, test } from 'bun:test'
 import { createHmac } from 'node:crypto'
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { migrationJournal } from '../src/store/sqlite/migrations/index.ts'
+import { migrationFiles, migrationJournal } from '../src/store/sqlite/migrations/index.ts'
 import { cleanUpAfterEach, cliEnv, post, startServer, type CliEnv } from './cli-helpers.ts'
 
 setDefaultTimeout(30_000)
@@ -128,13 +128,22 @@ test('server.secret counts as the secret: a different one is refused naming the 
   )
 })
 
-/** Undoes migration 0004 and those after it: the database as an otpd from before fingerprints left it. */
+/**
+ * Undoes migration 0004 and every later one: the database as an otpd from
+ * before fingerprints left it. Tables that migrations after 0004 made are
+ * dropped too, so that they can be applied again.
+ */
 function withoutFingerprints(db: string): void {
   const migration0004 = migrationJournal.entries.find((e) => e.tag === '0004_settings')!.when
+  const before = new Database(':memory:')
+  for (const e of migrationJournal.entries.filter((e) => e.when < migration0004)) {
+    for (const stmt of migrationFiles[e.tag]!.split('--> statement-breakpoint')) if (stmt.trim()) before.run(stmt)
+  }
+  const tables = (c: Database) => c.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all().map((t) => t.name)
+  const kept = new Set([...tables(before), '__drizzle_migrations'])
+  before.close()
   sql(db, (c) => {
-    c.run('DROP TABLE settings')
-    // Later migrations go too (they run again): 0005 events.
-    for (const t of ['event_deliveries', 'events', 'webhook_endpoints']) c.run(`DROP TABLE IF EXISTS ${t}`)
+    for (const name of tables(c)) if (!kept.has(name)) c.run(`DROP TABLE "${name}"`)
     c.run('DELETE FROM __drizzle_migrations WHERE created_at >= ?', [migration0004])
   })
 }

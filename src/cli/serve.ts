@@ -97,15 +97,16 @@ export function serveCommand(): Command {
 
       // In steps of SWEEP_STEP_ROWS per table, yielding to requests between steps.
       const runSweep = () => {
-        const removed = { verifications: 0, keyHits: 0, recipientFailures: 0 }
+        const removed = { verifications: 0, keyHits: 0, recipientFailures: 0, idempotencyKeys: 0 }
         const step = async () => {
           try {
             const r = await server.sweep(SWEEP_STEP_ROWS)
             removed.verifications += r.verifications
             removed.keyHits += r.keyHits
             removed.recipientFailures += r.recipientFailures
+            removed.idempotencyKeys += r.idempotencyKeys
             if (sweptToBound(r, SWEEP_STEP_ROWS) && !stopping) return void setImmediate(() => void step())
-            if (removed.verifications > 0) logger.info('retention sweep', { ...removed })
+            if (removed.verifications > 0 || removed.idempotencyKeys > 0) logger.info('retention sweep', { ...removed })
           } catch (err) {
             logger.error('retention sweep failed', { error: err instanceof Error ? err.message : String(err) })
           }

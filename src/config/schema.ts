@@ -51,6 +51,9 @@ export const CodesConfig = T.Object({ default_length: T.Integer({ minimum: 4, ma
 
 export const RetentionConfig = T.Object({ days: T.Integer({ minimum: 1, maximum: 36_500, default: 7 }) }, strict)
 
+/** Idempotency-Key records (EXTENSIONS.md section 2) are kept this long after the first request. */
+export const IdempotencyConfig = T.Object({ retention_hours: T.Integer({ minimum: 1, maximum: 8_760, default: 24 }) }, strict)
+
 export const DeliveryConfig = T.Object({ timeout_ms: T.Integer({ minimum: 100, maximum: 300_000, default: 10_000 }) }, strict)
 
 export const ChannelsConfig = T.Object(
@@ -79,6 +82,7 @@ export const Config = T.Object(
     limits: LimitsConfig,
     codes: CodesConfig,
     retention: RetentionConfig,
+    idempotency: IdempotencyConfig,
     delivery: DeliveryConfig,
     channels: ChannelsConfig,
     providers: ProvidersConfig,

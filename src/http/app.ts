@@ -1,5 +1,5 @@
 /**
- * The HTTP applications. The main one: request ids, the two API routes, the
+ * The HTTP applications. The main one: request ids, the API routes, the
  * operator endpoints, and JSON answers for everything else (404 unknown path,
  * 405 wrong method, 500 fault). The admin one (`server.admin_listen`): the
  * operator endpoints alone, /metrics without a token. Both log one line per
@@ -7,7 +7,9 @@
  */
 import { Elysia } from 'elysia'
 import type { Logger } from '../lib/logger.ts'
+import type { CancelService } from '../otp/cancel.ts'
 import type { SendService } from '../otp/send.ts'
+import type { ShowService } from '../otp/show.ts'
 import type { VerifyService } from '../otp/verify.ts'
 import { Msg } from './messages.ts'
 import type { GuardDeps } from './guard.ts'
@@ -15,12 +17,16 @@ import { healthRoutes, metricsRoute, openapiRoute, type OpsDeps } from './ops-ro
 import { errorReply, render } from './reply.ts'
 import { receiptsRoute, type ReceiptRouteDeps } from './receipts-route.ts'
 import { finishRequest, requestIdOf, startNote, type RequestLogDeps } from './request-log.ts'
+import { cancelRoute } from './cancel-route.ts'
 import { sendRoute } from './send-route.ts'
+import { statusRoute } from './status-route.ts'
 import { verifyRoute } from './verify-route.ts'
 
 export interface HttpDeps extends GuardDeps, OpsDeps, ReceiptRouteDeps {
   send: SendService
   verify: VerifyService
+  show: ShowService
+  cancel: CancelService
   logger: Logger
   lockoutSeconds: number
   /** The OpenAPI document served at /api/v1/openapi.json. */
@@ -67,6 +73,8 @@ export function createHttpApp(deps: HttpDeps) {
   const app = base({ logger: deps.logger, metrics: deps.metrics, count: true })
     .use(sendRoute(deps))
     .use(verifyRoute(deps))
+    .use(statusRoute(deps))
+    .use(cancelRoute(deps))
     .use(receiptsRoute(deps))
     .use(healthRoutes(deps))
     .use(openapiRoute(deps.openapi))
@@ -75,7 +83,8 @@ export function createHttpApp(deps: HttpDeps) {
     app.use(metricsRoute(deps, deps.metricsToken))
     ops.push('/metrics')
   }
-  methodNotAllowed(app as unknown as Elysia, ['/api/v1/send', '/api/v1/verify', '/api/v1/receipts/:provider', ...ops])
+  const api = ['/api/v1/send', '/api/v1/verify', '/api/v1/verifications/:id', '/api/v1/verifications/:id/cancel', '/api/v1/receipts/:provider']
+  methodNotAllowed(app as unknown as Elysia, [...api, ...ops])
   return app
 }
 

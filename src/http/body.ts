@@ -20,6 +20,26 @@ export function isJsonContentType(header: string | null): boolean {
 
 export async function readJsonBody(request: Request): Promise<BodyResult> {
   if (!isJsonContentType(request.headers.get('content-type'))) return { ok: false, status: 400, error: Msg.contentType }
+  const bytes = await readBytes(request)
+  return 'ok' in bytes ? bytes : parseObject(bytes)
+}
+
+/**
+ * A body that may be left out (cancel, EXTENSIONS.md section 1): an empty
+ * body (no bytes, or only JSON whitespace) is `{}` whatever its Content-Type;
+ * any other body follows readJsonBody's rules (JSON Content-Type, valid JSON,
+ * an object), with the same messages.
+ */
+export async function readOptionalJsonBody(request: Request): Promise<BodyResult> {
+  const bytes = await readBytes(request)
+  if ('ok' in bytes) return bytes
+  if (bytes.every((b) => b === 0x20 || b === 0x09 || b === 0x0a || b === 0x0d)) return { ok: true, body: {} }
+  if (!isJsonContentType(request.headers.get('content-type'))) return { ok: false, status: 400, error: Msg.contentType }
+  return parseObject(bytes)
+}
+
+/** The body's bytes, at most MAX_BODY_BYTES, or the 413 (or 400 for a body cut off). */
+async function readBytes(request: Request): Promise<Uint8Array | (BodyResult & { ok: false })> {
   const length = request.headers.get('content-length')
   const declared = Number(length ?? 0)
   if (declared > MAX_BODY_BYTES) return { ok: false, status: 413, error: Msg.bodyTooLarge }
@@ -35,6 +55,10 @@ export async function readJsonBody(request: Request): Promise<BodyResult> {
     return { ok: false, status: 400, error: Msg.invalidJson }
   }
   if (bytes === null || bytes.byteLength > MAX_BODY_BYTES) return { ok: false, status: 413, error: Msg.bodyTooLarge }
+  return bytes
+}
+
+function parseObject(bytes: Uint8Array): BodyResult {
   let parsed: unknown
   try {
     parsed = JSON.parse(decoder.decode(bytes))

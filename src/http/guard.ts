@@ -1,12 +1,15 @@
 /**
- * What both endpoints do before their operation, in the order of DECISIONS.md
- * section 1: authentication (401/403) -> per-key limit (429) -> body (400/413).
+ * What the API endpoints do before their operation, in the order of
+ * DECISIONS.md section 1: authentication (401/403) -> per-key limit (429) ->
+ * the Idempotency-Key header where one is taken (400, EXTENSIONS.md section 2)
+ * -> body (400/413). Nothing answered here is stored for an Idempotency-Key.
  */
 import { displayPrefix, KEY_PREFIX, type Authenticator } from '../otp/api-keys.ts'
 import type { KeyLimiter } from '../otp/key-limiter.ts'
 import { keyRateLimitMessage, Msg } from './messages.ts'
 import type { ApiKey } from '../otp/types.ts'
-import { readJsonBody } from './body.ts'
+import { readJsonBody, type BodyResult } from './body.ts'
+import { idempotencyKeyOf } from './idempotency.ts'
 import { errorReply, type Reply } from './reply.ts'
 import { noteOf } from './request-log.ts'
 import type { ServiceMetrics } from './service-metrics.ts'
@@ -21,7 +24,15 @@ export interface GuardDeps {
 // first characters of anything else might be some other secret pasted by mistake.
 const KEY_SHAPE = new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{32,}$`)
 
-export type Admitted = { ok: true; key: ApiKey; body: Record<string, unknown> } | { ok: false; reply: Reply }
+export type Admitted = { ok: true; key: ApiKey; body: Record<string, unknown>; idempotencyKey: string | null } | { ok: false; reply: Reply }
+export type Authenticated = { ok: true; key: ApiKey } | { ok: false; reply: Reply }
+
+export interface AdmitOptions {
+  /** The route takes an Idempotency-Key header (send, verify, cancel). */
+  idempotent?: boolean
+  /** How the body is read (cancel's may be empty). */
+  readBody?: (request: Request) => Promise<BodyResult>
+}
 
 /** The key from `Authorization: Bearer` (which wins) or `x-api-key`; null when none was given. */
 export function presentedKey(headers: Headers): string | null {
@@ -34,7 +45,8 @@ export function presentedKey(headers: Headers): string | null {
   return header ? header : null
 }
 
-export async function admit(deps: GuardDeps, request: Request): Promise<Admitted> {
+/** Authentication and the per-key limit as far as it is known without the database; no body is read. */
+export async function authenticate(deps: GuardDeps, request: Request): Promise<Authenticated> {
   const raw = presentedKey(request.headers)
   if (raw === null) return { ok: false, reply: errorReply(401, Msg.keyRequired) }
   if (KEY_SHAPE.test(raw)) noteOf(request).keyPrefix = displayPrefix(raw)
@@ -48,9 +60,21 @@ export async function admit(deps: GuardDeps, request: Request): Promise<Admitted
     deps.metrics.rateLimited('key')
     return { ok: false, reply: keyLimitedReply(admission.max, admission.retryAfter) }
   }
-  const body = await readJsonBody(request)
+  return { ok: true, key: auth.key }
+}
+
+export async function admit(deps: GuardDeps, request: Request, opts: AdmitOptions = {}): Promise<Admitted> {
+  const auth = await authenticate(deps, request)
+  if (!auth.ok) return auth
+  let idempotencyKey: string | null = null
+  if (opts.idempotent) {
+    const header = idempotencyKeyOf(request.headers)
+    if (!header.ok) return { ok: false, reply: await counted(deps, auth.key, errorReply(400, Msg.idempotencyKey)) }
+    idempotencyKey = header.key
+  }
+  const body = await (opts.readBody ?? readJsonBody)(request)
   if (!body.ok) return { ok: false, reply: await counted(deps, auth.key, errorReply(body.status, body.error)) }
-  return { ok: true, key: auth.key, body: body.body }
+  return { ok: true, key: auth.key, body: body.body, idempotencyKey }
 }
 
 export function keyLimitedReply(max: number, retryAfter: number): Reply {

@@ -33,14 +33,18 @@ export const Msg = {
   alreadyUsed: 'Code already used',
   metricsTokenRequired: 'Metrics token is required. Provide it via Authorization: Bearer <token>',
   metricsTokenInvalid: 'Invalid metrics token',
-  /** A delivery receipt whose vendor signature is missing or wrong (EXTENSIONS.md section 4). */
-  invalidSignature: 'Invalid signature',
-  // Issue 23 (EXTENSIONS.md sections 2 and 5), written for the OpenAPI document; the routes of those sections use the same.
   idempotencyKey: 'Idempotency-Key must be 1-255 visible ASCII characters',
-  idempotencyMismatch: 'Idempotency-Key was already used with a different request',
+  idempotencyConflict: 'Idempotency-Key was already used with a different request',
   idempotencyInProgress: 'A request with this Idempotency-Key is still in progress',
   ip: 'ip must be a valid IPv4 or IPv6 address',
+  /** A delivery receipt whose vendor signature is missing or wrong (EXTENSIONS.md section 4). */
+  invalidSignature: 'Invalid signature',
 } as const
+
+/** Cancel of a verification that ended otherwise (EXTENSIONS.md section 1). */
+export function alreadyEndedMessage(status: string): string {
+  return `Verification is already ${status}`
+}
 
 export function keyRateLimitMessage(max: number, seconds: number): string {
   return `Rate limit exceeded: Maximum ${max} requests per minute. Please try again in ${seconds} seconds.`
@@ -61,27 +65,3 @@ export function notReadyMessage(failing: string[]): string {
   return `Not ready: ${failing.join(', ')}`
 }
 
-/** EXTENSIONS.md section 1: cancel of a verification that is `approved`, `expired` or `failed`. */
-export function alreadyFinalMessage(status: 'approved' | 'expired' | 'failed'): string {
-  return `Verification is already ${status}`
-}
-
-/** EXTENSIONS.md section 5, rule 1 (403). */
-export function countryBlockedMessage(country: string): string {
-  return `Sending to this destination country is not allowed: ${country}`
-}
-
-/** EXTENSIONS.md section 5, rule 2 (429). */
-export function ipRateLimitMessage(max: number, seconds: number): string {
-  return `Rate limit exceeded: Maximum ${max} verification codes per hour for this IP address. Please try again in ${seconds} seconds.`
-}
-
-/** EXTENSIONS.md section 5, rules 3 and 4 (429). */
-export function pumpingBlockedMessage(seconds: number): string {
-  return `Sending to this destination is temporarily blocked (suspected SMS pumping). Please try again in ${seconds} seconds.`
-}
-
-/** EXTENSIONS.md section 5, rule 5 (429). */
-export function dailyCreditLimitMessage(max: number, seconds: number): string {
-  return `Daily credit limit of ${max} reached for this account. Please try again in ${seconds} seconds.`
-}

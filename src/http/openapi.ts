@@ -99,7 +99,7 @@ const idempotencyErrors = (extra409: Message[] = []) => ({
   '409': errors('The first request with this Idempotency-Key is still running' + (extra409.length ? ', or the verification is over' : ''), [...extra409, Msg.idempotencyInProgress], {
     replay: true,
   }),
-  '422': errors('This Idempotency-Key was used with another body', [Msg.idempotencyMismatch]),
+  '422': errors('This Idempotency-Key was used with another body', [Msg.idempotencyConflict]),
 })
 const auth = {
   '401': errors('No API key, or an unknown or revoked one', [Msg.keyRequired, Msg.keyInvalid]),
@@ -277,7 +277,7 @@ export function buildOpenApi(version: string): Json {
     requestBody: { required: false, content: { 'application/json': { schema: ref('CancelBody'), example: {} } } },
     responses: {
       '200': response('Canceled', ref('CancelResponse'), { success: true, verification_id: VERIFICATION_ID, status: 'canceled', request_id: REQUEST_ID }, { replay: true }),
-      '400': errors('A body that is not a JSON object, or a bad Idempotency-Key', [Msg.invalidJson, Msg.notObject, Msg.idempotencyKey]),
+      '400': errors('A body that is not empty nor a JSON object, or a bad Idempotency-Key', [Msg.contentType, Msg.invalidJson, Msg.notObject, Msg.idempotencyKey]),
       ...auth,
       '403': errors('The API key is disabled', [Msg.keyDisabled]),
       '404': errors('No such verification for this key', [Msg.verificationNotFound, Msg.notFound], { replay: true }),

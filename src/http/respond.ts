@@ -6,10 +6,12 @@ import type { Logger } from '../lib/logger.ts'
 import { errorReply, render, type Reply } from './reply.ts'
 import { requestIdOf } from './request-log.ts'
 
-export async function respond(logger: Logger, request: Request, fallback: string, run: (requestId: string) => Promise<Reply>): Promise<Response> {
+export async function respond(logger: Logger, request: Request, fallback: string, run: (requestId: string) => Promise<Reply | Response>): Promise<Response> {
   const requestId = requestIdOf(request)
   try {
-    return render(await run(requestId), requestId)
+    const out = await run(requestId)
+    // A Response is a stored answer replayed as it is (reply.ts renderReplay).
+    return out instanceof Response ? out : render(out, requestId)
   } catch (err) {
     // The cause in the message, so the logger's repeat limit (one line per 10 s) holds back the same fault only;
     // the stack is for debugging, at debug level.

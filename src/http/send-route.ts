@@ -1,4 +1,4 @@
-/** POST /api/v1/send (spec 4.1). */
+/** POST /api/v1/send (spec 4.1), with an optional Idempotency-Key (EXTENSIONS.md section 2). */
 import { Elysia } from 'elysia'
 import type { Logger } from '../lib/logger.ts'
 import { maskRecipient } from '../lib/mask.ts'
@@ -6,6 +6,7 @@ import { Msg, recipientRateLimitMessage } from './messages.ts'
 import type { SendOutcome, SendService } from '../otp/send.ts'
 import type { SendInput } from '../otp/types.ts'
 import { admit, counted, keyLimitedReply, type GuardDeps } from './guard.ts'
+import { idempotencyReply, idempotentRequest, isIdempotencyOutcome } from './idempotency.ts'
 import { errorReply, type Reply } from './reply.ts'
 import { noteOf } from './request-log.ts'
 import { respond } from './respond.ts'
@@ -52,14 +53,18 @@ export function sendRoute(deps: GuardDeps & { send: SendService; logger: Logger 
     '/api/v1/send',
     ({ request }) =>
       respond(deps.logger, request, Msg.sendFailed, async (requestId) => {
-        const a = await admit(deps, request)
+        const a = await admit(deps, request, { idempotent: true })
         if (!a.ok) return a.reply
         const note = noteOf(request)
         if (typeof a.body.recipient === 'string') note.recipient = maskRecipient(a.body.recipient)
         const input = validateSend(a.body)
         if (!input.ok) return counted(deps, a.key, errorReply(400, input.error))
         note.channel = input.value.channel
-        const outcome = await deps.send.send(a.key, input.value, requestId)
+        const outcome = await deps.send.send(a.key, input.value, requestId, idempotentRequest(request, '/api/v1/send', a.key, a.idempotencyKey, a.body, requestId, sendReply))
+        if (isIdempotencyOutcome(outcome)) {
+          note.outcome = outcome.kind
+          return idempotencyReply(outcome)
+        }
         // The log says what the metrics say: a test recipient's send is `test`, not `sent`.
         note.outcome = outcome.kind === 'sent' && outcome.test ? 'test' : outcome.kind
         countSend(deps.metrics, input.value, outcome)

@@ -1,9 +1,10 @@
-/** POST /api/v1/verify (spec 4.2). */
+/** POST /api/v1/verify (spec 4.2), with an optional Idempotency-Key (EXTENSIONS.md section 2). */
 import { Elysia } from 'elysia'
 import type { Logger } from '../lib/logger.ts'
 import { lockoutMessage, Msg } from './messages.ts'
 import type { VerifyOutcome, VerifyService } from '../otp/verify.ts'
 import { admit, counted, keyLimitedReply, type GuardDeps } from './guard.ts'
+import { idempotencyReply, idempotentRequest, isIdempotencyOutcome } from './idempotency.ts'
 import { errorReply, type Reply } from './reply.ts'
 import { noteOf } from './request-log.ts'
 import { respond } from './respond.ts'
@@ -35,17 +36,19 @@ export function verifyRoute(deps: GuardDeps & { verify: VerifyService; lockoutSe
   return new Elysia({ name: 'verify-route' }).post(
     '/api/v1/verify',
     ({ request }) =>
-      respond(deps.logger, request, Msg.internal, async () => {
-        const a = await admit(deps, request)
+      respond(deps.logger, request, Msg.internal, async (requestId) => {
+        const a = await admit(deps, request, { idempotent: true })
         if (!a.ok) return a.reply
         const input = validateVerify(a.body)
         if (!input.ok) return counted(deps, a.key, errorReply(400, input.error))
-        const outcome = await deps.verify.verify(a.key, input.value)
+        const reply = (o: VerifyOutcome) => verifyReply(o, deps.lockoutSeconds)
+        const outcome = await deps.verify.verify(a.key, input.value, idempotentRequest(request, '/api/v1/verify', a.key, a.idempotencyKey, a.body, requestId, reply))
         noteOf(request).outcome = outcome.kind
+        if (isIdempotencyOutcome(outcome)) return idempotencyReply(outcome)
         if (outcome.kind === 'key_limited') deps.metrics.rateLimited('key')
         else deps.metrics.verify(outcome.kind)
         if (outcome.kind === 'locked') deps.metrics.rateLimited(outcome.cause === 'attempts' ? 'lockout' : 'recipient_failures')
-        return verifyReply(outcome, deps.lockoutSeconds)
+        return reply(outcome)
       }),
     { parse: 'none' },
   )

@@ -7,6 +7,7 @@
  */
 import type { Clock } from '../lib/clock.ts'
 import type { EventType, NewEvent, Repos, Storage, VerificationStatus } from './ports.ts'
+import { decideStatus } from './status.ts'
 import type { Verification } from './types.ts'
 
 export const EVENT_TYPES: readonly EventType[] = [
@@ -23,17 +24,12 @@ export const EVENT_TYPES: readonly EventType[] = [
 ]
 
 /**
- * The section 1 status of a verification as this row shows it at `now`.
- * `canceled` is the caller's to say (it passes the status itself), and the
- * recipient-wide lockout (DECISIONS 10) is not looked up here: an event
- * reports the verification's own state.
+ * The section 1 status of a verification as this row shows it at `now`
+ * (status.ts). The recipient-wide lockout (DECISIONS 10) is not looked up
+ * here: an event reports the verification's own state.
  */
 export function statusAt(v: Verification, now: number): VerificationStatus {
-  if (v.status === 'failed') return 'failed'
-  if (v.usedAt !== null) return 'approved'
-  if (now >= v.expiresAt) return 'expired'
-  if (v.lockedUntil !== null && now < v.lockedUntil) return 'locked'
-  return 'pending'
+  return decideStatus(v, now, false)
 }
 
 /** Adds an event about `v` (the row after the change) to the outbox of the running transaction. */

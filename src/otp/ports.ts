@@ -43,6 +43,7 @@ export interface Repos {
   admin: AdminRepo
   events: EventOutbox
   webhooks: WebhookRepo
+  idempotency: IdempotencyStore
 }
 
 /** The event types of EXTENSIONS.md section 3. */
@@ -127,9 +128,11 @@ export interface VerificationStore {
    * made before ids carried row numbers.
    */
   findForKey(id: string, seq: number | null, keyId: number): Promise<Verification | undefined>
-  /** Creation times (ascending) of active, non-test sends to a recipient since `since`. */
+  /** Creation times (ascending) of non-test sends to a recipient since `since` that did not fail (canceled ones count). */
   recipientSendTimes(recipientHash: Uint8Array, since: number): Promise<number[]>
   markUsed(seq: number, at: number): Promise<void>
+  /** Takes the verification out of use as `canceled` (verify then answers 404). */
+  cancel(seq: number): Promise<void>
   setAttempts(seq: number, failedAttempts: number, lockedUntil: number | null): Promise<void>
   /**
    * Records how a delivery ended. `failed` also takes the verification out of
@@ -147,6 +150,51 @@ export interface VerificationStore {
   recordReceipt(seq: number, state: ReceiptState, provider: string, at: number): Promise<boolean>
   /** Charged sends still `sending` that were created at or before `before`, oldest first, at most `limit`. */
   unsettled(before: number, limit: number): Promise<UnsettledSend[]>
+}
+
+/**
+ * A response stored for an Idempotency-Key (EXTENSIONS.md section 2): the
+ * status and the exact body text the first request answered. The domain
+ * stores and returns it without reading it; the HTTP layer makes and replays it.
+ */
+export interface StoredAnswer {
+  status: number
+  body: string
+}
+
+/** What an Idempotency-Key is scoped to: the API key, the method and the path. */
+export interface IdempotencyScope {
+  keyId: number
+  method: string
+  path: string
+  key: string
+}
+
+export interface IdempotencyRecord {
+  /** Keyed hash of the first request's canonical body. */
+  fingerprint: Uint8Array
+  /**
+   * `running`: a send whose delivery is under way; `answer` is what it answers
+   * once in force. `done`: `answer` is the stored response.
+   */
+  state: 'running' | 'done'
+  answer: StoredAnswer
+  createdAt: number
+}
+
+export interface IdempotencyStore {
+  /** The record of this scope made after `since` (an older one has expired and counts as none). */
+  find(scope: IdempotencyScope, since: number): Promise<IdempotencyRecord | undefined>
+  /**
+   * Records the first request of a scope, replacing an expired record.
+   * `verificationSeq` names the send whose delivery settles a `running` record.
+   */
+  save(scope: IdempotencyScope, record: IdempotencyRecord, verificationSeq: number | null): Promise<void>
+  /**
+   * The send `verificationSeq` is settled: its `running` record becomes `done`,
+   * with `answer`, or with the answer it holds when null. Nothing when none is running.
+   */
+  settle(verificationSeq: number, answer: StoredAnswer | null): Promise<void>
 }
 
 export interface LedgerEntry {

@@ -14,6 +14,7 @@ import type { Clock } from '../lib/clock.ts'
 import type { VerificationIds } from '../lib/verification-id.ts'
 import { emit } from './events.ts'
 import type { Storage } from './ports.ts'
+import { decideStatus } from './status.ts'
 import type { ReceiptState, Verification } from './types.ts'
 
 /** A receipt as it arrived; the delivery layer's readers (delivery/receipts.ts) check and read it. */
@@ -74,9 +75,12 @@ export class ReceiptService {
       // A receipt that outran the send's own record of `accepted` (which now
       // changes nothing, and so reports nothing) first says what that record
       // would have: a provider took the message.
-      if (v.delivery === 'sending') await emit(r, 'verification.sent', { ...v, delivery: 'accepted', deliveryProvider: receipt.provider, deliveryUpdatedAt: now }, now, { provider: receipt.provider })
+      // A receipt changes no section 1 status; a canceled verification still takes one (the message went out).
+      const status = decideStatus(v, now, false)
+      const extra = { provider: receipt.provider }
+      if (v.delivery === 'sending') await emit(r, 'verification.sent', { ...v, delivery: 'accepted', deliveryProvider: receipt.provider, deliveryUpdatedAt: now }, now, extra, status)
       const after: Verification = { ...v, delivery: receipt.state, deliveryProvider: receipt.provider, deliveryUpdatedAt: now }
-      await emit(r, receipt.state === 'delivered' ? 'verification.delivered' : 'verification.undelivered', after, now, { provider: receipt.provider })
+      await emit(r, receipt.state === 'delivered' ? 'verification.delivered' : 'verification.undelivered', after, now, extra, status)
       return 'recorded'
     })
   }

@@ -9,6 +9,9 @@
  *
  * Each refund is its own transaction that first checks the send is still
  * `sending`, so two processes (or nodes) recovering at once refund it once.
+ * The same transaction settles the send's Idempotency-Key record, if any,
+ * with the 200 it holds: the send is in force, and a replay answers it
+ * instead of "still in progress" (idempotency.ts).
  */
 import type { Clock } from '../lib/clock.ts'
 import type { Logger } from '../lib/logger.ts'

@@ -6,6 +6,10 @@
  * records the verification with its debit and delivery `sending`; the second
  * records the outcome (accepted, or failed and refunded). A process that stops
  * in between leaves the send `sending`, and recovery (recovery.ts) refunds it.
+ *
+ * With an Idempotency-Key (idempotency.ts) the first transaction also checks
+ * the key and records it: `done` with an answer decided there, or `running`
+ * until the second transaction (or recovery) settles the delivery.
  */
 import type { Clock } from '../lib/clock.ts'
 import type { Logger } from '../lib/logger.ts'
@@ -14,8 +18,9 @@ import { randomDigits } from '../lib/random.ts'
 import type { Hasher } from '../lib/secrets.ts'
 import type { VerificationIds } from '../lib/verification-id.ts'
 import { emit } from './events.ts'
+import type { Idempotency, IdempotencyOutcome, IdempotentRequest } from './idempotency.ts'
 import type { KeyLimiter } from './key-limiter.ts'
-import type { Delivery, Repos, Storage } from './ports.ts'
+import type { Delivery, Repos, Storage, StoredAnswer } from './ports.ts'
 import { normalizeRecipient, TEST_CODE, testModeOf } from './test-recipients.ts'
 import type { ApiKey, Channel, Limits, SendInput, Verification } from './types.ts'
 import { secondsUntil, waitForRoom } from './windows.ts'
@@ -53,12 +58,13 @@ export interface SendDeps {
   limits: Limits
   limiter: KeyLimiter
   defaultCodeLength: number
+  idempotency: Idempotency
 }
 
 export class SendService {
   constructor(private readonly d: SendDeps) {}
 
-  async send(key: ApiKey, input: SendInput, requestId: string): Promise<SendOutcome> {
+  async send(key: ApiKey, input: SendInput, requestId: string, idem?: IdempotentRequest<SendOutcome>): Promise<SendOutcome | IdempotencyOutcome> {
     const { d } = this
     const normalized = normalizeRecipient(input.channel, input.recipient)
     // Keyed by account: one account's counters never touch another's, and the hash alone names the subject.
@@ -99,28 +105,38 @@ export class SendService {
       return a.ok ? null : { kind: 'key_limited', max: a.max, retryAfter: a.retryAfter }
     }
 
+    const sent = (v: Verification): SendOutcome => ({ kind: 'sent', verificationId: v.id, expiresAt: v.expiresAt, test: v.testMode !== null })
+
     if (testMode !== null) {
       // Test recipients: no delivery, no credit, no per-recipient limit; a custom code is ignored.
-      const v = await d.storage.write(async (r): Promise<SendOutcome | Verification> => {
+      return d.storage.write(async (r) => {
         const limited = await keyLimited(r)
         if (limited) return limited
-        const v = await build(r, d.clock.now(), TEST_CODE)
-        await r.verifications.insert(v)
-        await emit(r, 'verification.sent', v, v.createdAt, { provider: null })
-        return v
+        const now = d.clock.now()
+        return d.idempotency.once(r, idem, now, async () => {
+          const v = await build(r, now, TEST_CODE)
+          await r.verifications.insert(v)
+          await emit(r, 'verification.sent', v, v.createdAt, { provider: null })
+          return sent(v)
+        })
       })
-      if ('kind' in v) return v
-      return { kind: 'sent', verificationId: v.id, expiresAt: v.expiresAt, test: true }
     }
 
     // Limits, credit and the new verification in one transaction: concurrent
     // sends cannot both see the last free slot or the last credit. A run of
     // it again draws a new code with its new hash: the last run is the one kept.
     let code = ''
-    const reserved = await d.storage.write(async (r): Promise<SendOutcome | Verification> => {
+    const reserved = await d.storage.write(async (r): Promise<SendOutcome | IdempotencyOutcome | Verification> => {
       const limited = await keyLimited(r)
       if (limited) return limited
       const now = d.clock.now()
+      const earlier = idem ? await d.idempotency.check(r, idem, now) : null
+      if (earlier) return earlier
+      // An answer decided here is stored here.
+      const decided = async (o: SendOutcome): Promise<SendOutcome> => {
+        if (idem) await d.idempotency.record(r, idem, o, now)
+        return o
+      }
       code = input.code ?? randomDigits((await r.credits.codeLength(key.accountId)) ?? d.defaultCodeLength)
       const times = await r.verifications.recipientSendTimes(recipientHash, now - LONGEST_WINDOW_MS)
       let worst: { max: number; period: string; wait: number } | null = null
@@ -130,10 +146,11 @@ export class SendService {
         const wait = waitForRoom(inWindow, w.ms, max, now)
         if (wait > 0 && (worst === null || wait > worst.wait)) worst = { max, period: w.period, wait }
       }
-      if (worst) return { kind: 'recipient_limited', max: worst.max, period: worst.period, retryAfter: secondsUntil(worst.wait) }
+      if (worst) return decided({ kind: 'recipient_limited', max: worst.max, period: worst.period, retryAfter: secondsUntil(worst.wait) })
       const v = await build(r, now, code)
-      if (!(await r.credits.debit({ accountId: key.accountId, amount: 1, verificationId: v.id, at: now }))) return { kind: 'no_credits' }
+      if (!(await r.credits.debit({ accountId: key.accountId, amount: 1, verificationId: v.id, at: now }))) return decided({ kind: 'no_credits' })
       await r.verifications.insert(v)
+      if (idem) await d.idempotency.reserve(r, idem, sent(v), now, v.seq)
       return v
     })
     if ('kind' in reserved) return reserved
@@ -153,7 +170,9 @@ export class SendService {
     } catch (err) {
       // Refunded and out of use. If this transaction fails, the send stays
       // `sending` and recovery refunds it once the delivery timeout is past.
-      await refundUnsettled(d.storage, reserved, 'failed', d.clock.now(), reserved)
+      const refunded = await refundUnsettled(d.storage, reserved, 'failed', d.clock.now(), idem?.answer({ kind: 'delivery_failed' }), reserved)
+      // Recovery settled it first (as `unknown`, in force): the stored answer is the send's 200, and so is this one.
+      if (!refunded && idem) return sent(reserved)
       d.logger.error('delivery failed; credit refunded', {
         request_id: requestId,
         channel: input.channel,
@@ -169,13 +188,18 @@ export class SendService {
     // commit), the send stays `sending` and recovery refunds it as `unknown`:
     // the one way a fault can cost the operator a credit, never the client.
     // A clean stop writes it first (Server.shutdown waits for queued writes).
-    d.storage
+    // With an Idempotency-Key the answer waits for it: a replay that follows
+    // the answer then finds the stored answer, not "in progress". If it is
+    // lost, recovery makes the record `done` with the same 200.
+    const settled = d.storage
       .write(async (r) => {
         const now = d.clock.now()
-        if (!(await r.verifications.settleDelivery(reserved.seq, 'accepted', provider, now))) return
-        // The row as it is now (a verify may already have used it).
-        const v = await r.verifications.findForKey(reserved.id, reserved.seq, reserved.keyId)
-        if (v) await emit(r, 'verification.sent', v, now, { provider })
+        if (await r.verifications.settleDelivery(reserved.seq, 'accepted', provider, now)) {
+          // The row as it is now (a verify may already have used it).
+          const v = await r.verifications.findForKey(reserved.id, reserved.seq, reserved.keyId)
+          if (v) await emit(r, 'verification.sent', v, now, { provider })
+        }
+        if (idem) await r.idempotency.settle(reserved.seq, null)
       })
       .catch((err: unknown) =>
         d.logger.error('delivered, but the outcome could not be recorded: recovery will record it as unknown and refund the credit', {
@@ -185,8 +209,9 @@ export class SendService {
           error: err instanceof Error ? err.message : String(err),
         }),
       )
+    if (idem) await settled
     d.logger.debug('delivered', { request_id: requestId, channel: input.channel, provider, recipient: reserved.recipientMask })
-    return { kind: 'sent', verificationId: reserved.id, expiresAt: reserved.expiresAt, test: false }
+    return sent(reserved)
   }
 }
 
@@ -198,12 +223,17 @@ export class SendService {
  * events (approved, expired) still come. Only a send still
  * `sending` is refunded: one already settled (by another process's recovery)
  * is left as it is. True when this call refunded it.
+ *
+ * Its Idempotency-Key record, if any, is settled in the same transaction:
+ * with `answer` (a failed send's 500), or with the answer it holds (the 200 of
+ * a send in force, for `unknown`).
  */
 export function refundUnsettled(
   storage: Storage,
   v: { seq: number; id: string; accountId: number },
   state: 'failed' | 'unknown',
   now: number,
+  answer?: StoredAnswer,
   /** The verification, for a `failed` one's `verification.delivery_failed` event. */
   report?: Verification,
 ): Promise<boolean> {
@@ -214,6 +244,7 @@ export function refundUnsettled(
       const after: Verification = { ...report, status: 'failed', delivery: 'failed', deliveryUpdatedAt: now }
       await emit(r, 'verification.delivery_failed', after, now)
     }
+    await r.idempotency.settle(v.seq, answer ?? null)
     return true
   })
 }

@@ -44,7 +44,8 @@ export interface Verification {
   /** HMAC of the id and the code. */
   codeHash: Uint8Array
   testMode: TestMode | null
-  status: 'active' | 'failed'
+  /** `failed`: no provider took it (refunded); `canceled`: withdrawn by the client. Either is out of use (verify answers 404). */
+  status: 'active' | 'failed' | 'canceled'
   charged: boolean
   createdAt: number
   expiresAt: number

@@ -8,11 +8,13 @@ import type { Clock } from '../lib/clock.ts'
 import type { Hasher } from '../lib/secrets.ts'
 import type { VerificationIds } from '../lib/verification-id.ts'
 import { emit } from './events.ts'
+import type { Idempotency, IdempotencyOutcome, IdempotentRequest } from './idempotency.ts'
 import type { KeyLimiter } from './key-limiter.ts'
-import type { Storage } from './ports.ts'
+import type { Repos, Storage } from './ports.ts'
 import { HASH_PURPOSE_CODE } from './send.ts'
+import { recipientCapWait } from './status.ts'
 import type { ApiKey, Limits, VerifyInput } from './types.ts'
-import { secondsUntil, waitForRoomInLog } from './windows.ts'
+import { secondsUntil } from './windows.ts'
 
 export type VerifyOutcome =
   | { kind: 'key_limited'; max: number; retryAfter: number }
@@ -24,8 +26,6 @@ export type VerifyOutcome =
   /** `attempts`: this verification's own lockout; `recipient_failures`: the 24 h cap across the recipient's verifications. */
   | { kind: 'locked'; retryAfter: number; cause: 'attempts' | 'recipient_failures' }
 
-const FAILURE_WINDOW_MS = 86_400_000
-
 export interface VerifyDeps {
   storage: Storage
   hasher: Hasher
@@ -33,46 +33,54 @@ export interface VerifyDeps {
   clock: Clock
   limits: Limits
   limiter: KeyLimiter
+  idempotency: Idempotency
 }
 
 export class VerifyService {
   constructor(private readonly d: VerifyDeps) {}
 
-  verify(key: ApiKey, input: VerifyInput): Promise<VerifyOutcome> {
+  verify(key: ApiKey, input: VerifyInput, idem?: IdempotentRequest<VerifyOutcome>): Promise<VerifyOutcome | IdempotencyOutcome> {
     const { d } = this
-    return d.storage.write(async (r): Promise<VerifyOutcome> => {
+    return d.storage.write(async (r) => {
       const admission = await d.limiter.admit(r, key.id)
-      if (!admission.ok) return { kind: 'key_limited', max: admission.max, retryAfter: admission.retryAfter }
+      if (!admission.ok) return { kind: 'key_limited', max: admission.max, retryAfter: admission.retryAfter } as const
       const now = d.clock.now()
-      const v = await r.verifications.findForKey(input.verificationId, d.ids.seqOf(input.verificationId), key.id)
-      if (!v || v.status === 'failed') return { kind: 'not_found' }
-      if (v.usedAt !== null) return { kind: 'already_used' }
-      if (now >= v.expiresAt) return { kind: 'expired' }
-
-      let attempts = v.failedAttempts
-      if (v.lockedUntil !== null) {
-        if (now < v.lockedUntil) return { kind: 'locked', retryAfter: secondsUntil(v.lockedUntil - now), cause: 'attempts' }
-        attempts = 0 // the lock has ended: the counter starts again
-        await r.verifications.setAttempts(v.seq, 0, null)
-      }
-      const capWait = await waitForRoomInLog(r.failures, v.recipientHash, FAILURE_WINDOW_MS, d.limits.recipientFailuresPerDay, now)
-      if (capWait > 0) return { kind: 'locked', retryAfter: secondsUntil(capWait), cause: 'recipient_failures' }
-
-      const correct = v.testMode !== 'fail' && d.hasher.matches(HASH_PURPOSE_CODE, `${v.id}:${input.code}`, v.codeHash)
-      if (correct) {
-        await r.verifications.markUsed(v.seq, now)
-        await emit(r, 'verification.approved', { ...v, usedAt: now, failedAttempts: 0, lockedUntil: null }, now)
-        return { kind: 'verified' }
-      }
-      attempts += 1
-      const lockedUntil = attempts >= d.limits.maxFailedAttempts ? now + d.limits.lockoutSeconds * 1000 : null
-      await r.verifications.setAttempts(v.seq, attempts, lockedUntil)
-      // Failures per recipient hash (keyed by account), across verifications: the 24 h cap.
-      await r.failures.record(v.recipientHash, now)
-      const after = { ...v, failedAttempts: attempts, lockedUntil }
-      await emit(r, 'verification.attempt_failed', after, now, { failed_attempts: attempts })
-      if (lockedUntil !== null) await emit(r, 'verification.locked', after, now, { retry_after: d.limits.lockoutSeconds })
-      return { kind: 'invalid_code' }
+      // With an Idempotency-Key, a repeated request answers what the first one did: no second attempt.
+      return d.idempotency.once(r, idem, now, () => this.attempt(r, key, input, now))
     })
+  }
+
+  private async attempt(r: Repos, key: ApiKey, input: VerifyInput, now: number): Promise<VerifyOutcome> {
+    const { d } = this
+    const v = await r.verifications.findForKey(input.verificationId, d.ids.seqOf(input.verificationId), key.id)
+    // A failed delivery or a canceled verification is out of use.
+    if (!v || v.status !== 'active') return { kind: 'not_found' }
+    if (v.usedAt !== null) return { kind: 'already_used' }
+    if (now >= v.expiresAt) return { kind: 'expired' }
+
+    let attempts = v.failedAttempts
+    if (v.lockedUntil !== null) {
+      if (now < v.lockedUntil) return { kind: 'locked', retryAfter: secondsUntil(v.lockedUntil - now), cause: 'attempts' }
+      attempts = 0 // the lock has ended: the counter starts again
+      await r.verifications.setAttempts(v.seq, 0, null)
+    }
+    const capWait = await recipientCapWait(r, v, d.limits, now)
+    if (capWait > 0) return { kind: 'locked', retryAfter: secondsUntil(capWait), cause: 'recipient_failures' }
+
+    const correct = v.testMode !== 'fail' && d.hasher.matches(HASH_PURPOSE_CODE, `${v.id}:${input.code}`, v.codeHash)
+    if (correct) {
+      await r.verifications.markUsed(v.seq, now)
+      await emit(r, 'verification.approved', { ...v, usedAt: now, failedAttempts: 0, lockedUntil: null }, now)
+      return { kind: 'verified' }
+    }
+    attempts += 1
+    const lockedUntil = attempts >= d.limits.maxFailedAttempts ? now + d.limits.lockoutSeconds * 1000 : null
+    await r.verifications.setAttempts(v.seq, attempts, lockedUntil)
+    // Failures per recipient hash (keyed by account), across verifications: the 24 h cap.
+    await r.failures.record(v.recipientHash, now)
+    const after = { ...v, failedAttempts: attempts, lockedUntil }
+    await emit(r, 'verification.attempt_failed', after, now, { failed_attempts: attempts })
+    if (lockedUntil !== null) await emit(r, 'verification.locked', after, now, { retry_after: d.limits.lockoutSeconds })
+    return { kind: 'invalid_code' }
   }
 }

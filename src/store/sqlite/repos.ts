@@ -4,6 +4,7 @@ import { SqliteAdminStore, SqliteCreditStore, SqliteKeyStore } from './admin-sto
 import type { Db } from './db.ts'
 import { RecipientFailureLog, SqliteKeyHitLog } from './event-logs.ts'
 import { SqliteEventOutbox } from './event-store.ts'
+import { SqliteIdempotencyStore } from './idempotency-store.ts'
 import type { StaleSource } from './stale.ts'
 import { SqliteVerificationStore } from './verification-store.ts'
 import { SqliteWebhookRepo } from './webhook-store.ts'
@@ -20,5 +21,6 @@ export function sqliteRepos(db: Db, stale: StaleSource): Repos {
     admin: new SqliteAdminStore(db, () => credits.forgetCodeLengths()),
     events: new SqliteEventOutbox(db),
     webhooks: new SqliteWebhookRepo(db),
+    idempotency: new SqliteIdempotencyStore(db),
   }
 }

@@ -78,8 +78,8 @@ export const verifications = sqliteTable(
     codeHash: blob('code_hash', { mode: 'buffer' }).notNull(),
     /** Test recipient behaviour, or null for a real send. */
     testMode: text('test_mode', { enum: ['success', 'fail', 'expired'] }),
-    /** `failed` = delivery failed and the credit was refunded; verify answers 404. */
-    status: text('status', { enum: ['active', 'failed'] })
+    /** `failed` = delivery failed and the credit was refunded; `canceled` = withdrawn by the client. Verify answers 404 to both. */
+    status: text('status', { enum: ['active', 'failed', 'canceled'] })
       .notNull()
       .default('active'),
     /** Whether a credit was debited for this send (false for test recipients). */
@@ -224,5 +224,49 @@ export const eventDeliveries = sqliteTable(
   ],
 )
 
-export const schema = { accounts, apiKeys, creditLedger, verifications, verificationLegacyIds, keyHits, recipientFailures, webhookEndpoints, events, eventDeliveries }
+/**
+ * Idempotency-Key records (EXTENSIONS.md section 2, otp/idempotency.ts): one
+ * per API key, method, path and key, taken in the operation's write
+ * transaction, so concurrent requests and other processes see it. The body is
+ * kept as a keyed hash only; the stored response (`status`, `body`, the exact
+ * text answered) holds no secret. A `running` record belongs to the send
+ * `verification_seq`, whose settlement (or recovery) makes it `done`. The
+ * retention sweep deletes records `idempotency.retention_hours` after
+ * `created_at`.
+ */
+export const idempotencyKeys = sqliteTable(
+  'idempotency_keys',
+  {
+    keyId: integer('key_id').notNull(),
+    method: text('method').notNull(),
+    path: text('path').notNull(),
+    idempotencyKey: text('idempotency_key').notNull(),
+    fingerprint: blob('fingerprint', { mode: 'buffer' }).notNull(),
+    state: text('state', { enum: ['running', 'done'] }).notNull(),
+    status: integer('status').notNull(),
+    body: text('body').notNull(),
+    verificationSeq: integer('verification_seq'),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('idempotency_keys_scope').on(t.keyId, t.method, t.path, t.idempotencyKey),
+    index('idempotency_keys_created').on(t.createdAt),
+    // Only records of sends whose delivery is under way: a few rows at any time.
+    index('idempotency_keys_running').on(t.verificationSeq).where(sql`${t.state} = 'running'`),
+  ],
+)
+
+export const schema = {
+  accounts,
+  apiKeys,
+  creditLedger,
+  verifications,
+  verificationLegacyIds,
+  keyHits,
+  recipientFailures,
+  webhookEndpoints,
+  events,
+  eventDeliveries,
+  idempotencyKeys,
+}
 

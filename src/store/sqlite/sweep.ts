@@ -1,6 +1,8 @@
 /**
  * Retention sweep (DECISIONS.md section 8): verifications go `retention_days`
- * after they expire; window rows go once they are older than their window.
+ * after they expire; window rows go once they are older than their window;
+ * Idempotency-Key records `idempotency.retention_hours` after their first
+ * request (EXTENSIONS.md section 2).
  *
  * Under load the window tables gain a row per request, so a minute's sweep
  * can have hundreds of thousands of rows to delete. `maxRows` bounds each
@@ -16,9 +18,10 @@ export interface SweepResult {
   recipientFailures: number
   /** Events (with their deliveries) older than the retention, none still pending. */
   events: number
+  idempotencyKeys: number
 }
 
-export function sweep(db: Db, now: number, retentionDays: number, maxRows = -1): SweepResult {
+export function sweep(db: Db, now: number, retentionDays: number, maxRows = -1, idempotencyRetentionHours = 24): SweepResult {
   const c = db.$client
   // LIMIT -1 is no limit. Window rows are appended in time order, so the oldest
   // come first in rowid order and the scan stops once `maxRows` are found.
@@ -35,6 +38,11 @@ export function sweep(db: Db, now: number, retentionDays: number, maxRows = -1):
         now - 86_400_000,
       ),
       events: sweepEvents(c, now - retentionDays * 86_400_000, maxRows),
+      // A look-up already ignores a record this old (store/sqlite/idempotency-store.ts): deleting it changes no answer.
+      idempotencyKeys: c.run(
+        'DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE created_at <= ?1 LIMIT ?2)',
+        [now - idempotencyRetentionHours * 3_600_000, maxRows],
+      ).changes,
     }))
     .immediate()
 }
@@ -63,5 +71,5 @@ function sweepEvents(c: Db['$client'], before: number, maxRows: number): number 
 
 /** Whether a bounded sweep stopped at its bound somewhere (there may be more to delete). */
 export function sweptToBound(r: SweepResult, maxRows: number): boolean {
-  return r.verifications >= maxRows || r.keyHits >= maxRows || r.recipientFailures >= maxRows || r.events >= maxRows
+  return r.verifications >= maxRows || r.keyHits >= maxRows || r.recipientFailures >= maxRows || r.events >= maxRows || r.idempotencyKeys >= maxRows
 }

@@ -27,6 +27,7 @@ export class SqliteVerificationStore implements VerificationStore {
   private readonly findLegacyQ
   private readonly sendTimesQ
   private readonly usedQ
+  private readonly cancelQ
   private readonly attemptsQ
   private readonly settleQ
   private readonly unsettledQ
@@ -53,16 +54,19 @@ export class SqliteVerificationStore implements VerificationStore {
       `SELECT ${VERIFICATION_COLUMNS} FROM verifications v
        WHERE v.seq = (SELECT l.seq FROM verification_legacy_ids l WHERE l.id = ?1) AND v.id = ?1 AND v.key_id = ?2`,
     )
+    // A canceled send still counts: it was delivered, and canceling must not buy more codes.
     this.sendTimesQ = c.prepare<{ at: number }, [Uint8Array, number]>(
       `SELECT created_at AS at FROM verifications
-       WHERE recipient_hash = ?1 AND created_at > ?2 AND status = 'active' AND test_mode IS NULL`,
+       WHERE recipient_hash = ?1 AND created_at > ?2 AND status <> 'failed' AND test_mode IS NULL`,
     )
     this.usedQ = c.prepare<unknown, [number, number]>('UPDATE verifications SET used_at = ?2, failed_attempts = 0, locked_until = NULL WHERE seq = ?1')
+    // Only an active one: a failed delivery stays failed.
+    this.cancelQ = c.prepare<unknown, [number]>("UPDATE verifications SET status = 'canceled' WHERE seq = ?1 AND status = 'active'")
     this.attemptsQ = c.prepare<unknown, [number, number, number | null]>('UPDATE verifications SET failed_attempts = ?2, locked_until = ?3 WHERE seq = ?1')
     // A failed delivery also takes the verification out of use (verify answers 404).
     this.settleQ = c.prepare<unknown, [number, string, string | null, number]>(
       `UPDATE verifications SET delivery = ?2, delivery_provider = ?3, delivery_updated_at = ?4,
-         status = CASE ?2 WHEN 'failed' THEN 'failed' ELSE status END
+         status = CASE WHEN ?2 = 'failed' AND status = 'active' THEN 'failed' ELSE status END
        WHERE seq = ?1 AND delivery = 'sending'`,
     )
     this.findByIdQ = c.prepare<Row, [number, string]>(`SELECT ${VERIFICATION_COLUMNS} FROM verifications v WHERE v.seq = ?1 AND v.id = ?2`)
@@ -98,6 +102,9 @@ export class SqliteVerificationStore implements VerificationStore {
   }
   async markUsed(seq: number, at: number): Promise<void> {
     this.usedQ.run(seq, at)
+  }
+  async cancel(seq: number): Promise<void> {
+    this.cancelQ.run(seq)
   }
   async setAttempts(seq: number, failedAttempts: number, lockedUntil: number | null): Promise<void> {
     this.attemptsQ.run(seq, failedAttempts, lockedUntil)

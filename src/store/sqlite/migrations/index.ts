@@ -10,6 +10,7 @@ import m0002 from './0002_verification_seq.sql' with { type: 'text' }
 import m0003 from './0003_delivery_state.sql' with { type: 'text' }
 import m0004 from './0004_settings.sql' with { type: 'text' }
 import m0005 from './0005_events.sql' with { type: 'text' }
+import m0006 from './0006_idempotency.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 export const migrationFiles: Record<string, string> = {
@@ -19,4 +20,5 @@ export const migrationFiles: Record<string, string> = {
   '0003_delivery_state': m0003,
   '0004_settings': m0004,
   '0005_events': m0005,
+  '0006_idempotency': m0006,
 }

@@ -1,0 +1,58 @@
+/**
+ * GET /api/v1/verifications/{verification_id} (EXTENSIONS.md section 1): what
+ * became of a verification. Another key's verification is not found. Reading
+ * is not an attempt and changes nothing of the verification; the request
+ * counts toward the per-key limit like any other.
+ */
+import { Elysia } from 'elysia'
+import type { Logger } from '../lib/logger.ts'
+import type { ShowOutcome, ShowService } from '../otp/show.ts'
+import { authenticate, keyLimitedReply, type GuardDeps } from './guard.ts'
+import { Msg } from './messages.ts'
+import { errorReply, type Reply } from './reply.ts'
+import { noteOf } from './request-log.ts'
+import { respond } from './respond.ts'
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
+
+export function statusReply(outcome: ShowOutcome): Reply {
+  switch (outcome.kind) {
+    case 'key_limited':
+      return keyLimitedReply(outcome.max, outcome.retryAfter)
+    case 'not_found':
+      return errorReply(404, Msg.verificationNotFound)
+    case 'found': {
+      const v = outcome.verification
+      return {
+        status: 200,
+        body: {
+          success: true,
+          verification_id: v.id,
+          channel: v.channel,
+          recipient: v.recipientMask,
+          status: outcome.status,
+          created_at: iso(v.createdAt),
+          expires_at: iso(v.expiresAt),
+          failed_attempts: outcome.failedAttempts,
+          // Test recipients deliver nothing.
+          delivery: v.delivery === null ? null : { status: v.delivery, provider: v.deliveryProvider, updated_at: iso(v.deliveryUpdatedAt) },
+        },
+      }
+    }
+  }
+}
+
+export function statusRoute(deps: GuardDeps & { show: ShowService; logger: Logger }) {
+  return new Elysia({ name: 'status-route' }).get('/api/v1/verifications/:id', ({ request, params }) =>
+    respond(deps.logger, request, Msg.internal, async () => {
+      const a = await authenticate(deps, request)
+      if (!a.ok) return a.reply
+      const outcome = await deps.show.show(a.key, params.id)
+      const note = noteOf(request)
+      note.outcome = outcome.kind
+      if (outcome.kind === 'key_limited') deps.metrics.rateLimited('key')
+      if (outcome.kind === 'found') note.channel = outcome.verification.channel
+      return statusReply(outcome)
+    }),
+  )
+}

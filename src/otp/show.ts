@@ -1,0 +1,42 @@
+/**
+ * Reading a verification's status (EXTENSIONS.md section 1). Not an attempt:
+ * nothing of the verification changes. It is an authenticated request, so it
+ * counts toward the per-key limit, decided and counted in the same
+ * transaction as the read (as send and verify do).
+ */
+import type { Clock } from '../lib/clock.ts'
+import type { VerificationIds } from '../lib/verification-id.ts'
+import type { KeyLimiter } from './key-limiter.ts'
+import type { Storage, VerificationStatus } from './ports.ts'
+import { failedAttemptsOf, statusOf } from './status.ts'
+import type { ApiKey, Limits, Verification } from './types.ts'
+
+export type ShowOutcome =
+  | { kind: 'key_limited'; max: number; retryAfter: number }
+  | { kind: 'not_found' }
+  | { kind: 'found'; verification: Verification; status: VerificationStatus; failedAttempts: number }
+
+export interface ShowDeps {
+  storage: Storage
+  ids: VerificationIds
+  clock: Clock
+  limits: Limits
+  limiter: KeyLimiter
+}
+
+export class ShowService {
+  constructor(private readonly d: ShowDeps) {}
+
+  /** The verification `id` of this key, as it stands now; another key's is not found. */
+  show(key: ApiKey, id: string): Promise<ShowOutcome> {
+    const { d } = this
+    return d.storage.write(async (r): Promise<ShowOutcome> => {
+      const admission = await d.limiter.admit(r, key.id)
+      if (!admission.ok) return { kind: 'key_limited', max: admission.max, retryAfter: admission.retryAfter }
+      const now = d.clock.now()
+      const v = await r.verifications.findForKey(id, d.ids.seqOf(id), key.id)
+      if (!v) return { kind: 'not_found' }
+      return { kind: 'found', verification: v, status: await statusOf(r, v, d.limits, now), failedAttempts: failedAttemptsOf(v, now) }
+    })
+  }
+}

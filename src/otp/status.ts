@@ -1,0 +1,41 @@
+/**
+ * A verification's status (EXTENSIONS.md section 1), decided in the order the
+ * spec gives: `canceled`, `failed`, `approved`, `expired`, `locked` (its own
+ * lockout, or the recipient's 24 h failure cap, DECISIONS.md sections 4 and
+ * 10), `pending`. The same rules verify applies, so the status a client reads
+ * is what verify would answer: `locked` exactly when verify would answer the
+ * lockout 429.
+ */
+import type { Repos, VerificationStatus } from './ports.ts'
+import type { Limits, Verification } from './types.ts'
+import { waitForRoomInLog } from './windows.ts'
+
+/** The window of the per-recipient failure cap (DECISIONS.md section 10). */
+export const FAILURE_WINDOW_MS = 86_400_000
+
+/** Inside a transaction: ms until the recipient's failure cap has room again; 0 when it has room now. */
+export function recipientCapWait(r: Repos, v: Verification, limits: Limits, now: number): Promise<number> {
+  return waitForRoomInLog(r.failures, v.recipientHash, FAILURE_WINDOW_MS, limits.recipientFailuresPerDay, now)
+}
+
+/** The status at `now`, given whether the recipient's failure cap holds it (pure). */
+export function decideStatus(v: Verification, now: number, recipientCapped: boolean): VerificationStatus {
+  if (v.status === 'canceled') return 'canceled'
+  if (v.status === 'failed') return 'failed'
+  if (v.usedAt !== null) return 'approved'
+  if (now >= v.expiresAt) return 'expired'
+  if ((v.lockedUntil !== null && now < v.lockedUntil) || recipientCapped) return 'locked'
+  return 'pending'
+}
+
+/** Inside a transaction: the status, reading the recipient's failure log only when it can matter. */
+export async function statusOf(r: Repos, v: Verification, limits: Limits, now: number): Promise<VerificationStatus> {
+  const status = decideStatus(v, now, false)
+  if (status !== 'pending') return status
+  return (await recipientCapWait(r, v, limits, now)) > 0 ? 'locked' : 'pending'
+}
+
+/** Failed attempts as verify counts them: once a lockout has ended the counter is back to 0 (DECISIONS.md section 4). */
+export function failedAttemptsOf(v: Verification, now: number): number {
+  return v.lockedUntil !== null && now >= v.lockedUntil ? 0 : v.failedAttempts
+}
