@@ -7,6 +7,7 @@
 import { afterEach, expect, test } from 'bun:test'
 import { createHmac } from 'node:crypto'
 import twilio from 'twilio'
+import { resolveConfig } from '../src/app-config.ts'
 import { webhookSignature } from '../src/delivery/webhook-provider.ts'
 import type { NewEvent } from '../src/otp/ports.ts'
 import { createHarness, TEST, type Harness } from './harness.ts'
@@ -147,6 +148,10 @@ test('twilio: a receipt signed by Twilio\'s library is accepted; delivered -> de
   // A later receipt changes nothing, and so reports nothing.
   expect((await postTwilio(h, twilioCallback(stub), twilioReceipt(twilioCallback(stub), 'failed'))).status).toBe(200)
   expect(events).toHaveLength(1)
+  // The status route shows it (EXTENSIONS.md section 1).
+  const shown = await h.call(`/api/v1/verifications/${id}`, undefined, { method: 'GET' })
+  expect(shown.json.status).toBe('pending')
+  expect(shown.json.delivery).toEqual({ status: 'delivered', provider: 'twilio_main', updated_at: new Date(h.clock.now()).toISOString() })
 })
 
 test('an undelivered receipt emits verification.undelivered; test recipients and unknown messages emit nothing', async () => {
@@ -433,4 +438,22 @@ test('webhook: delivered -> delivered', async () => {
   const id = await sendSms(h)
   expect((await postHook(h, JSON.stringify({ status: 'delivered', verification_id: id }))).status).toBe(200)
   expect(delivery(h, id)).toEqual({ delivery: 'delivered', provider: 'gateway' })
+})
+
+test('a reload that changes a provider\'s secret changes the signature receipts need', async () => {
+  const { h } = await setup('webhook')
+  const a = await sendSms(h)
+  const b = await sendSms(h)
+  const raw = {
+    server: { public_url: PUBLIC },
+    database: { path: h.dbPath },
+    providers: { gateway: { type: 'webhook', url: 'http://127.0.0.1:9/otp', secret_env: 'HOOK_SECRET' } },
+    channels: { sms: ['gateway'] },
+  }
+  h.server.reload(resolveConfig(raw, 'test', { ...ENV, HOOK_SECRET: 'whsec-rotated-0123456789' }), { ...ENV, HOOK_SECRET: 'whsec-rotated-0123456789' })
+  const old = await postHook(h, JSON.stringify({ verification_id: a, status: 'delivered' }))
+  expect([old.status, old.json.error]).toEqual([403, 'Invalid signature'])
+  expect(delivery(h, a).delivery).toBe('accepted')
+  expect((await postHook(h, JSON.stringify({ verification_id: b, status: 'delivered' }), { secret: 'whsec-rotated-0123456789' })).status).toBe(200)
+  expect(delivery(h, b).delivery).toBe('delivered')
 })
