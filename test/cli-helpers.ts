@@ -1,5 +1,7 @@
 /** Runs the real `otpd` entry point as a subprocess, on a config in a temp dir. */
+import { Database } from 'bun:sqlite'
 import { afterEach } from 'bun:test'
+import { SQL } from 'bun'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -166,4 +168,22 @@ function withTestSecret(toml: string): string {
   if (/^\s*secret(_env|_file)?\s*=/m.test(toml)) return toml
   const line = `secret = "${PG_TEST_SECRET}"`
   return /^\[server\]\s*$/m.test(toml) ? toml.replace(/^\[server\]\s*$/m, `[server]\n${line}`) : `${toml}\n[server]\n${line}\n`
+}
+
+/** Runs SQL on an env's database, whichever the engine (portable SQL). */
+export async function queryDatabase(env: CliEnv, text: string): Promise<Record<string, any>[]> {
+  if (env.databaseUrl !== undefined) {
+    const sql = new SQL({ url: env.databaseUrl, max: 1 })
+    try {
+      return [...((await sql.unsafe(text)) as Record<string, any>[])]
+    } finally {
+      await sql.close()
+    }
+  }
+  const db = new Database(join(env.dir, 'otpd.db'), { readonly: true })
+  try {
+    return db.query(text).all() as Record<string, any>[]
+  } finally {
+    db.close()
+  }
 }

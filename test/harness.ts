@@ -7,7 +7,7 @@
  */
 import { describe, test } from 'bun:test'
 import { SQL } from 'bun'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildServer, type Server } from '../src/app.ts'
@@ -17,7 +17,7 @@ import { ManualClock } from '../src/lib/clock.ts'
 import { createMemoryLogger } from '../src/lib/logger.ts'
 import type { Delivery } from '../src/otp/ports.ts'
 import type { OutboundMessage } from '../src/otp/types.ts'
-import { freshDatabase } from './pg/cluster.ts'
+import { freshDatabase, pgBinDir } from './pg/cluster.ts'
 
 /** The engine every test runs on: OTPD_TEST_DATABASE=postgres, else SQLite. */
 export const ON_PG = process.env.OTPD_TEST_DATABASE === 'postgres'
@@ -119,6 +119,20 @@ export async function testDatabase(dir: string, url?: string): Promise<{ databas
   const path = join(dir, 'otpd.db')
   if (!ON_PG) return { database: { path }, server: {} }
   return { database: { path, url: url ?? (await freshDatabase()) }, server: { secret: PG_TEST_SECRET } }
+}
+
+/**
+ * Every byte the database holds, to search for secrets: SQLite's files (the
+ * database, its WAL and shared memory), or PostgreSQL's data as pg_dump
+ * writes it (text in clear, bytea in hex).
+ */
+export function databaseBytes(h: Harness): { name: string; bytes: Buffer }[] {
+  if (h.databaseUrl !== undefined) {
+    const dump = Bun.spawnSync([join(pgBinDir(), 'pg_dump'), '--data-only', h.databaseUrl])
+    if (dump.exitCode !== 0) throw new Error(`pg_dump failed: ${dump.stderr.toString()}`)
+    return [{ name: 'pg_dump', bytes: Buffer.from(dump.stdout) }]
+  }
+  return [h.dbPath, `${h.dbPath}-wal`, `${h.dbPath}-shm`].filter(existsSync).map((f) => ({ name: f, bytes: readFileSync(f) }))
 }
 
 export async function createHarness(opts: HarnessOptions = {}): Promise<Harness> {
