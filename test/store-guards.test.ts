@@ -6,7 +6,7 @@
  * tests run as root (file modes do not stop root).
  */
 import { Database } from 'bun:sqlite'
-import { afterEach, expect, setDefaultTimeout, test } from 'bun:test'
+import { afterEach, expect, setDefaultTimeout } from 'bun:test'
 import { createHmac } from 'node:crypto'
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
