@@ -3,8 +3,10 @@ import { afterEach } from 'bun:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { openCore } from '../src/app.ts'
-import { resolveConfig } from '../src/config/load.ts'
+import { openDatabase } from '../src/store/sqlite/db.ts'
+import { loadGuardedSecret } from '../src/store/sqlite/guards.ts'
+import { ON_PG, PG_TEST_SECRET } from './harness.ts'
+import { pgBinDir, sharedCluster } from './pg/cluster.ts'
 
 const MAIN = join(import.meta.dir, '..', 'src', 'main.ts')
 
@@ -17,6 +19,8 @@ export interface CliRun {
 export interface CliEnv {
   dir: string
   configFile: string
+  /** The PostgreSQL database's URL (OTPD_TEST_DATABASE=postgres), else undefined. */
+  databaseUrl: string | undefined
   /** Variables added to every command's environment, `serve`'s included. */
   extraEnv: Record<string, string>
   run(...args: string[]): CliRun
@@ -44,13 +48,23 @@ export function cleanUpAfterEach(): void {
 /**
  * A temp dir with a config naming a database in it. The database is created
  * (as `otpd serve` would) unless `noDatabase`: commands that only read refuse
- * a missing one.
+ * a missing one. With OTPD_TEST_DATABASE=postgres the config names a fresh
+ * PostgreSQL database instead (the first command migrates it) and gives the
+ * server secret PostgreSQL requires, unless `extraToml` gives one.
  */
 export function cliEnv(extraToml = '', extraEnv: Record<string, string> = {}, opts: { noDatabase?: boolean } = {}): CliEnv {
   const dir = mkdtempSync(join(tmpdir(), 'otpd-cli-'))
   const configFile = join(dir, 'otp.config.toml')
-  writeFileSync(configFile, `[database]\npath = "${join(dir, 'otpd.db')}"\n${extraToml}`)
-  if (!opts.noDatabase) openCore(resolveConfig({ database: { path: join(dir, 'otpd.db') } })).close()
+  const path = join(dir, 'otpd.db')
+  const databaseUrl = ON_PG ? freshDatabaseSync() : undefined
+  const url = databaseUrl === undefined ? '' : `url = "${databaseUrl}"\n`
+  writeFileSync(configFile, `[database]\npath = "${path}"\n${url}${databaseUrl === undefined ? extraToml : withTestSecret(extraToml)}`)
+  if (!opts.noDatabase && databaseUrl === undefined) {
+    // As `otpd serve` would: the file, its migrations and its secret.
+    const db = openDatabase({ path })
+    loadGuardedSecret(db.$client, undefined, path)
+    db.$client.close()
+  }
   const run = (...args: string[]): CliRun => {
     const p = Bun.spawnSync(['bun', MAIN, ...args], { env: { ...process.env, ...extraEnv, OTPD_CONFIG: configFile }, cwd: dir })
     return { code: p.exitCode ?? -1, stdout: p.stdout.toString(), stderr: p.stderr.toString() }
@@ -63,6 +77,7 @@ export function cliEnv(extraToml = '', extraEnv: Record<string, string> = {}, op
   const env: CliEnv = {
     dir,
     configFile,
+    databaseUrl,
     extraEnv,
     run,
     runAsync,
@@ -134,4 +149,21 @@ export async function post(url: string, path: string, key: string, body: unknown
     body: JSON.stringify(body),
   })
   return { status: r.status, json: (await r.json()) as Record<string, any> }
+}
+
+/** A new empty database on this process's cluster, made without awaiting (cliEnv is synchronous). */
+function freshDatabaseSync(): string {
+  const cluster = sharedCluster()
+  const name = `otpd_cli_${process.pid}_${++databases}_${Math.random().toString(36).slice(2, 8)}`
+  const p = Bun.spawnSync([join(pgBinDir(), 'psql'), '-X', '-q', '-h', cluster.dir, '-p', String(cluster.port), '-U', 'postgres', '-d', 'postgres', '-c', `CREATE DATABASE "${name}"`])
+  if (p.exitCode !== 0) throw new Error(`CREATE DATABASE failed: ${p.stderr.toString()}`)
+  return cluster.url(name)
+}
+let databases = 0
+
+/** The config text with the tests' PostgreSQL secret in [server], unless it sets a secret itself. */
+function withTestSecret(toml: string): string {
+  if (/^\s*secret(_env|_file)?\s*=/m.test(toml)) return toml
+  const line = `secret = "${PG_TEST_SECRET}"`
+  return /^\[server\]\s*$/m.test(toml) ? toml.replace(/^\[server\]\s*$/m, `[server]\n${line}`) : `${toml}\n[server]\n${line}\n`
 }

@@ -74,6 +74,18 @@ export function isConnectionFault(err: unknown): boolean {
   return state !== undefined && /^(08|57|53|58)/.test(state)
 }
 
+/**
+ * A failure of the database rather than of one statement's data: the
+ * connection faults above, and any server error but data (22), integrity (23)
+ * and transaction rollback (40) ones, e.g. a read-only standby (25006) after
+ * a failover. /readyz reports the database not ready while writes fail so.
+ */
+export function isDatabaseFault(err: unknown): boolean {
+  if (isConnectionFault(err)) return true
+  const state = sqlState(err)
+  return state !== undefined && !/^(22|23|40)/.test(state)
+}
+
 /** bigint columns arrive as strings: a number (every stored value is within 2^53). */
 export function num(v: unknown): number {
   return typeof v === 'number' ? v : Number(v)

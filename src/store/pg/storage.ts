@@ -15,7 +15,7 @@
  */
 import type { SQL } from 'bun'
 import type { Repos, Storage } from '../../otp/ports.ts'
-import { isConnectionFault, isRetryable, txOf } from './client.ts'
+import { isDatabaseFault, isRetryable, txOf } from './client.ts'
 import { pgRepos } from './repos.ts'
 
 export const MAX_ATTEMPTS = 10
@@ -24,7 +24,7 @@ export const MAX_ATTEMPTS = 10
 export class PgStorageClosedError extends Error {}
 
 export interface PgStorageOptions {
-  /** Each write's end: null when it committed, else the connection-level failure (readiness follows them). */
+  /** Each write's end: null when it committed, else a failure of the database (readiness follows them, store/write-health.ts). */
   onWriteResult?: (err: unknown) => void
 }
 
@@ -83,7 +83,7 @@ export class PgStorage implements Storage {
           await Bun.sleep(Math.random() * 5 * attempt)
           continue
         }
-        if (isConnectionFault(err)) this.opts.onWriteResult?.(err)
+        if (isDatabaseFault(err)) this.opts.onWriteResult?.(err)
         throw err
       }
     }
