@@ -16,7 +16,7 @@ import { cli, makeEnv, post, runFromSource, startServer, type OtpdEnv, type Serv
 import { pgLedgerViolations, pgSnapshot } from '../scripts/lib/pg-invariants.ts'
 import { pgEnv, stopNodes } from '../scripts/lib/pg-nodes.ts'
 import { freshDatabase } from './pg/cluster.ts'
-import { startLoad } from './pg/load.ts'
+import { startLoad } from '../scripts/lib/pg-load.ts'
 
 setDefaultTimeout(180_000)
 runFromSource()

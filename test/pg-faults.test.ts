@@ -15,7 +15,7 @@ import { cliAsync, cliJson, post, runFromSource, spawnServer, unthrottledNoop, t
 import { pgInForceUnacknowledged, pgLedgerViolations } from '../scripts/lib/pg-invariants.ts'
 import { pgEnv, startNodes, stopNodes } from '../scripts/lib/pg-nodes.ts'
 import { freshDatabase, startCluster, type PgCluster } from './pg/cluster.ts'
-import { startLoad } from './pg/load.ts'
+import { startLoad } from '../scripts/lib/pg-load.ts'
 
 setDefaultTimeout(180_000)
 runFromSource()

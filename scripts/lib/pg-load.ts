@@ -1,12 +1,12 @@
 /**
  * Mixed send/verify load from concurrent clients over several nodes, for the
- * PostgreSQL fault tests: every answer is classified, and what a client was
+ * PostgreSQL fault tests (test/pg-*.test.ts) and scripts/crash-pg.ts: every answer is classified, and what a client was
  * told (a 200 send, a verified code) is recorded as acknowledged, so the
  * database can be checked against it afterwards (scripts/lib/pg-invariants.ts).
  * A network error (a node killed under the request) acknowledges nothing.
  */
-import { emptyAcknowledged, type Acknowledged } from '../../scripts/lib/invariants.ts'
-import { post } from '../../scripts/lib/otpd.ts'
+import { emptyAcknowledged, type Acknowledged } from './invariants.ts'
+import { post } from './otpd.ts'
 
 export interface Answer {
   at: number
