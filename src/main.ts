@@ -6,6 +6,7 @@ import { accountsCommand } from './cli/accounts.ts'
 import { backupCommand } from './cli/backup.ts'
 import { example, printJson, reportAndExit, withConfig, withJson } from './cli/common.ts'
 import { configCommand } from './cli/config.ts'
+import { dbCommand } from './cli/db.ts'
 import { creditsCommand } from './cli/credits.ts'
 import { keysCommand } from './cli/keys.ts'
 import { sendTestCommand } from './cli/send-test.ts'
@@ -32,6 +33,7 @@ program.addCommand(accountsCommand())
 program.addCommand(configCommand())
 program.addCommand(sendTestCommand())
 program.addCommand(backupCommand())
+program.addCommand(dbCommand())
 program.addCommand(
   example(withJson(withConfig(new Command('version').description('print the version (takes --config like every command; it needs none)'))), 'otpd version --json').action((opts: { json?: boolean }) => {
     if (opts.json) printJson({ version: pkg.version, bun: Bun.version })

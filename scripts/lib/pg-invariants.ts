@@ -88,7 +88,17 @@ export async function pgSnapshot<T>(url: string, fn: (sql: SQL) => Promise<T>): 
 }
 
 /** Violations of the ledger, delivery and acknowledged-outcome invariants; [] when all hold. */
-export async function pgLedgerViolations(url: string, ack: Partial<Acknowledged> = {}, opts: PgCheckOptions = {}): Promise<string[]> {
+export async function pgLedgerViolations(url: string, acknowledged: Partial<Acknowledged> = {}, opts: PgCheckOptions = {}): Promise<string[]> {
+  // What was acknowledged BEFORE the snapshot begins: clients may go on meanwhile
+  // (nodes still serving), and an answer that arrives after the snapshot was taken
+  // is not one the snapshot must show.
+  const ack: Partial<Acknowledged> = {
+    sends: new Map(acknowledged.sends ?? []),
+    verified: new Set(acknowledged.verified ?? []),
+    invalid: new Map(acknowledged.invalid ?? []),
+    locked: new Map(acknowledged.locked ?? []),
+    granted: acknowledged.granted,
+  }
   return pgSnapshot(url, async (sql) => {
     const v: string[] = []
     let grantsTotal = 0

@@ -1,12 +1,12 @@
 /**
  * Mixed send/verify load from concurrent clients over several nodes, for the
- * PostgreSQL fault tests: every answer is classified, and what a client was
+ * PostgreSQL fault tests (test/pg-*.test.ts) and scripts/crash-pg.ts: every answer is classified, and what a client was
  * told (a 200 send, a verified code) is recorded as acknowledged, so the
  * database can be checked against it afterwards (scripts/lib/pg-invariants.ts).
  * A network error (a node killed under the request) acknowledges nothing.
  */
-import { emptyAcknowledged, type Acknowledged } from '../../scripts/lib/invariants.ts'
-import { post } from '../../scripts/lib/otpd.ts'
+import { emptyAcknowledged, type Acknowledged } from './invariants.ts'
+import { post } from './otpd.ts'
 
 export interface Answer {
   at: number
@@ -38,10 +38,18 @@ export function startLoad(key: string, targets: Map<number, string>, clients = 8
     const verify = open.length > 0 && n % 3 === 0
     try {
       if (verify) {
-        const v = open.splice(Math.floor(Math.random() * open.length), 1)[0]!
-        const a = await post(url, '/api/v1/verify', key, { verification_id: v.id, code: v.code })
+        // One verify in three guesses wrong, favouring codes already guessed wrong: failed attempts,
+        // recipient failures and lockouts to check.
+        const wrong = n % 9 === 0
+        const again = wrong ? open.findIndex((o) => ack.invalid.has(o.id)) : -1
+        const v = open.splice(again >= 0 ? again : Math.floor(Math.random() * open.length), 1)[0]!
+        const a = await post(url, '/api/v1/verify', key, { verification_id: v.id, code: wrong ? '00000000' : v.code })
         answers.push({ at, node, what: 'verify', status: a.status, body: a.json })
         if (a.status === 200 && a.json.verified === true) ack.verified.add(v.id)
+        else if (a.status === 200 && a.json.message === 'Invalid code') {
+          ack.invalid.set(v.id, (ack.invalid.get(v.id) ?? 0) + 1)
+          open.push(v)
+        } else if (a.status === 429 && String(a.json.message ?? a.json.error).startsWith('Too many failed attempts')) ack.locked.set(v.id, Date.now())
         else if (a.status !== 200) open.push(v)
       } else {
         const code = String(10_000_000 + Math.floor(Math.random() * 89_999_999))
