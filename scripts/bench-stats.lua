@@ -8,7 +8,15 @@ if pace > 0 then
   function delay() return pace end
 end
 
+-- scripts/bench --nodes N: BENCH_PORTS lists the nodes' ports on 127.0.0.1;
+-- thread i talks to port i mod N, so the load is spread evenly over them.
+local ports = {}
+for p in string.gmatch(os.getenv("BENCH_PORTS") or "", "[0-9]+") do ports[#ports + 1] = p end
+
 function setup(thread)
+  if #ports > 0 then
+    thread.addr = wrk.lookup("127.0.0.1", ports[(#threads % #ports) + 1])[1]
+  end
   thread:set("tid", #threads)
   table.insert(threads, thread)
 end

@@ -10,7 +10,9 @@
  *   order (ref new, new ref, ...) to cancel drift.
  *
  * --fill N then measures the new binary again on a database filled with N
- * verifications through the API. Prints a summary and writes the figures as JSON.
+ * verifications through the API. --database postgres instead measures SQLite,
+ * PostgreSQL with one node and with --nodes N nodes side by side
+ * (scripts/lib/bench-pg.ts). Prints a summary and writes the figures as JSON.
  */
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -21,6 +23,7 @@ import { measure, scrapeFlushes, type LoadSettings, type RunResult } from './lib
 import { coldStart, startSeeded, writeIdPools, type Mode, type OtpdSettings, type Seeded } from './lib/bench-otpd.ts'
 import { fill, type FillResult } from './lib/bench-fill.ts'
 import { buildRef } from './lib/bench-ref.ts'
+import { measureNodes, printDatabases, startPgSeeded, type DatabaseRow } from './lib/bench-pg.ts'
 import { meanRun, printBaseline, printCompare, printFill, type Endpoint, type OtpdRun } from './lib/bench-report.ts'
 
 const { values: opt } = parseArgs({
@@ -42,12 +45,16 @@ const { values: opt } = parseArgs({
     pairs: { type: 'string', default: '2' },
     'max-others': { type: 'string', default: '0' },
     fill: { type: 'string' },
+    database: { type: 'string', default: 'sqlite' },
+    nodes: { type: 'string', default: '2' },
+    'pool-size': { type: 'string', default: '10' },
     out: { type: 'string', default: 'bench-results.json' },
     help: { type: 'boolean', default: false },
   },
 })
 if (opt.help) {
   console.log(`usage: scripts/bench [--compare REF_BINARY | --compare-ref GITREF] [--pairs N] [--max-others PCT] [--fill N]
+                    [--database postgres [--nodes N] [--pool-size N]]
                     [--duration S] [--warmup S] [--connections N] [--threads N] [--modes FULL,NORMAL]
                     [--endpoints verify,send] [--seed N] [--pace MS] [--server-cpus LIST --client-cpus LIST]
                     [--binary dist/otpd] [--no-build] [--out bench-results.json]
@@ -67,6 +74,11 @@ Without --compare: otpd (--binary, built first unless --no-build) against a bare
 --fill N:  then, per mode, --binary on a fresh database measured, filled with N verifications through
            the API, measured again (verify on ids sampled over the whole fill), and a fresh database
            measured once more; prints filled / empty (the mean of the two empty runs)
+--database postgres: per endpoint, --binary on SQLite (the first of --modes), then on PostgreSQL with
+           1 node and with --nodes N nodes (default 2), each on a fresh database seeded the same way,
+           side by side with ratios to SQLite. PostgreSQL is a throwaway cluster on this machine
+           (Debian's initdb/pg_ctl, fsync on); wrk's threads are spread over the nodes' ports;
+           --pool-size is each node's [database] pool_size (default 10)
 --pace MS: each connection waits MS ms after every answer before its next request, so the load
            stays below saturation. 0, the default: as fast as the server answers
 --server-cpus LIST, --client-cpus LIST: taskset CPU lists. The servers (all their threads) run on the
@@ -103,6 +115,16 @@ const maxOthers = int('max-others', opt['max-others'], 0)
 const fillN = opt.fill === undefined ? 0 : int('fill', opt.fill, 1)
 if ((opt['server-cpus'] === undefined) !== (opt['client-cpus'] === undefined)) {
   console.error('bench: --server-cpus and --client-cpus go together')
+  process.exit(2)
+}
+if (!['sqlite', 'postgres'].includes(opt.database)) {
+  console.error(`bench: --database takes sqlite or postgres, not "${opt.database}"`)
+  process.exit(2)
+}
+const pgNodes = int('nodes', opt.nodes, 1)
+const poolSize = int('pool-size', opt['pool-size'], 1)
+if (opt.database === 'postgres' && (refBinary !== undefined || opt['compare-ref'] !== undefined || opt.fill !== undefined)) {
+  console.error('bench: --database postgres goes alone (no --compare, --compare-ref or --fill)')
   process.exit(2)
 }
 const modes = opt.modes.split(',').map((m) => m.trim().toUpperCase()) as Mode[]
@@ -263,6 +285,33 @@ async function filled(n: number) {
   return out
 }
 
+// ---------------------------------------------------------------- --database postgres
+
+/** Per endpoint: SQLite, PostgreSQL 1 node, PostgreSQL N nodes, in that order, each on its own fresh database. */
+async function databases() {
+  const mode = modes[0]!
+  const out = {} as Record<Endpoint, DatabaseRow[]>
+  for (const ep of endpoints) {
+    const sqlite = await freshRun(binary, mode, ep, 'sqlite')
+    const rows: DatabaseRow[] = [{ ...sqlite, server: `SQLite (${mode})`, ratio_to_sqlite: 1 }]
+    for (const n of pgNodes === 1 ? [1] : [1, pgNodes]) {
+      const label = `postgres-${n}-node${n > 1 ? 's' : ''}`
+      log(`${label}: seeding ${2 * otpd.seed} verifications`)
+      const s = await startPgSeeded(otpd, binary, n, label, poolSize)
+      try {
+        log(`${label}: ${ep} (${load.warmup} s warm-up + ${load.duration} s)`)
+        const r = await measureNodes(load, lua(ep), s.nodes, s.env)
+        rows.push({ ...r, server: `PostgreSQL, ${n} node${n > 1 ? 's' : ''}`, ratio_to_sqlite: round3(r.rps / sqlite.rps), errors_logged: s.nodes.reduce((a, x) => a + x.errorLines(), 0) })
+      } finally {
+        await Promise.all(s.nodes.map((x) => x.stop()))
+        rmSync(s.dir, { recursive: true, force: true })
+      }
+    }
+    out[ep] = rows
+  }
+  return out
+}
+
 // ---------------------------------------------------------------- main
 
 async function main() {
@@ -297,6 +346,14 @@ async function main() {
       max_others_pct: refBinary ? maxOthers : null,
       fill: fillN || null,
     },
+  }
+  if (opt.database === 'postgres') {
+    report.database = { nodes: pgNodes, pool_size: poolSize, sqlite_mode: modes[0] }
+    report.databases = await databases()
+    writeFileSync(resolve(process.cwd(), opt.out), JSON.stringify(report, null, 2) + '\n')
+    printDatabases(report.databases as Record<Endpoint, DatabaseRow[]>)
+    console.log(`figures written to ${opt.out}`)
+    return
   }
   log('cold start (5 runs)')
   if (refBinary) {

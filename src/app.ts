@@ -25,7 +25,7 @@ import { Authenticator } from './otp/api-keys.ts'
 import { CancelService } from './otp/cancel.ts'
 import { Idempotency } from './otp/idempotency.ts'
 import { KeyLimiter } from './otp/key-limiter.ts'
-import type { Delivery } from './otp/ports.ts'
+import type { Delivery, Storage } from './otp/ports.ts'
 import { ReceiptService, type ReceiptReader } from './otp/receipts.ts'
 import { recoverUnsettledSends } from './otp/recovery.ts'
 import { SendService } from './otp/send.ts'
@@ -33,6 +33,9 @@ import { ShowService } from './otp/show.ts'
 import type { Channel, Limits } from './otp/types.ts'
 import { VerifyService } from './otp/verify.ts'
 import { Webhooks } from './otp/webhooks.ts'
+import { pgConnection } from './config/database.ts'
+import { openPostgres, type PgEngine } from './store/pg/engine.ts'
+import { configuredSecret } from './store/secret.ts'
 import { migrationsCurrent, openDatabase, openReader, type Db } from './store/sqlite/db.ts'
 import { databaseFileSizes } from './store/sqlite/health.ts'
 import { startCheckpointer, type Checkpointer } from './store/sqlite/checkpointer.ts'
@@ -51,15 +54,29 @@ export interface CoreOptions {
    * tests replace it.
    */
   onFatal?: (err: Error) => void
+  /** Where `server.secret_env` and `database.password_env` are read (the loaded config's environment). */
+  env?: Record<string, string | undefined>
+}
+
+/** What both engines' storages offer beside the port. */
+export interface EngineStorage extends Storage {
+  /** Resolves once every write made before the call has ended. */
+  settled(): Promise<void>
+  close(): void
 }
 
 export interface Core {
   config: Config
-  db: Db
+  /** `database.url` set: PostgreSQL (store/pg/); else the SQLite file (store/sqlite/). */
+  engine: 'sqlite' | 'postgres'
+  /** The SQLite database; undefined on PostgreSQL. */
+  db: Db | undefined
+  /** The PostgreSQL engine; undefined on SQLite. */
+  pg: PgEngine | undefined
   clock: Clock
   logger: Logger
   hasher: Hasher
-  storage: SqliteStorage
+  storage: EngineStorage
   writeHealth: WriteHealth
   admin: Admin
   /** Webhook endpoints and the event log (`otpd webhooks`, `otpd events`). */
@@ -73,13 +90,27 @@ export interface Core {
 export const FATAL_EXIT_STATUS = 70
 
 /** What the CLI needs: the database, migrated, and the operator use cases. */
-export function openCore(config: Config, opts: CoreOptions = {}): Core {
+export async function openCore(config: Config, opts: CoreOptions = {}): Promise<Core> {
   const clock = opts.clock ?? systemClock
   const logger = opts.logger ?? createLogger({ level: config.logging.level, format: process.stdout.isTTY ? 'text' : 'json' })
-  const db = openDatabase({ path: config.database.path, synchronous: config.database.synchronous, busyTimeoutMs: config.database.busy_timeout_ms })
-  const hasher = new Hasher(loadGuardedSecret(db.$client, config.server.secret, config.database.path))
-  const reader = openReader(db, config.database.path)
   const writeHealth = new WriteHealth(() => clock.now())
+  const env = opts.env ?? {}
+  const secret = configuredSecret(config.server, env)
+  if (config.database.url !== undefined) {
+    // The config check refuses a URL without a secret; this holds for configs built in code too.
+    if (secret === undefined) throw new Error('database.url selects PostgreSQL, where every node must use the same server secret: set server.secret, server.secret_env or server.secret_file')
+    const pg = await openPostgres(pgConnection(config.database, env), secret, {
+      poolSize: config.database.pool_size,
+      lockTimeoutMs: config.database.busy_timeout_ms,
+      onWriteResult: (err) => writeHealth.record(err),
+    })
+    const hasher = new Hasher(secret.bytes)
+    const admin = new Admin(pg.storage, hasher, clock)
+    return { config, engine: 'postgres', db: undefined, pg, clock, logger, hasher, storage: pg.storage, writeHealth, admin, close: () => void pg.close() }
+  }
+  const db = openDatabase({ path: config.database.path, synchronous: config.database.synchronous, busyTimeoutMs: config.database.busy_timeout_ms })
+  const hasher = new Hasher(loadGuardedSecret(db.$client, secret, config.database.path))
+  const reader = openReader(db, config.database.path)
   const onFatal =
     opts.onFatal ??
     ((err: Error) => {
@@ -101,7 +132,7 @@ export function openCore(config: Config, opts: CoreOptions = {}): Core {
     if (reader !== db) reader.$client.close()
     db.$client.close()
   }
-  return { config, db, clock, logger, hasher, storage, writeHealth, admin, webhooks, sealer, close }
+  return { config, engine: 'sqlite', db, pg: undefined, clock, logger, hasher, storage, writeHealth, admin, webhooks, sealer, close }
 }
 
 export function limitsOf(config: Config): Limits {
@@ -157,15 +188,15 @@ export interface Server extends Core {
 /** How long /readyz answers from its last look: a flood of probes costs one look a second. */
 export const READY_CACHE_MS = 1_000
 
-export function buildServer(config: Config, opts: ServerOptions = {}): Server {
-  const core = openCore(config, opts)
-  const { db, clock, logger, hasher, storage, writeHealth } = core
+export async function buildServer(config: Config, opts: ServerOptions = {}): Promise<Server> {
+  const core = await openCore(config, opts)
+  const { db, pg, clock, logger, hasher, storage, writeHealth } = core
   let env = opts.env ?? {}
   const ids = new VerificationIds(hasher)
   const limits = limitsOf(config)
   const metrics = createServiceMetrics({
     creditBalances: async () => (await storage.read((r) => r.admin.listAccounts())).map((a) => ({ account: a.name, balance: a.balance })),
-    databaseFiles: () => databaseFileSizes(config.database.path),
+    databaseFiles: () => (db ? databaseFileSizes(config.database.path) : []),
     version: pkg.version,
     startedAt: Date.now(),
     outboxDepth: () => storage.read((r) => r.webhooks.outboxDepth()),
@@ -183,13 +214,14 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
   const look = async (): Promise<Readiness> => ({
     database:
       (await problemOf(async () => {
+        if (pg) return await pg.check()
         // Both connections answer: the writer (a statement of its own, so a
         // closed connection shows) and the reader.
-        db.$client.prepare('SELECT 1').get()
+        db!.$client.prepare('SELECT 1').get()
         await storage.read((r) => r.admin.findAccount(''))
       })) ?? writeHealth.problem(),
     migrations: await problemOf(async () => {
-      if (!migrationsCurrent(db.$client)) throw new Error('the database lacks migrations this version needs')
+      if (!(pg ? await pg.migrationsCurrent() : migrationsCurrent(db!.$client))) throw new Error('the database lacks migrations this version needs')
     }),
     delivery: checkProviders(live.config, env).join('; ') || null,
   })
@@ -248,11 +280,13 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
     send: sendDeps,
     http: httpDeps,
   }
-  const background = opts.backgroundCheckpoints && config.database.path !== ':memory:'
-  const checkpointer = background
+  // SQLite only: PostgreSQL checkpoints and flushes by itself.
+  const sqliteStorage = storage instanceof SqliteStorage ? storage : undefined
+  const background = db !== undefined && opts.backgroundCheckpoints && config.database.path !== ':memory:'
+  const checkpointer = background && db
     ? startCheckpointer(db, config.database.path, config.database.busy_timeout_ms, (error) => logger.error('WAL checkpoint failed', { error }))
     : undefined
-  if (checkpointer) storage.shareWritesWith(checkpointer.turn)
+  if (checkpointer) sqliteStorage?.shareWritesWith(checkpointer.turn)
   // FULL's guarantee with the fsync on a worker thread (store/sqlite/wal-sync.ts).
   const walSync =
     background && config.database.synchronous === 'FULL'
@@ -264,8 +298,8 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
         )
       : undefined
   if (walSync) {
-    db.$client.run('PRAGMA synchronous = NORMAL')
-    storage.settleAfter(() => walSync.sync())
+    db!.$client.run('PRAGMA synchronous = NORMAL')
+    sqliteStorage?.settleAfter(() => walSync.sync())
   }
   return {
     ...core,
@@ -283,7 +317,8 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
       // Writes still queued (a send's outcome is written after its answer) go first.
       await storage.settled()
       await Promise.all([checkpointer?.stop(), walSync?.stop()])
-      core.close()
+      if (pg) await pg.close()
+      else core.close()
     },
     http,
     events,
@@ -293,7 +328,9 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
     logOnly: opts.delivery ? [] : logOnlyChannels(providers),
     // In a write of its own: never beside a batch, and no lock wait on the event loop.
     sweep: (maxRows) =>
-      storage.write(async () => sweep(db, clock.now(), live.config.retention.days, maxRows, live.config.idempotency.retention_hours)),
+      pg
+        ? pg.sweep(clock.now(), live.config.retention.days, maxRows, live.config.idempotency.retention_hours)
+        : storage.write(async () => sweep(db!, clock.now(), live.config.retention.days, maxRows, live.config.idempotency.retention_hours)),
     recover: () => recoverUnsettledSends({ storage, clock, logger, deliveryTimeoutMs: live.config.delivery.timeout_ms }),
     reload: (next, nextEnv) => {
       if (nextEnv) env = nextEnv

@@ -6,6 +6,7 @@ import { accountsCommand } from './cli/accounts.ts'
 import { backupCommand } from './cli/backup.ts'
 import { example, printJson, reportAndExit, withConfig, withJson } from './cli/common.ts'
 import { configCommand } from './cli/config.ts'
+import { dbCommand } from './cli/db.ts'
 import { creditsCommand } from './cli/credits.ts'
 import { eventsCommand } from './cli/events.ts'
 import { keysCommand } from './cli/keys.ts'
@@ -36,6 +37,7 @@ program.addCommand(sendTestCommand())
 program.addCommand(backupCommand())
 program.addCommand(webhooksCommand())
 program.addCommand(eventsCommand())
+program.addCommand(dbCommand())
 program.addCommand(
   example(withJson(withConfig(new Command('version').description('print the version (takes --config like every command; it needs none)'))), 'otpd version --json').action((opts: { json?: boolean }) => {
     if (opts.json) printJson({ version: pkg.version, bun: Bun.version })

@@ -5,16 +5,17 @@
  * verifications all work.
  */
 import { Database } from 'bun:sqlite'
-import { expect, setDefaultTimeout, test } from 'bun:test'
+import { expect, setDefaultTimeout } from 'bun:test'
 import { copyFileSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { unthrottledNoop } from '../scripts/lib/otpd.ts'
 import { cleanUpAfterEach, cliEnv, post, startServer } from './cli-helpers.ts'
+import { testSqliteOnly } from './harness.ts'
 
 setDefaultTimeout(60_000)
 cleanUpAfterEach()
 
-test('backup writes a private copy, says where the secret is, and never replaces a file without --force', () => {
+testSqliteOnly('backup writes a private copy, says where the secret is, and never replaces a file without --force', () => {
   const env = cliEnv()
   env.json('keys', 'create')
   const db = join(env.dir, 'otpd.db')
@@ -46,13 +47,13 @@ test('backup writes a private copy, says where the secret is, and never replaces
   expect(live.stderr).toBe(`otpd: error: ${db} is the live database: back up to another file\n`)
 })
 
-test('with server.secret, the backup names the setting to keep, not a file', () => {
+testSqliteOnly('with server.secret, the backup names the setting to keep, not a file', () => {
   const env = cliEnv('[server]\nsecret = "a-configured-server-secret-of-40-chars-xx"\n', {}, { noDatabase: true })
   const r = env.json('backup', join(env.dir, 'b.db'))
   expect(r.secret).toBe('the server.secret setting')
 })
 
-test('a backup taken under load restores into a server whose keys, balances and pending verifications work', async () => {
+testSqliteOnly('a backup taken under load restores into a server whose keys, balances and pending verifications work', async () => {
   const env = cliEnv(unthrottledNoop())
   const key = env.json('keys', 'create').key
   env.json('credits', 'add', '100000')

@@ -3,13 +3,14 @@
  * connection no longer checkpoints inside its commits, and the worker copies
  * the WAL back into the database file on its own.
  */
-import { afterEach, expect, test } from 'bun:test'
+import { afterEach, expect } from 'bun:test'
 import { closeSync, existsSync, mkdtempSync, openSync, readSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { BACKSTOP_PAGES, startCheckpointer, type Checkpointer, type CheckpointReport } from '../src/store/sqlite/checkpointer.ts'
 import { openDatabase, openReader, type Db } from '../src/store/sqlite/db.ts'
 import { SqliteStorage } from '../src/store/sqlite/storage.ts'
+import { testSqliteOnly } from './harness.ts'
 
 let dir: string
 let db: Db
@@ -36,7 +37,7 @@ function storageOf(path: string, checkpointer: Checkpointer): SqliteStorage {
   return storage
 }
 
-test('the worker checkpoints what the server wrote; the server connection only keeps a far backstop', async () => {
+testSqliteOnly('the worker checkpoints what the server wrote; the server connection only keeps a far backstop', async () => {
   dir = mkdtempSync(join(tmpdir(), 'otpd-ckpt-'))
   const path = join(dir, 'otpd.db')
   db = openDatabase({ path })
@@ -54,7 +55,7 @@ test('the worker checkpoints what the server wrote; the server connection only k
   expect(errors).toEqual([])
 })
 
-test('a worker that cannot open the database reports it', async () => {
+testSqliteOnly('a worker that cannot open the database reports it', async () => {
   dir = mkdtempSync(join(tmpdir(), 'otpd-ckpt-'))
   db = openDatabase({ path: join(dir, 'otpd.db') })
   const errors: string[] = []
@@ -63,7 +64,7 @@ test('a worker that cannot open the database reports it', async () => {
   expect(errors.length).toBeGreaterThan(0)
 })
 
-test('stop() resolves once the worker has closed its connection, so the server closing last removes the WAL', async () => {
+testSqliteOnly('stop() resolves once the worker has closed its connection, so the server closing last removes the WAL', async () => {
   dir = mkdtempSync(join(tmpdir(), 'otpd-ckpt-'))
   const path = join(dir, 'otpd.db')
   db = openDatabase({ path })
@@ -78,7 +79,7 @@ test('stop() resolves once the worker has closed its connection, so the server c
   expect(db.$client.query<{ n: number }, []>('SELECT count(*) AS n FROM t').get()!.n).toBe(200)
 })
 
-test('under writes with no pause between batches the WAL still restarts: the worker takes the write turn for its last pass', async () => {
+testSqliteOnly('under writes with no pause between batches the WAL still restarts: the worker takes the write turn for its last pass', async () => {
   dir = mkdtempSync(join(tmpdir(), 'otpd-ckpt-'))
   const path = join(dir, 'otpd.db')
   db = openDatabase({ path, synchronous: 'NORMAL' })
@@ -177,7 +178,7 @@ async function nextTruncation(): Promise<CheckpointReport | undefined> {
   return undefined
 }
 
-test('once writes stop, the worker truncates a large WAL file; the rows stay and writes go on after it', async () => {
+testSqliteOnly('once writes stop, the worker truncates a large WAL file; the rows stay and writes go on after it', async () => {
   const idleMs = 300
   const { path, write, walSize, rows } = await afterBurst(idleMs)
   // The burst's frames stay in use while nothing writes: only the stop of the writes counts as quiet.
@@ -206,7 +207,7 @@ test('once writes stop, the worker truncates a large WAL file; the rows stay and
   expect(rows()).toBe(BURST_ROWS + 1)
 })
 
-test('a WAL file left large by a burst is truncated while writes go on at a pace that needs a small one', async () => {
+testSqliteOnly('a WAL file left large by a burst is truncated while writes go on at a pace that needs a small one', async () => {
   const { write, walSize, rows } = await afterBurst(300)
   // Then a row every 20 ms: a commit between any two passes, so the writes
   // never stop, and each pass finds a few frames in use.
@@ -227,7 +228,7 @@ test('a WAL file left large by a burst is truncated while writes go on at a pace
   expect(rows()).toBe(BURST_ROWS + trickled + 1)
 })
 
-test('a reader of another connection that still uses the WAL makes the truncation give way at once; it comes after the reader ends', async () => {
+testSqliteOnly('a reader of another connection that still uses the WAL makes the truncation give way at once; it comes after the reader ends', async () => {
   const { path, walSize } = await afterBurst(200)
   // Begun before the worker copies those frames: its snapshot is in the WAL.
   const reader = openDatabase({ path })

@@ -54,8 +54,8 @@ async function setup(behaviours: Behaviour[], timeoutMs = 3000) {
   return { h, names, order }
 }
 
-function onlyVerificationId(h: Harness): string {
-  const rows = h.server.db.$client.query('SELECT id FROM verifications').all() as { id: string }[]
+async function onlyVerificationId(h: Harness): Promise<string> {
+  const rows = (await h.sql('SELECT id FROM verifications')) as { id: string }[]
   expect(rows).toHaveLength(1)
   return rows[0]!.id
 }
@@ -104,7 +104,7 @@ test('when every provider fails: 500, balance unchanged, verify answers 404, the
   expect(r.json).toEqual({ error: 'Failed to send verification', request_id: r.headers.get('x-request-id') })
   expect(order).toEqual([names[0]!, names[2]!])
   expect((await h.server.admin.balance()).balance).toBe(3)
-  const v = await h.verify({ verification_id: onlyVerificationId(h), code: '123456' })
+  const v = await h.verify({ verification_id: await onlyVerificationId(h), code: '123456' })
   expect([v.status, v.json.error]).toEqual([404, 'Verification not found'])
   const failed = h.logs.filter((l) => l.includes('provider failed')).map((l) => JSON.parse(l))
   expect(failed.map((f) => f.provider)).toEqual(names)

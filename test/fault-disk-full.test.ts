@@ -5,11 +5,12 @@
  * 503; once the filler is removed everything works again without a restart.
  * Needs root (mount); the mount is always undone.
  */
-import { describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { expect, setDefaultTimeout, test } from 'bun:test'
 import { closeSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterServers, type Answer, call, cleanUpAfterAll, faultConfig, logLines, makeFaultEnv, provision, send, SEND_500, serve, stop, verify, waitFor } from './fault/harness.ts'
 import { inForceUnacknowledged, ledgerViolations, verificationRows } from './fault/ledger.ts'
+import { sqliteOnly } from './harness.ts'
 
 cleanUpAfterAll()
 setDefaultTimeout(60_000)
@@ -65,7 +66,7 @@ async function traffic(url: string, key: string, clients: number, ms: number, ac
   return answers
 }
 
-describe('6. a full disk', () => {
+sqliteOnly('6. a full disk', () => {
   test('sends answer 500 with nothing in force, few error lines, /readyz 503; all recovers once space is freed', async () => {
     const holder = makeFaultEnv('disk-full-holder', '')
     const dataDir = join(holder.dir, 'data')

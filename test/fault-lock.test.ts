@@ -4,10 +4,11 @@
  * cannot get the lock within `busy_timeout_ms` answers 500 with nothing in
  * force, one that gets it in time succeeds, and all works after the release.
  */
-import { describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { expect, setDefaultTimeout, test } from 'bun:test'
 import { join } from 'node:path'
 import { call, cleanUpAfterAll, faultConfig, makeFaultEnv, provision, send, SEND_500, serve, startGateway, stop, verify, webhookProvider } from './fault/harness.ts'
 import { inForceUnacknowledged, ledgerViolations } from './fault/ledger.ts'
+import { sqliteOnly } from './harness.ts'
 
 cleanUpAfterAll()
 setDefaultTimeout(40_000)
@@ -29,7 +30,7 @@ async function holdLock(dbPath: string) {
   return { proc, lockedAt: performance.now() }
 }
 
-describe('7. another process holds the write lock for 10 s', () => {
+sqliteOnly('7. another process holds the write lock for 10 s', () => {
   test('/healthz stays fast; a send past busy_timeout answers 500 with nothing in force; one within it succeeds', async () => {
     const gw = startGateway()
     const env = makeFaultEnv('lock', faultConfig(1000, webhookProvider(gw)), { database: `busy_timeout_ms = ${BUSY_MS}` })

@@ -2,10 +2,11 @@
  * A /readyz flood (16 clients for 5 s): readiness is read-only, so neither
  * the WAL nor the database file grows with the probes.
  */
-import { describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { expect, setDefaultTimeout, test } from 'bun:test'
 import { statSync } from 'node:fs'
 import { call, cleanUpAfterAll, faultConfig, makeFaultEnv, provision, send, serve, stop } from './fault/harness.ts'
 import { ledgerViolations } from './fault/ledger.ts'
+import { sqliteOnly } from './harness.ts'
 
 cleanUpAfterAll()
 setDefaultTimeout(40_000)
@@ -18,7 +19,7 @@ const size = (path: string) => {
   }
 }
 
-describe('8. a /readyz flood', () => {
+sqliteOnly('8. a /readyz flood', () => {
   test('16 clients for 5 s: the WAL stays under 64 MB and the database file grows by a few pages at most', async () => {
     const env = makeFaultEnv('readyz', faultConfig(1000))
     const key = provision(env)

@@ -4,14 +4,15 @@
  * restart refunds it as `unknown` while its code stays verifiable (the
  * message may have reached the user).
  */
-import { describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { expect, setDefaultTimeout, test } from 'bun:test'
 import { cleanUpAfterAll, faultConfig, makeFaultEnv, provision, send, serve, startGateway, stop, verify, waitFor, webhookProvider } from './fault/harness.ts'
 import { ledgerViolations, rowOf } from './fault/ledger.ts'
+import { sqliteOnly } from './harness.ts'
 
 cleanUpAfterAll()
 setDefaultTimeout(40_000)
 
-describe('4. SIGTERM during an 8 s delivery', () => {
+sqliteOnly('4. SIGTERM during an 8 s delivery', () => {
   test('the in-flight send is answered 200 after its delivery, then the process exits 0; the row is accepted', async () => {
     const gw = startGateway()
     // The stop grace is longer than the delivery timeout, so a delivery within it finishes.
@@ -35,7 +36,7 @@ describe('4. SIGTERM during an 8 s delivery', () => {
   })
 })
 
-describe('5. kill -9 during delivery', () => {
+sqliteOnly('5. kill -9 during delivery', () => {
   test('after a restart the send is refunded as unknown, and its code still verifies before it expires', async () => {
     const TIMEOUT_MS = 1000
     const gw = startGateway()

@@ -5,9 +5,10 @@
  * that cannot be written is made by recovery later. The database is checked
  * afterwards (test/fault/ledger.ts).
  */
-import { describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { expect, setDefaultTimeout, test } from 'bun:test'
 import { cleanUpAfterAll, exitWithin, faultConfig, logLines, makeFaultEnv, provision, send, SEND_500, serve, startGateway, stop, verify, waitFor, webhookProvider } from './fault/harness.ts'
 import { inForceUnacknowledged, ledgerViolations, rowOf, verificationRows } from './fault/ledger.ts'
+import { sqliteOnly } from './harness.ts'
 
 cleanUpAfterAll()
 setDefaultTimeout(40_000)
@@ -16,7 +17,7 @@ setDefaultTimeout(40_000)
 const TIMEOUT_MS = 1000
 const STALE_MS = TIMEOUT_MS + 2000
 
-describe('1. the WAL flush fails', () => {
+sqliteOnly('1. the WAL flush fails', () => {
   test('the process logs the failed flush and exits non-zero unanswered; after a restart recovery refunds what was sending', async () => {
     const gw = startGateway()
     const env = makeFaultEnv('flush', faultConfig(TIMEOUT_MS, webhookProvider(gw)))
@@ -59,7 +60,7 @@ describe('1. the WAL flush fails', () => {
   })
 })
 
-describe('2. a commit fails for a moment', () => {
+sqliteOnly('2. a commit fails for a moment', () => {
   test.each(['EIO', 'ENOSPC'] as const)('(%s) the requests answer 500 with nothing in force; the server keeps running and works again without a restart', async (errno) => {
     const gw = startGateway()
     const env = makeFaultEnv('commit', faultConfig(TIMEOUT_MS, webhookProvider(gw)))
@@ -100,7 +101,7 @@ describe('2. a commit fails for a moment', () => {
   })
 })
 
-describe('3. the refund fails', () => {
+sqliteOnly('3. the refund fails', () => {
   test('the send answers 500; recovery refunds the debit later, without a restart', async () => {
     const gw = startGateway()
     const env = makeFaultEnv('refund', faultConfig(TIMEOUT_MS, webhookProvider(gw)))

@@ -8,12 +8,13 @@
  * repositories.
  */
 import { Database } from 'bun:sqlite'
-import { afterEach, expect, test } from 'bun:test'
+import { afterEach, expect } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase, openReader, type Db } from '../src/store/sqlite/db.ts'
 import { MAX_BATCH, SqliteStorage, StorageBusyError, StorageStoppedError } from '../src/store/sqlite/storage.ts'
+import { testSqliteOnly } from './harness.ts'
 
 let dir: string
 let db: Db
@@ -43,7 +44,7 @@ function setUp(busyTimeoutMs = 5000) {
 const insert = (n: number) => db.$client.run('INSERT INTO t (n) VALUES (?)', [n])
 const rows = (c: Database = other) => c.query<{ n: number }, []>('SELECT n FROM t ORDER BY rowid').all().map((r) => r.n)
 
-test('calls in one turn share one transaction, run in call order and see each other', async () => {
+testSqliteOnly('calls in one turn share one transaction, run in call order and see each other', async () => {
   const storage = setUp()
   const seenByOther: number[][] = []
   const seenInside: number[][] = []
@@ -64,14 +65,14 @@ test('calls in one turn share one transaction, run in call order and see each ot
   expect(rows()).toEqual([1, 2, 3])
 })
 
-test('a promise settles only after the commit: another connection already sees the write', async () => {
+testSqliteOnly('a promise settles only after the commit: another connection already sees the write', async () => {
   const storage = setUp()
   let visible: number[] = []
   await storage.write(async () => insert(7)).then(() => (visible = rows()))
   expect(visible).toEqual([7])
 })
 
-test('a call that throws undoes only its own writes; the others land and resolve', async () => {
+testSqliteOnly('a call that throws undoes only its own writes; the others land and resolve', async () => {
   const storage = setUp()
   const outcomes = await Promise.allSettled([
     storage.write(async () => insert(1)),
@@ -92,7 +93,7 @@ test('a call that throws undoes only its own writes; the others land and resolve
   expect(rows()).toEqual([1, 4])
 })
 
-test('calls run once when none throws; when one throws, the others run again and end as if it had not been there', async () => {
+testSqliteOnly('calls run once when none throws; when one throws, the others run again and end as if it had not been there', async () => {
   const storage = setUp()
   const runs = [0, 0, 0]
   await Promise.all([0, 1, 2].map((i) => storage.write(async () => (runs[i]!++, insert(i)))))
@@ -121,7 +122,7 @@ test('calls run once when none throws; when one throws, the others run again and
   expect(rows()).toEqual([0, 1, 2, 10, 12])
 })
 
-test('when the write lock cannot be had, every call of the batch rejects and nothing lands', async () => {
+testSqliteOnly('when the write lock cannot be had, every call of the batch rejects and nothing lands', async () => {
   const storage = setUp(0)
   other.run('BEGIN IMMEDIATE')
   const outcomes = await Promise.allSettled([storage.write(async () => insert(1)), storage.write(async () => insert(2))])
@@ -134,7 +135,7 @@ test('when the write lock cannot be had, every call of the batch rejects and not
   expect(rows()).toEqual([3])
 })
 
-test('a batch that finds the write lock taken is tried again on a timer, and lands once it is free within the busy timeout', async () => {
+testSqliteOnly('a batch that finds the write lock taken is tried again on a timer, and lands once it is free within the busy timeout', async () => {
   const storage = setUp(5000)
   other.run('BEGIN IMMEDIATE')
   let ticks = 0
@@ -149,7 +150,7 @@ test('a batch that finds the write lock taken is tried again on a timer, and lan
   expect(ticks).toBeGreaterThan(5)
 })
 
-test('reads see committed state only and never wait for the write lock', async () => {
+testSqliteOnly('reads see committed state only and never wait for the write lock', async () => {
   const storage = setUp()
   await storage.write(async () => insert(1))
   other.run('BEGIN IMMEDIATE')
@@ -160,7 +161,7 @@ test('reads see committed state only and never wait for the write lock', async (
   expect(await storage.read(async () => rows(reader.$client))).toEqual([1, 2])
 })
 
-test('more calls than one batch holds all land, in call order', async () => {
+testSqliteOnly('more calls than one batch holds all land, in call order', async () => {
   const storage = setUp()
   const n = MAX_BATCH * 2 + 5
   const results = await Promise.all(Array.from({ length: n }, (_, i) => storage.write(async () => (insert(i), i))))
@@ -168,7 +169,7 @@ test('more calls than one batch holds all land, in call order', async () => {
   expect(rows()).toEqual(results)
 })
 
-test('calls made in a later turn get a transaction of their own', async () => {
+testSqliteOnly('calls made in a later turn get a transaction of their own', async () => {
   const storage = setUp()
   await storage.write(async () => insert(1))
   let seenByOther: number[] = []
@@ -179,7 +180,7 @@ test('calls made in a later turn get a transaction of their own', async () => {
   expect(seenByOther).toEqual([1])
 })
 
-test('onStale: heard when another connection committed or a call was rolled back; not after its own commits', async () => {
+testSqliteOnly('onStale: heard when another connection committed or a call was rolled back; not after its own commits', async () => {
   const storage = setUp()
   let heard = 0
   storage.onStale(() => heard++)
@@ -197,7 +198,7 @@ test('onStale: heard when another connection committed or a call was rolled back
   expect(heard).toBeGreaterThan(1)
 })
 
-test('settleAfter: a batch is answered only once its durability promise resolves; a failed flush is fatal', async () => {
+testSqliteOnly('settleAfter: a batch is answered only once its durability promise resolves; a failed flush is fatal', async () => {
   const storage = setUp()
   let release!: () => void
   let fail!: (e: Error) => void

@@ -1,9 +1,13 @@
 /**
- * Test harness: the real app on a temporary SQLite file with migrations, a
- * recording delivery, a manual clock, and a memory logger. Drive it with
- * `call()` (app.handle), or over a real port with `listen()`.
+ * Test harness: the real app on a temporary SQLite file with migrations (or,
+ * with OTPD_TEST_DATABASE=postgres, a fresh database on the process's
+ * throwaway PostgreSQL cluster, test/pg/cluster.ts), a recording delivery, a
+ * manual clock, and a memory logger. Drive it with `call()` (app.handle), or
+ * over a real port with `listen()`.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
+import { describe, test } from 'bun:test'
+import { SQL } from 'bun'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildServer, type Server } from '../src/app.ts'
@@ -13,6 +17,15 @@ import { ManualClock } from '../src/lib/clock.ts'
 import { createMemoryLogger } from '../src/lib/logger.ts'
 import type { Delivery } from '../src/otp/ports.ts'
 import type { OutboundMessage } from '../src/otp/types.ts'
+import { freshDatabase, pgBinDir } from './pg/cluster.ts'
+
+/** The engine every test runs on: OTPD_TEST_DATABASE=postgres, else SQLite. */
+export const ON_PG = process.env.OTPD_TEST_DATABASE === 'postgres'
+/** Tests of the SQLite engine itself (WAL, fsync faults, backup...): they run once, in the SQLite run. */
+export const sqliteOnly = ON_PG ? describe.skip : describe
+export const testSqliteOnly = ON_PG ? test.skip : test
+/** The server secret of the tests' PostgreSQL databases (PostgreSQL needs one in the config). */
+export const PG_TEST_SECRET = 'otpd-test-secret-for-postgresql-0123456789'
 
 /** Records every message; `fail` makes the next deliveries throw; `delayMs` holds them. */
 export class RecordingDelivery implements Delivery {
@@ -40,6 +53,8 @@ export interface Harness {
   logs: string[]
   dir: string
   dbPath: string
+  /** The PostgreSQL database's URL (OTPD_TEST_DATABASE=postgres), else undefined. */
+  databaseUrl: string | undefined
   /** A fresh active key on the default account. */
   key: string
   call(path: string, body?: unknown, opts?: CallOptions): Promise<Result>
@@ -47,6 +62,13 @@ export interface Harness {
   verify(body: Record<string, unknown>, key?: string): Promise<Result>
   /** Serves the app on a free loopback port (closed by close()); returns its base URL. */
   listen(): string
+  /** Runs SQL on the test's database, whichever the engine (write portable SQL; `$1` parameters). */
+  sql(text: string, params?: unknown[]): Promise<Record<string, any>[]>
+  /**
+   * Makes every request's write fail (SQLite: query_only; PostgreSQL: a
+   * trigger on key_hits, which every authenticated request writes), or work again.
+   */
+  failWrites(on: boolean): Promise<void>
   /** Builds a second server on the same database file (a restart). */
   restart(): Promise<Harness>
   close(): void
@@ -84,6 +106,33 @@ export interface HarnessOptions {
   env?: Record<string, string | undefined>
   /** What a failed flush does (the server's default exits the process). */
   onFatal?: (err: Error) => void
+  /** PostgreSQL: use this database (restart) instead of a fresh one. */
+  databaseUrl?: string
+}
+
+/**
+ * The database part of a raw config for a test that builds its own server:
+ * a SQLite file in `dir`, or a fresh PostgreSQL database and the tests'
+ * secret. `url`: that PostgreSQL database instead of a fresh one.
+ */
+export async function testDatabase(dir: string, url?: string): Promise<{ database: Record<string, any>; server: Record<string, any> }> {
+  const path = join(dir, 'otpd.db')
+  if (!ON_PG) return { database: { path }, server: {} }
+  return { database: { path, url: url ?? (await freshDatabase()) }, server: { secret: PG_TEST_SECRET } }
+}
+
+/**
+ * Every byte the database holds, to search for secrets: SQLite's files (the
+ * database, its WAL and shared memory), or PostgreSQL's data as pg_dump
+ * writes it (text in clear, bytea in hex).
+ */
+export function databaseBytes(h: Harness): { name: string; bytes: Buffer }[] {
+  if (h.databaseUrl !== undefined) {
+    const dump = Bun.spawnSync([join(pgBinDir(), 'pg_dump'), '--data-only', h.databaseUrl])
+    if (dump.exitCode !== 0) throw new Error(`pg_dump failed: ${dump.stderr.toString()}`)
+    return [{ name: 'pg_dump', bytes: Buffer.from(dump.stdout) }]
+  }
+  return [h.dbPath, `${h.dbPath}-wal`, `${h.dbPath}-shm`].filter(existsSync).map((f) => ({ name: f, bytes: readFileSync(f) }))
 }
 
 export async function createHarness(opts: HarnessOptions = {}): Promise<Harness> {
@@ -95,11 +144,17 @@ export async function createHarness(opts: HarnessOptions = {}): Promise<Harness>
   const logger = createMemoryLogger()
   const raw = structuredClone(opts.config ?? {})
   raw.database = { ...(raw.database ?? {}), path: dbPath }
+  const databaseUrl = ON_PG ? (opts.databaseUrl ?? (await freshDatabase())) : undefined
+  if (databaseUrl !== undefined) {
+    raw.database.url = databaseUrl
+    raw.server = { ...(raw.server ?? {}) }
+    if (raw.server.secret === undefined && raw.server.secret_env === undefined && raw.server.secret_file === undefined) raw.server.secret = PG_TEST_SECRET
+  }
   const env = opts.env ?? {}
   const config = resolveConfig(raw, 'test', env)
   // A failed flush stops the storage; the test process goes on (the server's default exits).
   const onFatal = opts.onFatal ?? ((err: Error) => logger.error('fatal storage failure', { error: err.message }))
-  const server = buildServer(config, { clock, delivery: opts.configuredDelivery ? undefined : delivery, logger, env, onFatal })
+  const server = await buildServer(config, { clock, delivery: opts.configuredDelivery ? undefined : delivery, logger, env, onFatal })
   const key = opts.key ?? (await server.admin.createKey({ name: 'test' })).key
   if (opts.credits) await server.admin.addCredits(opts.credits)
 
@@ -116,6 +171,26 @@ export async function createHarness(opts: HarnessOptions = {}): Promise<Harness>
     return { status: res.status, headers: res.headers, json: text ? JSON.parse(text) : {} }
   }
 
+  let pgAdmin: SQL | undefined
+  const sql = async (text: string, params: unknown[] = []): Promise<Record<string, any>[]> => {
+    if (databaseUrl === undefined) {
+      const q = server.db!.$client.query(text.replace(/\$(\d+)/g, '?$1'))
+      return q.all(...(params as never[])) as Record<string, any>[]
+    }
+    pgAdmin ??= new SQL({ url: databaseUrl, max: 1 })
+    return [...((await pgAdmin.unsafe(text, params)) as Record<string, any>[])]
+  }
+  const failWrites = async (on: boolean): Promise<void> => {
+    if (databaseUrl === undefined) {
+      server.db!.$client.run(`PRAGMA query_only = ${on ? 1 : 0}`)
+      return
+    }
+    if (on) {
+      await sql(`CREATE OR REPLACE FUNCTION otpd_test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'attempt to write a readonly database (test)'; END $$`)
+      await sql('CREATE OR REPLACE TRIGGER otpd_test_refuse BEFORE INSERT OR UPDATE ON key_hits FOR EACH ROW EXECUTE FUNCTION otpd_test_refuse()')
+    } else await sql('DROP TRIGGER IF EXISTS otpd_test_refuse ON key_hits')
+  }
+
   const h: Harness = {
     server,
     clock,
@@ -123,21 +198,26 @@ export async function createHarness(opts: HarnessOptions = {}): Promise<Harness>
     logs: logger.lines,
     dir,
     dbPath,
+    databaseUrl,
     key,
     call,
     send: (body, k) => call('/api/v1/send', body, { key: k }),
     verify: (body, k) => call('/api/v1/verify', body, { key: k }),
+    sql,
+    failWrites,
     listen: () => {
       server.http.listen({ hostname: '127.0.0.1', port: 0, ...LISTEN_OPTIONS })
       return `http://127.0.0.1:${server.http.server!.port}`
     },
     restart: () => {
+      void pgAdmin?.close()
       server.close()
       // Same file, clock, delivery and key; no second credit grant.
-      return createHarness({ ...opts, credits: undefined, dir, clock, delivery, key, ownsDir })
+      return createHarness({ ...opts, credits: undefined, dir, clock, delivery, key, ownsDir, databaseUrl })
     },
     close: () => {
       void server.http.server?.stop(true)
+      void pgAdmin?.close()
       server.close()
       if (ownsDir) rmSync(dir, { recursive: true, force: true })
     },

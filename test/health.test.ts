@@ -1,7 +1,9 @@
 /** GET /healthz and GET /readyz: no key, not rate limited, 503 naming what is wrong. */
 import { afterEach, expect, test } from 'bun:test'
 import { READY_CACHE_MS } from '../src/app.ts'
-import { createHarness, TEST, UUID_V4, type Harness } from './harness.ts'
+import { createHarness, ON_PG, TEST, UUID_V4, type Harness } from './harness.ts'
+
+const MIGRATIONS_TABLE = ON_PG ? 'drizzle.__drizzle_migrations' : '__drizzle_migrations'
 
 let h: Harness
 afterEach(() => h?.close())
@@ -26,7 +28,7 @@ test('/readyz answers 200 with every check ok on a healthy server', async () => 
 
 test('a database that refuses writes makes /readyz 503 naming the database; the cause goes to the log', async () => {
   h = await createHarness()
-  h.server.db.$client.run('PRAGMA query_only = 1') // every write now fails as on a read-only file
+  await h.failWrites(true) // every write now fails as on a read-only file
   // Readiness only reads (app.ts): a write that fails is what tells it.
   expect((await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })).status).toBe(500)
   const r = await get('/readyz')
@@ -38,7 +40,7 @@ test('a database that refuses writes makes /readyz 503 naming the database; the 
     request_id: r.headers.get('x-request-id'),
   })
   expect(h.logs.some((l) => l.includes('not ready') && l.includes('readonly'))).toBe(true)
-  h.server.db.$client.run('PRAGMA query_only = 0')
+  await h.failWrites(false)
   // A write that succeeds clears it; /readyz answers from its last look for READY_CACHE_MS.
   expect((await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })).status).toBe(200)
   h.clock.advance(READY_CACHE_MS)
@@ -48,7 +50,7 @@ test('a database that refuses writes makes /readyz 503 naming the database; the 
 
 test('a database without the migrations this version needs makes /readyz 503 naming migrations', async () => {
   h = await createHarness()
-  h.server.db.$client.run('DELETE FROM __drizzle_migrations')
+  await h.sql(`DELETE FROM ${MIGRATIONS_TABLE}`)
   const r = await get('/readyz')
   expect(r.status).toBe(503)
   expect(r.json.error).toBe('Not ready: migrations')
@@ -67,7 +69,8 @@ test('an invalid delivery configuration makes /readyz 503 naming delivery', asyn
 
 test('several failing checks are all named; a closed database is a 503, not a 500', async () => {
   h = await createHarness()
-  h.server.db.$client.close()
+  if (h.server.pg) await h.server.pg.sql.close()
+  else h.server.db!.$client.close()
   const r = await get('/readyz')
   expect(r.status).toBe(503)
   expect(r.json.error).toBe('Not ready: database, migrations')
@@ -100,7 +103,7 @@ test('another method on a health path is 405; HEAD is answered like GET', async 
 test('/readyz answers from its last look for READY_CACHE_MS (on the injected clock), then looks again', async () => {
   h = await createHarness()
   expect((await get('/readyz')).status).toBe(200)
-  h.server.db.$client.run('DELETE FROM __drizzle_migrations')
+  await h.sql(`DELETE FROM ${MIGRATIONS_TABLE}`)
   // Within the bound: the last look's answer.
   h.clock.advance(READY_CACHE_MS - 1)
   expect((await get('/readyz')).status).toBe(200)

@@ -8,17 +8,18 @@ import { afterEach, describe, expect, test } from 'bun:test'
 import { openCore, type Core } from '../src/app.ts'
 import { resolveConfig } from '../src/config/load.ts'
 import { KEY_CACHE_MS } from '../src/otp/api-keys.ts'
-import { createHarness, TEST, type Harness } from './harness.ts'
+import { createHarness, TEST, testDatabase, type Harness } from './harness.ts'
 
 let h: Harness
 let cli: Core
-afterEach(() => {
-  cli?.close()
+afterEach(async () => {
+  if (cli?.pg) await cli.pg.close()
+  else cli?.close()
   h?.close()
 })
 
-/** Another process's view of the same database file, as `otpd keys ...` has it. */
-const otherProcess = () => openCore(resolveConfig({ database: { path: h.dbPath } }), { clock: h.clock })
+/** Another process's view of the same database, as `otpd keys ...` has it. */
+const otherProcess = async () => openCore(resolveConfig(await testDatabase(h.dir, h.databaseUrl)), { clock: h.clock })
 const probe = (key: string) => h.verify({ verification_id: '00000000-0000-4000-8000-000000000000', code: '123456' }, key)
 
 describe('a change from another process applies within 1 s', () => {
@@ -27,7 +28,7 @@ describe('a change from another process applies within 1 s', () => {
     ['revoked', 401, 'Invalid API key'],
   ] as const)('%s: the old status at most until 1 s after the change, the new one from then on', async (status, code, error) => {
     h = await createHarness()
-    cli = otherProcess()
+    cli = await otherProcess()
     const k = await h.server.admin.createKey({ name: 'victim' })
     expect((await probe(k.key)).status).toBe(404) // looked up and cached now
     const t0 = h.clock.now()
@@ -41,7 +42,7 @@ describe('a change from another process applies within 1 s', () => {
 
   test('the cache is what delays it: before the bound the old status may still answer, never after', async () => {
     h = await createHarness()
-    cli = otherProcess()
+    cli = await otherProcess()
     const k = await h.server.admin.createKey({ name: 'victim' })
     const t0 = h.clock.now()
     expect((await probe(k.key)).status).toBe(404)
@@ -57,7 +58,7 @@ describe('a change from another process applies within 1 s', () => {
 
   test('a key created by another process works at once (unknown keys are never cached)', async () => {
     h = await createHarness()
-    cli = otherProcess()
+    cli = await otherProcess()
     expect((await probe('otpd_' + 'A'.repeat(40))).status).toBe(401)
     const k = await cli.admin.createKey({ name: 'new' })
     expect((await probe(k.key)).status).toBe(404)
@@ -89,8 +90,8 @@ test('last_used_at is written at most once a second, and is never more than 1 s 
 // The account's code length is cached too (store/sqlite/admin-store.ts), but only until
 // the database changes: a change from anywhere applies to the very next send.
 test.each([
-  ['another process', () => (cli = otherProcess()).admin],
-  ['the server itself', () => h.server.admin],
+  ['another process', async () => (cli = await otherProcess()).admin],
+  ['the server itself', async () => h.server.admin],
 ])("a code length set through %s applies to the very next send, without waiting", async (_where, admin) => {
   h = await createHarness({ credits: 10 })
   let n = 0
@@ -100,7 +101,7 @@ test.each([
     return /^\[(\d+)\]$/.exec(h.delivery.sent.at(-1)!.text)![1]!
   }
   expect((await codeOf()).length).toBe(6) // read and cached now
-  const a = admin()
+  const a = await admin()
   for (const length of [8, 4, 10]) {
     await a.setCodeLength('default', length)
     expect((await codeOf()).length).toBe(length)

@@ -43,7 +43,7 @@ test('after sends, verifies and a failed delivery the log holds no key, code or 
 
 test('an internal fault in verify is a generic 500; the cause is logged with the request id', async () => {
   h = await createHarness()
-  h.server.db.$client.run('PRAGMA query_only = ON') // every write now throws (a closed handle no longer does: statements are prepared once)
+  await h.failWrites(true) // every write now throws (a closed handle no longer does: statements are prepared once)
   const r = await h.verify({ verification_id: '00000000-0000-4000-8000-000000000000', code: '123456' })
   expect(r.status).toBe(500)
   expect(r.json).toEqual({ error: 'Internal server error', request_id: r.headers.get('x-request-id') })
@@ -55,7 +55,7 @@ test('an internal fault in verify is a generic 500; the cause is logged with the
 
 test('an internal fault in send is 500 Failed to send verification, without internals', async () => {
   h = await createHarness()
-  h.server.db.$client.run('PRAGMA query_only = ON')
+  await h.failWrites(true)
   const r = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
   expect(r.status).toBe(500)
   expect(r.json).toEqual({ error: 'Failed to send verification', request_id: r.headers.get('x-request-id') })

@@ -4,11 +4,12 @@
  * keeps counting across the upgrade.
  */
 import { Database } from 'bun:sqlite'
-import { expect, test } from 'bun:test'
+import { expect } from 'bun:test'
 import { applyMigrations } from '../src/store/sqlite/db.ts'
 import { migrationFiles, migrationJournal } from '../src/store/sqlite/migrations/index.ts'
+import { testSqliteOnly } from './harness.ts'
 
-test('existing key hits get per-key sequence numbers in time order', () => {
+testSqliteOnly('existing key hits get per-key sequence numbers in time order', () => {
   const db = new Database(':memory:')
   // The database as version 0000 left it, with hits of two keys interleaved.
   for (const stmt of migrationFiles['0000_init']!.split('--> statement-breakpoint')) if (stmt.trim()) db.run(stmt)

@@ -6,7 +6,7 @@
  * row numbers past theirs, and the sweep drops the old ids with them.
  */
 import { Database } from 'bun:sqlite'
-import { afterEach, expect, test } from 'bun:test'
+import { afterEach, expect } from 'bun:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -17,6 +17,7 @@ import { generateKey } from '../src/otp/api-keys.ts'
 import { migrationFiles, migrationJournal } from '../src/store/sqlite/migrations/index.ts'
 import { secretPath } from '../src/store/secret.ts'
 import { createHarness, DAY, UUID_V4, type Harness } from './harness.ts'
+import { testSqliteOnly } from './harness.ts'
 
 const NOW = Date.UTC(2026, 0, 1, 12, 0, 0)
 const SECRET_HEX = 'c'.repeat(64)
@@ -65,7 +66,7 @@ function legacyDatabase(path: string, hasher: Hasher) {
   return { key: key.key, first, second, capped }
 }
 
-test('verifications made before the upgrade verify by their old ids and keep counting toward every limit', async () => {
+testSqliteOnly('verifications made before the upgrade verify by their old ids and keep counting toward every limit', async () => {
   dir = mkdtempSync(join(tmpdir(), 'otpd-mig2-'))
   const dbPath = join(dir, 'otpd.db')
   writeFileSync(secretPath(dbPath), `${SECRET_HEX}\n`, { mode: 0o600 })
@@ -75,7 +76,7 @@ test('verifications made before the upgrade verify by their old ids and keep cou
   h = await createHarness({ dir, key: old.key, clock })
 
   // Stored as bytes now: the code's whole HMAC, the recipient's first 16 bytes.
-  const row = h.server.db.$client.query<{ seq: number; r: number; c: number }, [string]>(
+  const row = h.server.db!.$client.query<{ seq: number; r: number; c: number }, [string]>(
     'SELECT seq, length(recipient_hash) AS r, length(code_hash) AS c FROM verifications WHERE id = ?',
   ).get(old.first)!
   expect(row).toEqual({ seq: 1, r: 16, c: 32 })
@@ -112,14 +113,14 @@ test('verifications made before the upgrade verify by their old ids and keep cou
   expect((await h.verify({ verification_id: old.second, code: '111111' })).status).toBe(404)
 })
 
-test('an old id whose row number was reused by a newer verification does not find that one', async () => {
+testSqliteOnly('an old id whose row number was reused by a newer verification does not find that one', async () => {
   dir = mkdtempSync(join(tmpdir(), 'otpd-mig2-'))
   const dbPath = join(dir, 'otpd.db')
   writeFileSync(secretPath(dbPath), `${SECRET_HEX}\n`, { mode: 0o600 })
   const old = legacyDatabase(dbPath, new Hasher(Buffer.from(SECRET_HEX, 'hex')))
   h = await createHarness({ dir, key: old.key, clock: new ManualClock(NOW) })
   // Every verification gone but the old ids kept: row numbers start again at 1.
-  h.server.db.$client.run('DELETE FROM verifications')
+  h.server.db!.$client.run('DELETE FROM verifications')
   const fresh = await h.send({ channel: 'sms', recipient: '+14155550124', code: '654321' })
   expect(new VerificationIds(h.server.hasher).seqOf(fresh.json.verification_id)).toBe(1)
   // old.first named row 1 too; it must not reach the new verification.

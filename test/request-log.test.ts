@@ -7,7 +7,7 @@ import { buildServer, READY_CACHE_MS } from '../src/app.ts'
 import { resolveConfig } from '../src/config/load.ts'
 import { ManualClock } from '../src/lib/clock.ts'
 import { createLogger } from '../src/lib/logger.ts'
-import { createHarness, TEST, UUID_V4, type Harness } from './harness.ts'
+import { createHarness, TEST, testDatabase, UUID_V4, type Harness } from './harness.ts'
 
 let h: Harness
 afterEach(() => h?.close())
@@ -95,9 +95,9 @@ test('an invalid recipient is still logged masked, never in clear', async () => 
 test('the level comes from the logger: at info, successful probes are not written; 5xx lines are warnings', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'otpd-log-'))
   const lines: string[] = []
-  const config = resolveConfig({ database: { path: `${dir}/otpd.db` }, logging: { level: 'info' } })
+  const config = resolveConfig({ ...(await testDatabase(dir)), logging: { level: 'info' } })
   const clock = new ManualClock(Date.UTC(2026, 0, 1))
-  const server = buildServer(config, {
+  const server = await buildServer(config, {
     clock,
     logger: createLogger({ level: config.logging.level, write: (l) => lines.push(l) }),
     logWrite: () => {},
@@ -106,7 +106,8 @@ test('the level comes from the logger: at info, successful probes are not writte
     await server.http.handle(new Request('http://localhost/healthz'))
     await server.http.handle(new Request('http://localhost/readyz'))
     expect(lines.filter((l) => l.includes('"msg":"request"'))).toEqual([])
-    server.db.$client.run('PRAGMA query_only = 1')
+    if (server.db) server.db.$client.run('PRAGMA query_only = 1')
+    else await server.pg!.sql.close() // a database gone away is a failed write too
     // Readiness only reads (app.ts): a failed write is what tells it, and it
     // answers from its last look for READY_CACHE_MS.
     await server.admin.createAccount('refused').catch(() => {})

@@ -5,14 +5,15 @@
  * "not a valid otpd secret", and a crash in between left that empty file for
  * good. Now it appears whole or not at all. Processes race on fresh directories.
  */
-import { expect, test } from 'bun:test'
+import { expect } from 'bun:test'
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { testSqliteOnly } from './harness.ts'
 
 const SECRET_TS = join(import.meta.dir, '..', 'src', 'store', 'secret.ts')
 
-test('12 processes creating the secret at the same moment all get the same, valid one', async () => {
+testSqliteOnly('12 processes creating the secret at the same moment all get the same, valid one', async () => {
   for (let round = 0; round < 8; round++) {
     const dir = mkdtempSync(join(tmpdir(), 'otpd-secret-race-'))
     try {

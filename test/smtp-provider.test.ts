@@ -268,7 +268,7 @@ describe('through the API', () => {
     expect(sent.json.error).toBe('Failed to send verification')
     expect((await h.server.admin.balance()).balance).toBe(5)
     // The client never saw the id; even someone holding it gets 404.
-    const { id } = h.server.db.$client.query('SELECT id FROM verifications').get() as { id: string }
+    const [{ id }] = (await h.sql('SELECT id FROM verifications')) as [{ id: string }]
     const v = await h.verify({ verification_id: id, code: '123456' })
     expect([v.status, v.json.error]).toEqual([404, 'Verification not found'])
     const logs = h.logs.join('\n')

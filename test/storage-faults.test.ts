@@ -7,12 +7,13 @@
  * serve` processes are in test/fault-*.test.ts.
  */
 import { Database } from 'bun:sqlite'
-import { afterEach, expect, test } from 'bun:test'
+import { afterEach, expect } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase, openReader } from '../src/store/sqlite/db.ts'
 import { SqliteStorage, StorageBusyError, StorageStoppedError } from '../src/store/sqlite/storage.ts'
+import { testSqliteOnly } from './harness.ts'
 
 const dirs: string[] = []
 const closers: (() => void)[] = []
@@ -46,7 +47,7 @@ function holdLock(path: string): () => void {
   }
 }
 
-test('a held write lock: the write waits on timers, the event loop runs on, and it fails after busy_timeout_ms with nothing in force', async () => {
+testSqliteOnly('a held write lock: the write waits on timers, the event loop runs on, and it fails after busy_timeout_ms with nothing in force', async () => {
   const { storage, path } = open(300)
   const release = holdLock(path)
   let ticks = 0
@@ -69,7 +70,7 @@ test('a held write lock: the write waits on timers, the event loop runs on, and 
   expect(await storage.read((r) => r.admin.findAccount('waits'))).toBeUndefined()
 })
 
-test('a lock released within busy_timeout_ms: the waiting write goes through', async () => {
+testSqliteOnly('a lock released within busy_timeout_ms: the waiting write goes through', async () => {
   const { storage, path } = open(2_000)
   const release = holdLock(path)
   setTimeout(release, 150)
@@ -78,7 +79,7 @@ test('a lock released within busy_timeout_ms: the waiting write goes through', a
   expect((await storage.read((r) => r.admin.findAccount('after-release')))?.name).toBe('after-release')
 })
 
-test('reads never wait for the write lock', async () => {
+testSqliteOnly('reads never wait for the write lock', async () => {
   const { storage, path } = open(5_000)
   await storage.write((r) => r.admin.insertAccount('seen', 1))
   const release = holdLock(path)
@@ -91,14 +92,14 @@ test('reads never wait for the write lock', async () => {
   release()
 })
 
-test('concurrent reads each get their own read transaction', async () => {
+testSqliteOnly('concurrent reads each get their own read transaction', async () => {
   const { storage } = open(1_000)
   await storage.write((r) => r.admin.insertAccount('a', 1))
   const names = await Promise.all(Array.from({ length: 20 }, () => storage.read(async (r) => (await r.admin.findAccount('a'))?.name)))
   expect(names).toEqual(Array.from({ length: 20 }, () => 'a'))
 })
 
-test('a failed flush is fatal: onFatal hears it, the batch is not acknowledged, and every later write is refused', async () => {
+testSqliteOnly('a failed flush is fatal: onFatal hears it, the batch is not acknowledged, and every later write is refused', async () => {
   const fatal: Error[] = []
   const { storage } = open(1_000, (e) => fatal.push(e))
   let flushes = 0
@@ -122,7 +123,7 @@ test('a failed flush is fatal: onFatal hears it, the batch is not acknowledged, 
   expect(flushes).toBe(2)
 })
 
-test('a write that throws is undone alone; the others of its batch commit', async () => {
+testSqliteOnly('a write that throws is undone alone; the others of its batch commit', async () => {
   const { storage } = open(1_000)
   const results = await Promise.allSettled([
     storage.write((r) => r.admin.insertAccount('one', 1)),

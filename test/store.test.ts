@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { migrationFiles, migrationJournal } from '../src/store/sqlite/migrations/index.ts'
 import { applyMigrations, migrationsCurrent, openDatabase } from '../src/store/sqlite/db.ts'
 import { loadSecret } from '../src/store/secret.ts'
-import { createHarness, TEST, type Harness } from './harness.ts'
+import { createHarness, TEST, testSqliteOnly, type Harness } from './harness.ts'
 
 let h: Harness | undefined
 afterEach(() => {
@@ -21,9 +21,9 @@ test('every migration drizzle-kit wrote is embedded, and nothing else', () => {
   expect(Object.keys(migrationFiles).sort()).toEqual(onDisk)
 })
 
-test('a fresh database is migrated, in WAL mode, with foreign keys and the default account', async () => {
+testSqliteOnly('a fresh database is migrated, in WAL mode, with foreign keys and the default account', async () => {
   h = await createHarness()
-  const client = h.server.db.$client
+  const client = h.server.db!.$client
   expect(client.query('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' })
   expect(client.query('PRAGMA foreign_keys').get()).toEqual({ foreign_keys: 1 })
   expect(client.query('PRAGMA synchronous').get()).toEqual({ synchronous: 2 }) // FULL
@@ -32,7 +32,7 @@ test('a fresh database is migrated, in WAL mode, with foreign keys and the defau
   expect((await h.server.admin.listAccounts()).map((a) => a.name)).toEqual(['default'])
 })
 
-test('migrations apply once: reopening (or a second process) changes nothing', async () => {
+testSqliteOnly('migrations apply once: reopening (or a second process) changes nothing', async () => {
   h = await createHarness()
   const client = new Database(h.dbPath)
   applyMigrations(client)
@@ -42,12 +42,12 @@ test('migrations apply once: reopening (or a second process) changes nothing', a
   client.close()
 })
 
-test('database.synchronous = NORMAL is applied', async () => {
+testSqliteOnly('database.synchronous = NORMAL is applied', async () => {
   h = await createHarness({ config: { database: { synchronous: 'NORMAL' } } })
-  expect(h.server.db.$client.query('PRAGMA synchronous').get()).toEqual({ synchronous: 1 })
+  expect(h.server.db!.$client.query('PRAGMA synchronous').get()).toEqual({ synchronous: 1 })
 })
 
-test('the generated secret is 0600 and a new data directory 0700', () => {
+testSqliteOnly('the generated secret is 0600 and a new data directory 0700', () => {
   const root = mkdtempSync(join(tmpdir(), 'otpd-perm-'))
   try {
     const path = join(root, 'data', 'otpd.db')
@@ -69,7 +69,7 @@ test('the credit ledger balances: grants - debits + refunds = balance', async ()
   await h.send({ channel: 'sms', recipient: '+14155550002' })
   h.delivery.fail = false
   await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
-  const rows = h.server.db.$client.query<{ kind: string; total: number }, []>('SELECT kind, sum(amount) AS total FROM credit_ledger GROUP BY kind ORDER BY kind').all()
+  const rows = (await h.sql('SELECT kind, sum(amount) AS total FROM credit_ledger GROUP BY kind ORDER BY kind')).map((r) => ({ kind: r.kind, total: Number(r.total) }))
   expect(rows).toEqual([
     { kind: 'debit', total: 2 },
     { kind: 'grant', total: 5 },

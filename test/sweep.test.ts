@@ -5,7 +5,7 @@ import { createHarness, DAY, TEST, type Harness } from './harness.ts'
 let h: Harness
 afterEach(() => h?.close())
 
-const count = (h: Harness, table: string) => (h.server.db.$client.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n
+const count = async (h: Harness, table: string) => Number((await h.sql(`SELECT count(*) AS n FROM ${table}`))[0]!.n)
 
 test('verifications are deleted retention.days after they expire, not before', async () => {
   h = await createHarness({ config: { retention: { days: 2 } } })
@@ -22,13 +22,13 @@ test('request and failure counters are pruned once outside their window', async 
   h = await createHarness()
   const sent = await h.send({ channel: 'sms', recipient: TEST.PHONE_FAIL })
   await h.verify({ verification_id: sent.json.verification_id, code: '000000' })
-  expect(count(h, 'key_hits')).toBe(2)
-  expect(count(h, 'recipient_failures')).toBe(1)
+  expect(await count(h, 'key_hits')).toBe(2)
+  expect(await count(h, 'recipient_failures')).toBe(1)
   h.clock.advance(60_001)
   expect(await h.server.sweep()).toMatchObject({ keyHits: 2, recipientFailures: 0 })
   h.clock.advance(DAY)
   expect(await h.server.sweep()).toMatchObject({ recipientFailures: 1 })
-  expect(count(h, 'key_hits')).toBe(0)
+  expect(await count(h, 'key_hits')).toBe(0)
 })
 
 test('the sweep keeps what the per-recipient limits still need', async () => {
@@ -54,6 +54,6 @@ test('a bounded sweep deletes at most maxRows per table, oldest first, and says 
   const second = await h.server.sweep(2)
   expect(second.keyHits).toBe(1)
   expect(sweptToBound(second, 2)).toBe(false)
-  const left = h.server.db.$client.query<{ seq: number }, []>('SELECT seq FROM key_hits ORDER BY seq').all()
-  expect(left.map((r) => r.seq)).toEqual([4, 5])
+  const left = await h.sql('SELECT seq FROM key_hits ORDER BY seq')
+  expect(left.map((r) => Number(r.seq))).toEqual([4, 5])
 })

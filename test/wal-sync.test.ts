@@ -3,12 +3,13 @@
  * that started after the call; calls made while one runs share the next; a
  * worker that cannot sync makes them fail rather than answer undurably.
  */
-import { afterEach, expect, test } from 'bun:test'
+import { afterEach, expect } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { openDatabase, type Db } from '../src/store/sqlite/db.ts'
 import { covers, startWalSync, type WalSync } from '../src/store/sqlite/wal-sync.ts'
+import { testSqliteOnly } from './harness.ts'
 
 let dir: string
 let db: Db | undefined
@@ -19,7 +20,7 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-test('sync resolves; many calls at once are served by one or two fsyncs', async () => {
+testSqliteOnly('sync resolves; many calls at once are served by one or two fsyncs', async () => {
   dir = mkdtempSync(join(tmpdir(), 'otpd-walsync-'))
   const path = join(dir, 'otpd.db')
   db = openDatabase({ path })
@@ -32,7 +33,7 @@ test('sync resolves; many calls at once are served by one or two fsyncs', async 
   expect(all).toHaveLength(50)
 })
 
-test('every flush reports how long it took; calls one after another get one flush each', async () => {
+testSqliteOnly('every flush reports how long it took; calls one after another get one flush each', async () => {
   dir = mkdtempSync(join(tmpdir(), 'otpd-walsync-'))
   const path = join(dir, 'otpd.db')
   db = openDatabase({ path })
@@ -56,7 +57,7 @@ test('every flush reports how long it took; calls one after another get one flus
   }
 })
 
-test('a WAL that cannot be synced rejects the waiting calls and reports the error, not a flush time', async () => {
+testSqliteOnly('a WAL that cannot be synced rejects the waiting calls and reports the error, not a flush time', async () => {
   dir = mkdtempSync(join(tmpdir(), 'otpd-walsync-'))
   const errors: string[] = []
   const took: number[] = []
@@ -66,7 +67,7 @@ test('a WAL that cannot be synced rejects the waiting calls and reports the erro
   expect(took).toEqual([])
 })
 
-test('a flushed generation covers the ones before it, also across the int32 wrap-around', () => {
+testSqliteOnly('a flushed generation covers the ones before it, also across the int32 wrap-around', () => {
   expect(covers(5, 5)).toBe(true)
   expect(covers(5, 3)).toBe(true)
   expect(covers(3, 5)).toBe(false)

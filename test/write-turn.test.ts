@@ -4,7 +4,7 @@
  * while the worker holds it, and takes it back from a worker that holds it
  * too long.
  */
-import { afterEach, expect, test } from 'bun:test'
+import { afterEach, expect } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -12,6 +12,7 @@ import { Database } from 'bun:sqlite'
 import { openDatabase, openReader, type Db } from '../src/store/sqlite/db.ts'
 import { SqliteStorage } from '../src/store/sqlite/storage.ts'
 import { giveTurnBack, takeTurnForCheckpoint, TURN_CHECKPOINT, TURN_FREE, TURN_SERVER, WriteTurn } from '../src/store/sqlite/write-turn.ts'
+import { testSqliteOnly } from './harness.ts'
 
 let dir: string | undefined
 let db: Db | undefined
@@ -44,7 +45,7 @@ function setUp(turn: WriteTurn) {
   return { storage, committed, closeOther: () => other.close() }
 }
 
-test('the server takes a free turn and gives it back; it cannot take it while the worker holds it', () => {
+testSqliteOnly('the server takes a free turn and gives it back; it cannot take it while the worker holds it', () => {
   const turn = new WriteTurn(1_000)
   expect(turn.take()).toBe(true)
   expect(turn.cell[0]).toBe(TURN_SERVER)
@@ -58,7 +59,7 @@ test('the server takes a free turn and gives it back; it cannot take it while th
   expect(turn.take()).toBe(true)
 })
 
-test('a batch waits while the worker holds the turn, and commits once it is given back', async () => {
+testSqliteOnly('a batch waits while the worker holds the turn, and commits once it is given back', async () => {
   const turn = new WriteTurn(60_000)
   const { storage, committed, closeOther } = setUp(turn)
   expect(takeTurnForCheckpoint(turn.cell, 0)).toBe(true)
@@ -79,7 +80,7 @@ test('a batch waits while the worker holds the turn, and commits once it is give
   closeOther()
 })
 
-test('a worker that holds the turn past the stuck bound does not stop the writes', async () => {
+testSqliteOnly('a worker that holds the turn past the stuck bound does not stop the writes', async () => {
   const turn = new WriteTurn(100)
   const { storage, committed, closeOther } = setUp(turn)
   expect(takeTurnForCheckpoint(turn.cell, 0)).toBe(true)
@@ -93,7 +94,7 @@ test('a worker that holds the turn past the stuck bound does not stop the writes
   closeOther()
 })
 
-test('a worker asleep waiting for the turn is woken as soon as the server gives it back, not at its time-out', async () => {
+testSqliteOnly('a worker asleep waiting for the turn is woken as soon as the server gives it back, not at its time-out', async () => {
   const turn = new WriteTurn(60_000)
   expect(turn.take()).toBe(true)
   const worker = new Worker(new URL('./fixtures/turn-taker.ts', import.meta.url).href)

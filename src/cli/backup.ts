@@ -2,7 +2,7 @@
 import { Command } from 'commander'
 import { backupDatabase } from '../store/sqlite/backup.ts'
 import { secretPath } from '../store/secret.ts'
-import { example, printJson, withConfig, withCore, withJson, type CommonOptions } from './common.ts'
+import { example, load, printJson, withConfig, withCore, withJson, type CommonOptions } from './common.ts'
 
 export function backupCommand(): Command {
   return example(
@@ -11,8 +11,11 @@ export function backupCommand(): Command {
   )
     .argument('<file>', 'where to write the backup (a new file)')
     .option('--force', 'replace FILE if it exists')
-    .action((file: string, opts: CommonOptions & { force?: boolean }) =>
-      withCore(opts, async ({ db, config }) => {
+    .action((file: string, opts: CommonOptions & { force?: boolean }) => {
+      // Refused before connecting: the answer does not depend on the database.
+      if (load(opts).config.database.url !== undefined) throw new Error(PG_BACKUP)
+      return withCore(opts, async ({ db, config }) => {
+        if (!db) throw new Error(PG_BACKUP)
         const b = backupDatabase(db.$client, config.database.path, file, { force: opts.force })
         // The secret's location only, never its value.
         const secret = config.server.secret !== undefined ? 'the server.secret setting' : secretPath(config.database.path)
@@ -22,9 +25,12 @@ export function backupCommand(): Command {
             `Keep the server secret (${secret}) with this backup: without it no API key in the backup works.\n` +
             'To restore, see "Backup and restore" in README.md.\n',
         )
-      }),
-    )
+      })
+    })
 }
+
+const PG_BACKUP =
+  'otpd backup copies a SQLite file, and this config uses PostgreSQL (database.url): back it up with pg_dump (e.g. pg_dump -Fc -f otpd.dump postgres://user@host:5432/otpd) and keep the server secret with it'
 
 function size(bytes: number): string {
   if (bytes < 1024) return `${bytes} bytes`

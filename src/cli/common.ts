@@ -45,22 +45,23 @@ export function load(opts: CommonOptions, use: { delivery?: boolean } = {}): Loa
  * stays data. `readOnly`: the command only reads, so a missing database is an
  * error rather than a new empty one (usually a wrong directory or config).
  */
-export function openForCli(opts: CommonOptions, use: { readOnly?: boolean } = {}): Core {
-  const { config } = load(opts)
+export function openForCli(opts: CommonOptions, use: { readOnly?: boolean } = {}): Promise<Core> {
+  const { config, env } = load(opts)
   const path = config.database.path
-  if (use.readOnly && path !== ':memory:' && !existsSync(path)) {
+  if (use.readOnly && config.database.url === undefined && path !== ':memory:' && !existsSync(path)) {
     throw new Error(`no database at ${resolve(path)} (start otpd serve or pass --config)`)
   }
-  return openCore(config, { logger: createLogger({ level: 'warn', format: 'text', write: (l) => process.stderr.write(l + '\n') }) })
+  return openCore(config, { env, logger: createLogger({ level: 'warn', format: 'text', write: (l) => process.stderr.write(l + '\n') }) })
 }
 
 /** Runs a command body with the database open, and closes it afterwards. */
 export async function withCore<T>(opts: CommonOptions, fn: (core: Core) => Promise<T>, use: { readOnly?: boolean } = {}): Promise<T> {
-  const core = openForCli(opts, use)
+  const core = await openForCli(opts, use)
   try {
     return await fn(core)
   } finally {
-    core.close()
+    if (core.pg) await core.pg.close()
+    else core.close()
   }
 }
 

@@ -43,7 +43,7 @@ export function serveCommand(): Command {
       const loaded = loadServe()
       const config = loaded.config
       const logger = createLogger({ level: config.logging.level, format: process.stdout.isTTY ? 'text' : 'json', journal: journalStreams(loaded.env.JOURNAL_STREAM) })
-      const server = buildServer(config, { logger, env: loaded.env, backgroundCheckpoints: true })
+      const server = await buildServer(config, { logger, env: loaded.env, backgroundCheckpoints: true })
       // Signals are handled before the listener opens, so a SIGTERM during start-up is a clean stop too.
       let timer: ReturnType<typeof setInterval> | undefined
       let recoverTimer: ReturnType<typeof setInterval> | undefined
@@ -77,7 +77,7 @@ export function serveCommand(): Command {
       }
       logger.info(`otpd listening on ${url(tls ? 'https' : 'http', hostname, server.http.server!.port)}`, {
         config: loaded.source,
-        database: config.database.path,
+        database: server.pg ? server.pg.display : config.database.path,
       })
       if (config.server.admin_listen !== undefined) {
         const admin = parseListen(config.server.admin_listen)

@@ -14,6 +14,7 @@ import { resolve } from 'node:path'
 import type { TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { parse as parseToml, TomlError } from 'smol-toml'
+import { checkDatabase } from './database.ts'
 import { readEnvFile } from './env-file.ts'
 import { unknownEnvWarnings } from './env-names.ts'
 import { checkListeners } from './listen.ts'
@@ -154,6 +155,7 @@ export function resolveConfig(raw: Json, source = 'built-in defaults', env: Env 
   problems.push(...checkListeners(server))
   problems.push(...checkPublicUrl(server))
   if (valid('server.tls')) problems.push(...checkTls(server.tls))
+  problems.push(...checkDatabase(config, valid, env))
   for (const check of checks) problems.push(...check(config, valid, env))
   if (problems.length === 0) return config
   throw new ConfigError(problems, source)
@@ -168,6 +170,7 @@ function expectation(schema: TSchema): string {
     case 'integer':
       return `a whole number from ${schema.minimum ?? 0} to ${schema.maximum ?? 'any'}`
     case 'string':
+      if (schema.pattern && schema.description) return schema.description
       return schema.minLength ? `a string of at least ${schema.minLength} characters` : 'a string'
     case 'array':
       return 'a non-empty list of names'

@@ -13,6 +13,10 @@ export const ServerConfig = T.Object(
     listen: T.String({ default: '127.0.0.1:8080', description: 'HOST:PORT the HTTP API listens on' }),
     /** Optional: a secret of at least 32 characters; otherwise one is generated into the data directory. */
     secret: T.Optional(T.String({ minLength: 32 })),
+    /** Optional: the name of an environment variable holding the secret (at least 32 characters). */
+    secret_env: T.Optional(T.String({ minLength: 1 })),
+    /** Optional: a file in the format of the generated `otpd.secret` (64 hex characters), e.g. a copy of a SQLite deployment's. */
+    secret_file: T.Optional(T.String({ minLength: 1 })),
     /** Optional: HOST:PORT of a second, plain-HTTP listener for /metrics, /healthz and /readyz (off when absent). */
     admin_listen: T.Optional(T.String()),
     /** Optional: a token of at least 32 characters that opens /metrics on the main listener (Authorization: Bearer). */
@@ -30,6 +34,12 @@ export const DatabaseConfig = T.Object(
     path: T.String({ minLength: 1, default: './data/otpd.db' }),
     synchronous: T.Union([T.Literal('FULL'), T.Literal('NORMAL')], { default: 'FULL' }),
     busy_timeout_ms: T.Integer({ minimum: 0, maximum: 600_000, default: 5000 }),
+    /** Optional: postgres://user@host:5432/db selects PostgreSQL instead of the SQLite file at `path` (store/pg/). */
+    url: T.Optional(T.String({ pattern: '^postgres(ql)?://', description: 'a postgres:// URL' })),
+    /** Optional: the name of an environment variable holding the PostgreSQL password (else the URL's, else PGPASSWORD). */
+    password_env: T.Optional(T.String({ minLength: 1 })),
+    /** PostgreSQL connections per process; a request that finds them all busy waits for one. */
+    pool_size: T.Integer({ minimum: 1, maximum: 1000, default: 10 }),
   },
   strict,
 )

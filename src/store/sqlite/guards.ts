@@ -15,13 +15,14 @@
  * These are operator errors: the CLI prints the message as its one line.
  */
 import type { Database } from 'bun:sqlite'
-import { createHmac, timingSafeEqual } from 'node:crypto'
 import { accessSync, constants, existsSync } from 'node:fs'
 import { basename, dirname } from 'node:path'
 import { Hasher } from '../../lib/secrets.ts'
 import { VerificationIds } from '../../lib/verification-id.ts'
 import { migrationJournal } from './migrations/index.ts'
-import { loadSecret, secretPath } from '../secret.ts'
+import { loadSecret, sameHex, secretFingerprint, secretPath, type ConfiguredSecret } from '../secret.ts'
+
+export { secretFingerprint }
 
 /** A start refused for a reason the operator must fix; its message is the one line shown. */
 export class StoreGuardError extends Error {}
@@ -86,19 +87,6 @@ export function checkSchemaNotNewer(client: Database, path: string): void {
 }
 
 const FINGERPRINT = 'secret_fingerprint'
-const FINGERPRINT_LABEL = 'otpd server secret fingerprint v1'
-
-/**
- * HMAC-SHA256 of a fixed label, keyed by the secret. It says whether two
- * secrets are the same and nothing else: HMAC is a pseudorandom function, so
- * without the key its output is unrelated to it, and a generated secret (256
- * random bits) cannot be searched for. A configured `server.secret` chosen by
- * a person could be guessed offline against it, but no better than against
- * the code and key hashes the database already holds under the same secret.
- */
-export function secretFingerprint(secret: Uint8Array): string {
-  return createHmac('sha256', secret).update(FINGERPRINT_LABEL).digest('hex')
-}
 
 /**
  * Loads the server secret (the `server.secret` setting, else the file beside
@@ -112,8 +100,8 @@ export function secretFingerprint(secret: Uint8Array): string {
  * database agree on one secret, and the secret file is written (and synced)
  * before the fingerprint that needs it is committed.
  */
-export function loadGuardedSecret(client: Database, configured: string | undefined, databasePath: string): Uint8Array {
-  if (databasePath === ':memory:') return loadSecret(configured, databasePath)
+export function loadGuardedSecret(client: Database, configured: ConfiguredSecret | undefined, databasePath: string): Uint8Array {
+  if (databasePath === ':memory:') return loadSecret(configured?.bytes, databasePath)
   const file = secretPath(databasePath)
   const decide = client.transaction((): Uint8Array => {
     const stored = client.query<{ value: string }, [string]>('SELECT value FROM settings WHERE name = ?').get(FINGERPRINT)?.value
@@ -131,9 +119,11 @@ export function loadGuardedSecret(client: Database, configured: string | undefin
     const matches = stored === undefined ? idsReadWith(client, secret) : sameHex(stored, fingerprint)
     if (!matches) {
       throw new StoreGuardError(
-        configured !== undefined
+        configured?.source === 'server.secret'
           ? `the server.secret setting does not match the secret ${databasePath} was made with: set server.secret back to the value used with this database (a new secret would make every key invalid)`
-          : `the server secret ${file} does not match the secret ${databasePath} was made with: restore ${basename(file)} from the backup taken with this database (a new secret would make every key invalid)`,
+          : configured !== undefined
+            ? `${configured.source} does not hold the secret ${databasePath} was made with: give it the secret used with this database (a new secret would make every key invalid)`
+            : `the server secret ${file} does not match the secret ${databasePath} was made with: restore ${basename(file)} from the backup taken with this database (a new secret would make every key invalid)`,
       )
     }
     if (stored === undefined) client.run('INSERT INTO settings (name, value) VALUES (?, ?)', [FINGERPRINT, fingerprint])
@@ -165,16 +155,10 @@ function idsReadWith(client: Database, secret: Uint8Array): boolean {
 }
 
 /** A secret file that cannot be read or is not valid: its own message names it. */
-function loadOrRefuse(configured: string | undefined, databasePath: string): Uint8Array {
+function loadOrRefuse(configured: ConfiguredSecret | undefined, databasePath: string): Uint8Array {
   try {
-    return loadSecret(configured, databasePath)
+    return loadSecret(configured?.bytes, databasePath)
   } catch (err) {
     throw new StoreGuardError(err instanceof Error ? err.message : String(err))
   }
-}
-
-function sameHex(a: string, b: string): boolean {
-  const x = Buffer.from(a, 'hex')
-  const y = Buffer.from(b, 'hex')
-  return x.length === y.length && x.length > 0 && timingSafeEqual(x, y)
 }

@@ -1,0 +1,220 @@
+/**
+ * `otpd db copy --to postgres://…`: a SQLite database copied into an empty
+ * PostgreSQL one (migrated first), so a deployment can move to several nodes.
+ *
+ * What is copied: accounts, keys, the whole credit ledger, the verifications
+ * still within retention (the retention sweep would delete the others), the
+ * rolling windows still open (key hits of the last minute, recipient failures
+ * of the last day: what the limits read) and the settings, the server
+ * secret's fingerprint among them. Ids are kept, so verification ids, key ids
+ * and ledger references stay valid, and every identity and the verification
+ * sequence are moved past the largest id copied.
+ *
+ * The source is read in one SQLite read transaction (a consistent snapshot;
+ * writes made after it are not copied, so stop otpd first) and the target is
+ * written in one PostgreSQL transaction: a copy that fails leaves the target
+ * as empty as it was. The target must be empty (as its migrations leave it: the
+ * account `default` untouched, nothing else): a database an otpd node has
+ * already used (even one with only the secret's fingerprint) is refused.
+ * At the end the counts, each account's balance and a digest of the ledger
+ * are compared on both sides, inside the same transaction, before COMMIT.
+ */
+import type { Database } from 'bun:sqlite'
+import { createHash } from 'node:crypto'
+import type { SQL } from 'bun'
+
+/** Refused before anything was written; the message is the one line the CLI prints. */
+export class CopyRefusedError extends Error {}
+
+/** The tables of both schemas (store/sqlite/schema.ts, store/pg/schema.ts), in foreign-key order. */
+export const COPIED_TABLES = ['accounts', 'api_keys', 'credit_ledger', 'verifications', 'verification_legacy_ids', 'key_hits', 'recipient_failures', 'settings'] as const
+type Table = (typeof COPIED_TABLES)[number]
+
+export interface CopyOptions {
+  /** Now, in ms (the injected clock). */
+  now: number
+  /** `retention.days`: verifications that expired longer ago than this are not copied. */
+  retentionDays: number
+  /** Brings the target's schema up to date (the engine's migrations, under their advisory lock). */
+  migrate(target: SQL): Promise<void>
+  /** Rows per INSERT. */
+  batch?: number
+}
+
+export interface AccountCheck {
+  name: string
+  balance: number
+  ledgerRows: number
+}
+
+export interface CopyResult {
+  /** Rows copied per table (equal on both sides: checked). */
+  counts: Record<Table, number>
+  /** Rows of the source left out (outside retention, closed windows). */
+  skipped: { verifications: number; verification_legacy_ids: number; key_hits: number; recipient_failures: number }
+  accounts: AccountCheck[]
+  /** SHA-256 of the whole ledger in id order, equal on both sides. */
+  ledgerDigest: string
+}
+
+const DAY_MS = 86_400_000
+const KEY_WINDOW_MS = 60_000
+
+/** The WHERE clause of each table's rows to copy (the sweep's criteria, inverted: store/sqlite/sweep.ts). */
+function kept(now: number, retentionDays: number): Record<Table, { where: string; params: number[] }> {
+  const all = { where: '1 = 1', params: [] }
+  return {
+    accounts: all,
+    api_keys: all,
+    credit_ledger: all,
+    verifications: { where: 'expires_at >= ?', params: [now - retentionDays * DAY_MS] },
+    verification_legacy_ids: { where: 'seq IN (SELECT seq FROM verifications WHERE expires_at >= ?)', params: [now - retentionDays * DAY_MS] },
+    key_hits: { where: 'at >= ?', params: [now - KEY_WINDOW_MS] },
+    recipient_failures: { where: 'at >= ?', params: [now - DAY_MS] },
+    settings: all,
+  }
+}
+
+/** Columns written per table: SQLite's, except the target's own row ids. */
+const BOOLEAN_COLUMNS: Partial<Record<Table, string[]>> = { verifications: ['charged'] }
+const ORDER: Record<Table, string> = {
+  accounts: 'id',
+  api_keys: 'id',
+  credit_ledger: 'id',
+  verifications: 'seq',
+  verification_legacy_ids: 'seq',
+  key_hits: 'key_id, seq',
+  recipient_failures: 'rowid',
+  settings: 'name',
+}
+
+/** Identity columns moved past the largest id copied, and the verification sequence. */
+const SEQUENCES: [table: string, column: string][] = [
+  ['accounts', 'id'],
+  ['api_keys', 'id'],
+  ['credit_ledger', 'id'],
+]
+
+export async function copyToPostgres(source: Database, target: SQL, opts: CopyOptions): Promise<CopyResult> {
+  await refuseUnlessEmpty(target, false)
+  await opts.migrate(target)
+  const batch = opts.batch ?? 500
+  const which = kept(opts.now, opts.retentionDays)
+  source.run('BEGIN')
+  try {
+    const result = (await target.begin(async (tx) => {
+      // Again inside the transaction, with the tables locked: no node may write meanwhile.
+      await tx.unsafe(`LOCK TABLE ${COPIED_TABLES.join(', ')} IN EXCLUSIVE MODE`)
+      await refuseUnlessEmpty(tx as unknown as SQL, true)
+      // The source has its own `default` account (with its id): the target's untouched one makes way.
+      await tx.unsafe(`DELETE FROM accounts WHERE name = 'default'`)
+      const counts = {} as Record<Table, number>
+      for (const table of COPIED_TABLES) counts[table] = await copyTable(source, tx as unknown as SQL, table, which[table], batch)
+      for (const [table, column] of SEQUENCES) {
+        await tx.unsafe(`SELECT setval(pg_get_serial_sequence('${table}', '${column}'), coalesce((SELECT max(${column}) FROM ${table}), 0) + 1, false)`)
+      }
+      await tx.unsafe(`SELECT setval('verifications_seq', coalesce((SELECT max(seq) FROM verifications), 0) + 1, false)`)
+      const check = await compare(source, tx as unknown as SQL, counts)
+      return { box: { counts, ...check } }
+    })) as { box: Omit<CopyResult, 'skipped'> }
+    const skipped = skippedRows(source, opts)
+    return { ...result.box, skipped }
+  } finally {
+    source.run('COMMIT')
+  }
+}
+
+/** Throws CopyRefusedError naming the first of our tables that has rows, or a foreign table. */
+async function refuseUnlessEmpty(target: SQL, migrated: boolean): Promise<void> {
+  const tables = (await target.unsafe(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`)) as { table_name: string }[]
+  const names = new Set(tables.map((t) => t.table_name))
+  for (const t of COPIED_TABLES) {
+    if (!names.has(t)) {
+      if (migrated) throw new Error(`the target has no table ${t} after its migrations`)
+      continue
+    }
+    // The migrations create the account `default`, untouched: that much is empty.
+    const pristine = t === 'accounts' ? ` WHERE NOT (name = 'default' AND balance = 0 AND created_at = 0 AND code_length IS NULL)` : ''
+    const rows = (await target.unsafe(`SELECT count(*)::int AS n FROM ${t}${pristine}`)) as { n: number }[]
+    if (rows[0]!.n > 0) {
+      throw new CopyRefusedError(
+        `the target database is not empty (its table ${t} has ${rows[0]!.n} row${rows[0]!.n === 1 ? '' : 's'}): db copy writes only into an empty database; create a new one (createdb) and copy into it`,
+      )
+    }
+  }
+  const foreign = [...names].filter((n) => !(COPIED_TABLES as readonly string[]).includes(n) && !n.startsWith('__drizzle'))
+  if (foreign.length > 0) {
+    throw new CopyRefusedError(`the target database is not empty (it has the table${foreign.length > 1 ? 's' : ''} ${foreign.slice(0, 3).join(', ')}): db copy writes only into an empty database; create a new one (createdb) and copy into it`)
+  }
+}
+
+async function copyTable(source: Database, tx: SQL, table: Table, which: { where: string; params: number[] }, batch: number): Promise<number> {
+  const booleans = BOOLEAN_COLUMNS[table] ?? []
+  const query = source.query<Record<string, unknown>, number[]>(`SELECT * FROM ${table} WHERE ${which.where} ORDER BY ${ORDER[table]}`)
+  let rows: Record<string, unknown>[] = []
+  let n = 0
+  const flush = async () => {
+    if (rows.length === 0) return
+    await tx`INSERT INTO ${tx(table)} ${tx(rows)}`
+    n += rows.length
+    rows = []
+  }
+  for (const row of query.iterate(...which.params)) {
+    for (const b of booleans) row[b] = row[b] === null ? null : Boolean(row[b])
+    for (const [k, v] of Object.entries(row)) if (v instanceof Uint8Array) row[k] = Buffer.from(v)
+    rows.push(row)
+    if (rows.length >= batch) await flush()
+  }
+  await flush()
+  return n
+}
+
+/** Counts, balances and the ledger digest on both sides; throws when they differ. */
+async function compare(source: Database, tx: SQL, counts: Record<Table, number>): Promise<Omit<CopyResult, 'skipped' | 'counts'>> {
+  const problems: string[] = []
+  for (const t of COPIED_TABLES) {
+    const there = ((await tx.unsafe(`SELECT count(*)::int AS n FROM ${t}`)) as { n: number }[])[0]!.n
+    if (there !== counts[t]) problems.push(`${t}: ${counts[t]} rows read, ${there} in the target`)
+  }
+  const accountsHere = source
+    .query<AccountCheck, []>(`SELECT a.name, a.balance, (SELECT count(*) FROM credit_ledger l WHERE l.account_id = a.id) AS ledgerRows FROM accounts a ORDER BY a.name`)
+    .all()
+  const accountsThere = ((await tx.unsafe(
+    `SELECT a.name, a.balance::bigint AS balance, (SELECT count(*) FROM credit_ledger l WHERE l.account_id = a.id)::int AS "ledgerRows" FROM accounts a ORDER BY a.name`,
+  )) as AccountCheck[]).map((a) => ({ name: a.name, balance: Number(a.balance), ledgerRows: Number(a.ledgerRows) }))
+  if (JSON.stringify(accountsHere) !== JSON.stringify(accountsThere)) problems.push('account balances or ledger sizes differ')
+  const here = ledgerDigest(source.query<LedgerLine, []>('SELECT id, account_id, kind, amount, verification_id, note, created_at FROM credit_ledger ORDER BY id').all())
+  const lines = (await tx.unsafe('SELECT id, account_id, kind, amount, verification_id, note, created_at FROM credit_ledger ORDER BY id')) as LedgerLine[]
+  const there = ledgerDigest(lines)
+  if (here !== there) problems.push('the ledgers differ')
+  if (problems.length > 0) throw new Error(`the copy does not match its source (nothing was written): ${problems.join('; ')}`)
+  return { accounts: accountsHere, ledgerDigest: here }
+}
+
+interface LedgerLine {
+  id: number | string
+  account_id: number
+  kind: string
+  amount: number | string
+  verification_id: string | null
+  note: string | null
+  created_at: number | string
+}
+
+/** One engine-neutral line per ledger row (bigints come back as strings from one driver, numbers from the other). */
+export function ledgerDigest(rows: LedgerLine[]): string {
+  const h = createHash('sha256')
+  for (const r of rows) h.update(JSON.stringify([Number(r.id), Number(r.account_id), r.kind, Number(r.amount), r.verification_id, r.note, Number(r.created_at)]) + '\n')
+  return h.digest('hex')
+}
+
+function skippedRows(source: Database, opts: CopyOptions): CopyResult['skipped'] {
+  const count = (sql: string, ...p: number[]) => source.query<{ n: number }, number[]>(sql).get(...p)!.n
+  const oldest = opts.now - opts.retentionDays * DAY_MS
+  return {
+    verifications: count('SELECT count(*) AS n FROM verifications WHERE expires_at < ?', oldest),
+    verification_legacy_ids: count('SELECT count(*) AS n FROM verification_legacy_ids WHERE seq NOT IN (SELECT seq FROM verifications WHERE expires_at >= ?)', oldest),
+    key_hits: count('SELECT count(*) AS n FROM key_hits WHERE at < ?', opts.now - KEY_WINDOW_MS),
+    recipient_failures: count('SELECT count(*) AS n FROM recipient_failures WHERE at < ?', opts.now - DAY_MS),
+  }
+}

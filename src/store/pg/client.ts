@@ -1,0 +1,95 @@
+/**
+ * The PostgreSQL client: Bun's built-in `SQL` (chosen by measurement over the
+ * `postgres` package: scripts/bench-pg-client.ts, BENCHMARKS.md), and the one
+ * small interface the stores use, so they never see the client itself.
+ *
+ * A pool of `database.pool_size` connections per process. A query that finds
+ * every connection busy waits for one (no acquire timeout: a pool too small
+ * makes requests slower, never failed). A connection that dies is dropped and
+ * a new one is opened by the next query, so the process reconnects by itself
+ * once the database is back. A row lock waits at most `busy_timeout_ms`
+ * (lock_timeout), then the statement fails with nothing of its transaction in
+ * force, like SQLite's busy timeout.
+ */
+import { SQL } from 'bun'
+import type { PgConnection } from '../../config/database.ts'
+
+/** One statement at a time, inside a transaction or on the pool. */
+export interface Tx {
+  q<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>
+  /** Rows the statement wrote (INSERT/UPDATE/DELETE). */
+  run(text: string, params?: unknown[]): Promise<number>
+}
+
+export interface ClientOptions {
+  poolSize: number
+  lockTimeoutMs: number
+  /** How long opening one connection may take before its query fails. */
+  connectTimeoutS?: number
+}
+
+export function openClient(c: PgConnection, opts: ClientOptions): SQL {
+  return new SQL({
+    adapter: 'postgres',
+    hostname: c.hostname,
+    port: c.port,
+    username: c.username,
+    password: c.password,
+    database: c.database,
+    max: opts.poolSize,
+    connectionTimeout: opts.connectTimeoutS ?? 5,
+    idleTimeout: 60,
+    connection: { application_name: 'otpd', lock_timeout: `${Math.trunc(opts.lockTimeoutMs)}ms` },
+  })
+}
+
+/** Statements on a client or a transaction handle. */
+export function txOf(sql: SQL): Tx {
+  return {
+    q: async <T>(text: string, params: unknown[] = []) => (await sql.unsafe(text, params)) as T[],
+    run: async (text, params = []) => ((await sql.unsafe(text, params)) as unknown as { count: number }).count,
+  }
+}
+
+/** The SQLSTATE of a server error (`40P01`), if it is one. */
+export function sqlState(err: unknown): string | undefined {
+  const e = err as { code?: unknown; errno?: unknown } | null
+  return e?.code === 'ERR_POSTGRES_SERVER_ERROR' && typeof e.errno === 'string' ? e.errno : undefined
+}
+
+/** Serialization failure or deadlock: the transaction was rolled back and may simply run again. */
+export function isRetryable(err: unknown): boolean {
+  const state = sqlState(err)
+  return state === '40001' || state === '40P01'
+}
+
+/**
+ * The database is unreachable or going away (connection refused or lost,
+ * shutting down, starting up, too many connections): what /readyz reports.
+ */
+export function isConnectionFault(err: unknown): boolean {
+  const e = err as { code?: unknown } | null
+  if (typeof e?.code === 'string' && e.code.startsWith('ERR_POSTGRES_') && e.code !== 'ERR_POSTGRES_SERVER_ERROR') return true
+  const state = sqlState(err)
+  return state !== undefined && /^(08|57|53|58)/.test(state)
+}
+
+/**
+ * A failure of the database rather than of one statement's data: the
+ * connection faults above, and any server error but data (22), integrity (23)
+ * and transaction rollback (40) ones, e.g. a read-only standby (25006) after
+ * a failover. /readyz reports the database not ready while writes fail so.
+ */
+export function isDatabaseFault(err: unknown): boolean {
+  if (isConnectionFault(err)) return true
+  const state = sqlState(err)
+  return state !== undefined && !/^(22|23|40)/.test(state)
+}
+
+/** bigint columns arrive as strings: a number (every stored value is within 2^53). */
+export function num(v: unknown): number {
+  return typeof v === 'number' ? v : Number(v)
+}
+export function numOrNull(v: unknown): number | null {
+  return v === null || v === undefined ? null : num(v)
+}

@@ -1,0 +1,68 @@
+/**
+ * Opens the PostgreSQL engine for app.ts: the pool, the migrations under the
+ * start lock, the secret's fingerprint check, and the storage. Every failure
+ * to start is one sentence naming the database (its URL without password).
+ */
+import type { SQL } from 'bun'
+import type { PgConnection } from '../../config/database.ts'
+import type { ConfiguredSecret } from '../secret.ts'
+import type { SweepResult } from '../sqlite/sweep.ts'
+import { openClient } from './client.ts'
+import { checkSecret, StoreGuardError } from './guards.ts'
+import { applyMigrations, migrationsCurrent } from './migrate.ts'
+import { PgStorage, type PgStorageOptions } from './storage.ts'
+import { sweepPg } from './sweep.ts'
+
+export interface PgEngineOptions extends PgStorageOptions {
+  poolSize: number
+  lockTimeoutMs: number
+}
+
+export interface PgEngine {
+  sql: SQL
+  storage: PgStorage
+  /** The URL without its password. */
+  display: string
+  /** Throws while the database cannot answer (for /readyz). */
+  check(): Promise<void>
+  migrationsCurrent(): Promise<boolean>
+  sweep(now: number, retentionDays: number, maxRows?: number): Promise<SweepResult>
+  close(): Promise<void>
+}
+
+/** How long a readiness look may take before it counts as a failure. */
+const CHECK_TIMEOUT_MS = 2_000
+
+export async function openPostgres(conn: PgConnection, secret: ConfiguredSecret, opts: PgEngineOptions): Promise<PgEngine> {
+  const sql = openClient(conn, { poolSize: opts.poolSize, lockTimeoutMs: opts.lockTimeoutMs })
+  try {
+    await sql.unsafe('SELECT 1').catch((err: unknown) => {
+      throw new StoreGuardError(`cannot reach the PostgreSQL database ${conn.display}: ${err instanceof Error ? err.message : String(err)}`)
+    })
+    await applyMigrations(sql, conn.display)
+    await checkSecret(sql, secret, conn.display)
+  } catch (err) {
+    await sql.close().catch(() => undefined)
+    if (err instanceof StoreGuardError) throw err
+    throw new StoreGuardError(`cannot open the PostgreSQL database ${conn.display}: ${err instanceof Error ? err.message : String(err)}`)
+  }
+  const storage = new PgStorage(sql, opts)
+  return {
+    sql,
+    storage,
+    display: conn.display,
+    check: () => withTimeout(sql.unsafe('SELECT 1').then(() => undefined), CHECK_TIMEOUT_MS, `the PostgreSQL database ${conn.display} did not answer within ${CHECK_TIMEOUT_MS} ms`),
+    migrationsCurrent: () => migrationsCurrent(sql),
+    sweep: (now, days, maxRows) => sweepPg(sql, now, days, maxRows),
+    close: async () => {
+      storage.close()
+      await sql.close({ timeout: 5 })
+    },
+  }
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms)))
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer))
+}

@@ -1,0 +1,12 @@
+/**
+ * The PostgreSQL migrations, embedded as text like the SQLite ones
+ * (store/sqlite/migrations/index.ts). Add a line here for each file
+ * `bun run db:generate:pg` writes (a test checks the journal matches).
+ */
+import journal from './meta/_journal.json'
+import m0000 from './0000_init.sql' with { type: 'text' }
+
+export const migrationJournal = journal
+export const migrationFiles: Record<string, string> = {
+  '0000_init': m0000,
+}

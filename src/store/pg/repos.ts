@@ -1,0 +1,26 @@
+/**
+ * The PostgreSQL repositories of one transaction (otp/ports.ts Repos), or of
+ * the pool for reads. One file per table group, as in store/sqlite/: a new
+ * table group adds its store here.
+ */
+import type { Repos } from '../../otp/ports.ts'
+import { PgAdminStore, PgCreditStore, PgKeyStore } from './admin-store.ts'
+import type { Tx } from './client.ts'
+import { PgKeyHitLog, PgRecipientFailureLog } from './event-logs.ts'
+import { TxLocks } from './locks.ts'
+import { PgVerificationStore } from './verification-store.ts'
+
+/** `locking`: inside a write transaction, each rule's subject is locked before it is read (store/pg/locks.ts). */
+export function pgRepos(tx: Tx, locking: boolean): Repos {
+  const locks = new TxLocks(tx, locking)
+  return {
+    keys: new PgKeyStore(tx),
+    keyHits: new PgKeyHitLog(tx, locks),
+    failures: new PgRecipientFailureLog(tx, locks),
+    verifications: new PgVerificationStore(tx, locks),
+    credits: new PgCreditStore(tx),
+    admin: new PgAdminStore(tx),
+    // PLACEHOLDER during the session, as in store/sqlite/repos.ts: the outbox (issue 23) replaces it.
+    events: { add: async () => {} },
+  }
+}

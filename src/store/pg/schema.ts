@@ -1,0 +1,145 @@
+/**
+ * The PostgreSQL schema (drizzle pg-core), table for table the same as
+ * store/sqlite/schema.ts: the same names, columns and meanings, so a database
+ * can be copied from one engine to the other (`otpd db copy`). Times are
+ * milliseconds since the epoch in `bigint`; hashes are `bytea`.
+ *
+ * Differences that PostgreSQL needs:
+ * - ids are identity columns `by default`, so a copy can keep the SQLite ids
+ *   (it then moves each identity past the largest id copied);
+ * - `verifications.seq` is taken from the sequence `verifications_seq`, not
+ *   max(seq) + 1: concurrent transactions on several nodes each get their
+ *   own number without waiting for one another;
+ * - booleans are `boolean`.
+ */
+import { sql } from 'drizzle-orm'
+import { bigint, boolean, customType, index, integer, pgSequence, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core'
+
+const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({ dataType: () => 'bytea' })
+const ms = (name: string) => bigint(name, { mode: 'number' })
+
+export const accounts = pgTable('accounts', {
+  id: integer('id').primaryKey().generatedByDefaultAsIdentity(),
+  name: text('name').notNull().unique(),
+  /** Generated-code length; null means the config's `codes.default_length`. */
+  codeLength: integer('code_length'),
+  /** Kept in step with credit_ledger in the same transaction as every ledger row; never below zero. */
+  balance: bigint('balance', { mode: 'number' }).notNull().default(0),
+  createdAt: ms('created_at').notNull(),
+})
+
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    id: integer('id').primaryKey().generatedByDefaultAsIdentity(),
+    accountId: integer('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    name: text('name').notNull().default(''),
+    prefix: text('prefix').notNull(),
+    keyHash: text('key_hash').notNull(),
+    status: text('status', { enum: ['active', 'disabled', 'revoked'] })
+      .notNull()
+      .default('active'),
+    createdAt: ms('created_at').notNull(),
+    lastUsedAt: ms('last_used_at'),
+  },
+  (t) => [index('api_keys_prefix').on(t.prefix), uniqueIndex('api_keys_hash').on(t.keyHash)],
+)
+
+export const creditLedger = pgTable(
+  'credit_ledger',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedByDefaultAsIdentity(),
+    accountId: integer('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    kind: text('kind', { enum: ['grant', 'debit', 'refund'] }).notNull(),
+    /** Always positive; the kind gives the sign. */
+    amount: bigint('amount', { mode: 'number' }).notNull(),
+    verificationId: text('verification_id'),
+    note: text('note'),
+    createdAt: ms('created_at').notNull(),
+  },
+  (t) => [index('credit_ledger_account').on(t.accountId, t.id)],
+)
+
+/** Numbers for new verifications (store/pg/verification-store.ts nextSeq). */
+export const verificationsSeq = pgSequence('verifications_seq')
+
+/** See store/sqlite/schema.ts `verifications`. */
+export const verifications = pgTable(
+  'verifications',
+  {
+    seq: bigint('seq', { mode: 'number' }).primaryKey(),
+    id: text('id').notNull(),
+    keyId: integer('key_id')
+      .notNull()
+      .references(() => apiKeys.id),
+    accountId: integer('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    channel: text('channel', { enum: ['sms', 'email', 'voice'] }).notNull(),
+    recipientHash: bytea('recipient_hash').notNull(),
+    recipientMask: text('recipient_mask').notNull(),
+    codeHash: bytea('code_hash').notNull(),
+    testMode: text('test_mode', { enum: ['success', 'fail', 'expired'] }),
+    status: text('status', { enum: ['active', 'failed'] })
+      .notNull()
+      .default('active'),
+    charged: boolean('charged').notNull(),
+    createdAt: ms('created_at').notNull(),
+    expiresAt: ms('expires_at').notNull(),
+    usedAt: ms('used_at'),
+    failedAttempts: integer('failed_attempts').notNull().default(0),
+    lockedUntil: ms('locked_until'),
+    delivery: text('delivery', { enum: ['sending', 'accepted', 'failed', 'unknown'] }),
+    deliveryProvider: text('delivery_provider'),
+    deliveryUpdatedAt: ms('delivery_updated_at'),
+  },
+  (t) => [
+    index('verifications_recipient').on(t.recipientHash, t.createdAt),
+    index('verifications_expiry').on(t.expiresAt),
+    index('verifications_sending').on(t.createdAt).where(sql`${t.delivery} = 'sending'`),
+  ],
+)
+
+/** See store/sqlite/schema.ts `verificationLegacyIds` (only a copied SQLite database has rows here). */
+export const verificationLegacyIds = pgTable(
+  'verification_legacy_ids',
+  {
+    seq: bigint('seq', { mode: 'number' }).primaryKey(),
+    id: text('id').notNull(),
+  },
+  (t) => [uniqueIndex('verification_legacy_ids_id').on(t.id)],
+)
+
+/** See store/sqlite/schema.ts `keyHits`: a key's hits numbered 1, 2, 3... */
+export const keyHits = pgTable(
+  'key_hits',
+  {
+    keyId: integer('key_id').notNull(),
+    seq: bigint('seq', { mode: 'number' }).notNull().default(0),
+    at: ms('at').notNull(),
+  },
+  (t) => [uniqueIndex('key_hits_key_seq').on(t.keyId, t.seq), index('key_hits_at').on(t.at)],
+)
+
+/** See store/sqlite/schema.ts `recipientFailures`. */
+export const recipientFailures = pgTable(
+  'recipient_failures',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    recipientHash: bytea('recipient_hash').notNull(),
+    at: ms('at').notNull(),
+  },
+  (t) => [index('recipient_failures_lookup').on(t.recipientHash, t.at), index('recipient_failures_at').on(t.at)],
+)
+
+/** See store/sqlite/schema.ts `settings` (the secret's fingerprint). */
+export const settings = pgTable('settings', {
+  name: text('name').primaryKey(),
+  value: text('value').notNull(),
+})
+
+export const schema = { accounts, apiKeys, creditLedger, verifications, verificationLegacyIds, keyHits, recipientFailures, settings, verificationsSeq }

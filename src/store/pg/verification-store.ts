@@ -1,0 +1,112 @@
+/**
+ * Verifications table (see otp/ports.ts VerificationStore and
+ * store/sqlite/verification-store.ts). Numbers come from the sequence
+ * `verifications_seq`, so nodes never wait for one another to number a row.
+ * Inside a write, findForKey locks the row it returns (`FOR UPDATE`): two
+ * attempts on one code, on any nodes, run one after the other, and the second
+ * sees the first's outcome (single use, attempts, lockout). recipientSendTimes
+ * takes the recipient's lock first (store/pg/locks.ts).
+ */
+import type { UnsettledSend, VerificationStore } from '../../otp/ports.ts'
+import type { DeliveryState, Verification } from '../../otp/types.ts'
+import { num, numOrNull, type Tx } from './client.ts'
+import type { TxLocks } from './locks.ts'
+
+const COLUMNS = `v.seq, v.id, v.key_id, v.account_id, v.channel, v.recipient_hash, v.recipient_mask, v.code_hash, v.test_mode, v.status,
+  v.charged, v.created_at, v.expires_at, v.used_at, v.failed_attempts, v.locked_until, v.delivery, v.delivery_provider, v.delivery_updated_at`
+
+type Row = Record<string, unknown>
+
+function toVerification(r: Row): Verification {
+  return {
+    seq: num(r.seq),
+    id: r.id as string,
+    keyId: num(r.key_id),
+    accountId: num(r.account_id),
+    channel: r.channel as Verification['channel'],
+    recipientHash: new Uint8Array(r.recipient_hash as Uint8Array),
+    recipientMask: r.recipient_mask as string,
+    codeHash: new Uint8Array(r.code_hash as Uint8Array),
+    testMode: r.test_mode as Verification['testMode'],
+    status: r.status as Verification['status'],
+    charged: r.charged === true,
+    createdAt: num(r.created_at),
+    expiresAt: num(r.expires_at),
+    usedAt: numOrNull(r.used_at),
+    failedAttempts: num(r.failed_attempts),
+    lockedUntil: numOrNull(r.locked_until),
+    delivery: r.delivery as Verification['delivery'],
+    deliveryProvider: r.delivery_provider as string | null,
+    deliveryUpdatedAt: numOrNull(r.delivery_updated_at),
+  }
+}
+
+export class PgVerificationStore implements VerificationStore {
+  private readonly lock: string
+  constructor(
+    private readonly tx: Tx,
+    private readonly locks: TxLocks,
+  ) {
+    this.lock = locks.locking ? ' FOR UPDATE OF v' : ''
+  }
+
+  async nextSeq(): Promise<number> {
+    const rows = await this.tx.q<{ seq: unknown }>("SELECT nextval('verifications_seq') AS seq")
+    return num(rows[0]!.seq)
+  }
+  async insert(v: Verification): Promise<void> {
+    await this.tx.run(
+      `INSERT INTO verifications (seq, id, key_id, account_id, channel, recipient_hash, recipient_mask, code_hash, test_mode, status,
+         charged, created_at, expires_at, used_at, failed_attempts, locked_until, delivery, delivery_provider, delivery_updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
+      [
+        v.seq, v.id, v.keyId, v.accountId, v.channel, v.recipientHash, v.recipientMask, v.codeHash, v.testMode, v.status,
+        v.charged, v.createdAt, v.expiresAt, v.usedAt, v.failedAttempts, v.lockedUntil, v.delivery, v.deliveryProvider, v.deliveryUpdatedAt,
+      ],
+    )
+  }
+  async findForKey(id: string, seq: number | null, keyId: number): Promise<Verification | undefined> {
+    let rows: Row[] = []
+    if (seq !== null) rows = await this.tx.q(`SELECT ${COLUMNS} FROM verifications v WHERE v.seq = $1 AND v.id = $2 AND v.key_id = $3${this.lock}`, [seq, id, keyId])
+    if (rows.length === 0) {
+      rows = await this.tx.q(
+        `SELECT ${COLUMNS} FROM verifications v
+         WHERE v.seq = (SELECT l.seq FROM verification_legacy_ids l WHERE l.id = $1) AND v.id = $1 AND v.key_id = $2${this.lock}`,
+        [id, keyId],
+      )
+    }
+    return rows[0] === undefined ? undefined : toVerification(rows[0])
+  }
+  async recipientSendTimes(recipientHash: Uint8Array, since: number): Promise<number[]> {
+    await this.locks.recipient(recipientHash)
+    const rows = await this.tx.q<{ at: unknown }>(
+      `SELECT created_at AS at FROM verifications
+       WHERE recipient_hash = $1 AND created_at > $2 AND status = 'active' AND test_mode IS NULL ORDER BY created_at`,
+      [recipientHash, since],
+    )
+    return rows.map((r) => num(r.at))
+  }
+  async markUsed(seq: number, at: number): Promise<void> {
+    await this.tx.run('UPDATE verifications SET used_at = $2, failed_attempts = 0, locked_until = NULL WHERE seq = $1', [seq, at])
+  }
+  async setAttempts(seq: number, failedAttempts: number, lockedUntil: number | null): Promise<void> {
+    await this.tx.run('UPDATE verifications SET failed_attempts = $2, locked_until = $3 WHERE seq = $1', [seq, failedAttempts, lockedUntil])
+  }
+  async settleDelivery(seq: number, state: Exclude<DeliveryState, 'sending'>, provider: string | null, at: number): Promise<boolean> {
+    // The row's own lock makes the `sending` check exact: a second settlement (another node's recovery) changes nothing.
+    const n = await this.tx.run(
+      `UPDATE verifications SET delivery = $2, delivery_provider = $3, delivery_updated_at = $4,
+         status = CASE WHEN $2 = 'failed' THEN 'failed' ELSE status END
+       WHERE seq = $1 AND delivery = 'sending'`,
+      [seq, state, provider, at],
+    )
+    return n === 1
+  }
+  async unsettled(before: number, limit: number): Promise<UnsettledSend[]> {
+    const rows = await this.tx.q<Row>(
+      `SELECT seq, id, account_id FROM verifications WHERE delivery = 'sending' AND created_at <= $1 ORDER BY created_at LIMIT $2`,
+      [before, limit],
+    )
+    return rows.map((r) => ({ seq: num(r.seq), id: r.id as string, accountId: num(r.account_id) }))
+  }
+}
