@@ -17,13 +17,16 @@ import { ManualClock } from '../src/lib/clock.ts'
 import { createMemoryLogger } from '../src/lib/logger.ts'
 import type { Delivery } from '../src/otp/ports.ts'
 import type { OutboundMessage } from '../src/otp/types.ts'
-import { freshDatabase, pgBinDir } from './pg/cluster.ts'
+import { freshDatabase, pgBinDir, sharedCluster } from './pg/cluster.ts'
 
 /** The engine every test runs on: OTPD_TEST_DATABASE=postgres, else SQLite. */
 export const ON_PG = process.env.OTPD_TEST_DATABASE === 'postgres'
 /** Tests of the SQLite engine itself (WAL, fsync faults, backup...): they run once, in the SQLite run. */
 export const sqliteOnly = ON_PG ? describe.skip : describe
 export const testSqliteOnly = ON_PG ? test.skip : test
+// The cluster starts (initdb, pg_ctl) when this module loads, outside any test's or hook's time limit.
+if (ON_PG) sharedCluster()
+
 /** The server secret of the tests' PostgreSQL databases (PostgreSQL needs one in the config). */
 export const PG_TEST_SECRET = 'otpd-test-secret-for-postgresql-0123456789'
 
