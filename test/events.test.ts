@@ -5,7 +5,7 @@
  * injected clock, rotation, replay, the outbox's atomicity and leases.
  */
 import { afterEach, expect, test } from 'bun:test'
-import { createHarness, HOUR, MINUTE, TEST, UUID_V4, type Harness } from './harness.ts'
+import { createHarness, HOUR, MINUTE, ON_PG, TEST, UUID_V4, type Harness } from './harness.ts'
 import { signatureValid, startReceiver, type Received, type Receiver } from './webhook-receiver.ts'
 import { emit } from '../src/otp/events.ts'
 import { webhookSignature } from '../src/delivery/webhook-provider.ts'
@@ -356,8 +356,8 @@ test('no event exists for a change that was rolled back', async () => {
   const sent = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
   await deliver(h)
   const before = (await h.server.webhooks.events({})).length
-  const row = h.server.db.$client.query<{ seq: number; keyId: number }, []>('SELECT seq, key_id AS keyId FROM verifications').get()!
-  const v = await h.server.storage.read((r) => r.verifications.findForKey(sent.json.verification_id, row.seq, row.keyId))
+  const [row] = await h.sql('SELECT seq, key_id AS "keyId" FROM verifications')
+  const v = await h.server.storage.read((r) => r.verifications.findForKey(sent.json.verification_id, Number(row!.seq), Number(row!.keyId)))
   expect(v?.id).toBe(sent.json.verification_id)
   await expect(
     h.server.storage.write(async (r) => {
@@ -412,7 +412,7 @@ test('the retention sweep removes events past retention once none of their deliv
   // One delivered, one still pending (its first try failed, its retry not yet made).
   expect((await h.server.sweep()).events).toBe(1)
   expect((await h.server.webhooks.events({})).map((e) => e.status)).toEqual(['pending'])
-  expect(h.server.db.$client.query('SELECT count(*) AS n FROM event_deliveries').get()).toEqual({ n: 1 })
+  expect(Number((await h.sql('SELECT count(*) AS n FROM event_deliveries'))[0]!.n)).toBe(1)
 })
 
 test('the retry schedule: 30 s doubling, up to 10 % longer, at most 1 h apart, none past 24 h', async () => {
@@ -429,7 +429,7 @@ test('the retry schedule: 30 s doubling, up to 10 % longer, at most 1 h apart, n
 
 test('an endpoint whose sealed secret was changed in the database is a failed try (retried), never a signature with a wrong key', async () => {
   const { h, rx } = await setup()
-  h.server.db.$client.run('UPDATE webhook_endpoints SET secret = zeroblob(40)')
+  await h.sql(ON_PG ? "UPDATE webhook_endpoints SET secret = decode(repeat('00', 40), 'hex')" : 'UPDATE webhook_endpoints SET secret = zeroblob(40)')
   await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
   expect(await deliver(h)).toBe(1)
   expect(rx.received).toHaveLength(0)

@@ -184,8 +184,8 @@ test('every documented send response is what the server answers', async () => {
   const body = { channel: 'sms', recipient: '+14155550188' }
   const first = h.call(post, body, { headers: { 'idempotency-key': 'slow-send' } })
   // The first one holds its key once its send is recorded, waiting on the gate.
-  const sending = h.server.db.$client.prepare("SELECT count(*) AS n FROM verifications WHERE delivery = 'sending'")
-  while ((sending.get() as { n: number }).n === 0) await Bun.sleep(2)
+  const sending = async () => Number((await h.sql("SELECT count(*) AS n FROM verifications WHERE delivery = 'sending'"))[0]!.n)
+  while ((await sending()) === 0) await Bun.sleep(2)
   const running = await h.call(post, body, { headers: { 'idempotency-key': 'slow-send' } })
   expect(running.status).toBe(409)
   conforms(post, 'post', running)

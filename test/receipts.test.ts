@@ -76,11 +76,9 @@ async function sendSms(h: Harness, recipient = '+14155550123'): Promise<string> 
   return r.json.verification_id
 }
 
-function delivery(h: Harness, id: string): { delivery: string | null; provider: string | null } {
-  return h.server.db.$client.prepare('SELECT delivery, delivery_provider AS provider FROM verifications WHERE id = ?').get(id) as {
-    delivery: string | null
-    provider: string | null
-  }
+async function delivery(h: Harness, id: string): Promise<{ delivery: string | null; provider: string | null }> {
+  const [row] = await h.sql('SELECT delivery, delivery_provider AS provider FROM verifications WHERE id = $1', [id])
+  return { delivery: row!.delivery, provider: row!.provider }
 }
 
 /** POSTs a receipt the way the vendor does: to the host otpd listens on (not the public one), with the public URL's path and query. */
@@ -131,7 +129,7 @@ test('twilio: every message carries StatusCallback = <public_url>/api/v1/receipt
   const code = /Body=Your\+verification\+code\+is%3A\+(\d+)/.exec(stub.requests[0]!.body)![1]
   expect(stub.requests[0]!.body).toBe(`To=%2B14155550123&From=%2B15005550006&Body=Your+verification+code+is%3A+${code}&StatusCallback=${encodeURIComponent(callback)}`)
   expect(twilioCallback(stub)).toBe(callback)
-  expect(delivery(h, id)).toEqual({ delivery: 'accepted', provider: 'twilio_main' })
+  expect(await delivery(h, id)).toEqual({ delivery: 'accepted', provider: 'twilio_main' })
 })
 
 test('twilio: a receipt signed by Twilio\'s library is accepted; delivered -> delivered, with its event', async () => {
@@ -141,7 +139,7 @@ test('twilio: a receipt signed by Twilio\'s library is accepted; delivered -> de
   const r = await postTwilio(h, twilioCallback(stub), twilioReceipt(twilioCallback(stub), 'delivered'))
   expect(r.status).toBe(200)
   expect(r.json.success).toBe(true)
-  expect(delivery(h, id)).toEqual({ delivery: 'delivered', provider: 'twilio_main' })
+  expect(await delivery(h, id)).toEqual({ delivery: 'delivered', provider: 'twilio_main' })
   expect(events).toHaveLength(1)
   expect(events[0]).toMatchObject({ type: 'verification.delivered', at: h.clock.now(), status: 'pending', extra: { provider: 'twilio_main' } })
   expect(events[0]!.verification).toMatchObject({ id, delivery: 'delivered', deliveryProvider: 'twilio_main', deliveryUpdatedAt: h.clock.now() })
@@ -184,12 +182,12 @@ test('twilio: a tampered, unsigned or wrongly keyed receipt is 403 `Invalid sign
     expect(r.status).toBe(403)
     expect(r.json.error).toBe('Invalid signature')
     expect(typeof r.json.request_id).toBe('string')
-    expect(delivery(h, id)).toEqual({ delivery: 'accepted', provider: 'twilio_main' })
+    expect(await delivery(h, id)).toEqual({ delivery: 'accepted', provider: 'twilio_main' })
   }
   // The signature covers the public URL, not the Host header: signing the URL the request really went to fails.
   const hostSigned = twilioReceipt(`http://127.0.0.1:8080${callback.slice(PUBLIC.length)}`, 'delivered')
   expect((await postTwilio(h, callback, hostSigned)).status).toBe(403)
-  expect(delivery(h, id).delivery).toBe('accepted')
+  expect((await delivery(h, id)).delivery).toBe('accepted')
 })
 
 test('twilio: undelivered and failed -> undelivered; other statuses change nothing', async () => {
@@ -198,10 +196,10 @@ test('twilio: undelivered and failed -> undelivered; other statuses change nothi
     const id = await sendSms(h)
     for (const early of ['queued', 'sending', 'sent', 'accepted']) {
       expect((await postTwilio(h, twilioCallback(stub), twilioReceipt(twilioCallback(stub), early))).status).toBe(200)
-      expect(delivery(h, id).delivery).toBe('accepted')
+      expect((await delivery(h, id)).delivery).toBe('accepted')
     }
     expect((await postTwilio(h, twilioCallback(stub), twilioReceipt(twilioCallback(stub), status))).status).toBe(200)
-    expect(delivery(h, id)).toEqual({ delivery: 'undelivered', provider: 'twilio_main' })
+    expect(await delivery(h, id)).toEqual({ delivery: 'undelivered', provider: 'twilio_main' })
   }
 })
 
@@ -212,13 +210,13 @@ test('twilio: receipts out of order end at the first final status', async () => 
   const seen: (string | null)[] = []
   for (const status of ['sent', 'delivered', 'sent', 'undelivered', 'failed', 'queued']) {
     expect((await postTwilio(h, cbA, twilioReceipt(cbA, status))).status).toBe(200)
-    seen.push(delivery(h, a).delivery)
+    seen.push((await delivery(h, a)).delivery)
   }
   expect(seen).toEqual(['accepted', 'delivered', 'delivered', 'delivered', 'delivered', 'delivered'])
   const b = await sendSms(h)
   const cbB = twilioCallback(stub)
   for (const status of ['failed', 'delivered', 'sent']) expect((await postTwilio(h, cbB, twilioReceipt(cbB, status))).status).toBe(200)
-  expect(delivery(h, b).delivery).toBe('undelivered')
+  expect((await delivery(h, b)).delivery).toBe('undelivered')
 })
 
 test('twilio: a receipt that outruns the send\'s own `accepted` record stays final', async () => {
@@ -234,14 +232,14 @@ test('twilio: a receipt that outruns the send\'s own `accepted` record stays fin
   while (stub.requests.length === 0) await Bun.sleep(5)
   const callback = twilioCallback(stub)
   const id = new URL(callback).searchParams.get('verification_id')!
-  expect(delivery(h, id).delivery).toBe('sending')
+  expect((await delivery(h, id)).delivery).toBe('sending')
   const events = await recordEvents(h)
   expect((await postTwilio(h, callback, twilioReceipt(callback, 'delivered'))).status).toBe(200)
-  expect(delivery(h, id)).toEqual({ delivery: 'delivered', provider: 'twilio_main' })
+  expect(await delivery(h, id)).toEqual({ delivery: 'delivered', provider: 'twilio_main' })
   release()
   expect((await sending).status).toBe(200)
   await h.server.storage.settled()
-  expect(delivery(h, id)).toEqual({ delivery: 'delivered', provider: 'twilio_main' })
+  expect(await delivery(h, id)).toEqual({ delivery: 'delivered', provider: 'twilio_main' })
   // `sent` once, before `delivered`: the receipt says it, and the send's late record of `accepted` changes nothing.
   expect(events.map((e) => [e.type, e.extra.provider, e.verification?.delivery])).toEqual([
     ['verification.sent', 'twilio_main', 'accepted'],
@@ -261,12 +259,12 @@ test('receipts for unknown messages answer 200 and change nothing', async () => 
     const r = await postTwilio(h, url, twilioReceipt(url, 'delivered'))
     expect(r.status).toBe(200)
   }
-  expect(delivery(h, id).delivery).toBe('accepted')
+  expect((await delivery(h, id)).delivery).toBe('accepted')
   // A test recipient has no delivery and takes no receipt.
   const test = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
   const url = `${base}?verification_id=${test.json.verification_id}`
   expect((await postTwilio(h, url, twilioReceipt(url, 'delivered'))).status).toBe(200)
-  expect(delivery(h, test.json.verification_id).delivery).toBeNull()
+  expect((await delivery(h, test.json.verification_id)).delivery).toBeNull()
   expect(stub.requests).toHaveLength(1)
 })
 
@@ -277,7 +275,7 @@ test('a receipt from another provider than the one that took the message changes
   const params: Record<string, string> = { 'client-ref': id, status: 'delivered', messageId: '0C000000', timestamp: '1767268800', nonce: 'n' }
   const r = await postVonage(h, params, VONAGE_SIG_SECRET)
   expect(r.status).toBe(200)
-  expect(delivery(h, id)).toEqual({ delivery: 'accepted', provider: 'twilio_main' })
+  expect(await delivery(h, id)).toEqual({ delivery: 'accepted', provider: 'twilio_main' })
   expect(stub.requests).toHaveLength(1)
 })
 
@@ -299,7 +297,7 @@ test('unknown provider, a provider without receipts, receipts off: 404 `Not foun
   const r = await postTwilio(off.h, url, twilioReceipt(url, 'delivered'))
   expect(r.status).toBe(404)
   expect(r.json.error).toBe('Not found')
-  expect(delivery(off.h, id).delivery).toBe('accepted')
+  expect((await delivery(off.h, id)).delivery).toBe('accepted')
 })
 
 // --- Vonage -----------------------------------------------------------------
@@ -350,7 +348,7 @@ test('vonage: every SMS asks for a receipt: status-report-req=1, callback, clien
     `api_key=abcd1234&api_secret=vonage-api-secret&from=Acme&to=14155550123&text=Your+verification+code+is%3A+${code}` +
       `&status-report-req=1&callback=${encodeURIComponent(`${PUBLIC}/api/v1/receipts/vonage_main`)}&client-ref=${id}`,
   )
-  expect(delivery(h, id)).toEqual({ delivery: 'accepted', provider: 'vonage_main' })
+  expect(await delivery(h, id)).toEqual({ delivery: 'accepted', provider: 'vonage_main' })
 })
 
 test('vonage: signed receipts (form or JSON) are recorded; unsigned or tampered ones are 403', async () => {
@@ -364,22 +362,22 @@ test('vonage: signed receipts (form or JSON) are recorded; unsigned or tampered 
   ]) {
     expect(bad.status).toBe(403)
     expect(bad.json.error).toBe('Invalid signature')
-    expect(delivery(h, a).delivery).toBe('accepted')
+    expect((await delivery(h, a)).delivery).toBe('accepted')
   }
   expect((await postVonage(h, dlr(a, 'accepted'), VONAGE_SIG_SECRET)).status).toBe(200)
   expect((await postVonage(h, dlr(a, 'buffered'), VONAGE_SIG_SECRET, { json: true })).status).toBe(200)
-  expect(delivery(h, a).delivery).toBe('accepted')
+  expect((await delivery(h, a)).delivery).toBe('accepted')
   // Upper-case hex, as the dashboard's examples show it, is the same signature.
   const upper = await postVonage(h, dlr(a, 'delivered'), VONAGE_SIG_SECRET, { tamper: (p) => (p.sig = p.sig!.toUpperCase()) })
   expect(upper.status).toBe(200)
-  expect(delivery(h, a)).toEqual({ delivery: 'delivered', provider: 'vonage_main' })
+  expect(await delivery(h, a)).toEqual({ delivery: 'delivered', provider: 'vonage_main' })
   for (const status of ['failed', 'rejected', 'expired']) {
     const id = await sendSms(h)
     const r = await postVonage(h, dlr(id, status), VONAGE_SIG_SECRET, { json: true })
     expect(r.status).toBe(200)
-    expect(delivery(h, id)).toEqual({ delivery: 'undelivered', provider: 'vonage_main' })
+    expect(await delivery(h, id)).toEqual({ delivery: 'undelivered', provider: 'vonage_main' })
     expect((await postVonage(h, dlr(id, 'delivered'), VONAGE_SIG_SECRET)).status).toBe(200)
-    expect(delivery(h, id).delivery).toBe('undelivered')
+    expect((await delivery(h, id)).delivery).toBe('undelivered')
   }
 })
 
@@ -416,14 +414,14 @@ test('webhook: a signed receipt is recorded; tampered, unsigned, wrongly keyed o
   ]) {
     expect(bad.status).toBe(403)
     expect(bad.json.error).toBe('Invalid signature')
-    expect(delivery(h, id).delivery).toBe('accepted')
+    expect((await delivery(h, id)).delivery).toBe('accepted')
   }
   expect((await postHook(h, JSON.stringify({ verification_id: id, status: 'sent' }))).status).toBe(200)
-  expect(delivery(h, id).delivery).toBe('accepted')
+  expect((await delivery(h, id)).delivery).toBe('accepted')
   expect((await postHook(h, body, { signature: good })).status).toBe(200)
-  expect(delivery(h, id)).toEqual({ delivery: 'undelivered', provider: 'gateway' })
+  expect(await delivery(h, id)).toEqual({ delivery: 'undelivered', provider: 'gateway' })
   expect((await postHook(h, JSON.stringify({ verification_id: id, status: 'delivered' }))).status).toBe(200)
-  expect(delivery(h, id).delivery).toBe('undelivered')
+  expect((await delivery(h, id)).delivery).toBe('undelivered')
   // Signed but not a JSON object: the gateway's fault, said as for any body.
   const notJson = await postHook(h, '{')
   expect([notJson.status, notJson.json.error]).toEqual([400, 'Request body must be valid JSON'])
@@ -437,7 +435,7 @@ test('webhook: delivered -> delivered', async () => {
   const { h } = await setup('webhook')
   const id = await sendSms(h)
   expect((await postHook(h, JSON.stringify({ status: 'delivered', verification_id: id }))).status).toBe(200)
-  expect(delivery(h, id)).toEqual({ delivery: 'delivered', provider: 'gateway' })
+  expect(await delivery(h, id)).toEqual({ delivery: 'delivered', provider: 'gateway' })
 })
 
 test('a reload that changes a provider\'s secret changes the signature receipts need', async () => {
@@ -453,7 +451,7 @@ test('a reload that changes a provider\'s secret changes the signature receipts 
   h.server.reload(resolveConfig(raw, 'test', { ...ENV, HOOK_SECRET: 'whsec-rotated-0123456789' }), { ...ENV, HOOK_SECRET: 'whsec-rotated-0123456789' })
   const old = await postHook(h, JSON.stringify({ verification_id: a, status: 'delivered' }))
   expect([old.status, old.json.error]).toEqual([403, 'Invalid signature'])
-  expect(delivery(h, a).delivery).toBe('accepted')
+  expect((await delivery(h, a)).delivery).toBe('accepted')
   expect((await postHook(h, JSON.stringify({ verification_id: b, status: 'delivered' }), { secret: 'whsec-rotated-0123456789' })).status).toBe(200)
-  expect(delivery(h, b).delivery).toBe('delivered')
+  expect((await delivery(h, b)).delivery).toBe('delivered')
 })

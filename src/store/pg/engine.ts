@@ -26,7 +26,7 @@ export interface PgEngine {
   /** Throws while the database cannot answer (for /readyz). */
   check(): Promise<void>
   migrationsCurrent(): Promise<boolean>
-  sweep(now: number, retentionDays: number, maxRows?: number): Promise<SweepResult>
+  sweep(now: number, retentionDays: number, maxRows?: number, idempotencyRetentionHours?: number): Promise<SweepResult>
   close(): Promise<void>
 }
 
@@ -53,7 +53,7 @@ export async function openPostgres(conn: PgConnection, secret: ConfiguredSecret,
     display: conn.display,
     check: () => withTimeout(sql.unsafe('SELECT 1').then(() => undefined), CHECK_TIMEOUT_MS, `the PostgreSQL database ${conn.display} did not answer within ${CHECK_TIMEOUT_MS} ms`),
     migrationsCurrent: () => migrationsCurrent(sql),
-    sweep: (now, days, maxRows) => sweepPg(sql, now, days, maxRows),
+    sweep: (now, days, maxRows, idempotencyHours) => sweepPg(sql, now, days, maxRows, idempotencyHours),
     close: async () => {
       storage.close()
       await sql.close({ timeout: 5 })

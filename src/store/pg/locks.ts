@@ -17,6 +17,11 @@
  * aborts one (40P01) and the storage runs it again (store/pg/storage.ts).
  * Each lock is taken once per transaction: `TxLocks` remembers what it holds.
  * Reads (`Storage.read`) take none.
+ *
+ * Issue 23's rules fit that order: an Idempotency-Key's record is decided
+ * under the key's row lock (its scope names the key); an event's `sequence`
+ * under its verification's row lock; the expiry scan under an advisory lock
+ * of its own (store/pg/event-store.ts), which no request takes.
  */
 import type { Tx } from './client.ts'
 
@@ -25,9 +30,14 @@ function recipientLockKey(hash: Uint8Array): bigint {
   return Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength).readBigInt64BE(0)
 }
 
+/** The advisory lock key of the expiry scan ('otpd' in ASCII, then 2; store/pg/guards.ts START_LOCK is 1). */
+const EXPIRY_SCAN_LOCK = 0x6f747064_00000002n
+
 export class TxLocks {
   private readonly keys = new Set<number>()
   private readonly recipients = new Set<string>()
+  private readonly verifications = new Set<number>()
+  private scanning = false
 
   constructor(
     private readonly tx: Tx,
@@ -47,5 +57,24 @@ export class TxLocks {
     if (this.recipients.has(name)) return
     await this.tx.q('SELECT pg_advisory_xact_lock($1::bigint)', [recipientLockKey(hash).toString()])
     this.recipients.add(name)
+  }
+
+  /** The verification's row (`FOR UPDATE`), as findForKey takes it: a no-op when this transaction holds it. */
+  async verification(seq: number): Promise<void> {
+    if (!this.locking || this.verifications.has(seq)) return
+    await this.tx.q('SELECT 1 FROM verifications WHERE seq = $1 FOR UPDATE', [seq])
+    this.verifications.add(seq)
+  }
+
+  /** The transaction took the verification's row lock by itself (a `FOR UPDATE` read, or an UPDATE of the row). */
+  holdsVerification(seq: number): void {
+    if (this.locking) this.verifications.add(seq)
+  }
+
+  /** The expiry scan (otp/events.ts reportExpired): one node at a time reads and moves its cursor. */
+  async expiryScan(): Promise<void> {
+    if (!this.locking || this.scanning) return
+    await this.tx.q('SELECT pg_advisory_xact_lock($1::bigint)', [EXPIRY_SCAN_LOCK.toString()])
+    this.scanning = true
   }
 }

@@ -7,8 +7,11 @@ import type { Repos } from '../../otp/ports.ts'
 import { PgAdminStore, PgCreditStore, PgKeyStore } from './admin-store.ts'
 import type { Tx } from './client.ts'
 import { PgKeyHitLog, PgRecipientFailureLog } from './event-logs.ts'
+import { PgEventOutbox } from './event-store.ts'
+import { PgIdempotencyStore } from './idempotency-store.ts'
 import { TxLocks } from './locks.ts'
 import { PgVerificationStore } from './verification-store.ts'
+import { PgWebhookRepo } from './webhook-store.ts'
 
 /** `locking`: inside a write transaction, each rule's subject is locked before it is read (store/pg/locks.ts). */
 export function pgRepos(tx: Tx, locking: boolean): Repos {
@@ -20,7 +23,8 @@ export function pgRepos(tx: Tx, locking: boolean): Repos {
     verifications: new PgVerificationStore(tx, locks),
     credits: new PgCreditStore(tx),
     admin: new PgAdminStore(tx),
-    // PLACEHOLDER during the session, as in store/sqlite/repos.ts: the outbox (issue 23) replaces it.
-    events: { add: async () => {} },
+    events: new PgEventOutbox(tx, locks),
+    webhooks: new PgWebhookRepo(tx),
+    idempotency: new PgIdempotencyStore(tx, locks),
   }
 }

@@ -84,7 +84,7 @@ export const verifications = pgTable(
     recipientMask: text('recipient_mask').notNull(),
     codeHash: bytea('code_hash').notNull(),
     testMode: text('test_mode', { enum: ['success', 'fail', 'expired'] }),
-    status: text('status', { enum: ['active', 'failed'] })
+    status: text('status', { enum: ['active', 'failed', 'canceled'] })
       .notNull()
       .default('active'),
     charged: boolean('charged').notNull(),
@@ -93,7 +93,7 @@ export const verifications = pgTable(
     usedAt: ms('used_at'),
     failedAttempts: integer('failed_attempts').notNull().default(0),
     lockedUntil: ms('locked_until'),
-    delivery: text('delivery', { enum: ['sending', 'accepted', 'failed', 'unknown'] }),
+    delivery: text('delivery', { enum: ['sending', 'accepted', 'failed', 'unknown', 'delivered', 'undelivered'] }),
     deliveryProvider: text('delivery_provider'),
     deliveryUpdatedAt: ms('delivery_updated_at'),
   },
@@ -142,4 +142,103 @@ export const settings = pgTable('settings', {
   value: text('value').notNull(),
 })
 
-export const schema = { accounts, apiKeys, creditLedger, verifications, verificationLegacyIds, keyHits, recipientFailures, settings, verificationsSeq }
+/**
+ * See store/sqlite/schema.ts `webhookEndpoints` (EXTENSIONS.md section 3):
+ * secrets sealed, `events` null or `,type,type,`.
+ */
+export const webhookEndpoints = pgTable('webhook_endpoints', {
+  id: integer('id').primaryKey().generatedByDefaultAsIdentity(),
+  accountId: integer('account_id')
+    .notNull()
+    .references(() => accounts.id),
+  url: text('url').notNull(),
+  events: text('events'),
+  secret: bytea('secret').notNull(),
+  prevSecret: bytea('prev_secret'),
+  rotatedAt: ms('rotated_at'),
+  createdAt: ms('created_at').notNull(),
+})
+
+/**
+ * See store/sqlite/schema.ts `events`. `sequence` is read under the
+ * verification's row lock (store/pg/event-store.ts), so it is exact across
+ * nodes; the unique index is the second line.
+ */
+export const events = pgTable(
+  'events',
+  {
+    seq: bigint('seq', { mode: 'number' }).primaryKey().generatedByDefaultAsIdentity(),
+    id: text('id').notNull(),
+    accountId: integer('account_id').notNull(),
+    type: text('type').notNull(),
+    verificationId: text('verification_id'),
+    sequence: integer('sequence').notNull(),
+    occurredAt: ms('occurred_at').notNull(),
+    body: text('body').notNull(),
+  },
+  (t) => [
+    uniqueIndex('events_id').on(t.id),
+    uniqueIndex('events_verification').on(t.verificationId, t.sequence).where(sql`${t.verificationId} IS NOT NULL`),
+    index('events_account').on(t.accountId, t.seq),
+  ],
+)
+
+/** See store/sqlite/schema.ts `eventDeliveries`: one sender at a time by its lease (store/pg/webhook-store.ts claim). */
+export const eventDeliveries = pgTable(
+  'event_deliveries',
+  {
+    eventSeq: bigint('event_seq', { mode: 'number' }).notNull(),
+    endpointId: integer('endpoint_id').notNull(),
+    status: text('status', { enum: ['pending', 'delivered', 'failed'] }).notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    firstAt: ms('first_at').notNull(),
+    nextAt: ms('next_at').notNull(),
+    leaseUntil: ms('lease_until'),
+    leaseOwner: text('lease_owner'),
+    lastError: text('last_error'),
+    updatedAt: ms('updated_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('event_deliveries_key').on(t.eventSeq, t.endpointId),
+    index('event_deliveries_due').on(t.nextAt).where(sql`${t.status} = 'pending'`),
+    index('event_deliveries_status').on(t.status, t.eventSeq),
+  ],
+)
+
+/** See store/sqlite/schema.ts `idempotencyKeys` (EXTENSIONS.md section 2). */
+export const idempotencyKeys = pgTable(
+  'idempotency_keys',
+  {
+    keyId: integer('key_id').notNull(),
+    method: text('method').notNull(),
+    path: text('path').notNull(),
+    idempotencyKey: text('idempotency_key').notNull(),
+    fingerprint: bytea('fingerprint').notNull(),
+    state: text('state', { enum: ['running', 'done'] }).notNull(),
+    status: integer('status').notNull(),
+    body: text('body').notNull(),
+    verificationSeq: bigint('verification_seq', { mode: 'number' }),
+    createdAt: ms('created_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('idempotency_keys_scope').on(t.keyId, t.method, t.path, t.idempotencyKey),
+    index('idempotency_keys_created').on(t.createdAt),
+    index('idempotency_keys_running').on(t.verificationSeq).where(sql`${t.state} = 'running'`),
+  ],
+)
+
+export const schema = {
+  accounts,
+  apiKeys,
+  creditLedger,
+  verifications,
+  verificationLegacyIds,
+  keyHits,
+  recipientFailures,
+  settings,
+  verificationsSeq,
+  webhookEndpoints,
+  events,
+  eventDeliveries,
+  idempotencyKeys,
+}

@@ -4,11 +4,17 @@
  * older than their window; `maxRows` bounds each table's deletions per call
  * (-1: no bound). One transaction; several nodes may sweep at once, which
  * only deletes the same old rows once.
+ *
+ * Events go with the verifications' retention once none of their deliveries
+ * is pending (a replay makes one pending again), with their deliveries, in
+ * one statement, under the event's row lock, which a replay takes too
+ * (store/pg/webhook-store.ts rearm): a replay never re-arms a swept event. Idempotency-Key records go
+ * `idempotency.retention_hours` after their first request.
  */
 import type { SQL } from 'bun'
 import type { SweepResult } from '../sqlite/sweep.ts'
 
-export async function sweepPg(sql: SQL, now: number, retentionDays: number, maxRows = -1): Promise<SweepResult> {
+export async function sweepPg(sql: SQL, now: number, retentionDays: number, maxRows = -1, idempotencyRetentionHours = 24): Promise<SweepResult> {
   const limit = maxRows < 0 ? 'ALL' : String(Math.trunc(maxRows))
   return (await sql.begin(async (tx) => {
     const del = async (text: string, before: number) => ((await tx.unsafe(text, [before])) as unknown as { count: number }).count
@@ -23,6 +29,27 @@ export async function sweepPg(sql: SQL, now: number, retentionDays: number, maxR
         `DELETE FROM recipient_failures WHERE id IN (SELECT id FROM recipient_failures WHERE at < $1 ORDER BY at LIMIT ${limit})`,
         now - 86_400_000,
       ),
+      events: await sweepEvents(del, now - retentionDays * 86_400_000, limit),
+      // A look-up already ignores a record this old (store/pg/idempotency-store.ts): deleting it changes no answer.
+      idempotencyKeys: await del(
+        `DELETE FROM idempotency_keys WHERE ctid IN (SELECT ctid FROM idempotency_keys WHERE created_at <= $1 ORDER BY created_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)`,
+        now - idempotencyRetentionHours * 3_600_000,
+      ),
     }
   })) as SweepResult
+}
+
+/** Old events with no delivery pending, oldest first, and their deliveries (see the module comment). */
+async function sweepEvents(del: (text: string, before: number) => Promise<number>, before: number, limit: string): Promise<number> {
+  return del(
+    `WITH gone AS (
+       DELETE FROM events WHERE seq IN (
+         SELECT e.seq FROM events e WHERE e.occurred_at < $1
+           AND NOT EXISTS (SELECT 1 FROM event_deliveries d WHERE d.event_seq = e.seq AND d.status = 'pending')
+         ORDER BY e.seq LIMIT ${limit} FOR UPDATE OF e SKIP LOCKED)
+       RETURNING seq
+     ), deliveries AS (DELETE FROM event_deliveries WHERE event_seq IN (SELECT seq FROM gone))
+     SELECT seq FROM gone`,
+    before,
+  )
 }

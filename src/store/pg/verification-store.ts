@@ -8,16 +8,16 @@
  * takes the recipient's lock first (store/pg/locks.ts).
  */
 import type { UnsettledSend, VerificationStore } from '../../otp/ports.ts'
-import type { DeliveryState, Verification } from '../../otp/types.ts'
+import type { DeliveryState, ReceiptState, Verification } from '../../otp/types.ts'
 import { num, numOrNull, type Tx } from './client.ts'
 import type { TxLocks } from './locks.ts'
 
-const COLUMNS = `v.seq, v.id, v.key_id, v.account_id, v.channel, v.recipient_hash, v.recipient_mask, v.code_hash, v.test_mode, v.status,
+export const COLUMNS = `v.seq, v.id, v.key_id, v.account_id, v.channel, v.recipient_hash, v.recipient_mask, v.code_hash, v.test_mode, v.status,
   v.charged, v.created_at, v.expires_at, v.used_at, v.failed_attempts, v.locked_until, v.delivery, v.delivery_provider, v.delivery_updated_at`
 
 type Row = Record<string, unknown>
 
-function toVerification(r: Row): Verification {
+export function toVerification(r: Row): Verification {
   return {
     seq: num(r.seq),
     id: r.id as string,
@@ -64,6 +64,8 @@ export class PgVerificationStore implements VerificationStore {
         v.charged, v.createdAt, v.expiresAt, v.usedAt, v.failedAttempts, v.lockedUntil, v.delivery, v.deliveryProvider, v.deliveryUpdatedAt,
       ],
     )
+    // A row this transaction inserted is its own until the commit (an event about it needs no lock, store/pg/event-store.ts).
+    this.locks.holdsVerification(v.seq)
   }
   async findForKey(id: string, seq: number | null, keyId: number): Promise<Verification | undefined> {
     // PostgreSQL text cannot hold NUL (it refuses the parameter); no stored id has one.
@@ -77,13 +79,14 @@ export class PgVerificationStore implements VerificationStore {
         [id, keyId],
       )
     }
+    if (rows[0] !== undefined) this.locks.holdsVerification(num(rows[0].seq))
     return rows[0] === undefined ? undefined : toVerification(rows[0])
   }
   async recipientSendTimes(recipientHash: Uint8Array, since: number): Promise<number[]> {
     await this.locks.recipient(recipientHash)
     const rows = await this.tx.q<{ at: unknown }>(
       `SELECT created_at AS at FROM verifications
-       WHERE recipient_hash = $1 AND created_at > $2 AND status = 'active' AND test_mode IS NULL ORDER BY created_at`,
+       WHERE recipient_hash = $1 AND created_at > $2 AND status <> 'failed' AND test_mode IS NULL ORDER BY created_at`,
       [recipientHash, since],
     )
     return rows.map((r) => num(r.at))
@@ -94,14 +97,15 @@ export class PgVerificationStore implements VerificationStore {
   async setAttempts(seq: number, failedAttempts: number, lockedUntil: number | null): Promise<void> {
     await this.tx.run('UPDATE verifications SET failed_attempts = $2, locked_until = $3 WHERE seq = $1', [seq, failedAttempts, lockedUntil])
   }
-  async settleDelivery(seq: number, state: Exclude<DeliveryState, 'sending'>, provider: string | null, at: number): Promise<boolean> {
+  async settleDelivery(seq: number, state: Exclude<DeliveryState, 'sending' | ReceiptState>, provider: string | null, at: number): Promise<boolean> {
     // The row's own lock makes the `sending` check exact: a second settlement (another node's recovery) changes nothing.
     const n = await this.tx.run(
       `UPDATE verifications SET delivery = $2, delivery_provider = $3, delivery_updated_at = $4,
-         status = CASE WHEN $2 = 'failed' THEN 'failed' ELSE status END
+         status = CASE WHEN $2 = 'failed' AND status = 'active' THEN 'failed' ELSE status END
        WHERE seq = $1 AND delivery = 'sending'`,
       [seq, state, provider, at],
     )
+    if (n === 1) this.locks.holdsVerification(seq)
     return n === 1
   }
   async unsettled(before: number, limit: number): Promise<UnsettledSend[]> {
@@ -110,5 +114,33 @@ export class PgVerificationStore implements VerificationStore {
       [before, limit],
     )
     return rows.map((r) => ({ seq: num(r.seq), id: r.id as string, accountId: num(r.account_id) }))
+  }
+
+  // Issue 23 (status, cancel, receipts), as store/sqlite/verification-store.ts.
+  /** Only an active one: a failed delivery stays failed. The row is locked by findForKey in the same transaction. */
+  async cancel(seq: number): Promise<void> {
+    await this.tx.run("UPDATE verifications SET status = 'canceled' WHERE seq = $1 AND status = 'active'", [seq])
+  }
+  /** Inside a write, locks the row (`FOR UPDATE`): a receipt and the send's own settlement, on any nodes, run one after the other. */
+  async findById(id: string, seq: number): Promise<Verification | undefined> {
+    if (id.includes('\u0000')) return undefined
+    const rows = await this.tx.q<Row>(`SELECT ${COLUMNS} FROM verifications v WHERE v.seq = $1 AND v.id = $2${this.lock}`, [seq, id])
+    if (rows[0] !== undefined) this.locks.holdsVerification(seq)
+    return rows[0] === undefined ? undefined : toVerification(rows[0])
+  }
+  /**
+   * The first final status stays: one conditional UPDATE, which PostgreSQL
+   * re-checks on the newest row version after waiting for another receipt's
+   * lock. A receipt that outruns the send's record of `accepted` is recorded,
+   * and that record then changes nothing (it only moves a `sending` delivery).
+   */
+  async recordReceipt(seq: number, state: ReceiptState, provider: string, at: number): Promise<boolean> {
+    const n = await this.tx.run(
+      `UPDATE verifications SET delivery = $2, delivery_provider = $3, delivery_updated_at = $4
+       WHERE seq = $1 AND (delivery = 'sending' OR (delivery = 'accepted' AND delivery_provider = $3))`,
+      [seq, state, provider, at],
+    )
+    if (n === 1) this.locks.holdsVerification(seq)
+    return n === 1
   }
 }
