@@ -5,7 +5,6 @@
  * approved/expired/failed ones 409; the body rules; the common rules of new
  * paths.
  */
-import { Database } from 'bun:sqlite'
 import { afterEach, describe, expect, test } from 'bun:test'
 import { createHarness, TEST, type Harness, type HarnessOptions, type Result } from './harness.ts'
 
@@ -47,9 +46,7 @@ describe('what cancel does', () => {
     expectError(await h.verify({ verification_id: id, code }), 404, 'Verification not found')
     expect((await status(h, id)).json.status).toBe('canceled')
     expect((await h.server.admin.balance()).balance).toBe(1)
-    const db = new Database(h.dbPath, { readonly: true })
-    expect(db.query<{ kind: string }, []>('SELECT kind FROM credit_ledger ORDER BY id').all().map((r) => r.kind)).toEqual(['grant', 'debit'])
-    db.close()
+    expect((await h.sql('SELECT kind FROM credit_ledger ORDER BY id')).map((r) => r.kind)).toEqual(['grant', 'debit'])
   })
 
   test('canceling a canceled verification answers the same 200 (idempotent), also after its expiry', async () => {
@@ -98,9 +95,7 @@ describe('what cancel does', () => {
 
     h.delivery.fail = true
     expect((await h.send({ channel: 'sms', recipient: '+14155550125' })).status).toBe(500)
-    const db = new Database(h.dbPath, { readonly: true })
-    const failed = db.query<{ id: string }, []>("SELECT id FROM verifications WHERE status = 'failed'").get()!.id
-    db.close()
+    const failed = (await h.sql("SELECT id FROM verifications WHERE status = 'failed'"))[0]!.id as string
     expectError(await cancel(h, failed), 409, 'Verification is already failed')
     expect((await status(h, failed)).json.status).toBe('failed')
   })

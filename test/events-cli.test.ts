@@ -94,7 +94,7 @@ test('otpd events list filters by account and status; replay keeps the id', asyn
   const env = cliEnv()
   expect(env.run('accounts', 'create', 'acme').code).toBe(0)
   // The CLI runs on the real clock: the harness's starts there too.
-  const h = await createHarness({ dir: env.dir, clock: new ManualClock(Date.now()) })
+  const h = await createHarness({ dir: env.dir, databaseUrl: env.databaseUrl, clock: new ManualClock(Date.now()) })
   open.h.push(h)
   const rx = receiver()
   await h.server.webhooks.add({ url: rx.url })

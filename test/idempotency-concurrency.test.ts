@@ -4,9 +4,8 @@
  * in the operation's write transaction, so one key runs its operation once
  * whatever arrives at the same time and wherever.
  */
-import { Database } from 'bun:sqlite'
 import { afterEach, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { cleanUpAfterEach, cliEnv, startServer, type CliEnv } from './cli-helpers.ts'
+import { cleanUpAfterEach, cliEnv, queryDatabase, startServer, type CliEnv } from './cli-helpers.ts'
 import { createHarness, type Harness } from './harness.ts'
 
 // The cross-process tests start `otpd` processes.
@@ -59,13 +58,10 @@ function expectOneRan(answers: Answer[], status: number, allowInProgress: boolea
   return first
 }
 
-function query<T>(path: string, sql: string): T[] {
-  const db = new Database(path, { readonly: true })
-  try {
-    return db.query<T, []>(sql).all()
-  } finally {
-    db.close()
-  }
+/** Rows of the test's database, whichever the engine; counts as numbers (PostgreSQL's bigint arrives as text). */
+async function query(where: Harness | CliEnv, sql: string): Promise<Record<string, any>[]> {
+  const rows = 'sql' in where ? await where.sql(sql) : await queryDatabase(where, sql)
+  return rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'bigint' || (k === 'n' && typeof v === 'string') ? Number(v) : v])))
 }
 
 describe('one process', () => {
@@ -78,8 +74,8 @@ describe('one process', () => {
     expect(h.delivery.sent).toHaveLength(1)
     expect(h.delivery.sent[0]!.verificationId).toBe(first.json.verification_id)
     expect((await h.server.admin.balance()).balance).toBe(9)
-    expect(query<{ kind: string }>(h.dbPath, 'SELECT kind FROM credit_ledger ORDER BY id').map((r) => r.kind)).toEqual(['grant', 'debit'])
-    expect(query<{ n: number }>(h.dbPath, 'SELECT count(*) AS n FROM verifications')[0]!.n).toBe(1)
+    expect((await query(h, 'SELECT kind FROM credit_ledger ORDER BY id')).map((r) => r.kind)).toEqual(['grant', 'debit'])
+    expect((await query(h, 'SELECT count(*) AS n FROM verifications'))[0]!.n).toBe(1)
     // Once it has answered, every later one is the stored answer.
     const later = await Promise.all(Array.from({ length: 50 }, () => post(base, '/api/v1/send', h!.key, body, 'double-click')))
     for (const a of later) {
@@ -97,7 +93,7 @@ describe('one process', () => {
     const answers = await Promise.all(Array.from({ length: 50 }, () => post(base, '/api/v1/verify', h!.key, body, 'retry')))
     const first = expectOneRan(answers, 200, false)
     expect(first.json.message).toBe('Invalid code')
-    expect(query<{ failed_attempts: number }>(h.dbPath, 'SELECT failed_attempts FROM verifications')[0]!.failed_attempts).toBe(1)
+    expect((await query(h, 'SELECT failed_attempts FROM verifications'))[0]!.failed_attempts).toBe(1)
   })
 
   test('a replay after a restart answers the stored response', async () => {
@@ -127,7 +123,6 @@ describe('two otpd serve processes on one database', () => {
     const a = await startServer(env)
     const b = await startServer(env)
     const both = [a.url, b.url]
-    const dbPath = `${env.dir}/otpd.db`
 
     const body = { channel: 'sms', recipient: PHONE }
     const sends = await Promise.all(Array.from({ length: 40 }, (_, i) => post(both[i % 2]!, '/api/v1/send', key, body, 'cross')))
@@ -138,7 +133,7 @@ describe('two otpd serve processes on one database', () => {
     expect(deliveries).toHaveLength(1)
     expect(deliveries[0]).toContain(`verification=${id}`)
     expect(env.json('credits', 'balance').balance).toBe(99)
-    expect(query<{ n: number }>(dbPath, "SELECT count(*) AS n FROM credit_ledger WHERE kind = 'debit'")[0]!.n).toBe(1)
+    expect((await query(env, "SELECT count(*) AS n FROM credit_ledger WHERE kind = 'debit'"))[0]!.n).toBe(1)
     for (const url of both) {
       const replay = await post(url, '/api/v1/send', key, body, 'cross')
       expect(replay.text).toBe(sent.text)
@@ -148,7 +143,7 @@ describe('two otpd serve processes on one database', () => {
     const wrong = { verification_id: id, code: '0000' }
     const verifies = await Promise.all(Array.from({ length: 40 }, (_, i) => post(both[i % 2]!, '/api/v1/verify', key, wrong, 'v')))
     expectOneRan(verifies, 200, false)
-    expect(query<{ failed_attempts: number }>(dbPath, 'SELECT failed_attempts FROM verifications')[0]!.failed_attempts).toBe(1)
+    expect((await query(env, 'SELECT failed_attempts FROM verifications'))[0]!.failed_attempts).toBe(1)
 
     const cancels = await Promise.all(Array.from({ length: 40 }, (_, i) => post(both[i % 2]!, `/api/v1/verifications/${id}/cancel`, key, undefined, 'c')))
     const canceled = expectOneRan(cancels, 200, false)

@@ -5,11 +5,11 @@
  * request runs, retention, and a send left running by a stopped process.
  * Concurrency, restarts and processes: idempotency-concurrency.test.ts.
  */
-import { Database } from 'bun:sqlite'
 import { afterEach, describe, expect, test } from 'bun:test'
 import { RECOVERY_MARGIN_MS } from '../src/otp/recovery.ts'
 import type { OutboundMessage } from '../src/otp/types.ts'
 import { createHarness, RecordingDelivery, TEST, type Harness, type HarnessOptions } from './harness.ts'
+import { sameDatabase } from './same-database.ts'
 
 let h: Harness | undefined
 afterEach(() => {
@@ -58,13 +58,8 @@ function expectReplay(replay: Raw, first: Raw) {
   expect(first.headers.get('idempotent-replayed')).toBeNull()
 }
 
-function count(h: Harness, sql: string): number {
-  const db = new Database(h.dbPath, { readonly: true })
-  try {
-    return db.query<{ n: number }, []>(sql).get()!.n
-  } finally {
-    db.close()
-  }
+async function count(h: Harness, sql: string): Promise<number> {
+  return Number((await h.sql(sql))[0]!.n)
 }
 
 describe('the header', () => {
@@ -82,8 +77,8 @@ describe('the header', () => {
       expectError(await post(h, SEND, { channel: 'sms', recipient: TEST.PHONE_SUCCESS }, value), 400, msg)
       expectError(await post(h, VERIFY, { verification_id: 'x', code: '123456' }, value), 400, msg)
       expectError(await post(h, cancelPath('x'), undefined, value, { contentType: null }), 400, msg)
-      expect(count(h, 'SELECT count(*) AS n FROM verifications')).toBe(0)
-      expect(count(h, 'SELECT count(*) AS n FROM idempotency_keys')).toBe(0)
+      expect(await count(h, 'SELECT count(*) AS n FROM verifications')).toBe(0)
+      expect(await count(h, 'SELECT count(*) AS n FROM idempotency_keys')).toBe(0)
     })
   }
 
@@ -115,7 +110,7 @@ describe('send', () => {
     for (let i = 0; i < 3; i++) expectReplay(await post(h, SEND, body, 'order-1'), first)
     expect(h.delivery.sent).toHaveLength(1)
     expect((await h.server.admin.balance()).balance).toBe(4)
-    expect(count(h, 'SELECT count(*) AS n FROM verifications')).toBe(1)
+    expect(await count(h, 'SELECT count(*) AS n FROM verifications')).toBe(1)
     // The limit is 2 a minute: the replays took no room.
     expect((await post(h, SEND, body, null)).status).toBe(200)
     expect((await post(h, SEND, body, null)).status).toBe(429)
@@ -196,7 +191,7 @@ describe('send', () => {
     const h = await start()
     const first = await post(h, SEND, { channel: 'sms', recipient: TEST.PHONE_SUCCESS }, 'k')
     expectReplay(await post(h, SEND, { channel: 'sms', recipient: TEST.PHONE_SUCCESS }, 'k'), first)
-    expect(count(h, 'SELECT count(*) AS n FROM verifications')).toBe(1)
+    expect(await count(h, 'SELECT count(*) AS n FROM verifications')).toBe(1)
   })
 
   test('not stored: 401, 403, 400 and 413; fixing the request and retrying with the same key runs it', async () => {
@@ -241,7 +236,7 @@ describe('send', () => {
     const hh = await start({ credits: 2, delivery })
     const body = { channel: 'sms', recipient: PHONE }
     const pending = post(hh, SEND, body, 'k')
-    while (count(hh, "SELECT count(*) AS n FROM idempotency_keys WHERE state = 'running'") === 0) await Bun.sleep(5)
+    while (await count(hh, "SELECT count(*) AS n FROM idempotency_keys WHERE state = 'running'") === 0) await Bun.sleep(5)
     expectError(await post(hh, SEND, body, 'k'), 409, 'A request with this Idempotency-Key is still in progress')
     expectError(await post(hh, SEND, { ...body, expires_in: 60 }, 'k'), 422, 'Idempotency-Key was already used with a different request')
     delivery.gate = null
@@ -257,9 +252,7 @@ describe('send', () => {
     const h = await start({ credits: 1 })
     const first = await post(h, SEND, { channel: 'sms', recipient: PHONE, code: '98765432', message: 'Secret {code} here' }, 'k')
     expect(first.status).toBe(200)
-    const db = new Database(h.dbPath, { readonly: true })
-    const rows = db.query<Record<string, unknown>, []>('SELECT * FROM idempotency_keys').all()
-    db.close()
+    const rows = await h.sql('SELECT * FROM idempotency_keys')
     expect(rows).toHaveLength(1)
     const dump = JSON.stringify(rows, (_k, v) => (v instanceof Uint8Array ? Buffer.from(v).toString('latin1') : v))
     for (const secret of [PHONE, '14155550123', '98765432', 'Secret']) expect(dump).not.toContain(secret)
@@ -288,7 +281,7 @@ describe('verify', () => {
     for (let i = 0; i < 10; i++) expectReplay(await post(h, VERIFY, { verification_id: id, code: '000000' }, 'v'), first)
     const s = await h.call(`/api/v1/verifications/${id}`, undefined, { method: 'GET' })
     expect(s.json).toMatchObject({ status: 'pending', failed_attempts: 1 })
-    expect(count(h, 'SELECT count(*) AS n FROM recipient_failures')).toBe(1)
+    expect(await count(h, 'SELECT count(*) AS n FROM recipient_failures')).toBe(1)
   })
 
   test('stored: 404, and the lockout 429 verbatim (with its Retry-After) after the lock has ended', async () => {
@@ -349,7 +342,7 @@ describe('retention', () => {
     expect(h.delivery.sent).toHaveLength(2)
     h.clock.set(t0 + 48 * 3_600_000)
     expect((await h.server.sweep()).idempotencyKeys).toBe(1)
-    expect(count(h, 'SELECT count(*) AS n FROM idempotency_keys')).toBe(0)
+    expect(await count(h, 'SELECT count(*) AS n FROM idempotency_keys')).toBe(0)
   })
 
   test('idempotency.retention_hours sets it', async () => {
@@ -378,12 +371,7 @@ describe('a send left running by a process that stopped', () => {
     const body = { channel: 'sms', recipient: PHONE, code: '4321' }
     void post(h1, SEND, body, 'k')
     while (!seen) await Bun.sleep(5)
-    const firstRequestId = (() => {
-      const db = new Database(h1.dbPath, { readonly: true })
-      const b = db.query<{ body: string }, []>('SELECT body FROM idempotency_keys').get()!.body
-      db.close()
-      return JSON.parse(b).request_id as string
-    })()
+    const firstRequestId = JSON.parse((await h1.sql('SELECT body FROM idempotency_keys'))[0]!.body).request_id as string
     // A restart on the same file, as after kill -9.
     const h2 = await h1.restart()
     h = h2
@@ -439,7 +427,7 @@ describe('idempotency.retention_hours', () => {
     await post(h, SEND, { channel: 'sms', recipient: TEST.PHONE_SUCCESS }, 'k')
     h.clock.set(t0 + 2 * 3_600_000)
     expect((await post(h, SEND, { channel: 'sms', recipient: TEST.PHONE_SUCCESS }, 'k')).headers.get('idempotent-replayed')).toBe('true')
-    expect(h.server.reload(resolveConfig({ database: { path: h.dbPath }, idempotency: { retention_hours: 1 } }))).toEqual([])
+    expect(h.server.reload(resolveConfig({ ...sameDatabase(h), idempotency: { retention_hours: 1 } }))).toEqual([])
     expect((await post(h, SEND, { channel: 'sms', recipient: TEST.PHONE_SUCCESS }, 'k')).headers.get('idempotent-replayed')).toBeNull()
   })
 })

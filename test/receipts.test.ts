@@ -9,8 +9,9 @@ import { createHmac } from 'node:crypto'
 import twilio from 'twilio'
 import { resolveConfig } from '../src/app-config.ts'
 import { webhookSignature } from '../src/delivery/webhook-provider.ts'
-import type { NewEvent } from '../src/otp/ports.ts'
+import type { NewEvent, Repos } from '../src/otp/ports.ts'
 import { createHarness, TEST, type Harness } from './harness.ts'
+import { sameDatabase } from './same-database.ts'
 import { startVendorStub, type VendorStub } from './vendor-stub.ts'
 
 const PUBLIC = 'https://otp.example.com'
@@ -56,15 +57,27 @@ async function setup(kind: Kind, opts: { publicUrl?: string | null; answer?: () 
 
 /**
  * The events the server writes, as the outbox (EXTENSIONS.md section 3) is
- * handed them: the writer's repositories are one object, so its `add` is
- * replaced here (on main it is a placeholder that stores nothing).
+ * handed them: every write's `events.add` is watched on its way to the real
+ * outbox (on either engine: SQLite's writes share one repositories object,
+ * PostgreSQL's each have their own).
  */
 async function recordEvents(h: Harness): Promise<NewEvent[]> {
   const events: NewEvent[] = []
-  const repos = await h.server.storage.write(async (r) => r)
-  repos.events.add = async (e) => {
-    events.push(structuredClone(e))
-  }
+  const storage = h.server.storage
+  const write = storage.write.bind(storage)
+  const watched = new WeakSet<object>()
+  storage.write = <T>(fn: (r: Repos) => Promise<T>): Promise<T> =>
+    write((r) => {
+      if (!watched.has(r.events)) {
+        watched.add(r.events)
+        const add = r.events.add.bind(r.events)
+        r.events.add = async (e) => {
+          events.push(structuredClone(e))
+          await add(e)
+        }
+      }
+      return fn(r)
+    })
   return events
 }
 
@@ -442,9 +455,10 @@ test('a reload that changes a provider\'s secret changes the signature receipts 
   const { h } = await setup('webhook')
   const a = await sendSms(h)
   const b = await sendSms(h)
+  const same = sameDatabase(h)
   const raw = {
-    server: { public_url: PUBLIC },
-    database: { path: h.dbPath },
+    server: { ...same.server, public_url: PUBLIC },
+    database: same.database,
     providers: { gateway: { type: 'webhook', url: 'http://127.0.0.1:9/otp', secret_env: 'HOOK_SECRET' } },
     channels: { sms: ['gateway'] },
   }

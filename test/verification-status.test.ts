@@ -4,7 +4,6 @@
  * new paths (authentication, per-key limit, request id, 404 for another key's
  * verification, 405). Reading is not an attempt and changes nothing.
  */
-import { Database } from 'bun:sqlite'
 import { afterEach, describe, expect, test } from 'bun:test'
 import { RECOVERY_MARGIN_MS } from '../src/otp/recovery.ts'
 import type { OutboundMessage } from '../src/otp/types.ts'
@@ -34,22 +33,12 @@ function expectError(r: Result, code: number, error: string) {
 }
 
 /** The verification's stored row, read directly. */
-function row(h: Harness, id: string) {
-  const db = new Database(h.dbPath, { readonly: true })
-  try {
-    return db.query<Record<string, unknown>, [string]>('SELECT * FROM verifications WHERE id = ?').get(id)
-  } finally {
-    db.close()
-  }
+async function row(h: Harness, id: string) {
+  return (await h.sql('SELECT * FROM verifications WHERE id = $1', [id]))[0]
 }
 
-function onlyId(h: Harness): string {
-  const db = new Database(h.dbPath, { readonly: true })
-  try {
-    return db.query<{ id: string }, []>('SELECT id FROM verifications').get()!.id
-  } finally {
-    db.close()
-  }
+async function onlyId(h: Harness): Promise<string> {
+  return (await h.sql('SELECT id FROM verifications'))[0]!.id
 }
 
 describe('the answer', () => {
@@ -133,7 +122,7 @@ describe('status, in the spec order', () => {
     h.delivery.fail = true
     const sent = await h.send({ channel: 'sms', recipient: PHONE })
     expect(sent.status).toBe(500)
-    const id = onlyId(h)
+    const id = await onlyId(h)
     expect((await status(h, id)).json).toMatchObject({ status: 'failed', delivery: { status: 'failed', provider: null } })
     h.clock.advance(3_600_000)
     expect((await status(h, id)).json.status).toBe('failed')
@@ -215,15 +204,15 @@ describe('reading changes nothing', () => {
     const h = await start({ credits: 1 })
     const { id, code } = await sendReal(h, PHONE, { expires_in: 3600 })
     await h.verify({ verification_id: id, code: WRONG })
-    const before = row(h, id)
+    const before = await row(h, id)
     for (let i = 0; i < 10; i++) expect((await status(h, id)).json.failed_attempts).toBe(1)
-    expect(row(h, id)).toEqual(before)
+    expect(await row(h, id)).toEqual(before)
     // A lock that has ended is shown as verify counts it, without being written.
     for (let i = 0; i < 4; i++) await h.verify({ verification_id: id, code: WRONG })
     h.clock.advance(900_000)
-    const locked = row(h, id)
+    const locked = await row(h, id)
     expect((await status(h, id)).json.failed_attempts).toBe(0)
-    expect(row(h, id)).toEqual(locked)
+    expect(await row(h, id)).toEqual(locked)
     expect((await h.verify({ verification_id: id, code })).json.verified).toBe(true)
   })
 })

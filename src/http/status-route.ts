@@ -47,7 +47,8 @@ export function statusRoute(deps: GuardDeps & { show: ShowService; logger: Logge
     respond(deps.logger, request, Msg.internal, async () => {
       const a = await authenticate(deps, request)
       if (!a.ok) return a.reply
-      const outcome = await deps.show.show(a.key, params.id)
+      // Elysia gives null for a malformed percent-encoding: no id, so not found.
+      const outcome = await deps.show.show(a.key, (params.id as string | null) ?? '')
       const note = noteOf(request)
       note.outcome = outcome.kind
       if (outcome.kind === 'key_limited') deps.metrics.rateLimited('key')
