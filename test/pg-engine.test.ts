@@ -17,7 +17,7 @@ import { ConfigError, resolveConfig } from '../src/app-config.ts'
 import { pgConnection } from '../src/config/database.ts'
 import { migrationFiles, migrationJournal } from '../src/store/pg/migrations/index.ts'
 import { cleanUpAfterEach, cliEnv, startServer, type CliEnv } from './cli-helpers.ts'
-import { ON_PG } from './harness.ts'
+import { createHarness, ON_PG } from './harness.ts'
 
 setDefaultTimeout(60_000)
 cleanUpAfterEach()
@@ -184,5 +184,40 @@ describe.skipIf(!ON_PG)('start guards on PostgreSQL', () => {
       'otpd: error: otpd backup copies a SQLite file, and this config uses PostgreSQL (database.url): back it up with pg_dump (e.g. pg_dump -Fc -f otpd.dump postgres://user@host:5432/otpd) and keep the server secret with it\n',
     )
     expect(readdirSync(env.dir)).not.toContain('copy.db')
+  })
+})
+
+describe.skipIf(!ON_PG)('the storage on PostgreSQL', () => {
+  test('two writes that lock in opposite orders deadlock; PostgreSQL aborts one (40P01), the storage runs it again, both commit', async () => {
+    const h = await createHarness()
+    try {
+      const a = await h.server.admin.createKey({ name: 'a' })
+      const b = await h.server.admin.createKey({ name: 'b' })
+      // Each write locks one key's row, waits until the other holds its own, then asks for the other's.
+      let holding = 0
+      const bothHold = async () => {
+        holding++
+        for (let i = 0; i < 500 && holding < 2; i++) await Bun.sleep(5)
+      }
+      const runs = { ab: 0, ba: 0 }
+      const write = (name: 'ab' | 'ba', first: number, second: number) =>
+        h.server.storage.write(async (r) => {
+          runs[name]++
+          await r.keyHits.record(first, h.clock.now())
+          if (runs[name] === 1) await bothHold()
+          await r.keyHits.record(second, h.clock.now())
+          return name
+        })
+      expect(await Promise.all([write('ab', a.id, b.id), write('ba', b.id, a.id)])).toEqual(['ab', 'ba'])
+      // One of them was aborted as the deadlock's victim and ran again; each write's hits are in once.
+      expect(runs.ab + runs.ba).toBe(3)
+      const hits = await h.sql('SELECT key_id, count(*)::int AS n FROM key_hits GROUP BY key_id ORDER BY key_id')
+      expect(hits).toEqual([
+        { key_id: a.id, n: 2 },
+        { key_id: b.id, n: 2 },
+      ])
+    } finally {
+      h.close()
+    }
   })
 })
