@@ -4,6 +4,7 @@
  */
 import pkg from '../package.json' with { type: 'json' }
 import { applyReload, SwitchDelivery, type LiveSettings } from './app-reload.ts'
+import { fraudSettingsOf } from './app-fraud.ts'
 import type { Config } from './config/schema.ts'
 import { tlsFingerprint } from './config/tls.ts'
 import { buildProviders, checkProviders, logOnlyChannels } from './delivery/registry.ts'
@@ -18,6 +19,7 @@ import { Hasher } from './lib/secrets.ts'
 import { VerificationIds } from './lib/verification-id.ts'
 import { Admin } from './otp/admin.ts'
 import { Authenticator } from './otp/api-keys.ts'
+import { FraudGuard } from './otp/fraud.ts'
 import { KeyLimiter } from './otp/key-limiter.ts'
 import type { Delivery } from './otp/ports.ts'
 import { recoverUnsettledSends } from './otp/recovery.ts'
@@ -183,7 +185,12 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
   const limiter = makeLimiter(limits.keyRequestsPerMinute)
   const ops = { readiness, metrics, logger }
   // Named, so a reload (app-reload.ts) can update what the services read on each request.
-  const sendDeps = { storage, delivery, hasher, ids, clock, logger, limits, limiter, defaultCodeLength: config.codes.default_length }
+  const guard = new FraudGuard(fraudSettingsOf(config))
+  const sendDeps = {
+    storage, delivery, hasher, ids, clock, logger, limits, limiter, defaultCodeLength: config.codes.default_length,
+    guard,
+    onFraudDecision: (x: { rule: string; country: string | null }, enforced: boolean) => metrics.fraudRefusal(x.rule, x.country, enforced),
+  }
   const verifyDeps = { storage, hasher, ids, clock, limits, limiter }
   const httpDeps = {
     ...ops,
@@ -207,6 +214,7 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
     holders: [sendDeps, verifyDeps, httpDeps],
     send: sendDeps,
     http: httpDeps,
+    fraud: guard,
   }
   const background = opts.backgroundCheckpoints && config.database.path !== ':memory:'
   const checkpointer = background

@@ -9,6 +9,7 @@
  * keeps no count in memory that another process or node could contradict.
  */
 import type { AdminRepo } from './admin.ts'
+import type { FraudStore } from './fraud.ts'
 import type { DeliveryState, OutboundMessage, StoredKey, Verification } from './types.ts'
 
 /**
@@ -41,6 +42,7 @@ export interface Repos {
   credits: CreditStore
   admin: AdminRepo
   events: EventOutbox
+  fraud: FraudStore
 }
 
 /** The event types of EXTENSIONS.md section 3. */

@@ -13,6 +13,8 @@ import { maskRecipient } from '../lib/mask.ts'
 import { randomDigits } from '../lib/random.ts'
 import type { Hasher } from '../lib/secrets.ts'
 import type { VerificationIds } from '../lib/verification-id.ts'
+import type { FraudGuard, FraudRule, FraudVerdict, Refusal } from './fraud.ts'
+import { maskPrefix } from '../lib/phone-country.ts'
 import type { KeyLimiter } from './key-limiter.ts'
 import type { Delivery, Repos, Storage } from './ports.ts'
 import { normalizeRecipient, TEST_CODE, testModeOf } from './test-recipients.ts'
@@ -26,6 +28,7 @@ export const DEFAULT_MESSAGE = 'Your verification code is: {code}'
 export const DEFAULT_SUBJECT = 'Your Verification Code'
 /** 128 bits: no two recipients share a counter, at half the index of a whole HMAC. */
 export const RECIPIENT_HASH_BYTES = 16
+export const HASH_PURPOSE_IP = 'end-user-ip'
 
 export type SendOutcome =
   | { kind: 'key_limited'; max: number; retryAfter: number }
@@ -34,6 +37,8 @@ export type SendOutcome =
   | { kind: 'recipient_limited'; max: number; period: string; retryAfter: number }
   | { kind: 'no_credits' }
   | { kind: 'delivery_failed' }
+  /** The fraud guard refused it (EXTENSIONS.md section 5): nothing delivered, charged or counted. */
+  | { kind: 'fraud_blocked'; rule: FraudRule; country: string | null; max: number | null; retryAfter: number | null }
 
 const WINDOWS = [
   { ms: 60_000, period: 'minute', limit: (l: Limits) => l.recipientPerMinute },
@@ -52,6 +57,9 @@ export interface SendDeps {
   limits: Limits
   limiter: KeyLimiter
   defaultCodeLength: number
+  guard: FraudGuard
+  /** Each refusal, and each would-be refusal in monitor mode (metrics); called once per send, after its commit. */
+  onFraudDecision?: (refusal: Refusal, enforced: boolean) => void
 }
 
 export class SendService {
@@ -62,7 +70,7 @@ export class SendService {
     const normalized = normalizeRecipient(input.channel, input.recipient)
     // Keyed by account: one account's counters never touch another's, and the hash alone names the subject.
     const recipientHash = d.hasher.digest(HASH_PURPOSE_RECIPIENT, `${key.accountId}:${normalized}`).subarray(0, RECIPIENT_HASH_BYTES)
-    const testMode = testModeOf(input.channel, normalized)
+    let testMode = testModeOf(input.channel, normalized)
     const expiresIn = (input.expiresIn ?? DEFAULT_EXPIRES_IN) * 1000
 
     // Inside the transaction that inserts it: the id carries the row's number.
@@ -100,26 +108,43 @@ export class SendService {
 
     if (testMode !== null) {
       // Test recipients: no delivery, no credit, no per-recipient limit; a custom code is ignored.
-      const v = await d.storage.write(async (r): Promise<SendOutcome | Verification> => {
+      const v = await d.storage.write(async (r): Promise<SendOutcome | Verification | 'real'> => {
+        // An account with test recipients off treats them as any other recipient.
+        if (!(await r.fraud.accountSettings(key.accountId)).testRecipients) return 'real'
         const limited = await keyLimited(r)
         if (limited) return limited
         const v = await build(r, d.clock.now(), TEST_CODE)
         await r.verifications.insert(v)
         return v
       })
-      if ('kind' in v) return v
-      return { kind: 'sent', verificationId: v.id, expiresAt: v.expiresAt, test: true }
+      if (v !== 'real') {
+        if ('kind' in v) return v
+        return { kind: 'sent', verificationId: v.id, expiresAt: v.expiresAt, test: true }
+      }
+      testMode = null
     }
+    const ipHash = input.ip === undefined ? null : d.hasher.digest(HASH_PURPOSE_IP, `${key.accountId}:${input.ip}`).subarray(0, RECIPIENT_HASH_BYTES)
 
     // Limits, credit and the new verification in one transaction: concurrent
     // sends cannot both see the last free slot or the last credit. A run of
     // it again draws a new code with its new hash: the last run is the one kept.
     let code = ''
+    let verdict: FraudVerdict | null = null
     const reserved = await d.storage.write(async (r): Promise<SendOutcome | Verification> => {
+      verdict = null
       const limited = await keyLimited(r)
       if (limited) return limited
       const now = d.clock.now()
       code = input.code ?? randomDigits((await r.credits.codeLength(key.accountId)) ?? d.defaultCodeLength)
+      // The fraud guard, before the per-recipient limits (EXTENSIONS.md section 5).
+      const facts = { accountId: key.accountId, channel: input.channel, recipient: normalized, ipHash, now }
+      const fraud = await d.guard.check(r, facts)
+      verdict = fraud
+      if (fraud.refusal) {
+        const { rule, country, prefix, max, retryAfter } = fraud.refusal
+        await r.events.add({ type: 'send.blocked', accountId: key.accountId, at: now, verification: null, status: null, extra: { rule, country, prefix } })
+        return { kind: 'fraud_blocked', rule, country, max, retryAfter }
+      }
       const times = await r.verifications.recipientSendTimes(recipientHash, now - LONGEST_WINDOW_MS)
       let worst: { max: number; period: string; wait: number } | null = null
       for (const w of WINDOWS) {
@@ -132,8 +157,10 @@ export class SendService {
       const v = await build(r, now, code)
       if (!(await r.credits.debit({ accountId: key.accountId, amount: 1, verificationId: v.id, at: now }))) return { kind: 'no_credits' }
       await r.verifications.insert(v)
+      await d.guard.recordSend(r, fraud, v.seq, facts)
       return v
     })
+    if (verdict) this.reportFraud(verdict, requestId)
     if ('kind' in reserved) return reserved
 
     let provider: string
@@ -179,6 +206,17 @@ export class SendService {
       )
     d.logger.debug('delivered', { request_id: requestId, channel: input.channel, provider, recipient: reserved.recipientMask })
     return { kind: 'sent', verificationId: reserved.id, expiresAt: reserved.expiresAt, test: false }
+  }
+
+  /** One log line per refusal (or would-be refusal in monitor mode), with the prefix masked; never the number. */
+  private reportFraud(verdict: FraudVerdict, requestId: string): void {
+    const report = (x: Refusal, enforced: boolean) => {
+      const fields = { request_id: requestId, rule: x.rule, country: x.country ?? '-', prefix: x.prefix === null ? '-' : maskPrefix(x.prefix) }
+      this.d.logger.warn(enforced ? 'send refused by the fraud guard' : 'send would be refused by the fraud guard (monitor mode)', fields)
+      this.d.onFraudDecision?.(x, enforced)
+    }
+    if (verdict.monitored) report(verdict.monitored, false)
+    if (verdict.refusal) report(verdict.refusal, true)
   }
 }
 

@@ -3,6 +3,7 @@ import type { Repos } from '../../otp/ports.ts'
 import { SqliteAdminStore, SqliteCreditStore, SqliteKeyStore } from './admin-store.ts'
 import type { Db } from './db.ts'
 import { RecipientFailureLog, SqliteKeyHitLog } from './event-logs.ts'
+import { SqliteFraudStore } from './fraud-store.ts'
 import type { StaleSource } from './stale.ts'
 import { SqliteVerificationStore } from './verification-store.ts'
 
@@ -18,5 +19,6 @@ export function sqliteRepos(db: Db, stale: StaleSource): Repos {
     admin: new SqliteAdminStore(db, () => credits.forgetCodeLengths()),
     // PLACEHOLDER during the session: the outbox (issue 23) replaces it.
     events: { add: async () => {} },
+    fraud: new SqliteFraudStore(db, stale),
   }
 }

@@ -9,6 +9,7 @@ import m0001 from './0001_key_hit_seq.sql' with { type: 'text' }
 import m0002 from './0002_verification_seq.sql' with { type: 'text' }
 import m0003 from './0003_delivery_state.sql' with { type: 'text' }
 import m0004 from './0004_settings.sql' with { type: 'text' }
+import m0005 from './0005_fraud.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 export const migrationFiles: Record<string, string> = {
@@ -17,4 +18,5 @@ export const migrationFiles: Record<string, string> = {
   '0002_verification_seq': m0002,
   '0003_delivery_state': m0003,
   '0004_settings': m0004,
+  '0005_fraud': m0005,
 }
