@@ -20,6 +20,7 @@ import { VerificationIds } from './lib/verification-id.ts'
 import { Admin } from './otp/admin.ts'
 import { Authenticator } from './otp/api-keys.ts'
 import { FraudGuard } from './otp/fraud.ts'
+import { FraudAdmin } from './otp/fraud-admin.ts'
 import { KeyLimiter } from './otp/key-limiter.ts'
 import type { Delivery } from './otp/ports.ts'
 import { recoverUnsettledSends } from './otp/recovery.ts'
@@ -55,6 +56,8 @@ export interface Core {
   storage: SqliteStorage
   writeHealth: WriteHealth
   admin: Admin
+  /** The fraud guard's operator use cases (`otpd fraud`, `otpd accounts set --countries`...). */
+  fraud: FraudAdmin
   close(): void
 }
 
@@ -88,7 +91,7 @@ export function openCore(config: Config, opts: CoreOptions = {}): Core {
     if (reader !== db) reader.$client.close()
     db.$client.close()
   }
-  return { config, db, clock, logger, hasher, storage, writeHealth, admin, close }
+  return { config, db, clock, logger, hasher, storage, writeHealth, admin, fraud: new FraudAdmin(storage, clock), close }
 }
 
 export function limitsOf(config: Config): Limits {

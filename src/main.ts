@@ -7,6 +7,7 @@ import { backupCommand } from './cli/backup.ts'
 import { example, printJson, reportAndExit, withConfig, withJson } from './cli/common.ts'
 import { configCommand } from './cli/config.ts'
 import { creditsCommand } from './cli/credits.ts'
+import { fraudCommand } from './cli/fraud.ts'
 import { keysCommand } from './cli/keys.ts'
 import { sendTestCommand } from './cli/send-test.ts'
 import { serveCommand } from './cli/serve.ts'
@@ -29,6 +30,7 @@ program.addCommand(serveCommand())
 program.addCommand(keysCommand())
 program.addCommand(creditsCommand())
 program.addCommand(accountsCommand())
+program.addCommand(fraudCommand())
 program.addCommand(configCommand())
 program.addCommand(sendTestCommand())
 program.addCommand(backupCommand())

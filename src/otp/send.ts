@@ -212,7 +212,8 @@ export class SendService {
   private reportFraud(verdict: FraudVerdict, requestId: string): void {
     const report = (x: Refusal, enforced: boolean) => {
       const fields = { request_id: requestId, rule: x.rule, country: x.country ?? '-', prefix: x.prefix === null ? '-' : maskPrefix(x.prefix) }
-      this.d.logger.warn(enforced ? 'send refused by the fraud guard' : 'send would be refused by the fraud guard (monitor mode)', fields)
+      // info, not warn: warnings are held back when they repeat (lib/logger.ts), and every refusal gets its line.
+      this.d.logger.info(enforced ? 'send refused by the fraud guard' : 'send would be refused by the fraud guard (monitor mode)', fields)
       this.d.onFraudDecision?.(x, enforced)
     }
     if (verdict.monitored) report(verdict.monitored, false)

@@ -14,6 +14,8 @@ export interface SweepResult {
   legacyIds: number
   keyHits: number
   recipientFailures: number
+  /** Fraud guard sends older than 24 h, the longest window of its rules and of `otpd fraud status`. */
+  fraudSends: number
 }
 
 export function sweep(db: Db, now: number, retentionDays: number, maxRows = -1): SweepResult {
@@ -32,11 +34,12 @@ export function sweep(db: Db, now: number, retentionDays: number, maxRows = -1):
         'DELETE FROM recipient_failures WHERE rowid IN (SELECT rowid FROM recipient_failures WHERE at < ?1 ORDER BY rowid LIMIT ?2)',
         now - 86_400_000,
       ),
+      fraudSends: del('DELETE FROM fraud_sends WHERE seq IN (SELECT seq FROM fraud_sends WHERE at <= ?1 LIMIT ?2)', now - 86_400_000),
     }))
     .immediate()
 }
 
 /** Whether a bounded sweep stopped at its bound somewhere (there may be more to delete). */
 export function sweptToBound(r: SweepResult, maxRows: number): boolean {
-  return r.verifications >= maxRows || r.keyHits >= maxRows || r.recipientFailures >= maxRows
+  return r.verifications >= maxRows || r.keyHits >= maxRows || r.recipientFailures >= maxRows || r.fraudSends >= maxRows
 }
