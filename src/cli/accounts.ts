@@ -38,7 +38,10 @@ export function accountsCommand(): Command {
     .option('--test-recipients <on|off>', "off: the five test recipients are charged and delivered like any other (production accounts)", onOffArg)
     .action((name: string, opts: CommonOptions & SetOptions) =>
       withCore(opts, async ({ admin, fraud }) => {
-        const guard = { allowedCountries: opts.countries, dailyCreditLimit: opts.dailyCreditLimit, testRecipients: opts.testRecipients }
+        // Commander keeps no null from a parser: `default` and `none` arrive as markers.
+        const countries = opts.countries?.[0] === DEFAULT ? null : opts.countries
+        const limit = opts.dailyCreditLimit === NONE ? null : opts.dailyCreditLimit
+        const guard = { allowedCountries: countries, dailyCreditLimit: limit, testRecipients: opts.testRecipients }
         const changesGuard = Object.values(guard).some((v) => v !== undefined)
         if (opts.codeLength === undefined && !changesGuard) {
           throw new Error('nothing to change: give --code-length, --countries, --daily-credit-limit or --test-recipients')
@@ -70,25 +73,28 @@ export function accountsCommand(): Command {
   return accounts
 }
 
+const DEFAULT = 'default'
+const NONE = -1
+
 interface SetOptions {
   codeLength?: number
-  countries?: string[] | null
-  dailyCreditLimit?: number | null
+  countries?: string[]
+  dailyCreditLimit?: number
   testRecipients?: boolean
 }
 
-/** `US,CA` (case-insensitive), `*`, or `default` (null: the config's list). Known codes are checked by the domain. */
-function countriesArg(value: string): string[] | null {
+/** `US,CA` (case-insensitive), `*`, or `default` (the config's list). Known codes are checked by the domain. */
+function countriesArg(value: string): string[] {
   const v = value.trim()
-  if (v === 'default') return null
+  if (v === 'default') return [DEFAULT]
   if (v === '*') return ['*']
   const list = v.split(',').map((c) => c.trim().toUpperCase())
   if (list.some((c) => !/^[A-Z]{2}$/.test(c))) throw new InvalidArgumentError(`--countries takes country codes separated by commas (US,CA), '*' or 'default', got '${value}'`)
   return [...new Set(list)]
 }
 
-function creditLimitArg(value: string): number | null {
-  if (value === 'none') return null
+function creditLimitArg(value: string): number {
+  if (value === 'none') return NONE
   if (!/^[0-9]+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) {
     throw new InvalidArgumentError(`--daily-credit-limit must be a whole number of at least 1 or 'none', got '${value}'`)
   }
