@@ -277,3 +277,15 @@ describe('modes', () => {
     expect((await h.send({ channel: 'sms', recipient: us(1) })).status).toBe(403)
   })
 })
+
+test('the sweep drops guard sends older than 24 h (its longest window)', async () => {
+  h = await guarded()
+  expect((await h.send({ channel: 'sms', recipient: us(1) })).status).toBe(200)
+  const rows = () => h!.server.db.$client.query<{ n: number }, []>('SELECT count(*) AS n FROM fraud_sends').get()!.n
+  expect(rows()).toBe(1)
+  h.clock.advance(DAY - 1)
+  expect((await h.server.sweep()).fraudSends).toBe(0)
+  h.clock.advance(1)
+  expect((await h.server.sweep()).fraudSends).toBe(1)
+  expect(rows()).toBe(0)
+})
