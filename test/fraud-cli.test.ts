@@ -89,11 +89,17 @@ test('fraud status shows blocks and conversion by country; fraud unblock lifts a
   ])
   expect(Date.parse(json.blocks[0].ends_at) - Date.parse(json.blocks[0].started_at)).toBe(900_000)
   expect(json.countries).toEqual([{ account: 'default', country: 'UZ', sends: 2, approved: 0, conversion: 0 }])
-  expect(env.json('fraud', 'status', '--account', 'acme')).toEqual({ mode: 'enforce', blocks: [], countries: [] })
+  expect(env.json('fraud', 'status', '--account', 'acme')).toEqual({
+    mode: 'enforce',
+    accounts: [{ account: 'acme', countries: ['*'], daily_credit_limit: null, test_recipients: true }],
+    blocks: [],
+    countries: [],
+  })
 
   const table = env.run('fraud', 'status')
   expect(table.code).toBe(0)
   expect(table.stdout).toContain('mode: enforce')
+  expect(table.stdout).toMatch(/ACCOUNT +COUNTRIES +DAILY CREDIT LIMIT +TEST RECIPIENTS\ndefault +\* +none +on\nacme +\* +none +on\n/)
   expect(table.stdout).toMatch(/ACCOUNT +RULE +SCOPE +LEVEL +ENDS\ndefault +conversion +UZ +0 +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\ndefault +conversion +\+99890123 +0 /)
   expect(table.stdout).toMatch(/ACCOUNT +COUNTRY +SENDS +APPROVED +CONVERSION\ndefault +UZ +2 +0 +0\.0%\n/)
 

@@ -19,12 +19,18 @@ export function fraudCommand(): Command {
           if (opts.json) {
             return printJson({
               mode: config.fraud.mode,
+              accounts: s.accounts.map((a) => ({ account: a.name, countries: a.allowedCountries ?? config.fraud.allowed_countries, daily_credit_limit: a.dailyCreditLimit, test_recipients: a.testRecipients })),
               blocks: s.blocks.map((b) => ({ account: b.account, rule: b.rule, scope_kind: b.kind, scope: b.scope, level: b.level, started_at: isoTime(b.startedAt), ends_at: isoTime(b.until) })),
               countries: s.countries.map((c) => ({ account: c.account, country: c.country, sends: c.sends, approved: c.approved, conversion: round(c.conversion) })),
             })
           }
           const out = process.stdout
-          out.write(`mode: ${config.fraud.mode} (config [fraud] mode)\n\nActive blocks:\n`)
+          out.write(`mode: ${config.fraud.mode} (config [fraud] mode)\n\nAccounts:\n`)
+          printTable(
+            ['ACCOUNT', 'COUNTRIES', 'DAILY CREDIT LIMIT', 'TEST RECIPIENTS'],
+            s.accounts.map((a) => [a.name, (a.allowedCountries ?? config.fraud.allowed_countries).join(','), a.dailyCreditLimit ?? 'none', a.testRecipients ? 'on' : 'off']),
+          )
+          out.write('\nActive blocks:\n')
           if (s.blocks.length === 0) out.write('  none\n')
           else printTable(['ACCOUNT', 'RULE', 'SCOPE', 'LEVEL', 'ENDS'], s.blocks.map((b) => [b.account, b.rule, b.scope, b.level, formatTime(b.until)]))
           out.write('\nSends by country, last 24 h:\n')

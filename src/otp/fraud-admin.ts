@@ -37,6 +37,8 @@ export interface CountryView {
 }
 
 export interface FraudStatus {
+  /** Each account's own settings (null countries: the config's). */
+  accounts: AccountFraudView[]
   blocks: FraudBlockView[]
   countries: CountryView[]
 }
@@ -98,7 +100,9 @@ export class FraudAdmin {
         approved: c.approved,
         conversion: c.sends === 0 ? 0 : c.approved / c.sends,
       }))
-      return { blocks, countries }
+      const settings: AccountFraudView[] = []
+      for (const a of accounts) if (id === undefined || a.id === id) settings.push({ name: a.name, ...(await r.fraud.accountSettings(a.id)) })
+      return { accounts: settings, blocks, countries }
     })
   }
 
