@@ -86,6 +86,10 @@ describe('rule 1: geo permissions', () => {
     expect((await h.send({ channel: 'email', recipient: 'ann@example.uz' })).status).toBe(200)
     expect((await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })).status).toBe(200) // ZZ, but a test recipient
     expect(await refusals(h, { rule: 'geo', country: 'UZ', decision: 'refused' })).toBe(1)
+    expect(await refusals(h, { rule: 'geo', country: 'ZZ', decision: 'refused' })).toBe(1)
+    const text = await h.server.metrics.render()
+    expect(text).toContain('otpd_sends_total{channel="sms",provider="none",outcome="fraud_blocked"} 2\n')
+    expect(text).toContain('otpd_sends_total{channel="voice",provider="none",outcome="fraud_blocked"} 1\n')
     const line = h.logs.find((l) => l.includes('refused by the fraud guard'))!
     expect(line).toContain('geo')
     expect(line).toContain('+9989****')
