@@ -178,6 +178,15 @@ describe('rule 3: unproven destinations', () => {
     expect(await refusals(h, { rule: 'new_country', country: 'UZ', decision: 'refused' })).toBe(1)
   })
 
+  test('a send no provider took counts toward no rule (an outage is not pumping)', async () => {
+    h = await guarded({ new_country_per_hour: 1 })
+    h.delivery.fail = true
+    for (let i = 0; i < 3; i++) expect((await h.send({ channel: 'sms', recipient: uz(i) })).status).toBe(500)
+    h.delivery.fail = false
+    expect((await h.send({ channel: 'sms', recipient: uz(9) })).status).toBe(200)
+    expect((await h.send({ channel: 'sms', recipient: uz(8) })).status).toBe(429)
+  })
+
   test('an approval proves the country for 30 days', async () => {
     h = await guarded()
     await approve(h, uz(0))

@@ -94,6 +94,8 @@ export interface FraudStore {
   block(accountId: number, kind: ScopeKind, scope: string): Promise<BlockRow | undefined>
   saveBlock(block: BlockRow): Promise<void>
   recordSend(send: FraudSendRow): Promise<void>
+  /** A send no provider took (refunded, out of use): it was never delivered, so it counts toward no rule. */
+  dropSend(seq: number): Promise<void>
   /** The verification `seq` was approved: its send converts, and its country is proven (if it counted). */
   approved(seq: number, at: number): Promise<void>
   /** Times (ascending) of the account's send debits not refunded, since `since` (every channel). */

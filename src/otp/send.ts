@@ -230,6 +230,9 @@ export class SendService {
 export function refundUnsettled(storage: Storage, v: { seq: number; id: string; accountId: number }, state: 'failed' | 'unknown', now: number): Promise<boolean> {
   return storage.write(async (r) => {
     if (!(await r.verifications.settleDelivery(v.seq, state, null, now))) return false
+    // Never delivered: not a send for the fraud guard (a provider outage must not look like pumping).
+    // An `unknown` one may have arrived, and stays.
+    if (state === 'failed') await r.fraud.dropSend(v.seq)
     await r.credits.post({ accountId: v.accountId, kind: 'refund', amount: 1, verificationId: v.id, at: now })
     return true
   })

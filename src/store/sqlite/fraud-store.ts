@@ -30,6 +30,7 @@ export class SqliteFraudStore implements FraudStore {
   private readonly saveBlockQ
   private readonly recordQ
   private readonly approveQ
+  private readonly dropQ
   private readonly proveQ
   private readonly debitsQ
   private readonly db: Db
@@ -62,6 +63,7 @@ export class SqliteFraudStore implements FraudStore {
     this.recordQ = c.prepare<unknown, [number, number, number, string, string, Uint8Array | null, number]>(
       'INSERT INTO fraud_sends (seq, account_id, at, country, prefix, ip_hash, counted) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)',
     )
+    this.dropQ = c.prepare<unknown, [number]>('DELETE FROM fraud_sends WHERE seq = ?1')
     this.approveQ = c.prepare<unknown, [number, number]>('UPDATE fraud_sends SET approved_at = ?2 WHERE seq = ?1 AND approved_at IS NULL')
     // Only a send that counted proves its country: monitor decides as enforce would, where that send would not exist.
     this.proveQ = c.prepare<unknown, [number, number]>(
@@ -121,6 +123,9 @@ export class SqliteFraudStore implements FraudStore {
   }
   async recordSend(s: FraudSendRow): Promise<void> {
     this.recordQ.run(s.seq, s.accountId, s.at, s.country, s.prefix, s.ipHash, s.counted ? 1 : 0)
+  }
+  async dropSend(seq: number): Promise<void> {
+    this.dropQ.run(seq)
   }
   async approved(seq: number, at: number): Promise<void> {
     if (this.approveQ.run(seq, at).changes === 1) this.proveQ.run(seq, at)
