@@ -98,8 +98,8 @@ export interface FraudStore {
   dropSend(seq: number): Promise<void>
   /** The verification `seq` was approved: its send converts, and its country is proven (if it counted). */
   approved(seq: number, at: number): Promise<void>
-  /** Times (ascending) of the account's send debits not refunded, since `since` (every channel). */
-  sendDebitTimes(accountId: number, since: number): Promise<number[]>
+  /** Time of the account's n-th most recent send debit not refunded (every channel) after `since`, if it has that many. */
+  nthLatestDebit(accountId: number, since: number, n: number): Promise<number | undefined>
   /** Blocks with `until > now`, of one account or all. */
   activeBlocks(accountId: number | undefined, now: number): Promise<BlockRow[]>
   /** Sends and approvals by account and country since `since` (every recorded send, counted or not). */
@@ -167,7 +167,9 @@ export class FraudGuard {
     // Rule 5, in every mode.
     const cap = account.dailyCreditLimit
     if (cap !== null) {
-      const wait = waitForRoom(await r.fraud.sendDebitTimes(f.accountId, f.now - DAY), DAY, cap, f.now)
+      // The window is full while the cap-th most recent debit is in it.
+      const nth = await r.fraud.nthLatestDebit(f.accountId, f.now - DAY, cap)
+      const wait = nth === undefined ? 0 : nth + DAY - f.now
       if (wait > 0) {
         const refusal = { rule: 'daily_credit' as const, country: dest?.country ?? null, prefix: dest?.prefix ?? null, max: cap, retryAfter: secondsUntil(wait) }
         return { refusal, monitored, record: null }

@@ -191,6 +191,25 @@ export const fraudSends = sqliteTable(
   ],
 )
 
+/**
+ * Rule 4's counts per account, scope and minute of the send: counted sends,
+ * and how many of them were approved. A 24 h window is then at most 1,440 rows
+ * per scope, whatever the traffic; the partial minutes at its ends are read
+ * from fraud_sends, so the window is exact to the millisecond.
+ */
+export const fraudMinutes = sqliteTable(
+  'fraud_minutes',
+  {
+    accountId: integer('account_id').notNull(),
+    kind: text('kind', { enum: ['prefix', 'country'] }).notNull(),
+    scope: text('scope').notNull(),
+    minute: integer('minute').notNull(),
+    sends: integer('sends').notNull().default(0),
+    approved: integer('approved').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.kind, t.scope, t.minute] }), index('fraud_minutes_minute').on(t.minute)],
+)
+
 /** Per account and country, the last approved verification: rule 3 ("proven" destinations, 30 days). */
 export const fraudCountries = sqliteTable(
   'fraud_countries',
@@ -221,5 +240,5 @@ export const fraudBlocks = sqliteTable(
   (t) => [primaryKey({ columns: [t.accountId, t.kind, t.scope] })],
 )
 
-export const schema = { accounts, apiKeys, creditLedger, verifications, verificationLegacyIds, keyHits, recipientFailures, fraudSends, fraudCountries, fraudBlocks }
+export const schema = { accounts, apiKeys, creditLedger, verifications, verificationLegacyIds, keyHits, recipientFailures, fraudSends, fraudMinutes, fraudCountries, fraudBlocks }
 

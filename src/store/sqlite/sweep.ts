@@ -34,7 +34,9 @@ export function sweep(db: Db, now: number, retentionDays: number, maxRows = -1):
         'DELETE FROM recipient_failures WHERE rowid IN (SELECT rowid FROM recipient_failures WHERE at < ?1 ORDER BY rowid LIMIT ?2)',
         now - 86_400_000,
       ),
-      fraudSends: del('DELETE FROM fraud_sends WHERE seq IN (SELECT seq FROM fraud_sends WHERE at <= ?1 LIMIT ?2)', now - 86_400_000),
+      fraudSends:
+        del('DELETE FROM fraud_sends WHERE seq IN (SELECT seq FROM fraud_sends WHERE at <= ?1 LIMIT ?2)', now - 86_400_000) +
+        del('DELETE FROM fraud_minutes WHERE rowid IN (SELECT rowid FROM fraud_minutes WHERE minute < ?1 LIMIT ?2)', Math.floor((now - 86_400_000) / 60_000)),
     }))
     .immediate()
 }

@@ -1,4 +1,4 @@
--- Fraud guard (EXTENSIONS.md section 5): account settings, sends counted by rules 2-4, proven countries, rule 4 blocks.
+-- Fraud guard (EXTENSIONS.md section 5): account settings, sends counted by rules 2-4 and their counts per minute, proven countries, rule 4 blocks.
 CREATE TABLE `fraud_blocks` (
 	`account_id` integer NOT NULL,
 	`kind` text NOT NULL,
@@ -17,6 +17,17 @@ CREATE TABLE `fraud_countries` (
 	PRIMARY KEY(`account_id`, `country`)
 );
 --> statement-breakpoint
+CREATE TABLE `fraud_minutes` (
+	`account_id` integer NOT NULL,
+	`kind` text NOT NULL,
+	`scope` text NOT NULL,
+	`minute` integer NOT NULL,
+	`sends` integer DEFAULT 0 NOT NULL,
+	`approved` integer DEFAULT 0 NOT NULL,
+	PRIMARY KEY(`account_id`, `kind`, `scope`, `minute`)
+);
+--> statement-breakpoint
+CREATE INDEX `fraud_minutes_minute` ON `fraud_minutes` (`minute`);--> statement-breakpoint
 CREATE TABLE `fraud_sends` (
 	`seq` integer PRIMARY KEY NOT NULL,
 	`account_id` integer NOT NULL,
