@@ -4,7 +4,7 @@
  * Rule 4 (conversion blocks) is in fraud-conversion.test.ts.
  */
 import { afterEach, describe, expect, test } from 'bun:test'
-import { resolveConfig } from '../src/app-config.ts'
+import { loadConfig, resolveConfig } from '../src/app-config.ts'
 import { destinationOf, maskPrefix } from '../src/lib/phone-country.ts'
 import { approve, balance, ca, guarded, PUMPING, refusals, us, uz } from './fraud-helpers.ts'
 import { DAY, HOUR, MINUTE, TEST, type Harness } from './harness.ts'
@@ -51,6 +51,11 @@ test('the [fraud] defaults are those of section 5', () => {
   })
   expect(() => resolveConfig({ fraud: { allowed_countries: ['UK'] } })).toThrow("fraud.allowed_countries has 'UK', which is no country code")
   expect(() => resolveConfig({ fraud: { mode: 'loud' } })).toThrow('fraud.mode must be one of: enforce, monitor, off')
+  expect(() => resolveConfig({ fraud: { min_conversion: 1.5 } })).toThrow('fraud.min_conversion must be a number from 0 to 1 (got 1.5)')
+  expect(() => resolveConfig({ fraud: { threshold: 1 } })).toThrow('fraud.threshold is not a known setting')
+  // The environment overlays them like every setting (lists comma-separated, fractions as numbers).
+  const env = { OTPD_FRAUD__MODE: 'monitor', OTPD_FRAUD__ALLOWED_COUNTRIES: 'US, CA', OTPD_FRAUD__MIN_CONVERSION: '0.35' }
+  expect(loadConfig({ env }).config.fraud).toMatchObject({ mode: 'monitor', allowed_countries: ['US', 'CA'], min_conversion: 0.35 })
 })
 
 describe('the ip field', () => {
