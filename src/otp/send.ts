@@ -2,6 +2,11 @@
  * Send: create a verification and deliver its code (spec 4.1, DECISIONS.md
  * sections 1, 6, 7). Denials are returned values; only faults throw.
  *
+ * The fraud guard (fraud.ts, EXTENSIONS.md section 5) decides in the first
+ * transaction, after the test-recipient short-circuit and before the
+ * per-recipient limits; a refusal there writes only its block and its
+ * `send.blocked` event.
+ *
  * Two transactions around the delivery: the first decides the limits and
  * records the verification with its debit and delivery `sending`; the second
  * records the outcome (accepted, or failed and refunded). A process that stops
