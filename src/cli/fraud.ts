@@ -6,7 +6,7 @@ export function fraudCommand(): Command {
   const fraud = new Command('fraud').description('the SMS pumping guard: what it blocks and why, and lifting a block')
 
   example(
-    withJson(withConfig(fraud.command('status').description('active blocks (rule, scope, end), and sends, approvals and conversion by country over 24 h'))),
+    withJson(withConfig(fraud.command('status').description("each account's guard settings, active blocks (rule, scope, end), and sends, approvals and conversion by country over 24 h"))),
     'otpd fraud status',
     'otpd fraud status --account acme --json',
   )
