@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { loadConfig, resolveConfig } from '../src/app-config.ts'
 import { destinationOf, maskPrefix } from '../src/lib/phone-country.ts'
+import type { NewEvent, Repos } from '../src/otp/ports.ts'
 import { approve, balance, ca, guarded, PUMPING, refusals, us, uz } from './fraud-helpers.ts'
 import { DAY, HOUR, MINUTE, TEST, type Harness } from './harness.ts'
 
@@ -306,4 +307,24 @@ test('the sweep drops guard sends older than 24 h (its longest window)', async (
   h.clock.advance(1)
   expect((await h.server.sweep()).fraudSends).toBe(1)
   expect(rows()).toBe(0)
+})
+
+test('a refusal emits send.blocked (verification and status null; rule, country, prefix) in its transaction; monitor emits none', async () => {
+  h = await guarded({ allowed_countries: ['US'] })
+  // The outbox is the events branch's; here the writer's repositories are watched (a private field, read for this test only).
+  const events: NewEvent[] = []
+  const repos = (h.server.storage as unknown as { repos: Repos }).repos
+  repos.events.add = async (e) => void events.push(e)
+  expect((await h.send({ channel: 'sms', recipient: uz(1) })).status).toBe(403)
+  expect(events).toEqual([
+    { type: 'send.blocked', accountId: 1, at: h.clock.now(), verification: null, status: null, extra: { rule: 'geo', country: 'UZ', prefix: '+99890123' } },
+  ])
+  await h.server.fraud.setAccount('default', { dailyCreditLimit: 1 })
+  expect((await h.send({ channel: 'email', recipient: 'a@example.com' })).status).toBe(200)
+  expect((await h.send({ channel: 'email', recipient: 'b@example.com' })).status).toBe(429)
+  expect(events[1]!.extra).toEqual({ rule: 'daily_credit', country: null, prefix: null })
+  h.server.reload(resolveConfig({ database: { path: h.dbPath }, fraud: { mode: 'monitor', allowed_countries: ['US'] } }))
+  await h.server.fraud.setAccount('default', { dailyCreditLimit: null })
+  expect((await h.send({ channel: 'sms', recipient: uz(2) })).status).toBe(200)
+  expect(events).toHaveLength(2)
 })
