@@ -4,6 +4,7 @@
  */
 import pkg from '../package.json' with { type: 'json' }
 import { applyReload, SwitchDelivery, type LiveSettings } from './app-reload.ts'
+import { fraudSettingsOf } from './app-fraud.ts'
 import type { Config } from './config/schema.ts'
 import { tlsFingerprint } from './config/tls.ts'
 import { publicUrlBase } from './config/public-url.ts'
@@ -24,6 +25,8 @@ import { Admin } from './otp/admin.ts'
 import { Authenticator } from './otp/api-keys.ts'
 import { CancelService } from './otp/cancel.ts'
 import { Idempotency } from './otp/idempotency.ts'
+import { FraudGuard } from './otp/fraud.ts'
+import { FraudAdmin } from './otp/fraud-admin.ts'
 import { KeyLimiter } from './otp/key-limiter.ts'
 import type { Delivery } from './otp/ports.ts'
 import { ReceiptService, type ReceiptReader } from './otp/receipts.ts'
@@ -66,6 +69,8 @@ export interface Core {
   webhooks: Webhooks
   /** Seals webhook secrets for the database (lib/secret-box.ts). */
   sealer: SecretBox
+  /** The fraud guard's operator use cases (`otpd fraud`, `otpd accounts set --countries`...). */
+  fraud: FraudAdmin
   close(): void
 }
 
@@ -101,7 +106,7 @@ export function openCore(config: Config, opts: CoreOptions = {}): Core {
     if (reader !== db) reader.$client.close()
     db.$client.close()
   }
-  return { config, db, clock, logger, hasher, storage, writeHealth, admin, webhooks, sealer, close }
+  return { config, db, clock, logger, hasher, storage, writeHealth, admin, webhooks, sealer, fraud: new FraudAdmin(storage, clock), close }
 }
 
 export function limitsOf(config: Config): Limits {
@@ -207,7 +212,21 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
   const ops = { readiness, metrics, logger }
   const idempotency = new Idempotency(hasher, { retentionHours: config.idempotency.retention_hours })
   // Named, so a reload (app-reload.ts) can update what the services read on each request.
-  const sendDeps = { storage, delivery, hasher, ids, clock, logger, limits, limiter, defaultCodeLength: config.codes.default_length, idempotency }
+  const guard = new FraudGuard(fraudSettingsOf(config))
+  const sendDeps = {
+    storage,
+    delivery,
+    hasher,
+    ids,
+    clock,
+    logger,
+    limits,
+    limiter,
+    defaultCodeLength: config.codes.default_length,
+    idempotency,
+    guard,
+    onFraudDecision: (x: { rule: string; country: string | null }, enforced: boolean) => metrics.fraudRefusal(x.rule, x.country, enforced),
+  }
   const verifyDeps = { storage, hasher, ids, clock, limits, limiter, idempotency }
   const showDeps = { storage, ids, clock, limits, limiter }
   const cancelDeps = { storage, ids, clock, limits, limiter, idempotency }
@@ -247,6 +266,7 @@ export function buildServer(config: Config, opts: ServerOptions = {}): Server {
     idempotency: idempotency.settings,
     send: sendDeps,
     http: httpDeps,
+    fraud: guard,
   }
   const background = opts.backgroundCheckpoints && config.database.path !== ':memory:'
   const checkpointer = background

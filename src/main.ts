@@ -8,6 +8,7 @@ import { example, printJson, reportAndExit, withConfig, withJson } from './cli/c
 import { configCommand } from './cli/config.ts'
 import { creditsCommand } from './cli/credits.ts'
 import { eventsCommand } from './cli/events.ts'
+import { fraudCommand } from './cli/fraud.ts'
 import { keysCommand } from './cli/keys.ts'
 import { sendTestCommand } from './cli/send-test.ts'
 import { serveCommand } from './cli/serve.ts'
@@ -31,6 +32,7 @@ program.addCommand(serveCommand())
 program.addCommand(keysCommand())
 program.addCommand(creditsCommand())
 program.addCommand(accountsCommand())
+program.addCommand(fraudCommand())
 program.addCommand(configCommand())
 program.addCommand(sendTestCommand())
 program.addCommand(backupCommand())
