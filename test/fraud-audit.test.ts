@@ -80,6 +80,26 @@ describe('exemptions', () => {
   })
 })
 
+test('the recipient failure cap spares the test recipients, and applies to them again with --test-recipients off', async () => {
+  h = await guarded({}, { config: { limits: { key_requests_per_minute: 1000, recipient_failures_per_day: 3 } } })
+  const failures = async (recipient: string, n: number) => {
+    const sent = await h!.send({ channel: 'sms', recipient })
+    expect(sent.status).toBe(200)
+    const wrong = h!.delivery.sent.length > 0 && h!.delivery.lastCode() === '000000' ? '111111' : '000000'
+    const answers: string[] = []
+    for (let i = 0; i < n; i++) answers.push((await h!.verify({ verification_id: sent.json.verification_id, code: wrong })).json.message)
+    return answers
+  }
+  // Default: 3 failures on two verifications each, every one compared.
+  expect(await failures(TEST.PHONE_SUCCESS, 3)).toEqual(['Invalid code', 'Invalid code', 'Invalid code'])
+  expect(await failures(TEST.PHONE_SUCCESS, 1)).toEqual(['Invalid code'])
+  // Off: the number is a recipient like any other, whose failures count toward the cap.
+  await h.server.fraud.setAccount('default', { testRecipients: false, allowedCountries: ['*'] })
+  expect(await failures(TEST.PHONE_SUCCESS, 3)).toEqual(['Invalid code', 'Invalid code', 'Invalid code'])
+  const capped = await failures(TEST.PHONE_SUCCESS, 1)
+  expect(capped).toEqual(['Too many failed attempts. Please try again in 15 minutes or request a new code.'])
+})
+
 describe('"sends" are the sends to real recipients that this account had accepted', () => {
   test('rules 3 and 4 count per account: another account neither uses the hour, nor proves the country, nor shares a block', async () => {
     h = await guarded({ new_country_per_hour: 2 })
