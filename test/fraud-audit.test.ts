@@ -212,7 +212,7 @@ describe('modes', () => {
     expect(r.json.retry_after).toBe(600)
   })
 
-  test('off: rules 2 and 4 are not evaluated either (no block starts, nothing would be refused); rule 5 still is', async () => {
+  test('off: rules 2 and 4 are not evaluated either (no block starts, nothing would be refused, nothing logged)', async () => {
     h = await guarded({ mode: 'off', ip_per_hour: 1 })
     await uzEvidence(h)
     for (let i = 0; i < 3; i++) expect((await h.send({ channel: 'sms', recipient: uz(i), ip: '192.0.2.9' })).status).toBe(200)
@@ -347,7 +347,7 @@ describe('with issue 23', () => {
     expect(rx!.received.map((r) => [r.json.type, r.json.data.verification_id])).toEqual([['verification.sent', sent.json.verification_id]])
   })
 
-  test("Idempotency-Key: a guard 429 is stored and replayed verbatim (Retry-After too) after the block ended, running nothing again; the geo 403 is not stored", async () => {
+  test("Idempotency-Key: a guard 429 is stored and replayed verbatim (Retry-After too) once rule 3 has room again, running nothing again; the geo 403 is not stored", async () => {
     h = await withReceiver({ new_country_per_hour: 1 })
     const post = (body: Record<string, unknown>, key: string) => h!.call('/api/v1/send', body, { headers: { 'idempotency-key': key } })
     expect((await post({ channel: 'sms', recipient: uz(1) }, 'a')).status).toBe(200)
