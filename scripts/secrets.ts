@@ -43,6 +43,8 @@ key_requests_per_minute = 1000000000
 recipient_per_minute = 1000000000
 recipient_per_hour = 1000000000
 recipient_per_day = 1000000000
+[fraud]
+mode = "off"
 [logging]
 level = "debug"
 `

@@ -7,6 +7,7 @@
 import { ConfigError, loadConfig as loadShape, resolveConfig as resolveShape, type ConfigCheck, type Env, type LoadedConfig, type LoadOptions } from './config/load.ts'
 import type { Config } from './config/schema.ts'
 import { checkProviders } from './delivery/registry.ts'
+import { fraudCheck } from './app-fraud.ts'
 
 export { ConfigError, type LoadedConfig }
 
@@ -14,11 +15,11 @@ export { ConfigError, type LoadedConfig }
 export const providerCheck: ConfigCheck = (config, valid, env) => (valid('providers') && valid('channels') ? checkProviders(config, env) : [])
 
 export function loadConfig(opts: Omit<LoadOptions, 'checks'> = {}): LoadedConfig {
-  return loadShape({ ...opts, checks: [providerCheck] })
+  return loadShape({ ...opts, checks: [providerCheck, fraudCheck] })
 }
 
 export function resolveConfig(raw: Record<string, unknown>, source = 'built-in defaults', env: Env = {}): Config {
-  return resolveShape(raw, source, env, [providerCheck])
+  return resolveShape(raw, source, env, [providerCheck, fraudCheck])
 }
 
 /** Environment variables a provider names that the environment lacks, from the problems of a failed check. */

@@ -9,6 +9,8 @@ import type { Config } from './config/schema.ts'
 import { tlsFingerprint } from './config/tls.ts'
 import type { KeyLimiter } from './otp/key-limiter.ts'
 import type { Delivery } from './otp/ports.ts'
+import type { FraudGuard } from './otp/fraud.ts'
+import { fraudSettingsOf } from './app-fraud.ts'
 import type { Limits, OutboundMessage } from './otp/types.ts'
 
 /** Settings a reload cannot apply: a listener is bound, the database open, TLS contexts built at start. */
@@ -52,6 +54,8 @@ export interface LiveSettings {
   send: { defaultCodeLength: number }
   http: { lockoutSeconds: number }
   idempotency: { retentionHours: number }
+  /** Its settings are replaced (the next send decides with them). */
+  fraud?: FraudGuard
 }
 
 function at(config: Config, key: string): unknown {
@@ -71,6 +75,7 @@ export function applyReload(live: LiveSettings, next: Config, nextLimits: Limits
   live.send.defaultCodeLength = next.codes.default_length
   live.http.lockoutSeconds = next.limits.lockout_seconds
   live.idempotency.retentionHours = next.idempotency.retention_hours
+  if (live.fraud) live.fraud.settings = fraudSettingsOf(next)
   if (live.delivery) live.delivery.inner = live.makeDelivery(next)
   // What waits for a restart keeps its running value, so the next reload compares against what is in force.
   live.config = { ...next, server: live.config.server, database: live.config.database }

@@ -4,6 +4,7 @@
  */
 import pkg from '../package.json' with { type: 'json' }
 import { applyReload, SwitchDelivery, type LiveSettings } from './app-reload.ts'
+import { fraudSettingsOf } from './app-fraud.ts'
 import type { Config } from './config/schema.ts'
 import { tlsFingerprint } from './config/tls.ts'
 import { publicUrlBase } from './config/public-url.ts'
@@ -24,6 +25,8 @@ import { Admin } from './otp/admin.ts'
 import { Authenticator } from './otp/api-keys.ts'
 import { CancelService } from './otp/cancel.ts'
 import { Idempotency } from './otp/idempotency.ts'
+import { FraudGuard } from './otp/fraud.ts'
+import { FraudAdmin } from './otp/fraud-admin.ts'
 import { KeyLimiter } from './otp/key-limiter.ts'
 import type { Delivery, Storage } from './otp/ports.ts'
 import { ReceiptService, type ReceiptReader } from './otp/receipts.ts'
@@ -83,6 +86,8 @@ export interface Core {
   webhooks: Webhooks
   /** Seals webhook secrets for the database (lib/secret-box.ts). */
   sealer: SecretBox
+  /** The fraud guard's operator use cases (`otpd fraud`, `otpd accounts set --countries`...). */
+  fraud: FraudAdmin
   close(): void
 }
 
@@ -108,7 +113,8 @@ export async function openCore(config: Config, opts: CoreOptions = {}): Promise<
     const admin = new Admin(pg.storage, hasher, clock)
     const sealer = new SecretBox(hasher, 'webhook-secrets')
     const webhooks = new Webhooks(pg.storage, sealer, clock)
-    return { config, engine: 'postgres', db: undefined, pg, clock, logger, hasher, storage: pg.storage, writeHealth, admin, webhooks, sealer, close: () => void pg.close() }
+    const fraud = new FraudAdmin(pg.storage, clock)
+    return { config, engine: 'postgres', db: undefined, pg, clock, logger, hasher, storage: pg.storage, writeHealth, admin, webhooks, sealer, fraud, close: () => void pg.close() }
   }
   const db = openDatabase({ path: config.database.path, synchronous: config.database.synchronous, busyTimeoutMs: config.database.busy_timeout_ms })
   const hasher = new Hasher(loadGuardedSecret(db.$client, secret, config.database.path))
@@ -134,7 +140,7 @@ export async function openCore(config: Config, opts: CoreOptions = {}): Promise<
     if (reader !== db) reader.$client.close()
     db.$client.close()
   }
-  return { config, engine: 'sqlite', db, pg: undefined, clock, logger, hasher, storage, writeHealth, admin, webhooks, sealer, close }
+  return { config, engine: 'sqlite', db, pg: undefined, clock, logger, hasher, storage, writeHealth, admin, webhooks, sealer, fraud: new FraudAdmin(storage, clock), close }
 }
 
 export function limitsOf(config: Config): Limits {
@@ -241,7 +247,21 @@ export async function buildServer(config: Config, opts: ServerOptions = {}): Pro
   const ops = { readiness, metrics, logger }
   const idempotency = new Idempotency(hasher, { retentionHours: config.idempotency.retention_hours })
   // Named, so a reload (app-reload.ts) can update what the services read on each request.
-  const sendDeps = { storage, delivery, hasher, ids, clock, logger, limits, limiter, defaultCodeLength: config.codes.default_length, idempotency }
+  const guard = new FraudGuard(fraudSettingsOf(config))
+  const sendDeps = {
+    storage,
+    delivery,
+    hasher,
+    ids,
+    clock,
+    logger,
+    limits,
+    limiter,
+    defaultCodeLength: config.codes.default_length,
+    idempotency,
+    guard,
+    onFraudDecision: (x: { rule: string; country: string | null }, enforced: boolean) => metrics.fraudRefusal(x.rule, x.country, enforced),
+  }
   const verifyDeps = { storage, hasher, ids, clock, limits, limiter, idempotency }
   const showDeps = { storage, ids, clock, limits, limiter }
   const cancelDeps = { storage, ids, clock, limits, limiter, idempotency }
@@ -281,6 +301,7 @@ export async function buildServer(config: Config, opts: ServerOptions = {}): Pro
     idempotency: idempotency.settings,
     send: sendDeps,
     http: httpDeps,
+    fraud: guard,
   }
   // SQLite only: PostgreSQL checkpoints and flushes by itself.
   const sqliteStorage = storage instanceof SqliteStorage ? storage : undefined

@@ -9,6 +9,7 @@ import { configCommand } from './cli/config.ts'
 import { dbCommand } from './cli/db.ts'
 import { creditsCommand } from './cli/credits.ts'
 import { eventsCommand } from './cli/events.ts'
+import { fraudCommand } from './cli/fraud.ts'
 import { keysCommand } from './cli/keys.ts'
 import { sendTestCommand } from './cli/send-test.ts'
 import { serveCommand } from './cli/serve.ts'
@@ -32,6 +33,7 @@ program.addCommand(serveCommand())
 program.addCommand(keysCommand())
 program.addCommand(creditsCommand())
 program.addCommand(accountsCommand())
+program.addCommand(fraudCommand())
 program.addCommand(configCommand())
 program.addCommand(sendTestCommand())
 program.addCommand(backupCommand())

@@ -28,7 +28,7 @@ cleanUpAfterEach()
 
 
 test('credits and key status change from the CLI while the server takes traffic', async () => {
-  env = cliEnv('[limits]\nkey_requests_per_minute = 100000\nrecipient_per_minute = 100000\nrecipient_per_hour = 100000\nrecipient_per_day = 100000\n')
+  env = cliEnv('[limits]\nkey_requests_per_minute = 100000\nrecipient_per_minute = 100000\nrecipient_per_hour = 100000\nrecipient_per_day = 100000\n[fraud]\nmode = "off"\n')
   const load = env.json('keys', 'create', '--name', 'load').key
   const victim = env.json('keys', 'create', '--name', 'victim').key
   server = await startServer(env)

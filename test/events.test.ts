@@ -188,6 +188,20 @@ const ROWS: Row[] = [
   },
 ]
 
+ROWS.push({
+  type: 'send.blocked',
+  act: async (h) => {
+    // Rule 5 applies in every mode (the harness runs the guard `off`).
+    await h.server.fraud.setAccount('default', { dailyCreditLimit: 1 })
+    expect((await sendSms(h)).status).toBe(200)
+    expect((await sendSms(h, '+14155550124')).status).toBe(429)
+    return null
+  },
+  status: null,
+  recipient: '+1415****124',
+  extra: { rule: 'daily_credit', country: 'US', prefix: '+1415555' },
+})
+
 for (const row of ROWS) {
   test(`${row.type}${row.test ? ' (test recipient)' : ''} is received with a valid signature and the exact body`, async () => {
     const { h, rx, secret } = await setup()

@@ -131,6 +131,8 @@ sqliteOnly('3. the refund fails', () => {
     gw.respond = () => new Response(null, { status: 204 })
     const ok = await send(s.url, key)
     expect(ok.status).toBe(200)
+    // The answer does not wait for the `accepted` record (src/otp/send.ts): it follows.
+    expect(await waitFor(() => rowOf(env.dbPath, ok.json.verification_id)?.delivery === 'accepted', 5000)).toBe(true)
     expect(ledgerViolations(env.dbPath, { acknowledged: [ok.json.verification_id], settledAfterMs: STALE_MS })).toEqual([])
     expect(await stop(s)).toBe(0)
   })

@@ -16,7 +16,7 @@ afterEach(() => {
   servers = []
 })
 
-const HIGH_LIMITS = '[limits]\nkey_requests_per_minute = 100000\n'
+const HIGH_LIMITS = '[limits]\nkey_requests_per_minute = 100000\n[fraud]\nmode = "off"\n'
 
 
 async function twoServers(): Promise<[string, string]> {

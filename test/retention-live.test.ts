@@ -16,8 +16,9 @@ cleanUpAfterEach()
 
 test('serve sweeps at start: verifications 7 days past expiry and old counters go, recent ones stay', async () => {
   env = cliEnv()
-  const old = await createHarness({ dir: env.dir, ownsDir: false, clock: new ManualClock(Date.now() - 10 * DAY), databaseUrl: env.databaseUrl })
-  const gone = await old.send({ channel: 'sms', recipient: TEST.PHONE_FAIL, expires_in: 3600 })
+  const old = await createHarness({ dir: env.dir, ownsDir: false, credits: 1, clock: new ManualClock(Date.now() - 10 * DAY), databaseUrl: env.databaseUrl })
+  // A real recipient: test recipients record no failures (the recipient cap spares them, DECISIONS.md section 6).
+  const gone = await old.send({ channel: 'sms', recipient: '+14155550123', code: '123456', expires_in: 3600 })
   await old.verify({ verification_id: gone.json.verification_id, code: '000000' })
   old.clock.set(Date.now() - 6 * DAY) // expired 6 days ago: kept (retention is 7 days after expiry)
   const kept = await old.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS, expires_in: 60 })

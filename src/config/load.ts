@@ -121,11 +121,12 @@ function overlayEnv(raw: Json, env: Env): string[] {
 
 function envValue(path: string[], value: string): unknown {
   // Lists (channels.sms) are written comma-separated in the environment.
-  if (path[0] === 'channels') return value.split(',').map((s) => s.trim())
+  if (path[0] === 'channels' || (path[0] === 'fraud' && path[1] === 'allowed_countries')) return value.split(',').map((s) => s.trim())
   let schema: TSchema | undefined = Config
   for (const part of path) schema = schema?.properties?.[part] as TSchema | undefined
   // The environment has only strings: a whole number is converted where the schema wants one, and nothing else is.
   if (schema?.type === 'integer' && /^-?[0-9]+$/.test(value.trim())) return Number(value.trim())
+  if (schema?.type === 'number' && /^-?[0-9]+(\.[0-9]+)?$/.test(value.trim())) return Number(value.trim())
   return value
 }
 
@@ -173,6 +174,8 @@ function expectation(schema: TSchema): string {
     case 'string':
       if (schema.pattern && schema.description) return schema.description
       return schema.minLength ? `a string of at least ${schema.minLength} characters` : 'a string'
+    case 'number':
+      return `a number from ${schema.minimum ?? 0} to ${schema.maximum ?? 'any'}`
     case 'array':
       return 'a non-empty list of names'
     case 'object':

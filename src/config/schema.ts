@@ -85,6 +85,21 @@ export const LoggingConfig = T.Object(
   strict,
 )
 
+/** The fraud guard (EXTENSIONS.md section 5; README "Fraud guard"). */
+export const FraudConfig = T.Object(
+  {
+    mode: T.Union([T.Literal('enforce'), T.Literal('monitor'), T.Literal('off')], { default: 'enforce' }),
+    /** ISO 3166-1 alpha-2 codes (`ZZ`: numbers of no known country), or `*` for all. */
+    allowed_countries: T.Array(T.String({ pattern: '^([A-Z]{2}|\\*)$' }), { minItems: 1, default: ['*'] }),
+    ip_per_hour: count(10),
+    new_country_per_hour: count(10),
+    conversion_grace_seconds: T.Integer({ minimum: 0, maximum: 86_400, default: 600 }),
+    min_sends: count(20),
+    min_conversion: T.Number({ minimum: 0, maximum: 1, default: 0.2 }),
+  },
+  strict,
+)
+
 export const Config = T.Object(
   {
     server: ServerConfig,
@@ -97,6 +112,7 @@ export const Config = T.Object(
     channels: ChannelsConfig,
     providers: ProvidersConfig,
     logging: LoggingConfig,
+    fraud: FraudConfig,
   },
   { additionalProperties: false },
 )

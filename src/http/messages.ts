@@ -54,6 +54,26 @@ export function recipientRateLimitMessage(max: number, period: string, seconds: 
   return `Rate limit exceeded: Maximum ${max} verification codes per ${period}. Please try again in ${seconds} seconds.`
 }
 
+/** Fraud guard rule 1 (EXTENSIONS.md section 5). */
+export function countryNotAllowedMessage(country: string): string {
+  return `Sending to this destination country is not allowed: ${country}`
+}
+
+/** Fraud guard rule 2. */
+export function ipRateLimitMessage(max: number, seconds: number): string {
+  return `Rate limit exceeded: Maximum ${max} verification codes per hour for this IP address. Please try again in ${seconds} seconds.`
+}
+
+/** Fraud guard rules 3 and 4. */
+export function pumpingBlockedMessage(seconds: number): string {
+  return `Sending to this destination is temporarily blocked (suspected SMS pumping). Please try again in ${seconds} seconds.`
+}
+
+/** Fraud guard rule 5. */
+export function dailyCreditLimitMessage(max: number, seconds: number): string {
+  return `Daily credit limit of ${max} reached for this account. Please try again in ${seconds} seconds.`
+}
+
 /** The spec's lockout text (DECISIONS.md section 4); the duration follows `limits.lockout_seconds`. */
 export function lockoutMessage(lockoutSeconds: number): string {
   const minutes = Math.ceil(lockoutSeconds / 60)

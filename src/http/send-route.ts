@@ -2,7 +2,7 @@
 import { Elysia } from 'elysia'
 import type { Logger } from '../lib/logger.ts'
 import { maskRecipient } from '../lib/mask.ts'
-import { Msg, recipientRateLimitMessage } from './messages.ts'
+import { countryNotAllowedMessage, dailyCreditLimitMessage, ipRateLimitMessage, Msg, pumpingBlockedMessage, recipientRateLimitMessage } from './messages.ts'
 import type { SendOutcome, SendService } from '../otp/send.ts'
 import type { SendInput } from '../otp/types.ts'
 import { admit, counted, keyLimitedReply, type GuardDeps } from './guard.ts'
@@ -28,6 +28,24 @@ export function sendReply(outcome: SendOutcome): Reply {
       return errorReply(402, Msg.insufficientCredits)
     case 'delivery_failed':
       return errorReply(500, Msg.sendFailed)
+    case 'fraud_blocked':
+      return fraudReply(outcome)
+  }
+}
+
+/** EXTENSIONS.md section 5: 403 for geo, 429 with Retry-After for the others. */
+function fraudReply(o: Extract<SendOutcome, { kind: 'fraud_blocked' }>): Reply {
+  const wait = o.retryAfter ?? 1
+  switch (o.rule) {
+    case 'geo':
+      return errorReply(403, countryNotAllowedMessage(o.country ?? 'ZZ'))
+    case 'ip':
+      return errorReply(429, ipRateLimitMessage(o.max ?? 0, wait), wait)
+    case 'new_country':
+    case 'conversion':
+      return errorReply(429, pumpingBlockedMessage(wait), wait)
+    case 'daily_credit':
+      return errorReply(429, dailyCreditLimitMessage(o.max ?? 0, wait), wait)
   }
 }
 
@@ -41,6 +59,8 @@ function countSend(metrics: ServiceMetrics, input: SendInput, outcome: SendOutco
   } else if (outcome.kind === 'recipient_limited') {
     metrics.rateLimited('recipient')
     metrics.send(input.channel, 'none', 'rate_limited')
+  } else if (outcome.kind === 'fraud_blocked') {
+    metrics.send(input.channel, 'none', 'fraud_blocked')
   } else if (outcome.kind === 'no_credits') {
     metrics.send(input.channel, 'none', 'no_credits')
   } else if (outcome.kind === 'sent' && outcome.test) {

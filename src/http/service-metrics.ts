@@ -8,7 +8,7 @@
 import type { Channel } from '../otp/types.ts'
 import { Counter, Gauge, Histogram, Registry } from '../lib/prometheus.ts'
 
-export type SendMetricOutcome = 'sent' | 'failed' | 'test' | 'rate_limited' | 'no_credits'
+export type SendMetricOutcome = 'sent' | 'failed' | 'test' | 'rate_limited' | 'no_credits' | 'fraud_blocked'
 export type VerifyMetricResult = 'verified' | 'invalid_code' | 'expired' | 'already_used' | 'not_found' | 'locked'
 export type RateLimitKind = 'key' | 'recipient' | 'lockout' | 'recipient_failures'
 
@@ -43,6 +43,13 @@ export function createServiceMetrics(sources: MetricsSources) {
   const verifies = registry.add(new Counter('otpd_verifies_total', 'Verify requests that passed validation, by result.', ['result']))
   const limited = registry.add(
     new Counter('otpd_rate_limited_total', 'Requests refused by a limit: key (per-key rate), recipient (per-recipient sends), lockout (failed attempts on one verification), recipient_failures (failures per recipient in 24 h).', ['kind']),
+  )
+  const fraud = registry.add(
+    new Counter(
+      'otpd_fraud_refusals_total',
+      'Sends the fraud guard refused (decision refused), or would have refused in monitor mode (decision would_refuse), by rule (geo, ip, new_country, conversion, daily_credit) and destination country (ZZ: unknown; none: email).',
+      ['rule', 'country', 'decision'],
+    ),
   )
   const attempts = registry.add(new Counter('otpd_provider_attempts_total', 'Delivery attempts by channel, provider and outcome (accepted, failed, rejected, timeout).', ['channel', 'provider', 'outcome']))
   const latency = registry.add(new Histogram('otpd_provider_latency_seconds', 'Time a provider took to accept or fail one message.', ['channel', 'provider'], LATENCY_BUCKETS))
@@ -96,6 +103,10 @@ export function createServiceMetrics(sources: MetricsSources) {
     },
     webhookDelivery(outcome: WebhookOutcome) {
       webhookDeliveries.inc({ outcome })
+    },
+    /** Countries come from the phone metadata (a fixed set of about 250), never from the request's text. */
+    fraudRefusal(rule: string, country: string | null, enforced: boolean) {
+      fraud.inc({ rule, country: country ?? 'none', decision: enforced ? 'refused' : 'would_refuse' })
     },
     walFlush(ms: number) {
       walFlush.observe({}, ms / 1000)

@@ -5,6 +5,7 @@
  */
 import type { TSchema } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { isIP } from 'node:net'
 import { Msg } from './messages.ts'
 import type { SendInput, VerifyInput } from '../otp/types.ts'
 import * as M from './models.ts'
@@ -52,7 +53,8 @@ export function validateSend(body: Record<string, unknown>): Validated<SendInput
     ]) ??
     optional(subject, [[isSubject, Msg.subject]]) ??
     optional(expires_in, [[isExpiresIn, Msg.expiresIn]]) ??
-    optional(code, [[isCode, Msg.code]])
+    optional(code, [[isCode, Msg.code]]) ??
+    optional(body.ip, [[(v) => canonicalIp(v) !== null, Msg.ip]])
   if (problem) return fail(problem)
   return {
     ok: true,
@@ -63,8 +65,34 @@ export function validateSend(body: Record<string, unknown>): Validated<SendInput
       subject: subject as string | undefined,
       expiresIn: expires_in as number | undefined,
       code: code as string | undefined,
+      ip: body.ip === undefined ? undefined : canonicalIp(body.ip)!,
     },
   }
+}
+
+/**
+ * The canonical text of an end user's IP address (fraud guard rule 2), or null
+ * when it is none: IPv4 dotted decimal; IPv6 as RFC 5952 writes it (lower
+ * case, zeros compressed), through the URL parser; an IPv4-mapped IPv6
+ * address as its IPv4 address, since it is the same end user. A zone
+ * (`fe80::1%eth0`) names an interface of the caller, not an end user: refused.
+ */
+export function canonicalIp(v: unknown): string | null {
+  if (typeof v !== 'string' || v.length > 64) return null
+  const kind = isIP(v)
+  if (kind === 4) return v
+  if (kind !== 6 || v.includes('%')) return null
+  let host: string
+  try {
+    host = new URL(`http://[${v}]/`).hostname.slice(1, -1)
+  } catch {
+    return null
+  }
+  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(host)
+  if (!mapped) return host
+  const hi = parseInt(mapped[1]!, 16)
+  const lo = parseInt(mapped[2]!, 16)
+  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`
 }
 
 export function validateVerify(body: Record<string, unknown>): Validated<VerifyInput> {

@@ -9,6 +9,7 @@
  * keeps no count in memory that another process or node could contradict.
  */
 import type { AdminRepo } from './admin.ts'
+import type { FraudStore } from './fraud.ts'
 import type { WebhookRepo } from './webhooks.ts'
 import type { DeliveryState, OutboundMessage, ReceiptState, StoredKey, Verification } from './types.ts'
 
@@ -44,6 +45,7 @@ export interface Repos {
   events: EventOutbox
   webhooks: WebhookRepo
   idempotency: IdempotencyStore
+  fraud: FraudStore
 }
 
 /** The event types of EXTENSIONS.md section 3. */

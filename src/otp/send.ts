@@ -2,6 +2,11 @@
  * Send: create a verification and deliver its code (spec 4.1, DECISIONS.md
  * sections 1, 6, 7). Denials are returned values; only faults throw.
  *
+ * The fraud guard (fraud.ts, EXTENSIONS.md section 5) decides in the first
+ * transaction, after the test-recipient short-circuit and before the
+ * per-recipient limits; a refusal there writes only its block and its
+ * `send.blocked` event.
+ *
  * Two transactions around the delivery: the first decides the limits and
  * records the verification with its debit and delivery `sending`; the second
  * records the outcome (accepted, or failed and refunded). A process that stops
@@ -18,7 +23,9 @@ import { randomDigits } from '../lib/random.ts'
 import type { Hasher } from '../lib/secrets.ts'
 import type { VerificationIds } from '../lib/verification-id.ts'
 import { emit } from './events.ts'
+import type { FraudGuard, FraudRule, FraudVerdict, Refusal } from './fraud.ts'
 import type { Idempotency, IdempotencyOutcome, IdempotentRequest } from './idempotency.ts'
+import { maskPrefix } from '../lib/phone-country.ts'
 import type { KeyLimiter } from './key-limiter.ts'
 import type { Delivery, Repos, Storage, StoredAnswer } from './ports.ts'
 import { normalizeRecipient, TEST_CODE, testModeOf } from './test-recipients.ts'
@@ -32,6 +39,7 @@ export const DEFAULT_MESSAGE = 'Your verification code is: {code}'
 export const DEFAULT_SUBJECT = 'Your Verification Code'
 /** 128 bits: no two recipients share a counter, at half the index of a whole HMAC. */
 export const RECIPIENT_HASH_BYTES = 16
+export const HASH_PURPOSE_IP = 'end-user-ip'
 
 export type SendOutcome =
   | { kind: 'key_limited'; max: number; retryAfter: number }
@@ -40,6 +48,8 @@ export type SendOutcome =
   | { kind: 'recipient_limited'; max: number; period: string; retryAfter: number }
   | { kind: 'no_credits' }
   | { kind: 'delivery_failed' }
+  /** The fraud guard refused it (EXTENSIONS.md section 5): nothing delivered, charged or counted. */
+  | { kind: 'fraud_blocked'; rule: FraudRule; country: string | null; max: number | null; retryAfter: number | null }
 
 const WINDOWS = [
   { ms: 60_000, period: 'minute', limit: (l: Limits) => l.recipientPerMinute },
@@ -59,6 +69,9 @@ export interface SendDeps {
   limiter: KeyLimiter
   defaultCodeLength: number
   idempotency: Idempotency
+  guard: FraudGuard
+  /** Each refusal, and each would-be refusal in monitor mode (metrics); called once per send, after its commit. */
+  onFraudDecision?: (refusal: Refusal, enforced: boolean) => void
 }
 
 export class SendService {
@@ -69,7 +82,7 @@ export class SendService {
     const normalized = normalizeRecipient(input.channel, input.recipient)
     // Keyed by account: one account's counters never touch another's, and the hash alone names the subject.
     const recipientHash = d.hasher.digest(HASH_PURPOSE_RECIPIENT, `${key.accountId}:${normalized}`).subarray(0, RECIPIENT_HASH_BYTES)
-    const testMode = testModeOf(input.channel, normalized)
+    let testMode = testModeOf(input.channel, normalized)
     const expiresIn = (input.expiresIn ?? DEFAULT_EXPIRES_IN) * 1000
 
     // Inside the transaction that inserts it: the id carries the row's number.
@@ -109,7 +122,9 @@ export class SendService {
 
     if (testMode !== null) {
       // Test recipients: no delivery, no credit, no per-recipient limit; a custom code is ignored.
-      return d.storage.write(async (r) => {
+      const answered = await d.storage.write(async (r): Promise<SendOutcome | IdempotencyOutcome | 'real'> => {
+        // An account with test recipients off treats them as any other recipient.
+        if (!(await r.fraud.accountSettings(key.accountId)).testRecipients) return 'real'
         const limited = await keyLimited(r)
         if (limited) return limited
         const now = d.clock.now()
@@ -120,13 +135,18 @@ export class SendService {
           return sent(v)
         })
       })
+      if (answered !== 'real') return answered
+      testMode = null
     }
+    const ipHash = input.ip === undefined ? null : d.hasher.digest(HASH_PURPOSE_IP, `${key.accountId}:${input.ip}`).subarray(0, RECIPIENT_HASH_BYTES)
 
     // Limits, credit and the new verification in one transaction: concurrent
     // sends cannot both see the last free slot or the last credit. A run of
     // it again draws a new code with its new hash: the last run is the one kept.
     let code = ''
+    let verdict: FraudVerdict | null = null
     const reserved = await d.storage.write(async (r): Promise<SendOutcome | IdempotencyOutcome | Verification> => {
+      verdict = null
       const limited = await keyLimited(r)
       if (limited) return limited
       const now = d.clock.now()
@@ -138,6 +158,18 @@ export class SendService {
         return o
       }
       code = input.code ?? randomDigits((await r.credits.codeLength(key.accountId)) ?? d.defaultCodeLength)
+      // The fraud guard, before the per-recipient limits (EXTENSIONS.md section 5).
+      const facts = { accountId: key.accountId, channel: input.channel, recipient: normalized, ipHash, now }
+      const fraud = await d.guard.check(r, facts)
+      verdict = fraud
+      if (fraud.refusal) {
+        const { rule, country, prefix, max, retryAfter } = fraud.refusal
+        await r.events.add({ type: 'send.blocked', accountId: key.accountId, at: now, verification: null, status: null, extra: { rule, country, prefix, channel: input.channel, recipient: maskRecipient(input.recipient) } })
+        const blocked: SendOutcome = { kind: 'fraud_blocked', rule, country, max, retryAfter }
+        // Its 429s are stored for an Idempotency-Key; the geo rule's 403 is not
+        // (EXTENSIONS.md section 2 names 403 among the answers not stored).
+        return rule === 'geo' ? blocked : decided(blocked)
+      }
       const times = await r.verifications.recipientSendTimes(recipientHash, now - LONGEST_WINDOW_MS)
       let worst: { max: number; period: string; wait: number } | null = null
       for (const w of WINDOWS) {
@@ -151,8 +183,10 @@ export class SendService {
       if (!(await r.credits.debit({ accountId: key.accountId, amount: 1, verificationId: v.id, at: now }))) return decided({ kind: 'no_credits' })
       await r.verifications.insert(v)
       if (idem) await d.idempotency.reserve(r, idem, sent(v), now, v.seq)
+      await d.guard.recordSend(r, fraud, v.seq, facts)
       return v
     })
+    if (verdict) this.reportFraud(verdict, requestId)
     if ('kind' in reserved) return reserved
 
     let provider: string
@@ -213,6 +247,18 @@ export class SendService {
     d.logger.debug('delivered', { request_id: requestId, channel: input.channel, provider, recipient: reserved.recipientMask })
     return sent(reserved)
   }
+
+  /** One log line per refusal (or would-be refusal in monitor mode), with the prefix masked; never the number. */
+  private reportFraud(verdict: FraudVerdict, requestId: string): void {
+    const report = (x: Refusal, enforced: boolean) => {
+      const fields = { request_id: requestId, rule: x.rule, country: x.country ?? '-', prefix: x.prefix === null ? '-' : maskPrefix(x.prefix) }
+      // info, not warn: warnings are held back when they repeat (lib/logger.ts), and every refusal gets its line.
+      this.d.logger.info(enforced ? 'send refused by the fraud guard' : 'send would be refused by the fraud guard (monitor mode)', fields)
+      this.d.onFraudDecision?.(x, enforced)
+    }
+    if (verdict.monitored) report(verdict.monitored, false)
+    if (verdict.refusal) report(verdict.refusal, true)
+  }
 }
 
 /**
@@ -239,6 +285,9 @@ export function refundUnsettled(
 ): Promise<boolean> {
   return storage.write(async (r) => {
     if (!(await r.verifications.settleDelivery(v.seq, state, null, now))) return false
+    // Never delivered: not a send for the fraud guard (a provider outage must not look like pumping).
+    // An `unknown` one may have arrived, and stays.
+    if (state === 'failed') await r.fraud.dropSend(v.seq)
     await r.credits.post({ accountId: v.accountId, kind: 'refund', amount: 1, verificationId: v.id, at: now })
     if (report && state === 'failed') {
       const after: Verification = { ...report, status: 'failed', delivery: 'failed', deliveryUpdatedAt: now }

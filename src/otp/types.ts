@@ -66,6 +66,8 @@ export interface SendInput {
   subject?: string
   expiresIn?: number
   code?: string
+  /** The end user's IP address, canonical (fraud guard rule 2). */
+  ip?: string
 }
 
 export interface VerifyInput {

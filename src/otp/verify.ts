@@ -70,14 +70,17 @@ export class VerifyService {
     const correct = v.testMode !== 'fail' && d.hasher.matches(HASH_PURPOSE_CODE, `${v.id}:${input.code}`, v.codeHash)
     if (correct) {
       await r.verifications.markUsed(v.seq, now)
+      // The fraud guard's conversion and proven countries (real sms/voice sends only have a row there).
+      if (v.testMode === null && v.channel !== 'email') await r.fraud.approved(v.seq, now)
       await emit(r, 'verification.approved', { ...v, usedAt: now, failedAttempts: 0, lockedUntil: null }, now)
       return { kind: 'verified' }
     }
     attempts += 1
     const lockedUntil = attempts >= d.limits.maxFailedAttempts ? now + d.limits.lockoutSeconds * 1000 : null
     await r.verifications.setAttempts(v.seq, attempts, lockedUntil)
-    // Failures per recipient hash (keyed by account), across verifications: the 24 h cap.
-    await r.failures.record(v.recipientHash, now)
+    // Failures per recipient hash (keyed by account), across verifications: the 24 h cap,
+    // which spares test recipients (DECISIONS.md section 6).
+    if (v.testMode === null) await r.failures.record(v.recipientHash, now)
     const after = { ...v, failedAttempts: attempts, lockedUntil }
     await emit(r, 'verification.attempt_failed', after, now, { failed_attempts: attempts })
     if (lockedUntil !== null) await emit(r, 'verification.locked', after, now, { retry_after: d.limits.lockoutSeconds })

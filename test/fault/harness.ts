@@ -118,9 +118,11 @@ export function makeFaultEnv(name: string, toml: string, opts: FaultEnvOptions =
   return env
 }
 
-/** Limits out of the way, `timeoutMs` for delivery, and sms through `provider` (a TOML table body). */
+/** Limits and the fraud guard out of the way, `timeoutMs` for delivery, and sms through `provider` (a TOML table body). */
 export function faultConfig(timeoutMs: number, provider = 'type = "noop"'): string {
   return `
+[fraud]
+mode = "off"
 [limits]
 key_requests_per_minute = 1000000000
 recipient_per_minute = 1000000000

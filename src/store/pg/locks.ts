@@ -22,7 +22,14 @@
  * under the key's row lock (its scope names the key); an event's `sequence`
  * under its verification's row lock; the expiry scan under an advisory lock
  * of its own (store/pg/event-store.ts), which no request takes.
+ *
+ * The fraud guard (otp/fraud.ts check) decides its rules inside the send,
+ * after the key and before the recipient, under advisory locks of their
+ * subjects, always in this order: the end-user IP (rule 2), the account's
+ * country (rule 3), each rule 4 scope, the account (rule 5). Its counters
+ * (approvals, minutes) are moved by atomic upserts and take no lock.
  */
+import { createHash } from 'node:crypto'
 import type { Tx } from './client.ts'
 
 /** Advisory lock keys of the recipient space: the first 8 bytes of the (already keyed) hash. */
@@ -38,6 +45,7 @@ export class TxLocks {
   private readonly recipients = new Set<string>()
   private readonly verifications = new Set<number>()
   private scanning = false
+  private readonly names = new Set<string>()
 
   constructor(
     private readonly tx: Tx,
@@ -76,5 +84,13 @@ export class TxLocks {
     if (!this.locking || this.scanning) return
     await this.tx.q('SELECT pg_advisory_xact_lock($1::bigint)', [EXPIRY_SCAN_LOCK.toString()])
     this.scanning = true
+  }
+
+  /** An advisory lock named by a string (its SHA-256's first 8 bytes): the fraud guard's subjects. */
+  async named(name: string): Promise<void> {
+    if (!this.locking || this.names.has(name)) return
+    const key = createHash('sha256').update(name).digest().readBigInt64BE(0)
+    await this.tx.q('SELECT pg_advisory_xact_lock($1::bigint)', [key.toString()])
+    this.names.add(name)
   }
 }

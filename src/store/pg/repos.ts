@@ -13,6 +13,7 @@ import { PgAdminStore, PgCreditStore, PgKeyStore } from './admin-store.ts'
 import type { Tx } from './client.ts'
 import { PgKeyHitLog, PgRecipientFailureLog } from './event-logs.ts'
 import { PgEventOutbox } from './event-store.ts'
+import { PgFraudStore } from './fraud-store.ts'
 import { PgIdempotencyStore } from './idempotency-store.ts'
 import { TxLocks } from './locks.ts'
 import { PgVerificationStore } from './verification-store.ts'
@@ -31,5 +32,6 @@ export function pgRepos(tx: Tx, locking: boolean): Repos {
     events: new PgEventOutbox(tx, locks),
     webhooks: new PgWebhookRepo(tx),
     idempotency: new PgIdempotencyStore(tx, locks),
+    fraud: new PgFraudStore(tx, locks),
   }
 }

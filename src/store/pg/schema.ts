@@ -13,7 +13,7 @@
  * - booleans are `boolean`.
  */
 import { sql } from 'drizzle-orm'
-import { bigint, boolean, customType, index, integer, pgSequence, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core'
+import { bigint, boolean, customType, index, integer, pgSequence, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core'
 
 const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({ dataType: () => 'bytea' })
 const ms = (name: string) => bigint(name, { mode: 'number' })
@@ -26,6 +26,10 @@ export const accounts = pgTable('accounts', {
   /** Kept in step with credit_ledger in the same transaction as every ledger row; never below zero. */
   balance: bigint('balance', { mode: 'number' }).notNull().default(0),
   createdAt: ms('created_at').notNull(),
+  /** See store/sqlite/schema.ts `accounts`: the fraud guard's account settings (rule 1, rule 5, test recipients). */
+  allowedCountries: text('allowed_countries'),
+  dailyCreditLimit: integer('daily_credit_limit'),
+  testRecipients: boolean('test_recipients').notNull().default(true),
 })
 
 export const apiKeys = pgTable(
@@ -61,7 +65,12 @@ export const creditLedger = pgTable(
     note: text('note'),
     createdAt: ms('created_at').notNull(),
   },
-  (t) => [index('credit_ledger_account').on(t.accountId, t.id)],
+  (t) => [
+    index('credit_ledger_account').on(t.accountId, t.id),
+    // Fraud guard rule 5 reads an account's send debits of the last 24 h, and whether each was refunded.
+    index('credit_ledger_send_debits').on(t.accountId, t.createdAt).where(sql`${t.kind} = 'debit' AND ${t.verificationId} IS NOT NULL`),
+    index('credit_ledger_refunds').on(t.verificationId).where(sql`${t.kind} = 'refund'`),
+  ],
 )
 
 /** Numbers for new verifications (store/pg/verification-store.ts nextSeq). */
@@ -227,6 +236,68 @@ export const idempotencyKeys = pgTable(
   ],
 )
 
+/**
+ * The fraud guard (EXTENSIONS.md section 5): see store/sqlite/schema.ts
+ * `fraudSends`, `fraudMinutes`, `fraudCountries` and `fraudBlocks`. Its rules
+ * are decided under advisory locks of their subjects (store/pg/fraud-store.ts).
+ */
+export const fraudSends = pgTable(
+  'fraud_sends',
+  {
+    seq: bigint('seq', { mode: 'number' }).primaryKey(),
+    accountId: integer('account_id').notNull(),
+    at: ms('at').notNull(),
+    country: text('country').notNull(),
+    prefix: text('prefix').notNull(),
+    ipHash: bytea('ip_hash'),
+    counted: boolean('counted').notNull(),
+    approvedAt: ms('approved_at'),
+  },
+  (t) => [
+    index('fraud_sends_country').on(t.accountId, t.country, t.at).where(sql`${t.counted}`),
+    index('fraud_sends_prefix').on(t.accountId, t.prefix, t.at).where(sql`${t.counted}`),
+    index('fraud_sends_ip').on(t.ipHash, t.at).where(sql`${t.counted} AND ${t.ipHash} IS NOT NULL`),
+    index('fraud_sends_at').on(t.at),
+  ],
+)
+
+export const fraudMinutes = pgTable(
+  'fraud_minutes',
+  {
+    accountId: integer('account_id').notNull(),
+    kind: text('kind', { enum: ['prefix', 'country'] }).notNull(),
+    scope: text('scope').notNull(),
+    minute: bigint('minute', { mode: 'number' }).notNull(),
+    sends: integer('sends').notNull().default(0),
+    approved: integer('approved').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.kind, t.scope, t.minute] }), index('fraud_minutes_minute').on(t.minute)],
+)
+
+export const fraudCountries = pgTable(
+  'fraud_countries',
+  {
+    accountId: integer('account_id').notNull(),
+    country: text('country').notNull(),
+    lastApprovedAt: ms('last_approved_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.country] })],
+)
+
+export const fraudBlocks = pgTable(
+  'fraud_blocks',
+  {
+    accountId: integer('account_id').notNull(),
+    kind: text('kind', { enum: ['prefix', 'country'] }).notNull(),
+    scope: text('scope').notNull(),
+    startedAt: ms('started_at'),
+    until: ms('until'),
+    level: integer('level').notNull().default(0),
+    countsFrom: ms('counts_from').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.kind, t.scope] })],
+)
+
 export const schema = {
   accounts,
   apiKeys,
@@ -241,4 +312,8 @@ export const schema = {
   events,
   eventDeliveries,
   idempotencyKeys,
+  fraudSends,
+  fraudMinutes,
+  fraudCountries,
+  fraudBlocks,
 }

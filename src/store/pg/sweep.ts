@@ -35,6 +35,13 @@ export async function sweepPg(sql: SQL, now: number, retentionDays: number, maxR
         `DELETE FROM idempotency_keys WHERE ctid IN (SELECT ctid FROM idempotency_keys WHERE created_at <= $1 ORDER BY created_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)`,
         now - idempotencyRetentionHours * 3_600_000,
       ),
+      // The fraud guard's sends after 24 h, the longest window of its rules and of `otpd fraud status`; their minutes with them.
+      fraudSends:
+        (await del(`DELETE FROM fraud_sends WHERE seq IN (SELECT seq FROM fraud_sends WHERE at <= $1 ORDER BY at LIMIT ${limit} FOR UPDATE SKIP LOCKED)`, now - 86_400_000)) +
+        (await del(
+          `DELETE FROM fraud_minutes WHERE ctid IN (SELECT ctid FROM fraud_minutes WHERE minute < $1 ORDER BY minute LIMIT ${limit} FOR UPDATE SKIP LOCKED)`,
+          Math.floor((now - 86_400_000) / 60_000),
+        )),
     }
   })) as SweepResult
 }

@@ -5,6 +5,7 @@ import type { Db } from './db.ts'
 import { RecipientFailureLog, SqliteKeyHitLog } from './event-logs.ts'
 import { SqliteEventOutbox } from './event-store.ts'
 import { SqliteIdempotencyStore } from './idempotency-store.ts'
+import { SqliteFraudStore } from './fraud-store.ts'
 import type { StaleSource } from './stale.ts'
 import { SqliteVerificationStore } from './verification-store.ts'
 import { SqliteWebhookRepo } from './webhook-store.ts'
@@ -22,5 +23,6 @@ export function sqliteRepos(db: Db, stale: StaleSource): Repos {
     events: new SqliteEventOutbox(db),
     webhooks: new SqliteWebhookRepo(db),
     idempotency: new SqliteIdempotencyStore(db),
+    fraud: new SqliteFraudStore(db, stale),
   }
 }

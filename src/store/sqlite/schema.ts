@@ -5,7 +5,7 @@
  * kept readable, for operators.
  */
 import { sql } from 'drizzle-orm'
-import { blob, index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
+import { blob, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core'
 
 export const accounts = sqliteTable('accounts', {
   id: integer('id').primaryKey({ autoIncrement: true }),
@@ -15,6 +15,12 @@ export const accounts = sqliteTable('accounts', {
   /** Kept in step with credit_ledger in the same transaction as every ledger row. */
   balance: integer('balance').notNull().default(0),
   createdAt: integer('created_at').notNull(),
+  /** Fraud guard rule 1: `*` or `US,CA`; null means the config's `fraud.allowed_countries`. */
+  allowedCountries: text('allowed_countries'),
+  /** Fraud guard rule 5: at most this many send debits in a rolling 24 h; null = no cap. */
+  dailyCreditLimit: integer('daily_credit_limit'),
+  /** Whether the five test recipients short-circuit (DECISIONS.md section 6); off for production accounts. */
+  testRecipients: integer('test_recipients', { mode: 'boolean' }).notNull().default(true),
 })
 
 export const apiKeys = sqliteTable(
@@ -50,7 +56,12 @@ export const creditLedger = sqliteTable(
     note: text('note'),
     createdAt: integer('created_at').notNull(),
   },
-  (t) => [index('credit_ledger_account').on(t.accountId, t.id)],
+  (t) => [
+    index('credit_ledger_account').on(t.accountId, t.id),
+    // Fraud guard rule 5 reads an account's send debits of the last 24 h, and whether each was refunded.
+    index('credit_ledger_send_debits').on(t.accountId, t.createdAt).where(sql`${t.kind} = 'debit' AND ${t.verificationId} IS NOT NULL`),
+    index('credit_ledger_refunds').on(t.verificationId).where(sql`${t.kind} = 'refund'`),
+  ],
 )
 
 /**
@@ -256,6 +267,83 @@ export const idempotencyKeys = sqliteTable(
   ],
 )
 
+/**
+ * Fraud guard (EXTENSIONS.md section 5): one row per accepted sms/voice send
+ * to a real recipient, the subject of rules 2-4. `counted` is 0 for a send
+ * that monitor mode let through although a rule would have refused it: it
+ * counts toward no rule, so monitor decides exactly as enforce would.
+ * `ip_hash` is an HMAC of the canonical address (keyed by account), never the
+ * address. Rows older than 24 h are swept.
+ */
+export const fraudSends = sqliteTable(
+  'fraud_sends',
+  {
+    seq: integer('seq').primaryKey(),
+    accountId: integer('account_id').notNull(),
+    at: integer('at').notNull(),
+    country: text('country').notNull(),
+    prefix: text('prefix').notNull(),
+    ipHash: blob('ip_hash', { mode: 'buffer' }),
+    counted: integer('counted', { mode: 'boolean' }).notNull(),
+    approvedAt: integer('approved_at'),
+  },
+  (t) => [
+    index('fraud_sends_country').on(t.accountId, t.country, t.at).where(sql`${t.counted} = 1`),
+    index('fraud_sends_prefix').on(t.accountId, t.prefix, t.at).where(sql`${t.counted} = 1`),
+    index('fraud_sends_ip').on(t.ipHash, t.at).where(sql`${t.counted} = 1 AND ${t.ipHash} IS NOT NULL`),
+    index('fraud_sends_at').on(t.at),
+  ],
+)
+
+/**
+ * Rule 4's counts per account, scope and minute of the send: counted sends,
+ * and how many of them were approved. A 24 h window is then at most 1,440 rows
+ * per scope, whatever the traffic; the partial minutes at its ends are read
+ * from fraud_sends, so the window is exact to the millisecond.
+ */
+export const fraudMinutes = sqliteTable(
+  'fraud_minutes',
+  {
+    accountId: integer('account_id').notNull(),
+    kind: text('kind', { enum: ['prefix', 'country'] }).notNull(),
+    scope: text('scope').notNull(),
+    minute: integer('minute').notNull(),
+    sends: integer('sends').notNull().default(0),
+    approved: integer('approved').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.kind, t.scope, t.minute] }), index('fraud_minutes_minute').on(t.minute)],
+)
+
+/** Per account and country, the last approved verification: rule 3 ("proven" destinations, 30 days). */
+export const fraudCountries = sqliteTable(
+  'fraud_countries',
+  {
+    accountId: integer('account_id').notNull(),
+    country: text('country').notNull(),
+    lastApprovedAt: integer('last_approved_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.country] })],
+)
+
+/**
+ * Rule 4 blocks per account and scope (`prefix` or `country`): the current or
+ * last block (`until`), its escalation `level` (0 = 15 min), and `counts_from`,
+ * set by `otpd fraud unblock`: the rule counts the scope's sends from then on.
+ */
+export const fraudBlocks = sqliteTable(
+  'fraud_blocks',
+  {
+    accountId: integer('account_id').notNull(),
+    kind: text('kind', { enum: ['prefix', 'country'] }).notNull(),
+    scope: text('scope').notNull(),
+    startedAt: integer('started_at'),
+    until: integer('until'),
+    level: integer('level').notNull().default(0),
+    countsFrom: integer('counts_from').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.kind, t.scope] })],
+)
+
 export const schema = {
   accounts,
   apiKeys,
@@ -268,5 +356,9 @@ export const schema = {
   events,
   eventDeliveries,
   idempotencyKeys,
+  fraudSends,
+  fraudMinutes,
+  fraudCountries,
+  fraudBlocks,
 }
 

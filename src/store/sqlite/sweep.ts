@@ -19,6 +19,8 @@ export interface SweepResult {
   /** Events (with their deliveries) older than the retention, none still pending. */
   events: number
   idempotencyKeys: number
+  /** Fraud guard sends older than 24 h, the longest window of its rules and of `otpd fraud status`. */
+  fraudSends: number
 }
 
 export function sweep(db: Db, now: number, retentionDays: number, maxRows = -1, idempotencyRetentionHours = 24): SweepResult {
@@ -43,6 +45,9 @@ export function sweep(db: Db, now: number, retentionDays: number, maxRows = -1, 
         'DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE created_at <= ?1 LIMIT ?2)',
         [now - idempotencyRetentionHours * 3_600_000, maxRows],
       ).changes,
+      fraudSends:
+        del('DELETE FROM fraud_sends WHERE seq IN (SELECT seq FROM fraud_sends WHERE at <= ?1 LIMIT ?2)', now - 86_400_000) +
+        del('DELETE FROM fraud_minutes WHERE rowid IN (SELECT rowid FROM fraud_minutes WHERE minute < ?1 LIMIT ?2)', Math.floor((now - 86_400_000) / 60_000)),
     }))
     .immediate()
 }
@@ -71,5 +76,12 @@ function sweepEvents(c: Db['$client'], before: number, maxRows: number): number 
 
 /** Whether a bounded sweep stopped at its bound somewhere (there may be more to delete). */
 export function sweptToBound(r: SweepResult, maxRows: number): boolean {
-  return r.verifications >= maxRows || r.keyHits >= maxRows || r.recipientFailures >= maxRows || r.events >= maxRows || r.idempotencyKeys >= maxRows
+  return (
+    r.verifications >= maxRows ||
+    r.keyHits >= maxRows ||
+    r.recipientFailures >= maxRows ||
+    r.events >= maxRows ||
+    r.idempotencyKeys >= maxRows ||
+    r.fraudSends >= maxRows
+  )
 }

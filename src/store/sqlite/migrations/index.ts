@@ -11,6 +11,7 @@ import m0003 from './0003_delivery_state.sql' with { type: 'text' }
 import m0004 from './0004_settings.sql' with { type: 'text' }
 import m0005 from './0005_events.sql' with { type: 'text' }
 import m0006 from './0006_idempotency.sql' with { type: 'text' }
+import m0007 from './0007_fraud.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 export const migrationFiles: Record<string, string> = {
@@ -21,4 +22,5 @@ export const migrationFiles: Record<string, string> = {
   '0004_settings': m0004,
   '0005_events': m0005,
   '0006_idempotency': m0006,
+  '0007_fraud': m0007,
 }

@@ -1,0 +1,29 @@
+/**
+ * The fraud guard's settings from the config (`[fraud]`), read at start and
+ * on every reload (app-reload.ts), and the config check of its country codes.
+ */
+import type { Config } from './config/schema.ts'
+import type { ConfigCheck } from './config/load.ts'
+import { isKnownCountry } from './lib/phone-country.ts'
+import type { FraudSettings } from './otp/fraud.ts'
+
+export function fraudSettingsOf(config: Config): FraudSettings {
+  const f = config.fraud
+  return {
+    mode: f.mode,
+    allowedCountries: [...f.allowed_countries],
+    ipPerHour: f.ip_per_hour,
+    newCountryPerHour: f.new_country_per_hour,
+    conversionGraceSeconds: f.conversion_grace_seconds,
+    minSends: f.min_sends,
+    minConversion: f.min_conversion,
+  }
+}
+
+/** A code the phone metadata does not know (`UK` for `GB`) would never match a number: said at load, not found out later. */
+export const fraudCheck: ConfigCheck = (config, valid) =>
+  valid('fraud')
+    ? config.fraud.allowed_countries
+        .filter((c) => c !== '*' && !isKnownCountry(c))
+        .map((c) => `fraud.allowed_countries has '${c}', which is no country code of the phone metadata (ISO 3166-1 alpha-2, for example GB, US; ZZ for numbers of no known country)`)
+    : []

@@ -1,0 +1,237 @@
+/**
+ * Fraud guard against SMS pumping (EXTENSIONS.md section 5): five rules,
+ * decided inside the send's write transaction from counters in the database,
+ * so they are exact under concurrency and across processes and survive a
+ * restart. Nothing here is counted in memory.
+ *
+ * Rules, in order: 1 geo permissions, 2 per end-user IP, 3 unproven
+ * destinations, 4 conversion (blocks per prefix and country, escalating),
+ * 5 the daily credit cap. `monitor` decides rules 1-4 and records what they
+ * would refuse without refusing; a send let through that way counts toward
+ * no rule (`counted` false), so monitor decides exactly as enforce would.
+ * Rule 5 is the operator's explicit cap and refuses in every mode.
+ */
+import { destinationOf } from '../lib/phone-country.ts'
+import type { Repos } from './ports.ts'
+import type { Channel } from './types.ts'
+import { secondsUntil, waitForRoom } from './windows.ts'
+
+export type FraudMode = 'enforce' | 'monitor' | 'off'
+/** The rules' names in logs, metrics and `send.blocked` events. */
+export type FraudRule = 'geo' | 'ip' | 'new_country' | 'conversion' | 'daily_credit'
+export type ScopeKind = 'prefix' | 'country'
+
+export interface FraudSettings {
+  mode: FraudMode
+  /** `*` allows every country. */
+  allowedCountries: string[]
+  ipPerHour: number
+  newCountryPerHour: number
+  conversionGraceSeconds: number
+  minSends: number
+  minConversion: number
+}
+
+export const DEFAULT_FRAUD_SETTINGS: FraudSettings = {
+  mode: 'enforce',
+  allowedCountries: ['*'],
+  ipPerHour: 10,
+  newCountryPerHour: 10,
+  conversionGraceSeconds: 600,
+  minSends: 20,
+  minConversion: 0.2,
+}
+
+/** An account's own settings; null means the config's. */
+export interface AccountFraudSettings {
+  allowedCountries: string[] | null
+  dailyCreditLimit: number | null
+  testRecipients: boolean
+}
+
+export interface BlockRow {
+  accountId: number
+  kind: ScopeKind
+  scope: string
+  startedAt: number | null
+  /** The end of the current or last block; null when none was ever set or it was lifted. */
+  until: number | null
+  /** 0 for a 15 min block, then x4 per level. */
+  level: number
+  /** Rule 4 counts this scope's sends from this time on (set by an unblock). */
+  countsFrom: number
+}
+
+export interface FraudSendRow {
+  seq: number
+  accountId: number
+  at: number
+  country: string
+  prefix: string
+  ipHash: Uint8Array | null
+  counted: boolean
+}
+
+export interface CountryStats {
+  accountId: number
+  country: string
+  sends: number
+  approved: number
+}
+
+/** The fraud guard's counters and account settings (engines implement it). */
+export interface FraudStore {
+  accountSettings(accountId: number): Promise<AccountFraudSettings>
+  setAccountSettings(accountId: number, change: Partial<AccountFraudSettings>): Promise<void>
+  /** Times (ascending) of counted sends from an end-user IP (the hash is keyed by account) since `since`. */
+  ipSendTimes(ipHash: Uint8Array, since: number): Promise<number[]>
+  /** Times (ascending) of the account's counted sends to a country since `since`. */
+  countrySendTimes(accountId: number, country: string, since: number): Promise<number[]>
+  /** When the account last had a verification to this country approved, or null. */
+  lastApproval(accountId: number, country: string): Promise<number | null>
+  /** Counted sends of a scope with `from <= at <= to`, and how many of them were approved. */
+  conversion(accountId: number, kind: ScopeKind, scope: string, from: number, to: number): Promise<{ sends: number; approved: number }>
+  block(accountId: number, kind: ScopeKind, scope: string): Promise<BlockRow | undefined>
+  saveBlock(block: BlockRow): Promise<void>
+  recordSend(send: FraudSendRow): Promise<void>
+  /** A send no provider took (refunded, out of use): it was never delivered, so it counts toward no rule. */
+  dropSend(seq: number): Promise<void>
+  /** The verification `seq` was approved: its send converts, and its country is proven (if it counted). */
+  approved(seq: number, at: number): Promise<void>
+  /** Time of the account's n-th most recent send debit not refunded (every channel) after `since`, if it has that many. */
+  nthLatestDebit(accountId: number, since: number, n: number): Promise<number | undefined>
+  /** Blocks with `until > now`, of one account or all. */
+  activeBlocks(accountId: number | undefined, now: number): Promise<BlockRow[]>
+  /** Sends and approvals by account and country since `since` (every recorded send, counted or not). */
+  countryStats(accountId: number | undefined, since: number): Promise<CountryStats[]>
+}
+
+export interface Refusal {
+  rule: FraudRule
+  /** Null for email (rule 5 only). */
+  country: string | null
+  prefix: string | null
+  /** The limit named in the message (rules 2 and 5). */
+  max: number | null
+  /** Seconds, for every 429 (null for rule 1's 403). */
+  retryAfter: number | null
+}
+
+export interface FraudVerdict {
+  /** The send is refused (rules 1-4 in enforce mode, rule 5 in every mode). */
+  refusal: Refusal | null
+  /** Monitor mode: what rules 1-4 would have refused. */
+  monitored: Refusal | null
+  /** What to record once the send is accepted (sms and voice only). */
+  record: { country: string; prefix: string; counted: boolean } | null
+}
+
+export interface SendFacts {
+  accountId: number
+  channel: Channel
+  /** E.164 for sms and voice. */
+  recipient: string
+  /** HMAC of the account and canonical end-user IP, when the caller passed `ip`. */
+  ipHash: Uint8Array | null
+  now: number
+}
+
+const HOUR = 3_600_000
+const DAY = 86_400_000
+const PROVEN_MS = 30 * DAY
+const FIRST_BLOCK_MS = 15 * 60_000
+const MAX_BLOCK_MS = 12 * HOUR
+const ESCALATION = 4
+
+/** How long the block at `level` lasts: 15 min x4 per level, at most 12 h. */
+export function blockDuration(level: number): number {
+  return Math.min(FIRST_BLOCK_MS * ESCALATION ** Math.min(level, 10), MAX_BLOCK_MS)
+}
+
+export class FraudGuard {
+  /** Replaced by a config reload (app-reload.ts). */
+  constructor(public settings: FraudSettings) {}
+
+  /** Inside the send's write transaction, after validation and the test-recipient short-circuit. */
+  async check(r: Repos, f: SendFacts): Promise<FraudVerdict> {
+    const s = this.settings
+    const account = await r.fraud.accountSettings(f.accountId)
+    const phone = f.channel !== 'email'
+    const dest = phone ? destinationOf(f.recipient) : null
+    let would: Refusal | null = null
+    if (dest && s.mode !== 'off') would = await this.rules1to4(r, f, dest, account)
+    if (would && s.mode === 'enforce') return { refusal: would, monitored: null, record: null }
+    const monitored = would
+    const record = dest ? { ...dest, counted: monitored === null } : null
+
+    // Rule 5, in every mode.
+    const cap = account.dailyCreditLimit
+    if (cap !== null) {
+      // The window is full while the cap-th most recent debit is in it.
+      const nth = await r.fraud.nthLatestDebit(f.accountId, f.now - DAY, cap)
+      const wait = nth === undefined ? 0 : nth + DAY - f.now
+      if (wait > 0) {
+        const refusal = { rule: 'daily_credit' as const, country: dest?.country ?? null, prefix: dest?.prefix ?? null, max: cap, retryAfter: secondsUntil(wait) }
+        return { refusal, monitored, record: null }
+      }
+    }
+    return { refusal: null, monitored, record }
+  }
+
+  /** Records an accepted send (same transaction as its verification). */
+  async recordSend(r: Repos, verdict: FraudVerdict, seq: number, f: SendFacts): Promise<void> {
+    if (!verdict.record) return
+    await r.fraud.recordSend({ seq, accountId: f.accountId, at: f.now, ...verdict.record, ipHash: f.ipHash })
+  }
+
+  private async rules1to4(r: Repos, f: SendFacts, dest: { country: string; prefix: string }, account: AccountFraudSettings): Promise<Refusal | null> {
+    const s = this.settings
+    const { country, prefix } = dest
+    const refuse = (rule: FraudRule, max: number | null, retryAfter: number | null): Refusal => ({ rule, country, prefix, max, retryAfter })
+
+    // 1. Geo permissions.
+    const allowed = account.allowedCountries ?? s.allowedCountries
+    if (!allowed.includes('*') && !allowed.includes(country)) return refuse('geo', null, null)
+
+    // 2. Per end-user IP.
+    if (f.ipHash) {
+      const wait = waitForRoom(await r.fraud.ipSendTimes(f.ipHash, f.now - HOUR), HOUR, s.ipPerHour, f.now)
+      if (wait > 0) return refuse('ip', s.ipPerHour, secondsUntil(wait))
+    }
+
+    // 3. Unproven destinations: decided now, reported after rule 4 has looked at the evidence.
+    let unproven = 0
+    const approvedAt = await r.fraud.lastApproval(f.accountId, country)
+    if (approvedAt === null || approvedAt <= f.now - PROVEN_MS) {
+      unproven = waitForRoom(await r.fraud.countrySendTimes(f.accountId, country, f.now - HOUR), HOUR, s.newCountryPerHour, f.now)
+    }
+
+    // 4. Conversion, both scopes on every send that gets here, so a block starts as soon as the evidence exists.
+    let blocked = await this.scopeWait(r, f, 'country', country)
+    // A number of fewer than 8 digits has its country as prefix: one scope.
+    if (prefix !== country) blocked = Math.max(blocked, await this.scopeWait(r, f, 'prefix', prefix))
+
+    // Rule 3 refuses first; the wait reported is the longer, since a retry before it would meet rule 4.
+    if (unproven > 0) return refuse('new_country', null, secondsUntil(Math.max(unproven, blocked)))
+    if (blocked > 0) return refuse('conversion', null, secondsUntil(blocked))
+    return null
+  }
+
+  /** Milliseconds the scope stays blocked (0 if it is not), starting a block when the evidence calls for one. */
+  private async scopeWait(r: Repos, f: SendFacts, kind: ScopeKind, scope: string): Promise<number> {
+    const s = this.settings
+    const b = await r.fraud.block(f.accountId, kind, scope)
+    if (b?.until != null && f.now < b.until) return b.until - f.now
+    // The sends of the last 24 h that are older than the grace period (and not before an unblock).
+    const from = Math.max(f.now - DAY + 1, b?.countsFrom ?? 0)
+    const to = f.now - s.conversionGraceSeconds * 1000
+    if (to < from) return 0
+    const { sends, approved } = await r.fraud.conversion(f.accountId, kind, scope, from, to)
+    if (sends < s.minSends || approved / sends >= s.minConversion) return 0
+    // A new block within 24 h of the end of the last one lasts 4 times longer.
+    const level = b?.until != null && f.now - b.until < DAY ? b.level + 1 : 0
+    const until = f.now + blockDuration(level)
+    await r.fraud.saveBlock({ accountId: f.accountId, kind, scope, startedAt: f.now, until, level, countsFrom: b?.countsFrom ?? 0 })
+    return until - f.now
+  }
+}
