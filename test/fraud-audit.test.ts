@@ -276,7 +276,7 @@ describe('fraud status and unblock', () => {
     const env = cliEnv()
     env.run('accounts', 'create', 'acme')
     // The traffic comes from a server on the same database file, on a clock at the real time (the CLI's).
-    h = await createHarness({ dir: env.dir, clock: new ManualClock(Date.now()), credits: 100, config: { fraud: { mode: 'enforce', min_sends: 2, conversion_grace_seconds: 0 } } })
+    h = await createHarness({ dir: env.dir, databaseUrl: env.databaseUrl, clock: new ManualClock(Date.now()), credits: 100, config: { fraud: { mode: 'enforce', min_sends: 2, conversion_grace_seconds: 0 } } })
     await approve(h, us(1))
     expect((await h.send({ channel: 'sms', recipient: uz(1) })).status).toBe(200)
     expect((await h.send({ channel: 'sms', recipient: uz(2) })).status).toBe(200)

@@ -6,10 +6,10 @@
 import { afterEach, describe, expect, test } from 'bun:test'
 import { loadConfig, resolveConfig } from '../src/app-config.ts'
 import { destinationOf, maskPrefix } from '../src/lib/phone-country.ts'
-import type { NewEvent, Repos } from '../src/otp/ports.ts'
 import { approve, balance, ca, guarded, PUMPING, refusals, us, uz } from './fraud-helpers.ts'
 import { DAY, HOUR, MINUTE, TEST, type Harness } from './harness.ts'
 import { sameDatabase } from './same-database.ts'
+import { watchEvents } from './watch-events.ts'
 
 let h: Harness | undefined
 afterEach(() => {
@@ -312,11 +312,9 @@ test('the sweep drops guard sends older than 24 h (its longest window)', async (
 
 test('a refusal emits send.blocked (verification and status null; rule, country, prefix) in its transaction; monitor emits none', async () => {
   h = await guarded({ allowed_countries: ['US'] })
-  // The writer's repositories are watched (a private field, read for this test only); the real outbox: fraud-audit.test.ts.
-  const events: NewEvent[] = []
-  const repos = (h.server.storage as unknown as { repos: Repos }).repos
+  // The events handed to the outbox are watched (test/watch-events.ts); the real outbox: fraud-audit.test.ts.
   // Only send.blocked: the sends let through write their verification.sent in the same outbox.
-  repos.events.add = async (e) => void (e.type === 'send.blocked' && events.push(e))
+  const events = watchEvents(h, (e) => e.type === 'send.blocked')
   expect((await h.send({ channel: 'sms', recipient: uz(1) })).status).toBe(403)
   expect(events).toEqual([
     { type: 'send.blocked', accountId: 1, at: h.clock.now(), verification: null, status: null, extra: { rule: 'geo', country: 'UZ', prefix: '+99890123', channel: 'sms', recipient: '+9989*****001' } },

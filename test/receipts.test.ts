@@ -9,9 +9,10 @@ import { createHmac } from 'node:crypto'
 import twilio from 'twilio'
 import { resolveConfig } from '../src/app-config.ts'
 import { webhookSignature } from '../src/delivery/webhook-provider.ts'
-import type { NewEvent, Repos } from '../src/otp/ports.ts'
+import type { NewEvent } from '../src/otp/ports.ts'
 import { createHarness, TEST, type Harness } from './harness.ts'
 import { sameDatabase } from './same-database.ts'
+import { watchEvents } from './watch-events.ts'
 import { startVendorStub, type VendorStub } from './vendor-stub.ts'
 
 const PUBLIC = 'https://otp.example.com'
@@ -55,30 +56,9 @@ async function setup(kind: Kind, opts: { publicUrl?: string | null; answer?: () 
   return { h, stub }
 }
 
-/**
- * The events the server writes, as the outbox (EXTENSIONS.md section 3) is
- * handed them: every write's `events.add` is watched on its way to the real
- * outbox (on either engine: SQLite's writes share one repositories object,
- * PostgreSQL's each have their own).
- */
+/** The events the server writes, as the outbox (EXTENSIONS.md section 3) is handed them. */
 async function recordEvents(h: Harness): Promise<NewEvent[]> {
-  const events: NewEvent[] = []
-  const storage = h.server.storage
-  const write = storage.write.bind(storage)
-  const watched = new WeakSet<object>()
-  storage.write = <T>(fn: (r: Repos) => Promise<T>): Promise<T> =>
-    write((r) => {
-      if (!watched.has(r.events)) {
-        watched.add(r.events)
-        const add = r.events.add.bind(r.events)
-        r.events.add = async (e) => {
-          events.push(structuredClone(e))
-          await add(e)
-        }
-      }
-      return fn(r)
-    })
-  return events
+  return watchEvents(h)
 }
 
 /** Sends an SMS; returns its id once its `accepted` record is written. */
