@@ -16,11 +16,16 @@ export const RESTART_ONLY = [
   'server.listen',
   'server.admin_listen',
   'server.secret',
+  'server.secret_env',
+  'server.secret_file',
   'server.metrics_token',
   'server.tls',
   'database.path',
   'database.synchronous',
   'database.busy_timeout_ms',
+  'database.url',
+  'database.password_env',
+  'database.pool_size',
 ] as const
 
 /** A delivery whose providers can be replaced; a send in flight finishes with the ones it started with. */

@@ -3,10 +3,11 @@
  * read, the 401/403 answers, key status changes, per-key isolation of
  * verifications, and what the database keeps of keys and codes.
  */
-import { Database } from 'bun:sqlite'
 import { afterEach, describe, expect, test } from 'bun:test'
 import { existsSync, readFileSync } from 'node:fs'
-import { createHarness, TEST, type Harness, type Result } from './harness.ts'
+import { join } from 'node:path'
+import { pgBinDir } from './pg/cluster.ts'
+import { createHarness, ON_PG, TEST, type Harness, type Result } from './harness.ts'
 
 const REQUIRED = 'API key is required. Provide it via Authorization: Bearer <token> or x-api-key header'
 const INVALID = 'Invalid API key'
@@ -184,33 +185,38 @@ describe('key format and storage', () => {
 
     const secretPart = k.key.slice(13)
     const needles = [k.key, secretPart, h.key, h.key.slice(13), code, delivered]
-    const files = [h.dbPath, `${h.dbPath}-wal`].filter(existsSync)
-    expect(files).toContain(`${h.dbPath}-wal`)
-    const bytes = Buffer.concat(files.map((f) => readFileSync(f)))
+    let bytes: Buffer
+    if (h.databaseUrl !== undefined) {
+      // PostgreSQL: everything the database holds, as pg_dump writes it (text columns in clear, bytea in hex).
+      const dump = Bun.spawnSync([join(pgBinDir(), 'pg_dump'), '--data-only', h.databaseUrl])
+      expect(dump.exitCode).toBe(0)
+      bytes = Buffer.from(dump.stdout)
+    } else {
+      const files = [h.dbPath, `${h.dbPath}-wal`].filter(existsSync)
+      expect(files).toContain(`${h.dbPath}-wal`)
+      bytes = Buffer.concat(files.map((f) => readFileSync(f)))
+    }
     // The search does see what is stored in clear (the display prefix)...
     expect(bytes.includes(k.prefix)).toBe(true)
     // ...and none of the secrets.
     for (const needle of needles) expect(bytes.includes(needle)).toBe(false)
 
     // Row by row too: every text and number column of every table.
-    const db = new Database(h.dbPath, { readonly: true })
-    try {
-      const tables = db.query<{ name: string }, []>("SELECT name FROM sqlite_master WHERE type = 'table'").all()
-      expect(tables.map((t) => t.name)).toContain('api_keys')
-      let rows = 0
-      for (const { name } of tables) {
-        for (const row of db.query<Record<string, unknown>, []>(`SELECT * FROM "${name}"`).all()) {
-          rows++
-          const text = JSON.stringify(row)
-          for (const needle of needles) expect(text.includes(needle)).toBe(false)
-        }
+    const tables = (await h.sql(ON_PG ? "SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public'" : "SELECT name FROM sqlite_master WHERE type = 'table'")) as {
+      name: string
+    }[]
+    expect(tables.map((t) => t.name)).toContain('api_keys')
+    let rows = 0
+    for (const { name } of tables) {
+      for (const row of await h.sql(`SELECT * FROM "${name}"`)) {
+        rows++
+        const text = JSON.stringify(row)
+        for (const needle of needles) expect(text.includes(needle)).toBe(false)
       }
-      expect(rows).toBeGreaterThan(4)
-      // The display prefix is the only part of the key kept in clear.
-      const prefixes = db.query<{ prefix: string }, []>('SELECT prefix FROM api_keys').all().map((r) => r.prefix)
-      expect(prefixes).toContain(k.prefix)
-    } finally {
-      db.close()
     }
+    expect(rows).toBeGreaterThan(4)
+    // The display prefix is the only part of the key kept in clear.
+    const prefixes = (await h.sql('SELECT prefix FROM api_keys')).map((r) => r.prefix)
+    expect(prefixes).toContain(k.prefix)
   })
 })

@@ -7,6 +7,7 @@ import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { cleanUpAfterEach, cliEnv, type CliRun } from './cli-helpers.ts'
+import { testSqliteOnly } from './harness.ts'
 
 // These tests start `otpd` processes; bunfig.toml cannot raise bun's 5 s default per file.
 setDefaultTimeout(30_000)
@@ -78,7 +79,7 @@ describe('config discovery through the binary', () => {
     expect(JSON.parse(runBare(env.dir, { OTPD_CONFIG: other }, ['config', 'check', '--json', '--config', third]).stdout)).toMatchObject({ source: third, listen: '127.0.0.1:9125' })
   })
 
-  test('commands that only read never create a database', () => {
+  testSqliteOnly('commands that only read never create a database', () => {
     const env = cliEnv('', {}, { noDatabase: true })
     const empty = join(env.dir, 'empty')
     mkdirSync(empty)

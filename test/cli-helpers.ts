@@ -1,8 +1,11 @@
 /** Runs the real `otpd` entry point as a subprocess, on a config in a temp dir. */
+import { Database } from 'bun:sqlite'
 import { afterEach } from 'bun:test'
+import { SQL } from 'bun'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { parse as parseToml } from 'smol-toml'
 import { openDatabase } from '../src/store/sqlite/db.ts'
 import { loadGuardedSecret } from '../src/store/sqlite/guards.ts'
 import { ON_PG, PG_TEST_SECRET } from './harness.ts'
@@ -21,6 +24,8 @@ export interface CliEnv {
   configFile: string
   /** The PostgreSQL database's URL (OTPD_TEST_DATABASE=postgres), else undefined. */
   databaseUrl: string | undefined
+  /** The config file's text for `toml` (lines for [database] first, then tables): this env's database, and on PostgreSQL its secret. */
+  configText(toml: string): string
   /** Variables added to every command's environment, `serve`'s included. */
   extraEnv: Record<string, string>
   run(...args: string[]): CliRun
@@ -28,6 +33,12 @@ export interface CliEnv {
   runAsync(...args: string[]): Promise<CliRun>
   json(...args: string[]): any
   close(): void
+}
+
+/** This process's environment for an `otpd` child, without the tests' own OTPD_TEST_DATABASE (otpd would warn that it sets nothing). */
+function childEnv(): Record<string, string | undefined> {
+  const { OTPD_TEST_DATABASE: _engine, ...rest } = process.env
+  return rest
 }
 
 /** What the tests of a file started; cleanUpAfterEach() stops and removes it. */
@@ -58,7 +69,8 @@ export function cliEnv(extraToml = '', extraEnv: Record<string, string> = {}, op
   const path = join(dir, 'otpd.db')
   const databaseUrl = ON_PG ? freshDatabaseSync() : undefined
   const url = databaseUrl === undefined ? '' : `url = "${databaseUrl}"\n`
-  writeFileSync(configFile, `[database]\npath = "${path}"\n${url}${databaseUrl === undefined ? extraToml : withTestSecret(extraToml)}`)
+  const configText = (toml: string) => `[database]\npath = "${path}"\n${url}${databaseUrl === undefined ? toml : withTestSecret(toml)}`
+  writeFileSync(configFile, configText(extraToml))
   if (!opts.noDatabase && databaseUrl === undefined) {
     // As `otpd serve` would: the file, its migrations and its secret.
     const db = openDatabase({ path })
@@ -66,11 +78,11 @@ export function cliEnv(extraToml = '', extraEnv: Record<string, string> = {}, op
     db.$client.close()
   }
   const run = (...args: string[]): CliRun => {
-    const p = Bun.spawnSync(['bun', MAIN, ...args], { env: { ...process.env, ...extraEnv, OTPD_CONFIG: configFile }, cwd: dir })
+    const p = Bun.spawnSync(['bun', MAIN, ...args], { env: { ...childEnv(), ...extraEnv, OTPD_CONFIG: configFile }, cwd: dir })
     return { code: p.exitCode ?? -1, stdout: p.stdout.toString(), stderr: p.stderr.toString() }
   }
   const runAsync = async (...args: string[]): Promise<CliRun> => {
-    const p = Bun.spawn(['bun', MAIN, ...args], { env: { ...process.env, ...extraEnv, OTPD_CONFIG: configFile }, cwd: dir, stdout: 'pipe', stderr: 'pipe' })
+    const p = Bun.spawn(['bun', MAIN, ...args], { env: { ...childEnv(), ...extraEnv, OTPD_CONFIG: configFile }, cwd: dir, stdout: 'pipe', stderr: 'pipe' })
     const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited])
     return { code, stdout, stderr }
   }
@@ -78,6 +90,7 @@ export function cliEnv(extraToml = '', extraEnv: Record<string, string> = {}, op
     dir,
     configFile,
     databaseUrl,
+    configText,
     extraEnv,
     run,
     runAsync,
@@ -102,7 +115,7 @@ export interface RunningServer {
 /** Starts `otpd serve` on a free port and waits until it listens. */
 export async function startServer(env: CliEnv): Promise<RunningServer> {
   const proc = Bun.spawn(['bun', MAIN, 'serve', '--listen', '127.0.0.1:0'], {
-    env: { ...process.env, ...env.extraEnv, OTPD_CONFIG: env.configFile },
+    env: { ...childEnv(), ...env.extraEnv, OTPD_CONFIG: env.configFile },
     cwd: env.dir,
     stdin: 'ignore',
     stdout: 'pipe',
@@ -163,7 +176,31 @@ let databases = 0
 
 /** The config text with the tests' PostgreSQL secret in [server], unless it sets a secret itself. */
 function withTestSecret(toml: string): string {
-  if (/^\s*secret(_env|_file)?\s*=/m.test(toml)) return toml
+  let server: Record<string, unknown>
+  try {
+    server = (parseToml(toml).server ?? {}) as Record<string, unknown>
+  } catch {
+    return toml // not TOML on purpose: the test expects that error, not one about the secret
+  }
+  if (server.secret !== undefined || server.secret_env !== undefined || server.secret_file !== undefined) return toml
   const line = `secret = "${PG_TEST_SECRET}"`
   return /^\[server\]\s*$/m.test(toml) ? toml.replace(/^\[server\]\s*$/m, `[server]\n${line}`) : `${toml}\n[server]\n${line}\n`
+}
+
+/** Runs SQL on an env's database, whichever the engine (portable SQL). */
+export async function queryDatabase(env: CliEnv, text: string): Promise<Record<string, any>[]> {
+  if (env.databaseUrl !== undefined) {
+    const sql = new SQL({ url: env.databaseUrl, max: 1 })
+    try {
+      return [...((await sql.unsafe(text)) as Record<string, any>[])]
+    } finally {
+      await sql.close()
+    }
+  }
+  const db = new Database(join(env.dir, 'otpd.db'), { readonly: true })
+  try {
+    return db.query(text).all() as Record<string, any>[]
+  } finally {
+    db.close()
+  }
 }

@@ -7,7 +7,7 @@
  */
 import { describe, test } from 'bun:test'
 import { SQL } from 'bun'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildServer, type Server } from '../src/app.ts'
@@ -17,13 +17,16 @@ import { ManualClock } from '../src/lib/clock.ts'
 import { createMemoryLogger } from '../src/lib/logger.ts'
 import type { Delivery } from '../src/otp/ports.ts'
 import type { OutboundMessage } from '../src/otp/types.ts'
-import { freshDatabase } from './pg/cluster.ts'
+import { freshDatabase, pgBinDir, sharedCluster } from './pg/cluster.ts'
 
 /** The engine every test runs on: OTPD_TEST_DATABASE=postgres, else SQLite. */
 export const ON_PG = process.env.OTPD_TEST_DATABASE === 'postgres'
 /** Tests of the SQLite engine itself (WAL, fsync faults, backup...): they run once, in the SQLite run. */
 export const sqliteOnly = ON_PG ? describe.skip : describe
 export const testSqliteOnly = ON_PG ? test.skip : test
+// The cluster starts (initdb, pg_ctl) when this module loads, outside any test's or hook's time limit.
+if (ON_PG) sharedCluster()
+
 /** The server secret of the tests' PostgreSQL databases (PostgreSQL needs one in the config). */
 export const PG_TEST_SECRET = 'otpd-test-secret-for-postgresql-0123456789'
 
@@ -119,6 +122,20 @@ export async function testDatabase(dir: string, url?: string): Promise<{ databas
   const path = join(dir, 'otpd.db')
   if (!ON_PG) return { database: { path }, server: {} }
   return { database: { path, url: url ?? (await freshDatabase()) }, server: { secret: PG_TEST_SECRET } }
+}
+
+/**
+ * Every byte the database holds, to search for secrets: SQLite's files (the
+ * database, its WAL and shared memory), or PostgreSQL's data as pg_dump
+ * writes it (text in clear, bytea in hex).
+ */
+export function databaseBytes(h: Harness): { name: string; bytes: Buffer }[] {
+  if (h.databaseUrl !== undefined) {
+    const dump = Bun.spawnSync([join(pgBinDir(), 'pg_dump'), '--data-only', h.databaseUrl])
+    if (dump.exitCode !== 0) throw new Error(`pg_dump failed: ${dump.stderr.toString()}`)
+    return [{ name: 'pg_dump', bytes: Buffer.from(dump.stdout) }]
+  }
+  return [h.dbPath, `${h.dbPath}-wal`, `${h.dbPath}-shm`].filter(existsSync).map((f) => ({ name: f, bytes: readFileSync(f) }))
 }
 
 export async function createHarness(opts: HarnessOptions = {}): Promise<Harness> {

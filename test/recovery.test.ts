@@ -5,7 +5,6 @@
  * the delivery budget is refunded as `unknown`, once, and its code stays
  * verifiable until it expires. Killed processes: test/fault-*.test.ts.
  */
-import { Database } from 'bun:sqlite'
 import { afterEach, expect, test } from 'bun:test'
 import { RECOVERY_MARGIN_MS } from '../src/otp/recovery.ts'
 import { createHarness, type Harness, type HarnessOptions } from './harness.ts'
@@ -20,34 +19,18 @@ const start = async (opts: HarnessOptions = {}) => (h = await createHarness(opts
 const PHONE = '+14155550123'
 const TIMEOUT_MS = 10_000
 
-function row(h: Harness, id: string) {
-  const db = new Database(h.dbPath, { readonly: true })
-  try {
-    return db
-      .query<{ status: string; delivery: string | null; delivery_provider: string | null }, [string]>(
-        'SELECT status, delivery, delivery_provider FROM verifications WHERE id = ?',
-      )
-      .get(id)
-  } finally {
-    db.close()
-  }
+async function row(h: Harness, id: string) {
+  return (await h.sql('SELECT status, delivery, delivery_provider FROM verifications WHERE id = $1', [id]))[0]
 }
 
-function ledger(h: Harness): string[] {
-  const db = new Database(h.dbPath, { readonly: true })
-  try {
-    return db.query<{ kind: string }, []>('SELECT kind FROM credit_ledger ORDER BY id').all().map((r) => r.kind)
-  } finally {
-    db.close()
-  }
+async function ledger(h: Harness): Promise<string[]> {
+  return (await h.sql('SELECT kind FROM credit_ledger ORDER BY id')).map((r) => r.kind)
 }
 
 /** Polls until some verification is recorded `sending` (the send reached its delivery). */
 async function untilSending(h: Harness): Promise<void> {
   for (let i = 0; i < 200; i++) {
-    const db = new Database(h.dbPath, { readonly: true })
-    const n = db.query<{ n: number }, []>("SELECT count(*) AS n FROM verifications WHERE delivery = 'sending'").get()!.n
-    db.close()
+    const n = Number((await h.sql("SELECT count(*) AS n FROM verifications WHERE delivery = 'sending'"))[0]!.n)
     if (n > 0) return
     await Bun.sleep(10)
   }
@@ -69,9 +52,7 @@ test('a send is recorded sending before the provider answers, and accepted with 
   const release = hold(h)
   const pending = h.send({ channel: 'sms', recipient: PHONE, code: '4321' })
   await untilSending(h)
-  const db = new Database(h.dbPath, { readonly: true })
-  const during = db.query<{ delivery: string }, []>('SELECT delivery FROM verifications').all()
-  db.close()
+  const during = await h.sql('SELECT delivery FROM verifications')
   expect(during).toEqual([{ delivery: 'sending' }])
   expect(await h.server.admin.balance()).toMatchObject({ balance: 0 })
   release()
@@ -79,7 +60,7 @@ test('a send is recorded sending before the provider answers, and accepted with 
   expect(r.status).toBe(200)
   // The answer does not wait for the outcome's commit; it follows at once.
   await h.server.storage.settled()
-  expect(row(h, r.json.verification_id)).toEqual({ status: 'active', delivery: 'accepted', delivery_provider: 'recording' })
+  expect(await row(h, r.json.verification_id)).toEqual({ status: 'active', delivery: 'accepted', delivery_provider: 'recording' })
 })
 
 test('a failed delivery is recorded failed, out of use and refunded', async () => {
@@ -87,10 +68,8 @@ test('a failed delivery is recorded failed, out of use and refunded', async () =
   h.delivery.fail = true
   const r = await h.send({ channel: 'sms', recipient: PHONE })
   expect(r.status).toBe(500)
-  expect(ledger(h)).toEqual(['grant', 'debit', 'refund'])
-  const db = new Database(h.dbPath, { readonly: true })
-  const v = db.query<{ status: string; delivery: string }, []>('SELECT status, delivery FROM verifications').get()
-  db.close()
+  expect(await ledger(h)).toEqual(['grant', 'debit', 'refund'])
+  const [v] = await h.sql('SELECT status, delivery FROM verifications')
   expect(v).toEqual({ status: 'failed', delivery: 'failed' })
 })
 
@@ -105,14 +84,14 @@ test('recovery leaves a send alone within the delivery budget and its margin, th
   // Two recoveries at once (two processes): one refund.
   const refunded = await Promise.all([h.server.recover(), h.server.recover()])
   expect(refunded.reduce((a, b) => a + b, 0)).toBe(1)
-  expect(ledger(h)).toEqual(['grant', 'debit', 'refund'])
+  expect(await ledger(h)).toEqual(['grant', 'debit', 'refund'])
   expect(h.logs.some((l) => l.includes('refunded sends whose delivery outcome was never recorded'))).toBe(true)
   // The provider answers at last: the send is in force (200), and the settled state stays.
   release()
   const r = await pending
   expect(r.status).toBe(200)
-  expect(row(h, r.json.verification_id)).toMatchObject({ status: 'active', delivery: 'unknown' })
-  expect(ledger(h)).toEqual(['grant', 'debit', 'refund'])
+  expect(await row(h, r.json.verification_id)).toMatchObject({ status: 'active', delivery: 'unknown' })
+  expect(await ledger(h)).toEqual(['grant', 'debit', 'refund'])
   const v = await h.verify({ verification_id: r.json.verification_id, code: '5678' })
   expect(v.json.message).toBe('Code verified successfully')
 })
@@ -122,22 +101,20 @@ test('recovery after a restart: a send left sending by a stopped process is refu
   const ok = await first.send({ channel: 'sms', recipient: PHONE })
   expect(ok.status).toBe(200)
   // The state a process killed during delivery leaves behind.
-  const db = new Database(first.dbPath)
-  db.run("UPDATE verifications SET delivery = 'sending', delivery_provider = NULL WHERE id = ?", [ok.json.verification_id])
-  db.close()
+  await first.sql("UPDATE verifications SET delivery = 'sending', delivery_provider = NULL WHERE id = $1", [ok.json.verification_id])
   h = await first.restart()
   h.clock.advance(TIMEOUT_MS + RECOVERY_MARGIN_MS)
   expect(await h.server.recover()).toBe(1)
   expect(await h.server.recover()).toBe(0)
   expect(await h.server.admin.balance()).toMatchObject({ balance: 3 })
-  expect(row(h, ok.json.verification_id)).toMatchObject({ status: 'active', delivery: 'unknown' })
+  expect(await row(h, ok.json.verification_id)).toMatchObject({ status: 'active', delivery: 'unknown' })
 })
 
 test('test recipients have no delivery state and are never recovered', async () => {
   const h = await start()
   const r = await h.send({ channel: 'sms', recipient: '+15550100001' })
   expect(r.status).toBe(200)
-  expect(row(h, r.json.verification_id)).toEqual({ status: 'active', delivery: null, delivery_provider: null })
+  expect(await row(h, r.json.verification_id)).toEqual({ status: 'active', delivery: null, delivery_provider: null })
   h.clock.advance(86_400_000)
   expect(await h.server.recover()).toBe(0)
 })

@@ -9,7 +9,11 @@ import { createHarness, TEST, type Harness } from './harness.ts'
 let h: Harness
 afterEach(() => h?.close())
 
-const configWith = (h: Harness, extra: Record<string, unknown>) => resolveConfig({ database: { path: h.dbPath }, ...extra })
+/** The harness's database (a SQLite file, or its PostgreSQL database and secret) with `extra` over it. */
+const configWith = (h: Harness, extra: Record<string, any>) => {
+  const base = { database: { path: h.dbPath, ...(h.databaseUrl ? { url: h.databaseUrl } : {}) }, server: h.databaseUrl ? { secret: h.server.config.server.secret } : {} }
+  return resolveConfig({ ...extra, database: { ...base.database, ...extra.database }, server: { ...base.server, ...extra.server } })
+}
 
 test('a new per-key limit, lockout and code length are in force for the next request', async () => {
   h = await createHarness({ credits: 10 })

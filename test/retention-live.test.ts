@@ -5,10 +5,9 @@
  * window, and keeping everything younger. test/sweep.test.ts covers the exact
  * boundaries with a manual clock.
  */
-import { Database } from 'bun:sqlite'
 import { expect, test } from 'bun:test'
 import { ManualClock } from '../src/lib/clock.ts'
-import { cleanUpAfterEach, cliEnv, startServer, type CliEnv, type RunningServer } from './cli-helpers.ts'
+import { cleanUpAfterEach, cliEnv, queryDatabase, startServer, type CliEnv, type RunningServer } from './cli-helpers.ts'
 import { createHarness, DAY, TEST } from './harness.ts'
 
 let env: CliEnv | undefined
@@ -17,28 +16,24 @@ cleanUpAfterEach()
 
 test('serve sweeps at start: verifications 7 days past expiry and old counters go, recent ones stay', async () => {
   env = cliEnv()
-  const old = await createHarness({ dir: env.dir, ownsDir: false, clock: new ManualClock(Date.now() - 10 * DAY) })
+  const old = await createHarness({ dir: env.dir, ownsDir: false, clock: new ManualClock(Date.now() - 10 * DAY), databaseUrl: env.databaseUrl })
   const gone = await old.send({ channel: 'sms', recipient: TEST.PHONE_FAIL, expires_in: 3600 })
   await old.verify({ verification_id: gone.json.verification_id, code: '000000' })
   old.clock.set(Date.now() - 6 * DAY) // expired 6 days ago: kept (retention is 7 days after expiry)
   const kept = await old.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS, expires_in: 60 })
   old.close()
 
-  const db = new Database(`${env.dir}/otpd.db`, { readonly: true })
-  const count = (table: string) => (db.query(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n
-  expect(count('verifications')).toBe(2)
-  expect(count('key_hits')).toBe(3)
-  expect(count('recipient_failures')).toBe(1)
-  db.close()
+  const count = async (table: string) => Number((await queryDatabase(env!, `SELECT count(*) AS n FROM ${table}`))[0]!.n)
+  expect(await count('verifications')).toBe(2)
+  expect(await count('key_hits')).toBe(3)
+  expect(await count('recipient_failures')).toBe(1)
 
   server = await startServer(env)
   // The start-up sweep runs right after the "listening" line; wait for its log line.
   for (let i = 0; i < 200 && !server.output().includes('retention sweep'); i++) await Bun.sleep(10)
   expect(server.output()).toContain('"msg":"retention sweep","verifications":1,"keyHits":3,"recipientFailures":1')
-  const after = new Database(`${env.dir}/otpd.db`, { readonly: true })
-  const ids = after.query('SELECT id FROM verifications').all() as { id: string }[]
+  const ids = await queryDatabase(env, 'SELECT id FROM verifications')
   expect(ids.map((r) => r.id)).toEqual([kept.json.verification_id])
-  expect((after.query('SELECT count(*) AS n FROM key_hits').get() as { n: number }).n).toBe(0)
-  expect((after.query('SELECT count(*) AS n FROM recipient_failures').get() as { n: number }).n).toBe(0)
-  after.close()
+  expect(await count('key_hits')).toBe(0)
+  expect(await count('recipient_failures')).toBe(0)
 })

@@ -6,9 +6,8 @@
  */
 import { afterEach, expect, spyOn, test } from 'bun:test'
 import * as crypto from 'node:crypto'
-import { existsSync, readFileSync } from 'node:fs'
 import { scan, type Secret } from '../scripts/lib/scan.ts'
-import { createHarness, TEST, type Harness } from './harness.ts'
+import { createHarness, databaseBytes, TEST, type Harness } from './harness.ts'
 
 let h: Harness | undefined
 const spies: { mockRestore(): void }[] = []
@@ -44,14 +43,14 @@ test('after sends, verifies and key changes, no key, code or server secret is in
   await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS }, keys[1]) // a disabled key: 403, logged or not
   expect(secrets.filter((s) => s.kind === 'code').length).toBeGreaterThan(40)
 
-  // While the server is open, the WAL holds the recent pages.
-  const files = [h.dbPath, `${h.dbPath}-wal`, `${h.dbPath}-shm`].filter(existsSync)
-  expect(files).toContain(`${h.dbPath}-wal`)
-  const haystacks = [...files.map((f) => ({ name: f, bytes: readFileSync(f) })), { name: 'logs', bytes: Buffer.from(h.logs.join('\n')) }]
+  // While the server is open, the WAL holds the recent pages (SQLite); PostgreSQL's data is read with pg_dump.
+  const stored = databaseBytes(h)
+  if (h.databaseUrl === undefined) expect(stored.map((f) => f.name)).toContain(`${h.dbPath}-wal`)
+  const haystacks = [...stored, { name: 'logs', bytes: Buffer.from(h.logs.join('\n')) }]
   expect(scan(haystacks, secrets)).toEqual([])
 
   // The scan can fail: a key, a code and the secret planted in a copy are found.
-  const planted = { name: 'planted', bytes: Buffer.concat([readFileSync(h.dbPath), Buffer.from(`${keys[2]!.slice(19, 40)} ${secrets.find((s) => s.kind === 'code')!.value} ${SERVER_SECRET}`)]) }
+  const planted = { name: 'planted', bytes: Buffer.concat([stored[0]!.bytes, Buffer.from(`${keys[2]!.slice(19, 40)} ${secrets.find((s) => s.kind === 'code')!.value} ${SERVER_SECRET}`)]) }
   expect(scan([planted], secrets).map((x) => x.kind).sort()).toEqual(['api key', 'code', 'server secret'])
 })
 

@@ -14,7 +14,7 @@ cleanUpAfterEach()
 const MAIN = join(import.meta.dir, '..', 'src', 'main.ts')
 
 function writeConfig(env: CliEnv, toml: string): void {
-  writeFileSync(env.configFile, `[database]\npath = "${join(env.dir, 'otpd.db')}"\n${toml}`)
+  writeFileSync(env.configFile, env.configText(toml))
 }
 
 async function waitFor(what: () => boolean, label: string, ms = 10_000): Promise<void> {
@@ -65,7 +65,7 @@ test('SIGHUP under traffic: a bad config is refused in one line and the old limi
   expect([await sendTo('+14155550101'), await sendTo('+14155550101'), await sendTo('+14155550101')]).toEqual([200, 200, 200])
 
   // A setting that needs a restart is named, and the rest applies.
-  writeFileSync(env.configFile, `[database]\npath = "${join(env.dir, 'otpd.db')}"\nbusy_timeout_ms = 4000\n${LIMITS(2)}`)
+  writeFileSync(env.configFile, env.configText(`busy_timeout_ms = 4000\n${LIMITS(2)}`))
   server.proc.kill('SIGHUP')
   await waitFor(() => server.output().includes('configuration reloaded'), 'the reload')
   expect([await sendTo('+14155550102'), await sendTo('+14155550102'), await sendTo('+14155550102')]).toEqual([200, 200, 429])

@@ -6,12 +6,13 @@
  * tests run as root (file modes do not stop root).
  */
 import { Database } from 'bun:sqlite'
-import { afterEach, expect, setDefaultTimeout, test } from 'bun:test'
+import { afterEach, expect, setDefaultTimeout } from 'bun:test'
 import { createHmac } from 'node:crypto'
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { migrationJournal } from '../src/store/sqlite/migrations/index.ts'
 import { cleanUpAfterEach, cliEnv, post, startServer, type CliEnv } from './cli-helpers.ts'
+import { testSqliteOnly } from './harness.ts'
 
 setDefaultTimeout(30_000)
 
@@ -62,7 +63,7 @@ function sql<T>(dbPath: string, fn: (db: Database) => T): T {
 const storedFingerprint = (dbPath: string) =>
   sql(dbPath, (db) => db.query<{ value: string }, []>("SELECT value FROM settings WHERE name = 'secret_fingerprint'").get()?.value)
 
-test('a fresh database gets a new secret and keeps its fingerprint (an HMAC, not the secret); keys work across restarts', async () => {
+testSqliteOnly('a fresh database gets a new secret and keeps its fingerprint (an HMAC, not the secret); keys work across restarts', async () => {
   const env = cliEnv('', {}, { noDatabase: true })
   const db = join(env.dir, 'otpd.db')
   const key = env.json('keys', 'create').key
@@ -73,7 +74,7 @@ test('a fresh database gets a new secret and keeps its fingerprint (an HMAC, not
   expect((await post(server.url, '/api/v1/send', key, { channel: 'sms', recipient: '+15550100001' })).status).toBe(200)
 })
 
-test('a missing secret file with API keys in the database is refused, naming both files and the fix', () => {
+testSqliteOnly('a missing secret file with API keys in the database is refused, naming both files and the fix', () => {
   const env = cliEnv('', {}, { noDatabase: true })
   env.json('keys', 'create')
   env.json('keys', 'create')
@@ -90,7 +91,7 @@ test('a missing secret file with API keys in the database is refused, naming bot
   expect(env.json('keys', 'list')).toHaveLength(3)
 })
 
-test('a missing secret file is refused even with no keys once the database has a fingerprint', () => {
+testSqliteOnly('a missing secret file is refused even with no keys once the database has a fingerprint', () => {
   const env = cliEnv()
   env.run('accounts', 'list')
   renameSync(join(env.dir, 'otpd.secret'), join(env.dir, 'saved.secret'))
@@ -100,7 +101,7 @@ test('a missing secret file is refused even with no keys once the database has a
   )
 })
 
-test('a different secret file is refused', () => {
+testSqliteOnly('a different secret file is refused', () => {
   const env = cliEnv('', {}, { noDatabase: true })
   env.json('keys', 'create')
   writeFileSync(join(env.dir, 'otpd.secret'), `${OTHER_SECRET}\n`, { mode: 0o600 })
@@ -110,7 +111,7 @@ test('a different secret file is refused', () => {
   )
 })
 
-test('server.secret counts as the secret: a different one is refused naming the setting; dropping it is a missing secret', () => {
+testSqliteOnly('server.secret counts as the secret: a different one is refused naming the setting; dropping it is a missing secret', () => {
   const env = cliEnv('', {}, { noDatabase: true })
   const db = join(env.dir, 'otpd.db')
   setConfig(env, db, `[server]\nsecret = "${CONFIGURED}"\n`)
@@ -137,7 +138,7 @@ function withoutFingerprints(db: string): void {
   })
 }
 
-test('a database from before fingerprints takes the fingerprint of its secret at first open; then another secret is refused', () => {
+testSqliteOnly('a database from before fingerprints takes the fingerprint of its secret at first open; then another secret is refused', () => {
   const env = cliEnv('', {}, { noDatabase: true })
   const db = join(env.dir, 'otpd.db')
   env.json('keys', 'create')
@@ -148,7 +149,7 @@ test('a database from before fingerprints takes the fingerprint of its secret at
   expect(env.run('keys', 'list').stderr).toContain('does not match the secret')
 })
 
-test('a database from before fingerprints with another secret is refused when its verification ids do not read back', async () => {
+testSqliteOnly('a database from before fingerprints with another secret is refused when its verification ids do not read back', async () => {
   const env = cliEnv('', {}, { noDatabase: true })
   const db = join(env.dir, 'otpd.db')
   const key = env.json('keys', 'create').key
@@ -168,7 +169,7 @@ test('a database from before fingerprints with another secret is refused when it
   expect(storedFingerprint(db)).toMatch(/^[0-9a-f]{64}$/)
 })
 
-test('a schema from a newer otpd is refused before anything is applied: upgrade otpd', () => {
+testSqliteOnly('a schema from a newer otpd is refused before anything is applied: upgrade otpd', () => {
   const env = cliEnv('', {}, { noDatabase: true })
   const db = join(env.dir, 'otpd.db')
   env.json('keys', 'create')
@@ -179,21 +180,21 @@ test('a schema from a newer otpd is refused before anything is applied: upgrade 
   expect(sql(db, (c) => c.query('SELECT hash, created_at FROM __drizzle_migrations ORDER BY created_at').all())).toEqual(before)
 })
 
-test('a file that is not a database: the error names the path', () => {
+testSqliteOnly('a file that is not a database: the error names the path', () => {
   const env = cliEnv('', {}, { noDatabase: true })
   const db = join(env.dir, 'otpd.db')
   writeFileSync(db, 'not sqlite '.repeat(1000))
   expectRefused(env, `cannot open the database ${db}: file is not a database`)
 })
 
-test('a database path that cannot be opened (a directory): the error names the path', () => {
+testSqliteOnly('a database path that cannot be opened (a directory): the error names the path', () => {
   const env = cliEnv('', {}, { noDatabase: true })
   const db = join(env.dir, 'otpd.db')
   mkdirSync(db)
   expectRefused(env, `cannot open the database ${db}: unable to open database file`)
 })
 
-test('a database on a read-only file system is refused at start', () => {
+testSqliteOnly('a database on a read-only file system is refused at start', () => {
   const env = cliEnv('', {}, { noDatabase: true })
   const mnt = join(env.dir, 'ro')
   mkdirSync(mnt)
@@ -206,7 +207,7 @@ test('a database on a read-only file system is refused at start', () => {
   expectRefused(env, `the database ${db} is not writable (read-only file system): otpd must be able to write it and its directory`)
 })
 
-test('an immutable database file is refused at start (in WAL mode SQLite would accept writes it can never checkpoint)', () => {
+testSqliteOnly('an immutable database file is refused at start (in WAL mode SQLite would accept writes it can never checkpoint)', () => {
   const env = cliEnv('', {}, { noDatabase: true })
   const db = join(env.dir, 'otpd.db')
   env.json('keys', 'create')
@@ -215,7 +216,7 @@ test('an immutable database file is refused at start (in WAL mode SQLite would a
   expectRefused(env, `the database ${db} is not writable (operation not permitted): otpd must be able to write it and its directory`)
 })
 
-test('a directory where the -wal and -shm files cannot be created is refused at start', () => {
+testSqliteOnly('a directory where the -wal and -shm files cannot be created is refused at start', () => {
   const env = cliEnv('', {}, { noDatabase: true })
   const dir = join(env.dir, 'data')
   const db = join(dir, 'otpd.db')

@@ -66,6 +66,8 @@ export class PgVerificationStore implements VerificationStore {
     )
   }
   async findForKey(id: string, seq: number | null, keyId: number): Promise<Verification | undefined> {
+    // PostgreSQL text cannot hold NUL (it refuses the parameter); no stored id has one.
+    if (id.includes('\u0000')) return undefined
     let rows: Row[] = []
     if (seq !== null) rows = await this.tx.q(`SELECT ${COLUMNS} FROM verifications v WHERE v.seq = $1 AND v.id = $2 AND v.key_id = $3${this.lock}`, [seq, id, keyId])
     if (rows.length === 0) {
