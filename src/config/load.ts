@@ -145,7 +145,8 @@ export function resolveConfig(raw: Json, source = 'built-in defaults', env: Env 
       continue
     }
     // Never echo a value that may be a secret.
-    const got = /secret|password|token/i.test(key) ? '' : ` (got ${JSON.stringify(e.value)})`
+    // (A database URL may carry a password.)
+    const got = /secret|password|token/i.test(key) || key === 'database.url' ? '' : ` (got ${JSON.stringify(e.value)})`
     problems.push(`${key} must be ${expectation(e.schema)}${got}`)
   }
   const valid = (section: string) => !invalid.has(section)

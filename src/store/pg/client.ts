@@ -76,14 +76,15 @@ export function isConnectionFault(err: unknown): boolean {
 
 /**
  * A failure of the database rather than of one statement's data: the
- * connection faults above, and any server error but data (22), integrity (23)
- * and transaction rollback (40) ones, e.g. a read-only standby (25006) after
+ * connection faults above, and any server error but data (22), integrity (23),
+ * transaction rollback (40) and lock timeout (55P03) ones, e.g. a read-only standby (25006) after
  * a failover. /readyz reports the database not ready while writes fail so.
  */
 export function isDatabaseFault(err: unknown): boolean {
   if (isConnectionFault(err)) return true
   const state = sqlState(err)
-  return state !== undefined && !/^(22|23|40)/.test(state)
+  // A lock wait past busy_timeout_ms (55P03) is contention, as SQLite's busy timeout: not the database failing.
+  return state !== undefined && !/^(22|23|40)/.test(state) && state !== '55P03'
 }
 
 /** bigint columns arrive as strings: a number (every stored value is within 2^53). */

@@ -1,7 +1,12 @@
 /**
  * The PostgreSQL repositories of one transaction (otp/ports.ts Repos), or of
- * the pool for reads. One file per table group, as in store/sqlite/: a new
- * table group adds its store here.
+ * the pool for reads. One file per table group, as in store/sqlite/.
+ *
+ * A new table group, after its SQLite version: its table in schema.ts (the
+ * same names and meanings), `bun run db:generate:pg --name <topic>` and the
+ * new file in migrations/index.ts, a store file taking `(tx, locks)` whose
+ * methods that decide a rule first take the subject's lock (locks.ts, in the
+ * order key, verification, recipient, account), and its line here.
  */
 import type { Repos } from '../../otp/ports.ts'
 import { PgAdminStore, PgCreditStore, PgKeyStore } from './admin-store.ts'
