@@ -4,7 +4,9 @@ dofile(os.getenv("BENCH_LUA_DIR") .. "/bench-stats.lua")
 
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
-wrk.headers["Authorization"] = "Bearer " .. os.getenv("BENCH_KEY")
+function init(args)
+  wrk.headers["Authorization"] = "Bearer " .. bench_key()
+end
 
 local run = tonumber(os.getenv("BENCH_RUN") or "1")
 local n = 0

@@ -8,12 +8,17 @@ local function load(path)
   for line in io.lines(path) do ids[#ids + 1] = line end
   return ids
 end
-local ok_ids = load(os.getenv("BENCH_IDS_OK"))
-local wrong_ids = load(os.getenv("BENCH_IDS_WRONG"))
+local ok_ids, wrong_ids
 
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
-wrk.headers["Authorization"] = "Bearer " .. os.getenv("BENCH_KEY")
+
+-- After setup(): the thread knows its key (--keys) and loads that key's ids.
+function init(args)
+  wrk.headers["Authorization"] = "Bearer " .. bench_key()
+  ok_ids = load(os.getenv("BENCH_IDS_OK") .. bench_suffix())
+  wrong_ids = load(os.getenv("BENCH_IDS_WRONG") .. bench_suffix())
+end
 
 local n = 0
 function request()

@@ -23,7 +23,7 @@ import { measure, scrapeFlushes, type LoadSettings, type RunResult } from './lib
 import { coldStart, startSeeded, writeIdPools, type Mode, type OtpdSettings, type Seeded } from './lib/bench-otpd.ts'
 import { fill, type FillResult } from './lib/bench-fill.ts'
 import { buildRef } from './lib/bench-ref.ts'
-import { measureNodes, printDatabases, startPgSeeded, type DatabaseRow } from './lib/bench-pg.ts'
+import { measureNodes, printDatabases, spreadThreads, startPgSeeded, type DatabaseRow } from './lib/bench-pg.ts'
 import { meanRun, printBaseline, printCompare, printFill, type Endpoint, type OtpdRun } from './lib/bench-report.ts'
 
 const { values: opt } = parseArgs({
@@ -48,13 +48,14 @@ const { values: opt } = parseArgs({
     database: { type: 'string', default: 'sqlite' },
     nodes: { type: 'string', default: '2' },
     'pool-size': { type: 'string', default: '10' },
+    keys: { type: 'string', default: '1' },
     out: { type: 'string', default: 'bench-results.json' },
     help: { type: 'boolean', default: false },
   },
 })
 if (opt.help) {
   console.log(`usage: scripts/bench [--compare REF_BINARY | --compare-ref GITREF] [--pairs N] [--max-others PCT] [--fill N]
-                    [--database postgres [--nodes N] [--pool-size N]]
+                    [--database postgres [--nodes N] [--pool-size N] [--keys 1,8]]
                     [--duration S] [--warmup S] [--connections N] [--threads N] [--modes FULL,NORMAL]
                     [--endpoints verify,send] [--seed N] [--pace MS] [--server-cpus LIST --client-cpus LIST]
                     [--binary dist/otpd] [--no-build] [--out bench-results.json]
@@ -78,7 +79,9 @@ Without --compare: otpd (--binary, built first unless --no-build) against a bare
            1 node and with --nodes N nodes (default 2), each on a fresh database seeded the same way,
            side by side with ratios to SQLite. PostgreSQL is a throwaway cluster on this machine
            (Debian's initdb/pg_ctl, fsync on); wrk's threads are spread over the nodes' ports;
-           --pool-size is each node's [database] pool_size (default 10)
+           --pool-size is each node's [database] pool_size (default 10); --keys K1,K2: the whole
+           comparison once per number of API keys the load is spread over (wrk thread i uses key
+           i mod K; default 1): on PostgreSQL a key's requests take turns on its row lock
 --pace MS: each connection waits MS ms after every answer before its next request, so the load
            stays below saturation. 0, the default: as fast as the server answers
 --server-cpus LIST, --client-cpus LIST: taskset CPU lists. The servers (all their threads) run on the
@@ -123,6 +126,7 @@ if (!['sqlite', 'postgres'].includes(opt.database)) {
 }
 const pgNodes = int('nodes', opt.nodes, 1)
 const poolSize = int('pool-size', opt['pool-size'], 1)
+const keyCounts = opt.keys.split(',').map((k) => int('keys', k.trim(), 1))
 if (opt.database === 'postgres' && (refBinary !== undefined || opt['compare-ref'] !== undefined || opt.fill !== undefined)) {
   console.error('bench: --database postgres goes alone (no --compare, --compare-ref or --fill)')
   process.exit(2)
@@ -290,24 +294,34 @@ async function filled(n: number) {
 /** Per endpoint: SQLite, PostgreSQL 1 node, PostgreSQL N nodes, in that order, each on its own fresh database. */
 async function databases() {
   const mode = modes[0]!
-  const out = {} as Record<Endpoint, DatabaseRow[]>
-  for (const ep of endpoints) {
-    const sqlite = await freshRun(binary, mode, ep, 'sqlite')
-    const rows: DatabaseRow[] = [{ ...sqlite, server: `SQLite (${mode})`, ratio_to_sqlite: 1 }]
-    for (const n of pgNodes === 1 ? [1] : [1, pgNodes]) {
-      const label = `postgres-${n}-node${n > 1 ? 's' : ''}`
-      log(`${label}: seeding ${2 * otpd.seed} verifications`)
-      const s = await startPgSeeded(otpd, binary, n, label, poolSize)
+  const out: Record<string, DatabaseRow[]> = {}
+  for (const keys of keyCounts) {
+    for (const ep of endpoints) {
+      const s0 = await startSeeded(otpd, binary, mode, 'sqlite', keys)
+      let sqlite: OtpdRun
       try {
-        log(`${label}: ${ep} (${load.warmup} s warm-up + ${load.duration} s)`)
-        const r = await measureNodes(load, lua(ep), s.nodes, s.env)
-        rows.push({ ...r, server: `PostgreSQL, ${n} node${n > 1 ? 's' : ''}`, ratio_to_sqlite: round3(r.rps / sqlite.rps), errors_logged: s.nodes.reduce((a, x) => a + x.errorLines(), 0) })
-      } finally {
-        await Promise.all(s.nodes.map((x) => x.stop()))
-        rmSync(s.dir, { recursive: true, force: true })
+        log(`sqlite ${mode}, ${keys} key(s): ${ep} (${load.warmup} s warm-up + ${load.duration} s)`)
+        sqlite = { ...(await measure({ ...load, threads: spreadThreads(load.threads, 1, keys) }, lua(ep), s0.server, s0.env)), ...(await stop(s0)) }
+      } catch (e) {
+        await stop(s0)
+        throw e
       }
+      const rows: DatabaseRow[] = [{ ...sqlite, server: `SQLite (${mode})`, keys, ratio_to_sqlite: 1 }]
+      for (const n of pgNodes === 1 ? [1] : [1, pgNodes]) {
+        const label = `postgres-${n}-node${n > 1 ? 's' : ''}`
+        log(`${label}, ${keys} key(s): seeding ${2 * otpd.seed} verifications`)
+        const s = await startPgSeeded(otpd, binary, n, label, poolSize, keys)
+        try {
+          log(`${label}, ${keys} key(s): ${ep} (${load.warmup} s warm-up + ${load.duration} s)`)
+          const r = await measureNodes(load, lua(ep), s.nodes, s.env, keys)
+          rows.push({ ...r, server: `PostgreSQL, ${n} node${n > 1 ? 's' : ''}`, keys, ratio_to_sqlite: round3(r.rps / sqlite.rps), errors_logged: s.nodes.reduce((a, x) => a + x.errorLines(), 0) })
+        } finally {
+          await Promise.all(s.nodes.map((x) => x.stop()))
+          rmSync(s.dir, { recursive: true, force: true })
+        }
+      }
+      out[`${ep}`] = [...(out[ep] ?? []), ...rows]
     }
-    out[ep] = rows
   }
   return out
 }
@@ -348,10 +362,10 @@ async function main() {
     },
   }
   if (opt.database === 'postgres') {
-    report.database = { nodes: pgNodes, pool_size: poolSize, sqlite_mode: modes[0] }
+    report.database = { nodes: pgNodes, pool_size: poolSize, keys: keyCounts, sqlite_mode: modes[0] }
     report.databases = await databases()
     writeFileSync(resolve(process.cwd(), opt.out), JSON.stringify(report, null, 2) + '\n')
-    printDatabases(report.databases as Record<Endpoint, DatabaseRow[]>)
+    printDatabases(report.databases as Record<string, DatabaseRow[]>)
     console.log(`figures written to ${opt.out}`)
     return
   }

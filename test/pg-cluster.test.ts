@@ -39,8 +39,9 @@ describe('throwaway PostgreSQL cluster', () => {
   })
 
   test('stop and start keep committed rows, on the same port', async () => {
-    const c = sharedCluster()
-    const url = await freshDatabase('restart')
+    // A private cluster: the shared one serves the other test files of this process.
+    const c = startCluster()
+    const url = await c.freshDatabase('restart')
     await c.psql('CREATE TABLE t (v int); INSERT INTO t VALUES (42)', new URL(url).pathname.slice(1))
     c.stop('immediate')
     expect(c.running()).toBe(false)
@@ -48,6 +49,7 @@ describe('throwaway PostgreSQL cluster', () => {
     c.start()
     expect(c.running()).toBe(true)
     expect((await c.psql('SELECT v FROM t', new URL(url).pathname.slice(1))).trim()).toBe('42')
+    c.destroy()
   })
 
   test('a private cluster is removed by destroy()', () => {
@@ -74,6 +76,24 @@ const c = sharedCluster(); console.log(c.dir); await Bun.sleep(60_000)`
     await p.exited
     const deadline = Date.now() + 15_000
     while (existsSync(dir) && Date.now() < deadline) await Bun.sleep(200)
+    expect(existsSync(dir)).toBe(false)
+  })
+
+  test('SIGTERM stops and removes the shared cluster at once', async () => {
+    const script = `import { sharedCluster } from ${JSON.stringify(join(import.meta.dir, 'pg', 'cluster.ts'))}
+const c = sharedCluster(); console.log(c.dir); await Bun.sleep(60_000)`
+    const p = Bun.spawn(['bun', '-e', script], { stdout: 'pipe', stderr: 'inherit' })
+    const reader = p.stdout.getReader()
+    let out = ''
+    while (!out.includes('\n')) {
+      const { value, done } = await reader.read()
+      if (done) break
+      out += new TextDecoder().decode(value)
+    }
+    const dir = out.trim()
+    expect(existsSync(dir)).toBe(true)
+    p.kill('SIGTERM')
+    expect(await p.exited).toBe(143)
     expect(existsSync(dir)).toBe(false)
   })
 

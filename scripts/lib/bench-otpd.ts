@@ -91,28 +91,45 @@ export async function seedVerifications(url: string, key: string, n: number, tag
 }
 
 /** Writes the two id pools the verify script reads (correct code / wrong code). */
-export function writeIdPools(dir: string, ok: string[], wrong: string[]): Record<string, string> {
-  const env = { BENCH_IDS_OK: join(dir, 'ids-ok.txt'), BENCH_IDS_WRONG: join(dir, 'ids-wrong.txt') }
+export function writeIdPools(dir: string, ok: string[], wrong: string[], suffix = ''): { BENCH_IDS_OK: string; BENCH_IDS_WRONG: string } {
+  const env = { BENCH_IDS_OK: join(dir, `ids-ok.txt${suffix}`), BENCH_IDS_WRONG: join(dir, `ids-wrong.txt${suffix}`) }
   writeFileSync(env.BENCH_IDS_OK, ok.join('\n') + '\n')
   writeFileSync(env.BENCH_IDS_WRONG, wrong.join('\n') + '\n')
   return env
 }
 
 /** A fresh database in its own directory, seeded, with `binary serve` running on it. */
-export async function startSeeded(s: OtpdSettings, binary: string, mode: Mode, label: string): Promise<Seeded> {
+export async function startSeeded(s: OtpdSettings, binary: string, mode: Mode, label: string, keys = 1): Promise<Seeded> {
   const dir = mkdtempSync(join(s.scratch, `${label}-${mode.toLowerCase()}-`))
   const configFile = benchConfig(dir, mode, s.metricsToken)
-  const key = JSON.parse(otpdCli(binary, ['keys', 'create', '--name', 'bench', '--json'], configFile, dir)).key as string
+  const made = Array.from({ length: keys }, () => JSON.parse(otpdCli(binary, ['keys', 'create', '--name', 'bench', '--json'], configFile, dir)).key as string)
   otpdCli(binary, ['credits', 'add', '1000000000'], configFile, dir)
   const server = await startServer([binary, 'serve', '--listen', '127.0.0.1:0', '--config', configFile], {}, dir, s.serverCpus)
   try {
-    const ok = await seedVerifications(server.url, key, s.seed, 1)
-    const wrong = await seedVerifications(server.url, key, s.seed, 2)
-    return { dir, server, env: { BENCH_KEY: key, ...writeIdPools(dir, ok, wrong) } }
+    return { dir, server, env: await seedKeys(server.url, dir, made, s.seed) }
   } catch (e) {
     await server.stop()
     throw e
   }
+}
+
+/**
+ * Seeds `seed` right and `seed` wrong verifications in all, spread over the
+ * keys (a verification answers only to the key that sent it), and writes the
+ * id pools: one pair for one key, one pair per key (suffix .<index>) for
+ * several, with BENCH_KEYS for the Lua scripts (bench-stats.lua).
+ */
+export async function seedKeys(url: string, dir: string, keys: string[], seed: number): Promise<Record<string, string>> {
+  const per = Math.ceil(seed / keys.length)
+  const env: Record<string, string> = { BENCH_KEY: keys[0]! }
+  for (const [i, key] of keys.entries()) {
+    const ok = await seedVerifications(url, key, per, 1 + 2 * i)
+    const wrong = await seedVerifications(url, key, per, 2 + 2 * i)
+    const pools = writeIdPools(dir, ok, wrong, keys.length > 1 ? `.${i}` : '')
+    if (i === 0 || keys.length === 1) Object.assign(env, { BENCH_IDS_OK: pools.BENCH_IDS_OK.replace(/\.0$/, ''), BENCH_IDS_WRONG: pools.BENCH_IDS_WRONG.replace(/\.0$/, '') })
+  }
+  if (keys.length > 1) env.BENCH_KEYS = keys.join(',')
+  return env
 }
 
 /** Process start to the first 200 (a send to a test recipient), on an existing database with a key. */

@@ -11,9 +11,8 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { wrk, type LoadSettings, type RunResult } from './bench-load.ts'
-import { otpdCli, seedVerifications, writeIdPools, type OtpdSettings } from './bench-otpd.ts'
+import { otpdCli, seedKeys, type OtpdSettings } from './bench-otpd.ts'
 import { cpuUs, machineCpu, round1, rssMb, startServer, type Proc } from './bench-proc.ts'
-import type { Endpoint } from './bench-report.ts'
 import { sharedCluster } from './pg-cluster.ts'
 
 export interface PgSeeded {
@@ -58,19 +57,17 @@ type = "noop"
 }
 
 /** A fresh PostgreSQL database, N nodes on it, seeded like startSeeded() seeds SQLite. */
-export async function startPgSeeded(s: OtpdSettings, binary: string, nodes: number, label: string, poolSize: number): Promise<PgSeeded> {
+export async function startPgSeeded(s: OtpdSettings, binary: string, nodes: number, label: string, poolSize: number, keys = 1): Promise<PgSeeded> {
   const url = await sharedCluster().freshDatabase('bench')
   const dir = mkdtempSync(join(s.scratch, `${label}-`))
   const configFile = pgBenchConfig(dir, url, s.metricsToken, poolSize)
-  const key = JSON.parse(otpdCli(binary, ['keys', 'create', '--name', 'bench', '--json'], configFile, dir)).key as string
+  const made = Array.from({ length: keys }, () => JSON.parse(otpdCli(binary, ['keys', 'create', '--name', 'bench', '--json'], configFile, dir)).key as string)
   otpdCli(binary, ['credits', 'add', '1000000000'], configFile, dir)
   const started: Proc[] = []
   try {
     for (let i = 0; i < nodes; i++) started.push(await startServer([binary, 'serve', '--listen', '127.0.0.1:0', '--config', configFile], {}, dir, s.serverCpus))
-    const ok = await seedVerifications(started[0]!.url, key, s.seed, 1)
-    const wrong = await seedVerifications(started[0]!.url, key, s.seed, 2)
     const ports = started.map((n) => new URL(n.url).port).join(',')
-    return { dir, nodes: started, env: { BENCH_KEY: key, BENCH_PORTS: ports, ...writeIdPools(dir, ok, wrong) } }
+    return { dir, nodes: started, env: { BENCH_PORTS: ports, ...(await seedKeys(started[0]!.url, dir, made, s.seed)) } }
   } catch (e) {
     await Promise.all(started.map((n) => n.stop()))
     throw e
@@ -94,13 +91,19 @@ function postgresPids(): number[] {
   return pids
 }
 
+/** wrk threads: at least `threads`, a multiple of the nodes and of the keys, so each gets an equal share. */
+export function spreadThreads(threads: number, nodes: number, keys: number): number {
+  const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b))
+  const lcm = (nodes * keys) / gcd(nodes, keys)
+  return Math.ceil(Math.max(threads, lcm) / lcm) * lcm
+}
+
 const cpuOf = (pids: number[]) => new Map(pids.map((p) => [p, cpuUs(p) ?? 0]))
 
 /** Like bench-load's measure(), over every node, with PostgreSQL's CPU counted in the server's. */
-export async function measureNodes(s: LoadSettings, lua: string, nodes: Proc[], env: Record<string, string>): Promise<RunResult & { otpd_cpu_us_per_req: number | null }> {
+export async function measureNodes(s: LoadSettings, lua: string, nodes: Proc[], env: Record<string, string>, keys = 1): Promise<RunResult & { otpd_cpu_us_per_req: number | null }> {
   const url = nodes[0]!.url
-  const threads = Math.ceil(Math.max(s.threads, nodes.length) / nodes.length) * nodes.length
-  const load = { ...s, threads }
+  const load = { ...s, threads: spreadThreads(s.threads, nodes.length, keys) }
   if (s.warmup > 0) await wrk(load, lua, url, s.warmup, { ...env, BENCH_RUN: '1' })
   let peak = 0
   const timer = setInterval(() => (peak = Math.max(peak, nodes.reduce((a, n) => a + (rssMb(n.pid, 'VmRSS') ?? 0), 0))), 100)
@@ -132,19 +135,21 @@ export async function measureNodes(s: LoadSettings, lua: string, nodes: Proc[], 
 
 export interface DatabaseRow extends RunResult {
   server: string
+  keys: number
   ratio_to_sqlite: number
   otpd_cpu_us_per_req?: number | null
   errors_logged: number
 }
 
 /** The side-by-side table: per endpoint, SQLite then PostgreSQL 1 node and N nodes, ratios to SQLite. */
-export function printDatabases(rows: Record<Endpoint, DatabaseRow[]>): void {
+export function printDatabases(rows: Record<string, DatabaseRow[]>): void {
   const ms = (us: number) => (us / 1000).toFixed(2)
-  const out = [['endpoint', 'database', 'req/s', 'ratio to SQLite', 'p50 ms', 'p99 ms', 'CPU us/req (otpd+pg)', 'otpd CPU us/req', 'others %', 'errors', 'statuses']]
+  const out = [['endpoint', 'keys', 'database', 'req/s', 'ratio to SQLite', 'p50 ms', 'p99 ms', 'CPU us/req (otpd+pg)', 'otpd CPU us/req', 'others %', 'errors', 'statuses']]
   for (const [ep, list] of Object.entries(rows)) {
     for (const r of list) {
       out.push([
         ep,
+        String(r.keys),
         r.server,
         String(r.rps),
         r.ratio_to_sqlite.toFixed(2),

@@ -206,6 +206,14 @@ export function sharedCluster(): PgCluster {
   shared = startCluster()
   const c = shared
   process.on('exit', () => c.destroy())
+  // A stop signal ends the process without its exit handlers: clean up first
+  // (the watchdog would too, a second later; this is the quick way).
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
+    process.once(signal, () => {
+      c.destroy()
+      process.exit(128 + ({ SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const)[signal])
+    })
+  }
   return c
 }
 
