@@ -53,6 +53,9 @@ describe.skipIf(!ON_PG)('otpd db copy', () => {
     const kGone = json(lite, 'keys', 'create', '--account', 'acme')
     json(lite, 'credits', 'add', '5000')
     json(lite, 'credits', 'add', '3000', '--account', 'acme', '--note', 'invoice 7')
+    // Issue 23 and the fraud guard: an endpoint (its events pile up in the outbox meanwhile) and an account setting to carry over.
+    const hook = json(lite, 'webhooks', 'add', '--url', 'http://127.0.0.1:9/otpd-events', '--account', 'acme')
+    json(lite, 'accounts', 'set', 'acme', '--daily-credit-limit', '100000')
 
     const sqliteServer = await startServer(lite)
     servers.push(sqliteServer)
@@ -83,6 +86,9 @@ describe.skipIf(!ON_PG)('otpd db copy', () => {
     expect(copied.copied.recipient_failures).toBe(3 + loadFailures)
     expect(copied.copied.key_hits).toBeGreaterThan(100)
     expect(copied.copied.settings).toBeGreaterThanOrEqual(1)
+    expect(copied.copied.webhook_endpoints).toBe(1)
+    expect(copied.copied.events).toBeGreaterThan(0)
+    expect(copied.copied.event_deliveries).toBe(copied.copied.events - (await pgSnapshot(url, async (sql) => Number((await sql.unsafe("SELECT count(*) AS n FROM events WHERE account_id <> (SELECT id FROM accounts WHERE name = 'acme')"))[0].n))))
 
     // Equal on both sides, read independently of the command's own check.
     const sqlite = new Database(lite.dbPath, { readonly: true })
@@ -118,6 +124,10 @@ describe.skipIf(!ON_PG)('otpd db copy', () => {
     expect(fourth.json.message).toBe('Invalid code')
     const attempts = await pgSnapshot(url, (sql) => sql.unsafe('SELECT failed_attempts FROM verifications WHERE id = $1', [wrong.json.verification_id]))
     expect(attempts[0].failed_attempts).toBe(4)
+    // The endpoint and the account's setting came along.
+    expect(json(pg, 'webhooks', 'list').map((w: { id: number; url: string }) => [w.id, w.url])).toEqual([[hook.id, 'http://127.0.0.1:9/otpd-events']])
+    const limits = await pgSnapshot(url, (sql) => sql.unsafe("SELECT daily_credit_limit FROM accounts WHERE name = 'acme'"))
+    expect(limits[0].daily_credit_limit).toBe(100000)
     // New sends spend from the copied balance; the ledger still balances.
     const before = json(pg, 'credits', 'balance', '--account', 'acme').balance
     expect(before).toBe(liteBalances.find((b) => b.name === 'acme')!.balance)

@@ -6,7 +6,9 @@
  * still within retention (the retention sweep would delete the others), the
  * rolling windows still open (key hits of the last minute, recipient failures
  * of the last day: what the limits read) and the settings, the server
- * secret's fingerprint among them. Ids are kept, so verification ids, key ids
+ * secret's fingerprint among them; webhook endpoints (their secrets stay
+ * sealed under the server secret), the event outbox, Idempotency-Key records
+ * and the fraud guard's counters, blocks and account settings, whole. Ids are kept, so verification ids, key ids
  * and ledger references stay valid, and every identity and the verification
  * sequence are moved past the largest id copied.
  *
@@ -27,7 +29,25 @@ import type { SQL } from 'bun'
 export class CopyRefusedError extends Error {}
 
 /** The tables of both schemas (store/sqlite/schema.ts, store/pg/schema.ts), in foreign-key order. */
-export const COPIED_TABLES = ['accounts', 'api_keys', 'credit_ledger', 'verifications', 'verification_legacy_ids', 'key_hits', 'recipient_failures', 'settings'] as const
+export const COPIED_TABLES = [
+  'accounts',
+  'api_keys',
+  'credit_ledger',
+  'verifications',
+  'verification_legacy_ids',
+  'key_hits',
+  'recipient_failures',
+  'settings',
+  // Issue 23 (webhooks and the event outbox, Idempotency-Key records) and the fraud guard: copied whole (the sweep prunes them as on SQLite).
+  'webhook_endpoints',
+  'events',
+  'event_deliveries',
+  'idempotency_keys',
+  'fraud_sends',
+  'fraud_minutes',
+  'fraud_countries',
+  'fraud_blocks',
+] as const
 type Table = (typeof COPIED_TABLES)[number]
 
 export interface CopyOptions {
@@ -72,11 +92,19 @@ function kept(now: number, retentionDays: number): Record<Table, { where: string
     key_hits: { where: 'at >= ?', params: [now - KEY_WINDOW_MS] },
     recipient_failures: { where: 'at >= ?', params: [now - DAY_MS] },
     settings: all,
+    webhook_endpoints: all,
+    events: all,
+    event_deliveries: all,
+    idempotency_keys: all,
+    fraud_sends: all,
+    fraud_minutes: all,
+    fraud_countries: all,
+    fraud_blocks: all,
   }
 }
 
 /** Columns written per table: SQLite's, except the target's own row ids. */
-const BOOLEAN_COLUMNS: Partial<Record<Table, string[]>> = { verifications: ['charged'] }
+const BOOLEAN_COLUMNS: Partial<Record<Table, string[]>> = { verifications: ['charged'], accounts: ['test_recipients'], fraud_sends: ['counted'] }
 const ORDER: Record<Table, string> = {
   accounts: 'id',
   api_keys: 'id',
@@ -86,6 +114,14 @@ const ORDER: Record<Table, string> = {
   key_hits: 'key_id, seq',
   recipient_failures: 'rowid',
   settings: 'name',
+  webhook_endpoints: 'id',
+  events: 'seq',
+  event_deliveries: 'event_seq, endpoint_id',
+  idempotency_keys: 'rowid',
+  fraud_sends: 'seq',
+  fraud_minutes: 'account_id, kind, scope, minute',
+  fraud_countries: 'account_id, country',
+  fraud_blocks: 'account_id, kind, scope',
 }
 
 /** Identity columns moved past the largest id copied, and the verification sequence. */
@@ -93,6 +129,8 @@ const SEQUENCES: [table: string, column: string][] = [
   ['accounts', 'id'],
   ['api_keys', 'id'],
   ['credit_ledger', 'id'],
+  ['webhook_endpoints', 'id'],
+  ['events', 'seq'],
 ]
 
 export async function copyToPostgres(source: Database, target: SQL, opts: CopyOptions): Promise<CopyResult> {
@@ -134,7 +172,10 @@ async function refuseUnlessEmpty(target: SQL, migrated: boolean): Promise<void> 
       continue
     }
     // The migrations create the account `default`, untouched: that much is empty.
-    const pristine = t === 'accounts' ? ` WHERE NOT (name = 'default' AND balance = 0 AND created_at = 0 AND code_length IS NULL)` : ''
+    const pristine =
+      t === 'accounts'
+        ? ` WHERE NOT (name = 'default' AND balance = 0 AND created_at = 0 AND code_length IS NULL AND allowed_countries IS NULL AND daily_credit_limit IS NULL AND test_recipients)`
+        : ''
     const rows = (await target.unsafe(`SELECT count(*)::int AS n FROM ${t}${pristine}`)) as { n: number }[]
     if (rows[0]!.n > 0) {
       throw new CopyRefusedError(
