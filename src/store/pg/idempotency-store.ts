@@ -9,7 +9,8 @@
  * after the other, and the second's look-up, a statement after the lock,
  * sees the first's record: it gets the stored answer, or "in progress" while
  * the first's send is delivering. The unique index on the scope is the
- * second line: `save` replaces only an expired record.
+ * second line. `save` runs only after a `find` that found no record in force,
+ * under the same lock: the record it replaces, if any, has expired.
  */
 import type { IdempotencyRecord, IdempotencyScope, IdempotencyStore, StoredAnswer } from '../../otp/ports.ts'
 import { num, type Tx } from './client.ts'
