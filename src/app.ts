@@ -93,7 +93,7 @@ export async function openCore(config: Config, opts: CoreOptions = {}): Promise<
     })
     const hasher = new Hasher(secret.bytes)
     const admin = new Admin(pg.storage, hasher, clock)
-    return { config, engine: 'postgres', db: undefined, pg, clock, logger, hasher, storage: pg.storage, writeHealth, admin, close: () => void pg.close() }
+    return { config, engine: 'postgres', db: undefined, pg, clock, logger, hasher, storage: pg.storage, writeHealth, admin, close: () => void pg.close().catch(() => undefined) }
   }
   const db = openDatabase({ path: config.database.path, synchronous: config.database.synchronous, busyTimeoutMs: config.database.busy_timeout_ms })
   const hasher = new Hasher(loadGuardedSecret(db.$client, secret, config.database.path))
