@@ -100,7 +100,8 @@ test('recovery after a restart: a send left sending by a stopped process is refu
   const first = await start({ credits: 3, config: { delivery: { timeout_ms: TIMEOUT_MS } } })
   const ok = await first.send({ channel: 'sms', recipient: PHONE })
   expect(ok.status).toBe(200)
-  // The state a process killed during delivery leaves behind.
+  // The state a process killed during delivery leaves behind (once the outcome, written after the answer, has landed).
+  await first.server.storage.settled()
   await first.sql("UPDATE verifications SET delivery = 'sending', delivery_provider = NULL WHERE id = $1", [ok.json.verification_id])
   h = await first.restart()
   h.clock.advance(TIMEOUT_MS + RECOVERY_MARGIN_MS)
