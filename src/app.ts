@@ -114,7 +114,22 @@ export async function openCore(config: Config, opts: CoreOptions = {}): Promise<
     const sealer = new SecretBox(hasher, 'webhook-secrets')
     const webhooks = new Webhooks(pg.storage, sealer, clock)
     const fraud = new FraudAdmin(pg.storage, clock)
-    return { config, engine: 'postgres', db: undefined, pg, clock, logger, hasher, storage: pg.storage, writeHealth, admin, webhooks, sealer, fraud, close: () => void pg.close() }
+    return {
+      config,
+      engine: 'postgres',
+      db: undefined,
+      pg,
+      clock,
+      logger,
+      hasher,
+      storage: pg.storage,
+      writeHealth,
+      admin,
+      webhooks,
+      sealer,
+      fraud,
+      close: () => void pg.close().catch(() => undefined),
+    }
   }
   const db = openDatabase({ path: config.database.path, synchronous: config.database.synchronous, busyTimeoutMs: config.database.busy_timeout_ms })
   const hasher = new Hasher(loadGuardedSecret(db.$client, secret, config.database.path))

@@ -69,7 +69,7 @@ test('an invalid delivery configuration makes /readyz 503 naming delivery', asyn
 
 test('several failing checks are all named; a closed database is a 503, not a 500', async () => {
   h = await createHarness()
-  if (h.server.pg) await h.server.pg.sql.close()
+  if (h.server.pg) await h.server.pg.close()
   else h.server.db!.$client.close()
   const r = await get('/readyz')
   expect(r.status).toBe(503)

@@ -404,7 +404,7 @@ test('every documented receipts response is what the server answers', async () =
 
 // Last: it closes the database under the server.
 test('the 500 of verify matches the document', async () => {
-  if (h.server.pg) await h.server.pg.sql.close()
+  if (h.server.pg) await h.server.pg.close()
   else h.server.db!.$client.close()
   conforms('/api/v1/verify', 'post', await h.verify({ verification_id: 'x', code: '123456' }))
 })

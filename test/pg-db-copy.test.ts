@@ -11,6 +11,9 @@
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { Database } from 'bun:sqlite'
+import { SQL } from 'bun'
+import { copyToPostgres } from '../src/store/copy-to-pg.ts'
+import { applyMigrations } from '../src/store/pg/migrate.ts'
 import { join } from 'node:path'
 import { cli, makeEnv, post, runFromSource, startServer, type OtpdEnv, type ServerProc } from '../scripts/lib/otpd.ts'
 import { pgLedgerViolations, pgSnapshot } from '../scripts/lib/pg-invariants.ts'
@@ -136,6 +139,33 @@ describe.skipIf(!ON_PG)('otpd db copy', () => {
     expect(await pgLedgerViolations(url, { sends: new Map([...loads[0]!.ack.sends, ...loads[1]!.ack.sends]) })).toEqual([])
   })
 
+  test('a copy that does not match its source is rolled back: the target stays empty', async () => {
+    const lite = makeEnv('dbcopy-mismatch', TOML)
+    envs.push(lite)
+    json(lite, 'keys', 'create')
+    json(lite, 'credits', 'add', '50')
+    json(lite, 'credits', 'add', '25', '--note', 'second')
+    const url = await freshDatabase('dbcopy_mismatch')
+    const target = new SQL(url)
+    const source = new Database(lite.dbPath)
+    try {
+      // Damage on the way in: a trigger that changes every amount written to the ledger.
+      const migrate = async (sql: SQL) => {
+        await applyMigrations(sql, 'test')
+        await sql.unsafe(`CREATE FUNCTION bump() RETURNS trigger AS $$ BEGIN NEW.amount := NEW.amount + 1; RETURN NEW; END $$ LANGUAGE plpgsql`)
+        await sql.unsafe('CREATE TRIGGER bump BEFORE INSERT ON credit_ledger FOR EACH ROW EXECUTE FUNCTION bump()')
+      }
+      await expect(copyToPostgres(source, target, { now: Date.now(), retentionDays: 7, migrate })).rejects.toThrow(
+        'the copy does not match its source (nothing was written): the ledgers differ',
+      )
+      const counts = await target.unsafe(`SELECT (SELECT count(*) FROM credit_ledger)::int AS ledger, (SELECT count(*) FROM api_keys)::int AS keys, (SELECT count(*) FROM settings)::int AS settings`)
+      expect(counts[0]).toEqual({ ledger: 0, keys: 0, settings: 0 })
+    } finally {
+      source.close()
+      await target.close()
+    }
+  })
+
   test('refusals: a config already on PostgreSQL, a bad URL, a database that is not ours', async () => {
     const lite = makeEnv('dbcopy-refuse', TOML)
     envs.push(lite)
@@ -145,7 +175,6 @@ describe.skipIf(!ON_PG)('otpd db copy', () => {
     expect(bad.stderr).toContain("--to must be a postgres:// URL (postgres://user@host:5432/database), not 'mysql://x@y/z'")
     const url = await freshDatabase('dbcopy_foreign')
     await pgSnapshot(url, async () => undefined)
-    const { SQL } = await import('bun')
     const other = new SQL(url)
     await other.unsafe('CREATE TABLE invoices (id int)')
     await other.close()

@@ -48,7 +48,7 @@ async function setUp(name: string, url: string, count: number, database = ''): P
 
 const readyz = async (url: string) => {
   try {
-    return (await fetch(url + '/readyz', { signal: AbortSignal.timeout(2000) })).status
+    return (await fetch(url + '/readyz', { signal: AbortSignal.timeout(5000) })).status
   } catch {
     return 0
   }

@@ -108,25 +108,32 @@ describe.skipIf(!ON_PG)('three nodes on one PostgreSQL', () => {
     ['revoke', 401, null],
   ] as const) {
     test(`a key ${verb}d from the CLI is refused by every node within 1 s`, async () => {
-      const k = await otpd(wideEnv, 'keys', 'create', '--account', 'v1')
+      const k = await otpd(wideEnv, 'keys', 'create')
       const ask = (n: ServerProc) => post(n.url, '/api/v1/verify', k.key, { verification_id: crypto.randomUUID(), code: '1234' })
       // Every node has seen the key (a node that caches keys holds it now).
       for (const n of [...wide, ...std]) expect((await ask(n)).status).not.toBe(401)
       const r = await cliAsync(wideEnv, 'keys', verb, String(k.id))
       expect(r.code).toBe(0)
       const done = performance.now()
-      const refusedAt = await Promise.all(
+      // Every node is asked again and again until 1.5 s after the change: each request
+      // that LEFT 1 s or more after it must be refused (its answer may come later on a busy machine).
+      const asked = await Promise.all(
         [...wide, ...std].map(async (n) => {
-          for (;;) {
+          const seen: { sentMs: number; refused: boolean }[] = []
+          while (performance.now() - done < 1500) {
+            const sentMs = performance.now() - done
             const a = await ask(n)
-            const t = performance.now() - done
-            if (a.status === status && (message === null || a.json.error === message || a.json.message === message)) return t
-            if (t > 3000) return Infinity
+            seen.push({ sentMs, refused: a.status === status && (message === null || a.json.error === message) })
             await Bun.sleep(20)
           }
+          return seen
         }),
       )
-      expect(Math.max(...refusedAt)).toBeLessThan(1000)
+      for (const seen of asked) {
+        const late = seen.filter((x) => x.sentMs >= 1000)
+        expect(late.length).toBeGreaterThan(0)
+        expect(late.filter((x) => !x.refused)).toEqual([])
+      }
     })
   }
 })

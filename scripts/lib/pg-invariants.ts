@@ -35,25 +35,30 @@ export interface PgCheckOptions {
 }
 
 const num = (v: unknown) => (v === null || v === undefined ? null : Number(v))
+/** A row as the driver returns it: bigints as strings, so every figure goes through Number(). */
+type Raw = Record<string, unknown>
+const rowsOf = async (p: Promise<unknown>) => (await p) as Raw[]
+const str = (v: unknown) => String(v)
+const strOrNull = (v: unknown) => (v === null || v === undefined ? null : String(v))
 
 /** Every verification with its ledger entries, in one snapshot. */
 export async function pgVerificationRows(sql: SQL): Promise<PgLedgerRow[]> {
-  const rows = await sql.unsafe(`
+  const rows = await rowsOf(sql.unsafe(`
     WITH l AS (SELECT verification_id, count(*) FILTER (WHERE kind = 'debit') AS debits, count(*) FILTER (WHERE kind = 'refund') AS refunds
                FROM credit_ledger WHERE verification_id IS NOT NULL GROUP BY verification_id)
     SELECT v.id, v.status, (v.charged)::int AS charged, v.delivery, v.created_at, v.used_at, v.failed_attempts, v.locked_until,
            encode(v.recipient_hash, 'hex') AS recipient_hash, coalesce(l.debits, 0) AS debits, coalesce(l.refunds, 0) AS refunds
-    FROM verifications v LEFT JOIN l ON l.verification_id = v.id ORDER BY v.seq`)
-  return (rows as any[]).map((r) => ({
-    id: r.id,
-    status: r.status,
+    FROM verifications v LEFT JOIN l ON l.verification_id = v.id ORDER BY v.seq`))
+  return rows.map((r) => ({
+    id: str(r.id),
+    status: str(r.status),
     charged: Number(r.charged) === 1,
-    delivery: r.delivery,
+    delivery: strOrNull(r.delivery),
     created_at: Number(r.created_at),
     used_at: num(r.used_at),
     failed_attempts: Number(r.failed_attempts),
     locked_until: num(r.locked_until),
-    recipient_hash: r.recipient_hash,
+    recipient_hash: str(r.recipient_hash),
     debits: Number(r.debits),
     refunds: Number(r.refunds),
   }))
@@ -68,13 +73,13 @@ export interface AccountBalance {
 }
 
 export async function pgBalances(sql: SQL): Promise<AccountBalance[]> {
-  const rows = await sql.unsafe(`
+  const rows = await rowsOf(sql.unsafe(`
     SELECT a.name, a.balance,
       coalesce((SELECT sum(amount) FROM credit_ledger WHERE account_id = a.id AND kind = 'grant'), 0) AS grants,
       coalesce((SELECT sum(amount) FROM credit_ledger WHERE account_id = a.id AND kind = 'debit'), 0) AS debits,
       coalesce((SELECT sum(amount) FROM credit_ledger WHERE account_id = a.id AND kind = 'refund'), 0) AS refunds
-    FROM accounts a ORDER BY a.name`)
-  return (rows as any[]).map((r) => ({ name: r.name, balance: Number(r.balance), grants: Number(r.grants), debits: Number(r.debits), refunds: Number(r.refunds) }))
+    FROM accounts a ORDER BY a.name`))
+  return rows.map((r) => ({ name: str(r.name), balance: Number(r.balance), grants: Number(r.grants), debits: Number(r.debits), refunds: Number(r.refunds) }))
 }
 
 /** Runs `fn` in one read-only REPEATABLE READ transaction on a short-lived connection. */
@@ -108,9 +113,11 @@ export async function pgLedgerViolations(url: string, acknowledged: Partial<Ackn
       if (a.balance < 0) v.push(`account ${a.name}: negative balance ${a.balance}`)
     }
     if (ack.granted !== undefined && grantsTotal < ack.granted) v.push(`acknowledged grants ${ack.granted} > grants in the ledger ${grantsTotal}`)
-    const orphans = await sql.unsafe(`SELECT count(*) AS n FROM credit_ledger l WHERE kind != 'grant'
-      AND (verification_id IS NULL OR NOT EXISTS (SELECT 1 FROM verifications v WHERE v.id = l.verification_id))`)
-    if (Number((orphans as any[])[0].n) > 0) v.push(`${(orphans as any[])[0].n} debits/refunds without their verification`)
+    const orphans = Number(
+      (await rowsOf(sql.unsafe(`SELECT count(*) AS n FROM credit_ledger l WHERE kind != 'grant'
+        AND (verification_id IS NULL OR NOT EXISTS (SELECT 1 FROM verifications v WHERE v.id = l.verification_id))`)))[0]!.n,
+    )
+    if (orphans > 0) v.push(`${orphans} debits/refunds without their verification`)
 
     const rows = await pgVerificationRows(sql)
     const now = Date.now()
@@ -151,7 +158,7 @@ export async function pgLedgerViolations(url: string, acknowledged: Partial<Ackn
       failuresByRecipient.set(r.recipient_hash, (failuresByRecipient.get(r.recipient_hash) ?? 0) + n)
     }
     for (const [hash, n] of failuresByRecipient) {
-      const stored = Number(((await sql.unsafe(`SELECT count(*) AS n FROM recipient_failures WHERE recipient_hash = decode($1, 'hex')`, [hash])) as any[])[0].n)
+      const stored = Number((await rowsOf(sql.unsafe(`SELECT count(*) AS n FROM recipient_failures WHERE recipient_hash = decode($1, 'hex')`, [hash])))[0]!.n)
       if (stored < n) v.push(`recipient ${hash.slice(0, 8)}: ${n} acknowledged failures, ${stored} in recipient_failures`)
     }
     return v

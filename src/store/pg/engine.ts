@@ -47,16 +47,19 @@ export async function openPostgres(conn: PgConnection, secret: ConfiguredSecret,
     throw new StoreGuardError(`cannot open the PostgreSQL database ${conn.display}: ${err instanceof Error ? err.message : String(err)}`)
   }
   const storage = new PgStorage(sql, opts)
+  // Readiness looks on a connection of its own: requests queued for a busy
+  // pool (which wait, by design) must not make a reachable database look down.
+  const probe = openClient(conn, { poolSize: 1, lockTimeoutMs: opts.lockTimeoutMs })
   return {
     sql,
     storage,
     display: conn.display,
-    check: () => withTimeout(sql.unsafe('SELECT 1').then(() => undefined), CHECK_TIMEOUT_MS, `the PostgreSQL database ${conn.display} did not answer within ${CHECK_TIMEOUT_MS} ms`),
-    migrationsCurrent: () => migrationsCurrent(sql),
+    check: () => withTimeout(probe.unsafe('SELECT 1').then(() => undefined), CHECK_TIMEOUT_MS, `the PostgreSQL database ${conn.display} did not answer within ${CHECK_TIMEOUT_MS} ms`),
+    migrationsCurrent: () => migrationsCurrent(probe),
     sweep: (now, days, maxRows, idempotencyHours) => sweepPg(sql, now, days, maxRows, idempotencyHours),
     close: async () => {
       storage.close()
-      await sql.close({ timeout: 5 })
+      await Promise.all([sql.close({ timeout: 5 }), probe.close()])
     },
   }
 }
