@@ -78,7 +78,13 @@ export class ReceiptService {
       // A receipt changes no section 1 status; a canceled verification still takes one (the message went out).
       const status = decideStatus(v, now, false)
       const extra = { provider: receipt.provider }
-      if (v.delivery === 'sending') await emit(r, 'verification.sent', { ...v, delivery: 'accepted', deliveryProvider: receipt.provider, deliveryUpdatedAt: now }, now, extra, status)
+      if (v.delivery === 'sending') {
+        await emit(r, 'verification.sent', { ...v, delivery: 'accepted', deliveryProvider: receipt.provider, deliveryUpdatedAt: now }, now, extra, status)
+        // A provider took it: the send is in force, and its Idempotency-Key
+        // record (if any) holds the 200 it answers. Settled here, since the
+        // send's own settle (or recovery, which only looks at `sending`) may never come.
+        await r.idempotency.settle(v.seq, null)
+      }
       const after: Verification = { ...v, delivery: receipt.state, deliveryProvider: receipt.provider, deliveryUpdatedAt: now }
       await emit(r, receipt.state === 'delivered' ? 'verification.delivered' : 'verification.undelivered', after, now, extra, status)
       return 'recorded'
