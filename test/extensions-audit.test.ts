@@ -87,6 +87,26 @@ describe('section 1: a status after a receipt', () => {
   })
 })
 
+describe("section 1: `locked` by the recipient cap, which test recipients are exempt from (DECISIONS.md sections 6, 10)", () => {
+  for (const recipient of [TEST.PHONE_SUCCESS, TEST.PHONE_FAIL]) {
+    test(`${recipient}: failures past the cap lock neither the status nor verify; its own 15-minute lockout still applies`, async () => {
+      const h = await start({ config: { limits: { recipient_failures_per_day: 3, max_failed_attempts: 5 } } })
+      const a = (await h.send({ channel: 'sms', recipient })).json.verification_id as string
+      for (let i = 0; i < 4; i++) expect((await h.verify({ verification_id: a, code: '000000' })).json.message).toBe('Invalid code')
+      expect((await statusOf(h, a)).json).toMatchObject({ status: 'pending', failed_attempts: 4 })
+      const b = (await h.send({ channel: 'sms', recipient })).json.verification_id as string
+      expect((await statusOf(h, b)).json).toMatchObject({ status: 'pending', failed_attempts: 0 })
+      const r = await h.verify({ verification_id: b, code: '123456' })
+      expect(r.status).toBe(200)
+      expect(r.json.message).toBe(recipient === TEST.PHONE_SUCCESS ? 'Code verified successfully' : 'Invalid code')
+      // The fifth failure of one verification is its own lockout, as for any recipient.
+      await h.verify({ verification_id: a, code: '000000' })
+      expect((await statusOf(h, a)).json).toMatchObject({ status: 'locked', failed_attempts: 5 })
+      expect((await h.verify({ verification_id: a, code: '123456' })).status).toBe(429)
+    })
+  }
+})
+
 describe('section 2: Idempotency-Key is for the three POSTs only', () => {
   test('on GET status it is ignored, whatever its value: each read answers afresh, never a replay, never a 400', async () => {
     const h = await start()

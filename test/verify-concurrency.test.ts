@@ -138,13 +138,15 @@ describe('state survives a restart', () => {
   })
 
   test('the per-recipient failure count survives a restart', async () => {
-    await start({ config: { limits: { recipient_failures_per_day: 4, max_failed_attempts: 100 } } })
-    const first = await sendTest()
-    for (let i = 0; i < 4; i++) expectResult(await verify(first, '000000'), false, 'Invalid code')
+    // A real recipient: the cap does not apply to test recipients (DECISIONS.md section 6).
+    await start({ credits: 2, config: { limits: { recipient_failures_per_day: 4, max_failed_attempts: 100 } } })
+    const sendReal = async () => (await h.send({ channel: 'email', recipient: 'ada@example.com' })).json.verification_id as string
+    const first = await sendReal()
+    for (let i = 0; i < 4; i++) expectResult(await verify(first, '00000000'), false, 'Invalid code')
     h.clock.advance(3_600_000)
     await restart()
-    const second = await sendTest()
-    expectLocked(await verify(second, '123456'), 23 * 3600)
+    const second = await sendReal()
+    expectLocked(await verify(second, h.delivery.lastCode()), 23 * 3600)
   })
 
   test('per-recipient send counters survive a restart', async () => {

@@ -76,8 +76,8 @@ export class VerifyService {
     attempts += 1
     const lockedUntil = attempts >= d.limits.maxFailedAttempts ? now + d.limits.lockoutSeconds * 1000 : null
     await r.verifications.setAttempts(v.seq, attempts, lockedUntil)
-    // Failures per recipient hash (keyed by account), across verifications: the 24 h cap.
-    await r.failures.record(v.recipientHash, now)
+    // Failures per recipient hash (keyed by account), across verifications: the 24 h cap (not for test recipients).
+    if (v.testMode === null) await r.failures.record(v.recipientHash, now)
     const after = { ...v, failedAttempts: attempts, lockedUntil }
     await emit(r, 'verification.attempt_failed', after, now, { failed_attempts: attempts })
     if (lockedUntil !== null) await emit(r, 'verification.locked', after, now, { retry_after: d.limits.lockoutSeconds })
