@@ -102,6 +102,61 @@ describe('section 3: verification.expired is for a verification that expired unu
   }, 15_000)
 })
 
+describe("section 3: a lockout of the recipient's failure cap (section 1 `locked`, DECISIONS.md section 10)", () => {
+  function bodies(h: Harness, id: string): Record<string, any>[] {
+    return h.server.db.$client
+      .query<{ body: string }, [string]>('SELECT body FROM events WHERE verification_id = ?1 ORDER BY seq')
+      .all(id)
+      .map((e) => JSON.parse(e.body).data)
+  }
+
+  test('the failure that fills the cap reports status locked and starts verification.locked with the wait verify then answers', async () => {
+    const h = await harness({ config: { ...RECEIPTS.config, limits: { recipient_failures_per_day: 3, max_failed_attempts: 100 } } })
+    const t0 = h.clock.now()
+    const first = await sendSms(h, '+14155550123', { expires_in: 3600 })
+    await h.verify({ verification_id: first, code: '00000000' })
+    h.clock.advance(MINUTE)
+    const second = await sendSms(h, '+14155550123', { expires_in: 3600 })
+    await h.verify({ verification_id: second, code: '00000000' })
+    h.clock.advance(MINUTE)
+    await h.verify({ verification_id: second, code: '00000000' }) // the 3rd failure of the recipient: the cap is full
+    const wait = (t0 + 24 * HOUR - h.clock.now()) / 1000
+    expect(bodies(h, second).map((d) => [d.sequence, d.status, d.failed_attempts ?? d.retry_after ?? null])).toEqual([
+      [1, 'pending', null],
+      [2, 'pending', 1],
+      [3, 'locked', 2],
+      [4, 'locked', wait],
+    ])
+    expect(eventsOf(h, second)).toEqual(['verification.sent', 'verification.attempt_failed', 'verification.attempt_failed', 'verification.locked'])
+    // What GET and verify say agree with the events.
+    expect((await h.call(`/api/v1/verifications/${second}`, undefined, { method: 'GET' })).json.status).toBe('locked')
+    const v = await h.verify({ verification_id: second, code: '00000000' })
+    expect([v.status, v.json.retry_after]).toEqual([429, wait])
+  })
+
+  test('its own lockout and the cap at once: retry_after is the longer wait', async () => {
+    const h = await harness({ config: { ...RECEIPTS.config, limits: { recipient_failures_per_day: 5, max_failed_attempts: 5 } } })
+    const id = await sendSms(h, '+14155550123', { expires_in: 3600 })
+    for (let i = 0; i < 5; i++) await h.verify({ verification_id: id, code: '00000000' })
+    expect(bodies(h, id).filter((d) => d.retry_after !== undefined).map((d) => [d.status, d.retry_after])).toEqual([['locked', 86_400]])
+  })
+
+  test('a test recipient is exempt from the cap: only its own lockout reports locked', async () => {
+    const h = await harness({ config: { ...RECEIPTS.config, limits: { recipient_failures_per_day: 2, max_failed_attempts: 5 } } })
+    const id = (await h.send({ channel: 'sms', recipient: TEST.PHONE_FAIL })).json.verification_id as string
+    for (let i = 0; i < 5; i++) await h.verify({ verification_id: id, code: '123456' })
+    expect(bodies(h, id).map((d) => [d.status, d.test, d.failed_attempts ?? d.retry_after ?? null])).toEqual([
+      ['pending', true, null],
+      ['pending', true, 1],
+      ['pending', true, 2],
+      ['pending', true, 3],
+      ['pending', true, 4],
+      ['locked', true, 5],
+      ['locked', true, 900],
+    ])
+  })
+})
+
 describe('section 3: delivery', () => {
   /** A receiver that answers the given statuses in turn, with no body (so 204 and 304 are real). */
   function statusReceiver(statuses: number[]) {
