@@ -321,3 +321,46 @@ describe('section 4: a receipt for a delivery whose outcome otpd never learnt', 
     expect(eventsOf(h, id)).toEqual(['verification.delivery_failed'])
   })
 })
+
+describe('sections 1 and 3: a cancel while the delivery is under way', () => {
+  function held(fail: boolean) {
+    let seen: OutboundMessage | undefined
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    class Held extends RecordingDelivery {
+      override async deliver(m: OutboundMessage): Promise<{ provider: string }> {
+        seen = m
+        await gate
+        if (fail) throw new Error('provider unavailable (test)')
+        return { provider: 'recording' }
+      }
+    }
+    return { delivery: new Held(), seen: () => seen, release: () => release() }
+  }
+
+  for (const fail of [false, true]) {
+    test(`then the provider ${fail ? 'fails (refunded: nothing was delivered)' : 'takes it (not refunded)'}: the status stays canceled, and every event says canceled`, async () => {
+      const d = held(fail)
+      const h = await harness({ delivery: d.delivery, credits: 1 })
+      const sending = h.send({ channel: 'sms', recipient: '+14155550123' })
+      while (!d.seen()) await Bun.sleep(5)
+      const id = d.seen()!.verificationId
+      const c = await h.call(`/api/v1/verifications/${id}/cancel`, undefined, { headers: {} })
+      expect(c.json).toMatchObject({ success: true, status: 'canceled' })
+      d.release()
+      expect((await sending).status).toBe(fail ? 500 : 200)
+      await h.server.storage.settled()
+      const s = await h.call(`/api/v1/verifications/${id}`, undefined, { method: 'GET' })
+      expect(s.json).toMatchObject({ status: 'canceled', delivery: { status: fail ? 'failed' : 'accepted' } })
+      expect((await h.server.admin.balance()).balance).toBe(fail ? 1 : 0)
+      const events = h.server.db.$client
+        .query<{ type: string; body: string }, [string]>('SELECT type, body FROM events WHERE verification_id = ?1 ORDER BY seq')
+        .all(id)
+        .map((e) => [e.type, JSON.parse(e.body).data.status])
+      expect(events).toEqual([
+        ['verification.canceled', 'canceled'],
+        [fail ? 'verification.delivery_failed' : 'verification.sent', 'canceled'],
+      ])
+    })
+  }
+})

@@ -249,7 +249,8 @@ export function refundUnsettled(
     }
     await r.credits.post({ accountId: v.accountId, kind: 'refund', amount: 1, verificationId: v.id, at: now })
     if (report && state === 'failed') {
-      const after: Verification = { ...report, status: 'failed', delivery: 'failed', deliveryUpdatedAt: now }
+      // The row as it is now: `failed`, or `canceled` if a cancel came during the delivery (section 1 order).
+      const after: Verification = (await r.verifications.findById(v.id, v.seq)) ?? { ...report, status: 'failed', delivery: 'failed', deliveryUpdatedAt: now }
       await emit(r, 'verification.delivery_failed', after, now)
     }
     await r.idempotency.settle(v.seq, answer ?? null)
