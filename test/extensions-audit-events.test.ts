@@ -52,11 +52,19 @@ async function deliver(h: Harness): Promise<number> {
   return n
 }
 
-function eventsOf(h: Harness, id: string): string[] {
-  return h.server.db.$client
-    .query<{ type: string }, [string]>('SELECT type FROM events WHERE verification_id = ?1 ORDER BY seq')
-    .all(id)
-    .map((e) => e.type)
+/** The types of a verification's events, oldest first (through the operator's API, not SQL). */
+async function eventsOf(h: Harness, id: string): Promise<string[]> {
+  await h.server.storage.settled()
+  return (await h.server.webhooks.events({ limit: 1000 })).filter((e) => e.verificationId === id).map((e) => e.type)
+}
+
+/** The `data` of a verification's events as a receiver got them, by sequence. */
+async function dataOf(h: Harness, rx: Receiver, id: string): Promise<Record<string, any>[]> {
+  await deliver(h)
+  return rx.received
+    .map((r) => r.json.data)
+    .filter((d) => d.verification_id === id)
+    .sort((a, b) => a.sequence - b.sequence)
 }
 
 const sendSms = async (h: Harness, recipient = '+14155550123', extra: Record<string, unknown> = {}) => {
@@ -78,9 +86,9 @@ describe('section 3: verification.expired is for a verification that expired unu
     for (let i = 0; i < 5; i++) await h.verify({ verification_id: locked, code: '00000000' })
     h.clock.advance(2 * MINUTE)
     expect(await h.server.events.scanExpired(true)).toBe(1)
-    expect(eventsOf(h, canceled)).toEqual(['verification.sent', 'verification.canceled'])
-    expect(eventsOf(h, lockedThenCanceled).filter((t) => t !== 'verification.attempt_failed')).toEqual(['verification.sent', 'verification.locked', 'verification.canceled'])
-    expect(eventsOf(h, locked).at(-1)).toBe('verification.expired')
+    expect(await eventsOf(h, canceled)).toEqual(['verification.sent', 'verification.canceled'])
+    expect((await eventsOf(h, lockedThenCanceled)).filter((t) => t !== 'verification.attempt_failed')).toEqual(['verification.sent', 'verification.locked', 'verification.canceled'])
+    expect((await eventsOf(h, locked)).at(-1)).toBe('verification.expired')
   })
 
   test('the running loop reports an expiry on its own, within 2 min of expires_at', async () => {
@@ -103,15 +111,10 @@ describe('section 3: verification.expired is for a verification that expired unu
 })
 
 describe("section 3: a lockout of the recipient's failure cap (section 1 `locked`, DECISIONS.md section 10)", () => {
-  function bodies(h: Harness, id: string): Record<string, any>[] {
-    return h.server.db.$client
-      .query<{ body: string }, [string]>('SELECT body FROM events WHERE verification_id = ?1 ORDER BY seq')
-      .all(id)
-      .map((e) => JSON.parse(e.body).data)
-  }
-
   test('the failure that fills the cap reports status locked and starts verification.locked with the wait verify then answers', async () => {
     const h = await harness({ config: { ...RECEIPTS.config, limits: { recipient_failures_per_day: 3, max_failed_attempts: 100 } } })
+    const rx = receiver()
+    await h.server.webhooks.add({ url: rx.url })
     const t0 = h.clock.now()
     const first = await sendSms(h, '+14155550123', { expires_in: 3600 })
     await h.verify({ verification_id: first, code: '00000000' })
@@ -121,13 +124,13 @@ describe("section 3: a lockout of the recipient's failure cap (section 1 `locked
     h.clock.advance(MINUTE)
     await h.verify({ verification_id: second, code: '00000000' }) // the 3rd failure of the recipient: the cap is full
     const wait = (t0 + 24 * HOUR - h.clock.now()) / 1000
-    expect(bodies(h, second).map((d) => [d.sequence, d.status, d.failed_attempts ?? d.retry_after ?? null])).toEqual([
+    expect((await dataOf(h, rx, second)).map((d) => [d.sequence, d.status, d.failed_attempts ?? d.retry_after ?? null])).toEqual([
       [1, 'pending', null],
       [2, 'pending', 1],
       [3, 'locked', 2],
       [4, 'locked', wait],
     ])
-    expect(eventsOf(h, second)).toEqual(['verification.sent', 'verification.attempt_failed', 'verification.attempt_failed', 'verification.locked'])
+    expect(await eventsOf(h, second)).toEqual(['verification.sent', 'verification.attempt_failed', 'verification.attempt_failed', 'verification.locked'])
     // What GET and verify say agree with the events.
     expect((await h.call(`/api/v1/verifications/${second}`, undefined, { method: 'GET' })).json.status).toBe('locked')
     const v = await h.verify({ verification_id: second, code: '00000000' })
@@ -136,16 +139,20 @@ describe("section 3: a lockout of the recipient's failure cap (section 1 `locked
 
   test('its own lockout and the cap at once: retry_after is the longer wait', async () => {
     const h = await harness({ config: { ...RECEIPTS.config, limits: { recipient_failures_per_day: 5, max_failed_attempts: 5 } } })
+    const rx = receiver()
+    await h.server.webhooks.add({ url: rx.url })
     const id = await sendSms(h, '+14155550123', { expires_in: 3600 })
     for (let i = 0; i < 5; i++) await h.verify({ verification_id: id, code: '00000000' })
-    expect(bodies(h, id).filter((d) => d.retry_after !== undefined).map((d) => [d.status, d.retry_after])).toEqual([['locked', 86_400]])
+    expect((await dataOf(h, rx, id)).filter((d) => d.retry_after !== undefined).map((d) => [d.status, d.retry_after])).toEqual([['locked', 86_400]])
   })
 
   test('a test recipient is exempt from the cap: only its own lockout reports locked', async () => {
     const h = await harness({ config: { ...RECEIPTS.config, limits: { recipient_failures_per_day: 2, max_failed_attempts: 5 } } })
+    const rx = receiver()
+    await h.server.webhooks.add({ url: rx.url })
     const id = (await h.send({ channel: 'sms', recipient: TEST.PHONE_FAIL })).json.verification_id as string
     for (let i = 0; i < 5; i++) await h.verify({ verification_id: id, code: '123456' })
-    expect(bodies(h, id).map((d) => [d.status, d.test, d.failed_attempts ?? d.retry_after ?? null])).toEqual([
+    expect((await dataOf(h, rx, id)).map((d) => [d.status, d.test, d.failed_attempts ?? d.retry_after ?? null])).toEqual([
       ['pending', true, null],
       ['pending', true, 1],
       ['pending', true, 2],
@@ -299,7 +306,7 @@ describe('section 4: a receipt for a delivery whose outcome otpd never learnt', 
     await post('undelivered')
     const s = await h.call(`/api/v1/verifications/${id}`, undefined, { method: 'GET' })
     expect(s.json).toMatchObject({ status: 'pending', delivery: { status: 'delivered', provider: 'recording', updated_at: new Date(h.clock.now()).toISOString() } })
-    expect(eventsOf(h, id)).toEqual(['verification.sent', 'verification.delivered'])
+    expect(await eventsOf(h, id)).toEqual(['verification.sent', 'verification.delivered'])
     // Refunded at recovery, as section 1 says; the code still verifies.
     expect((await h.server.admin.balance()).balance).toBe(20)
     expect((await h.verify({ verification_id: id, code: '4321' })).json.verified).toBe(true)
@@ -309,7 +316,8 @@ describe('section 4: a receipt for a delivery whose outcome otpd never learnt', 
     const h = await harness()
     h.delivery.fail = true
     expect((await h.send({ channel: 'sms', recipient: '+14155550123' })).status).toBe(500)
-    const id = h.server.db.$client.query<{ id: string }, []>('SELECT id FROM verifications').get()!.id
+    await h.server.storage.settled()
+    const id = (await h.server.webhooks.events({}))[0]!.verificationId!
     const body = JSON.stringify({ verification_id: id, status: 'delivered' })
     const r = await h.call('/api/v1/receipts/recording', undefined, {
       key: null,
@@ -318,7 +326,7 @@ describe('section 4: a receipt for a delivery whose outcome otpd never learnt', 
     })
     expect(r.status).toBe(200)
     expect((await h.call(`/api/v1/verifications/${id}`, undefined, { method: 'GET' })).json).toMatchObject({ status: 'failed', delivery: { status: 'failed', provider: null } })
-    expect(eventsOf(h, id)).toEqual(['verification.delivery_failed'])
+    expect(await eventsOf(h, id)).toEqual(['verification.delivery_failed'])
   })
 })
 
@@ -342,6 +350,8 @@ describe('sections 1 and 3: a cancel while the delivery is under way', () => {
     test(`then the provider ${fail ? 'fails (refunded: nothing was delivered)' : 'takes it (not refunded)'}: the status stays canceled, and every event says canceled`, async () => {
       const d = held(fail)
       const h = await harness({ delivery: d.delivery, credits: 1 })
+      const rx = receiver()
+      await h.server.webhooks.add({ url: rx.url })
       const sending = h.send({ channel: 'sms', recipient: '+14155550123' })
       while (!d.seen()) await Bun.sleep(5)
       const id = d.seen()!.verificationId
@@ -353,10 +363,8 @@ describe('sections 1 and 3: a cancel while the delivery is under way', () => {
       const s = await h.call(`/api/v1/verifications/${id}`, undefined, { method: 'GET' })
       expect(s.json).toMatchObject({ status: 'canceled', delivery: { status: fail ? 'failed' : 'accepted' } })
       expect((await h.server.admin.balance()).balance).toBe(fail ? 1 : 0)
-      const events = h.server.db.$client
-        .query<{ type: string; body: string }, [string]>('SELECT type, body FROM events WHERE verification_id = ?1 ORDER BY seq')
-        .all(id)
-        .map((e) => [e.type, JSON.parse(e.body).data.status])
+      await deliver(h)
+      const events = rx.received.filter((r) => r.json.data.verification_id === id).map((r) => [r.json.type, r.json.data.status])
       expect(events).toEqual([
         ['verification.canceled', 'canceled'],
         [fail ? 'verification.delivery_failed' : 'verification.sent', 'canceled'],

@@ -50,11 +50,10 @@ function expectError(r: Result, code: number, error: string) {
   expect(r.headers.get('idempotent-replayed')).toBeNull()
 }
 
-function eventTypes(h: Harness): string[] {
-  return h.server.db.$client
-    .query<{ type: string }, []>('SELECT type FROM events ORDER BY seq')
-    .all()
-    .map((e) => e.type)
+/** The types of the events written so far, oldest first (through the operator's API, not SQL). */
+async function eventTypes(h: Harness): Promise<string[]> {
+  await h.server.storage.settled()
+  return (await h.server.webhooks.events({ limit: 1000 })).map((e) => e.type)
 }
 
 describe('section 1: a status after a receipt', () => {
@@ -124,7 +123,6 @@ describe('section 2: Idempotency-Key is for the three POSTs only', () => {
     // A read after an approval shows the change: nothing was stored for it.
     await h.verify({ verification_id: id, code: '123456' })
     expect((await statusOf(h, id, { 'idempotency-key': 'read-1' })).json.status).toBe('approved')
-    expect(h.server.db.$client.query('SELECT count(*) AS n FROM idempotency_keys').get()).toEqual({ n: 0 })
   })
 })
 
@@ -174,21 +172,21 @@ describe('section 2 meets section 3: a replay runs nothing, so it writes no even
     const code = h.delivery.lastCode()
     await h.server.storage.settled()
     for (let i = 0; i < 3; i++) expect((await h.call(SEND, body, withKey('s'))).headers.get('idempotent-replayed')).toBe('true')
-    expect(eventTypes(h)).toEqual(['verification.sent'])
+    expect(await eventTypes(h)).toEqual(['verification.sent'])
     const wrong = { verification_id: id, code: code === '000000' ? '111111' : '000000' }
     for (let i = 0; i < 3; i++) expect((await h.call(VERIFY, wrong, withKey('w'))).json.message).toBe('Invalid code')
-    expect(eventTypes(h)).toEqual(['verification.sent', 'verification.attempt_failed'])
+    expect(await eventTypes(h)).toEqual(['verification.sent', 'verification.attempt_failed'])
     const other = (await h.send({ channel: 'sms', recipient: '+14155550124' })).json.verification_id as string
     await h.server.storage.settled()
     for (let i = 0; i < 3; i++) expect((await h.call(cancelPath(other), undefined, withKey('c'))).status).toBe(200)
     for (let i = 0; i < 3; i++) expect((await h.call(VERIFY, { verification_id: id, code }, withKey('r'))).json.verified).toBe(true)
-    expect(eventTypes(h)).toEqual(['verification.sent', 'verification.attempt_failed', 'verification.sent', 'verification.canceled', 'verification.approved'])
+    expect(await eventTypes(h)).toEqual(['verification.sent', 'verification.attempt_failed', 'verification.sent', 'verification.canceled', 'verification.approved'])
   })
 
   test('a replayed test-recipient send writes no second verification.sent', async () => {
     const h = await start()
     for (let i = 0; i < 3; i++) await h.call(SEND, { channel: 'email', recipient: TEST.EMAIL_SUCCESS }, withKey('t'))
-    expect(eventTypes(h)).toEqual(['verification.sent'])
+    expect(await eventTypes(h)).toEqual(['verification.sent'])
   })
 })
 
@@ -231,7 +229,7 @@ describe("section 4 meets sections 1-2: the provider's receipt comes before its 
         expect(replay.headers.get('x-request-id')).toBe(first.json.request_id)
       }
       expect((await h.verify({ verification_id: id, code: '4321' })).json.verified).toBe(true)
-      expect(eventTypes(h)).toEqual(['verification.sent', 'verification.delivered', 'verification.approved'])
+      expect(await eventTypes(h)).toEqual(['verification.sent', 'verification.delivered', 'verification.approved'])
     })
   }
 
