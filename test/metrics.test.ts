@@ -131,7 +131,7 @@ test('requests, sends, verifies, rate-limit rejections and credit balances are c
   const voice = await h.send({ channel: 'voice', recipient: '+14155550124' }) // the last credit
   expect((await h.send({ channel: 'sms', recipient: '+14155550125' })).status).toBe(402)
   const test1 = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
-  const test2 = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
+  await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
   expect((await h.send({ channel: 'fax', recipient: 'x' })).status).toBe(400)
 
   await h.verify({ verification_id: real.json.verification_id, code: h.delivery.sent[0]!.text.slice(-6) })
