@@ -25,8 +25,10 @@ export const EVENT_TYPES: readonly EventType[] = [
 
 /**
  * The section 1 status of a verification as this row shows it at `now`
- * (status.ts). The recipient-wide lockout (DECISIONS 10) is not looked up
- * here: an event reports the verification's own state.
+ * (status.ts), without the recipient-wide lockout (DECISIONS 10): verify
+ * passes `locked` itself when a failure fills that cap. Other events about a
+ * verification of a recipient already capped still say `pending` (not
+ * looked up on every send).
  */
 export function statusAt(v: Verification, now: number): VerificationStatus {
   return decideStatus(v, now, false)

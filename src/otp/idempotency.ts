@@ -11,7 +11,9 @@
  * its delivery makes it `done` (with the 500 if no provider took it). A
  * process killed mid-delivery leaves it `running`; recovery (recovery.ts)
  * settles that send as `unknown`, which is in force, and the record becomes
- * `done` with the 200 it holds, so no key answers "in progress" for ever.
+ * `done` with the 200 it holds, so no key answers "in progress" for ever. A
+ * delivery receipt that comes while the send is still `sending` settles it
+ * too (receipts.ts): a provider took the message, so the 200 is in force.
  *
  * The body is kept only as a keyed hash (it may hold a recipient and a code).
  */

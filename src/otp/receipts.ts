@@ -5,7 +5,8 @@
  *
  * A receipt names its verification by id (otpd put the id in what the vendor
  * signs: Twilio's callback URL, Vonage's `client-ref`, the webhook body), so
- * it finds its row even when it outruns the send's own record of `accepted`.
+ * it finds its row even when it outruns the send's own record of `accepted`,
+ * and also when otpd stopped before learning the outcome (`unknown`).
  * `delivered` and `undelivered` are final: the first one stays. Its event
  * (`verification.delivered` / `undelivered`, EXTENSIONS.md section 3) is
  * written in the same transaction.
@@ -72,13 +73,20 @@ export class ReceiptService {
       if (!v || v.testMode !== null) return 'ignored'
       const now = d.clock.now()
       if (!(await r.verifications.recordReceipt(v.seq, receipt.state, receipt.provider, now))) return 'ignored'
-      // A receipt that outran the send's own record of `accepted` (which now
-      // changes nothing, and so reports nothing) first says what that record
-      // would have: a provider took the message.
       // A receipt changes no section 1 status; a canceled verification still takes one (the message went out).
       const status = decideStatus(v, now, false)
       const extra = { provider: receipt.provider }
-      if (v.delivery === 'sending') await emit(r, 'verification.sent', { ...v, delivery: 'accepted', deliveryProvider: receipt.provider, deliveryUpdatedAt: now }, now, extra, status)
+      // A receipt that outran the send's own record of `accepted` (which now
+      // changes nothing, and so reports nothing) first says what that record
+      // would have: a provider took the message. So does one for an `unknown`
+      // delivery (recovery wrote no event for it).
+      if (v.delivery === 'sending' || v.delivery === 'unknown') {
+        await emit(r, 'verification.sent', { ...v, delivery: 'accepted', deliveryProvider: receipt.provider, deliveryUpdatedAt: now }, now, extra, status)
+        // A provider took it: the send is in force, and its Idempotency-Key
+        // record (if any) holds the 200 it answers. Settled here, since the
+        // send's own settle (or recovery, which only looks at `sending`) may never come.
+        await r.idempotency.settle(v.seq, null)
+      }
       const after: Verification = { ...v, delivery: receipt.state, deliveryProvider: receipt.provider, deliveryUpdatedAt: now }
       await emit(r, receipt.state === 'delivered' ? 'verification.delivered' : 'verification.undelivered', after, now, extra, status)
       return 'recorded'

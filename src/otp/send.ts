@@ -205,8 +205,12 @@ export class SendService {
       // Refunded and out of use. If this transaction fails, the send stays
       // `sending` and recovery refunds it once the delivery timeout is past.
       const refunded = await refundUnsettled(d.storage, reserved, 'failed', d.clock.now(), idem?.answer({ kind: 'delivery_failed' }), reserved)
-      // Recovery settled it first (as `unknown`, in force): the stored answer is the send's 200, and so is this one.
-      if (!refunded && idem) return sent(reserved)
+      // Settled first by someone else, and so in force: by recovery (as
+      // `unknown`, the code verifiable) or by the provider's own receipt (a
+      // provider took it, though its answer never came). The answer is the
+      // send's 200, with or without an Idempotency-Key: a 500 would make the
+      // client send again for a code that works and was charged.
+      if (!refunded) return sent(reserved)
       d.logger.error('delivery failed; credit refunded', {
         request_id: requestId,
         channel: input.channel,
@@ -284,13 +288,18 @@ export function refundUnsettled(
   report?: Verification,
 ): Promise<boolean> {
   return storage.write(async (r) => {
-    if (!(await r.verifications.settleDelivery(v.seq, state, null, now))) return false
+    if (!(await r.verifications.settleDelivery(v.seq, state, null, now))) {
+      // Already settled (by recovery, or by a receipt): in force, so its record holds the 200 it answers.
+      await r.idempotency.settle(v.seq, null)
+      return false
+    }
     // Never delivered: not a send for the fraud guard (a provider outage must not look like pumping).
     // An `unknown` one may have arrived, and stays.
     if (state === 'failed') await r.fraud.dropSend(v.seq)
     await r.credits.post({ accountId: v.accountId, kind: 'refund', amount: 1, verificationId: v.id, at: now })
     if (report && state === 'failed') {
-      const after: Verification = { ...report, status: 'failed', delivery: 'failed', deliveryUpdatedAt: now }
+      // The row as it is now: `failed`, or `canceled` if a cancel came during the delivery (section 1 order).
+      const after: Verification = (await r.verifications.findById(v.id, v.seq)) ?? { ...report, status: 'failed', delivery: 'failed', deliveryUpdatedAt: now }
       await emit(r, 'verification.delivery_failed', after, now)
     }
     await r.idempotency.settle(v.seq, answer ?? null)

@@ -82,8 +82,16 @@ export class VerifyService {
     // which spares test recipients (DECISIONS.md section 6).
     if (v.testMode === null) await r.failures.record(v.recipientHash, now)
     const after = { ...v, failedAttempts: attempts, lockedUntil }
-    await emit(r, 'verification.attempt_failed', after, now, { failed_attempts: attempts })
-    if (lockedUntil !== null) await emit(r, 'verification.locked', after, now, { retry_after: d.limits.lockoutSeconds })
+    // This failure may fill the recipient's cap: a lockout that starts now too,
+    // and the section 1 status the events report is then `locked`.
+    const capNow = await recipientCapWait(r, v, d.limits, now)
+    const status = lockedUntil !== null || capNow > 0 ? 'locked' : 'pending'
+    await emit(r, 'verification.attempt_failed', after, now, { failed_attempts: attempts }, status)
+    if (status === 'locked') {
+      // Until verify takes a code again: the longer of the two locks.
+      const retryAfter = Math.max(lockedUntil === null ? 0 : d.limits.lockoutSeconds, capNow > 0 ? secondsUntil(capNow) : 0)
+      await emit(r, 'verification.locked', after, now, { retry_after: retryAfter }, status)
+    }
     return { kind: 'invalid_code' }
   }
 }

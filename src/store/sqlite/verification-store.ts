@@ -72,10 +72,12 @@ export class SqliteVerificationStore implements VerificationStore {
     this.findByIdQ = c.prepare<Row, [number, string]>(`SELECT ${VERIFICATION_COLUMNS} FROM verifications v WHERE v.seq = ?1 AND v.id = ?2`)
     // A receipt while the send is still `sending` (it can outrun the send's own
     // record of `accepted`) is recorded, and that later record then changes
-    // nothing, since it only moves a delivery that is `sending`.
+    // nothing, since it only moves a delivery that is `sending`. So is one for
+    // an `unknown` delivery (otpd stopped before it learnt the outcome): the
+    // vendor's word is what the operator lacks.
     this.receiptQ = c.prepare<unknown, [number, string, string, number]>(
       `UPDATE verifications SET delivery = ?2, delivery_provider = ?3, delivery_updated_at = ?4
-       WHERE seq = ?1 AND (delivery = 'sending' OR (delivery = 'accepted' AND delivery_provider = ?3))`,
+       WHERE seq = ?1 AND (delivery IN ('sending', 'unknown') OR (delivery = 'accepted' AND delivery_provider = ?3))`,
     )
     this.unsettledQ = c.prepare<UnsettledSend, [number, number]>(
       `SELECT seq, id, account_id AS accountId FROM verifications WHERE delivery = 'sending' AND created_at <= ?1 ORDER BY created_at LIMIT ?2`,
