@@ -132,12 +132,13 @@ export class PgVerificationStore implements VerificationStore {
    * The first final status stays: one conditional UPDATE, which PostgreSQL
    * re-checks on the newest row version after waiting for another receipt's
    * lock. A receipt that outruns the send's record of `accepted` is recorded,
-   * and that record then changes nothing (it only moves a `sending` delivery).
+   * and that record then changes nothing (it only moves a `sending` delivery);
+   * so is one for an `unknown` delivery (otpd stopped before it learnt the outcome).
    */
   async recordReceipt(seq: number, state: ReceiptState, provider: string, at: number): Promise<boolean> {
     const n = await this.tx.run(
       `UPDATE verifications SET delivery = $2, delivery_provider = $3, delivery_updated_at = $4
-       WHERE seq = $1 AND (delivery = 'sending' OR (delivery = 'accepted' AND delivery_provider = $3))`,
+       WHERE seq = $1 AND (delivery IN ('sending', 'unknown') OR (delivery = 'accepted' AND delivery_provider = $3))`,
       [seq, state, provider, at],
     )
     if (n === 1) this.locks.holdsVerification(seq)
