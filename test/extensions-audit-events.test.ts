@@ -255,7 +255,7 @@ describe('section 3: accounts', () => {
 
 test('section 3: `otpd events replay --failed` puts every failed delivery back, with its event id', async () => {
   const env = cliEnv()
-  const h = await createHarness({ dir: env.dir, clock: new ManualClock(Date.now()) })
+  const h = await createHarness({ dir: env.dir, databaseUrl: env.databaseUrl, clock: new ManualClock(Date.now()) })
   open.h.push(h)
   const rx = receiver()
   rx.statuses.push(...Array(200).fill(500))
