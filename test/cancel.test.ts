@@ -174,6 +174,18 @@ describe('common rules of new paths', () => {
     expect((await h.verify({ verification_id: id, code })).json.verified).toBe(true)
   })
 
+  test('whatever the path holds, with or without an Idempotency-Key: 404, never a 500 (PostgreSQL text holds no NUL)', async () => {
+    const h = await start()
+    for (const odd of ['%00', 'a%00b', '%E0%A4%A', '%ZZ', 'x'.repeat(5000)]) {
+      expectError(await cancel(h, odd), 404, 'Verification not found')
+      const keyed = await h.call(cancelPath(odd), undefined, { headers: { 'idempotency-key': `odd-${odd.length}` } })
+      expectError(keyed, 404, 'Verification not found')
+      // The 404 is stored for the key: the same request again is its replay.
+      const again = await h.call(cancelPath(odd), undefined, { headers: { 'idempotency-key': `odd-${odd.length}` } })
+      expect([again.status, again.headers.get('idempotent-replayed')]).toEqual([404, 'true'])
+    }
+  })
+
   test('authentication: 401 and 403 before anything', async () => {
     const h = await start()
     const t = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })

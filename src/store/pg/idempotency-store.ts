@@ -35,7 +35,7 @@ export class PgIdempotencyStore implements IdempotencyStore {
     const rows = await this.tx.q<Row>(
       `SELECT fingerprint, state, status, body, created_at FROM idempotency_keys
        WHERE key_id = $1 AND method = $2 AND path = $3 AND idempotency_key = $4 AND created_at > $5`,
-      [scope.keyId, scope.method, scope.path, scope.key, since],
+      [scope.keyId, scope.method, storable(scope.path), storable(scope.key), since],
     )
     const row = rows[0]
     if (row === undefined) return undefined
@@ -57,7 +57,7 @@ export class PgIdempotencyStore implements IdempotencyStore {
        ON CONFLICT (key_id, method, path, idempotency_key) DO UPDATE SET
          fingerprint = excluded.fingerprint, state = excluded.state, status = excluded.status, body = excluded.body,
          verification_seq = excluded.verification_seq, created_at = excluded.created_at`,
-      [scope.keyId, scope.method, scope.path, scope.key, fingerprint, state, answer.status, answer.body, verificationSeq, createdAt],
+      [scope.keyId, scope.method, storable(scope.path), storable(scope.key), fingerprint, state, answer.status, answer.body, verificationSeq, createdAt],
     )
   }
 
@@ -68,4 +68,13 @@ export class PgIdempotencyStore implements IdempotencyStore {
       [verificationSeq, answer?.status ?? null, answer?.body ?? null],
     )
   }
+}
+
+/**
+ * PostgreSQL text cannot hold NUL, which a path can carry (`%00` in a
+ * verification id): written as `%00` again, the same for a look-up and a save.
+ * Only ids no verification has collide so.
+ */
+function storable(text: string): string {
+  return text.replaceAll('\u0000', '%00')
 }
