@@ -17,7 +17,7 @@ import { ConfigError, resolveConfig } from '../src/app-config.ts'
 import { pgConnection } from '../src/config/database.ts'
 import { migrationFiles, migrationJournal } from '../src/store/pg/migrations/index.ts'
 import { cleanUpAfterEach, cliEnv, startServer, type CliEnv } from './cli-helpers.ts'
-import { createHarness, ON_PG } from './harness.ts'
+import { createHarness, ON_PG, testDatabase } from './harness.ts'
 
 setDefaultTimeout(60_000)
 cleanUpAfterEach()
@@ -217,6 +217,23 @@ describe.skipIf(!ON_PG)('the storage on PostgreSQL', () => {
         { key_id: a.id, n: 2 },
         { key_id: b.id, n: 2 },
       ])
+    } finally {
+      h.close()
+    }
+  })
+
+  test('a server whose default isolation is repeatable read changes nothing: otpd runs READ COMMITTED, and 30 concurrent sends to one recipient give exactly 2', async () => {
+    const url = (await testDatabase('/tmp')).database.url as string
+    const name = new URL(url).pathname.slice(1)
+    const admin = new SQL({ url, max: 1 })
+    await admin.unsafe(`ALTER DATABASE "${name}" SET default_transaction_isolation = 'repeatable read'`)
+    await admin.close()
+    const h = await createHarness({ credits: 100, databaseUrl: url })
+    try {
+      expect(await h.sql("SELECT current_setting('default_transaction_isolation') AS i")).toEqual([{ i: 'repeatable read' }])
+      const rs = await Promise.all(Array.from({ length: 30 }, () => h.send({ channel: 'sms', recipient: '+14155550123' })))
+      expect(rs.filter((r) => r.status === 200).length).toBe(2)
+      expect(rs.filter((r) => r.status === 429).length).toBe(28)
     } finally {
       h.close()
     }

@@ -39,7 +39,10 @@ export function openClient(c: PgConnection, opts: ClientOptions): SQL {
     max: opts.poolSize,
     connectionTimeout: opts.connectTimeoutS ?? 5,
     idleTimeout: 60,
-    connection: { application_name: 'otpd', lock_timeout: `${Math.trunc(opts.lockTimeoutMs)}ms` },
+    // READ COMMITTED whatever the server's default: the locks of store/pg/locks.ts rely on each
+    // statement after a lock wait seeing what the previous holder committed (a repeatable-read
+    // snapshot, taken before the wait, would not see a recipient's newest send).
+    connection: { application_name: 'otpd', lock_timeout: `${Math.trunc(opts.lockTimeoutMs)}ms`, default_transaction_isolation: 'read committed' },
   })
 }
 
