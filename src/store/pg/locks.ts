@@ -16,7 +16,9 @@
  * transactions rarely wait on each other in a cycle; when they do, PostgreSQL
  * aborts one (40P01) and the storage runs it again (store/pg/storage.ts).
  * Each lock is taken once per transaction: `TxLocks` remembers what it holds.
- * Reads (`Storage.read`) take none.
+ * Reads (`Storage.read`) take none. A lock is sent pipelined (Tx.exec): the
+ * statements after it run once the server has granted it, so it holds for
+ * them exactly as if it had been awaited, without a round trip of its own.
  */
 import type { Tx } from './client.ts'
 
@@ -37,7 +39,7 @@ export class TxLocks {
 
   async key(keyId: number): Promise<void> {
     if (!this.locking || this.keys.has(keyId)) return
-    await this.tx.q('SELECT 1 FROM api_keys WHERE id = $1 FOR UPDATE', [keyId])
+    this.tx.exec('SELECT 1 FROM api_keys WHERE id = $1 FOR UPDATE', [keyId])
     this.keys.add(keyId)
   }
 
@@ -45,7 +47,7 @@ export class TxLocks {
     if (!this.locking) return
     const name = Buffer.from(hash).toString('hex')
     if (this.recipients.has(name)) return
-    await this.tx.q('SELECT pg_advisory_xact_lock($1::bigint)', [recipientLockKey(hash).toString()])
+    this.tx.exec('SELECT pg_advisory_xact_lock($1::bigint)', [recipientLockKey(hash).toString()])
     this.recipients.add(name)
   }
 }

@@ -9,10 +9,18 @@
  * short random pause: the port allows `fn` to run more than once. Any other
  * failure before COMMIT rejects with nothing in force.
  *
+ * Statements travel pipelined (store/pg/client.ts Tx.exec): BEGIN, the
+ * transaction's id and every statement whose result nothing reads (locks,
+ * inserts, updates) are sent without waiting, behind one another on the
+ * transaction's connection, and answered with the next statement that is
+ * read; COMMIT goes behind the last ones. A failure among them rolls the
+ * whole transaction back (PostgreSQL answers the COMMIT with ROLLBACK) and
+ * rejects with that statement's error.
+ *
  * A COMMIT whose answer is lost (the connection dropped, the backend was
  * terminated) may have landed. So that the answer matches what is stored,
- * each transaction learns its id as it begins, folded into the BEGIN's own
- * round trip (`BEGIN; SELECT pg_current_xact_id()`, no extra statement),
+ * each transaction learns its id as it begins (`pg_current_xact_id()`,
+ * pipelined with BEGIN and the first statement: no round trip of its own),
  * and a failed COMMIT is settled by asking PostgreSQL on a connection of its
  * own (`pg_xact_status`): 'committed' resolves the write as a success,
  * 'aborted' rejects it (nothing in force), 'in progress' asks again. When the
@@ -22,14 +30,14 @@
  * debit, and recovery (otp/recovery.ts) settles it `unknown` and refunds it;
  * a verify's attempt either counted or not, and the client, answered 500,
  * tries again and sees the stored state. README "Running several nodes" and
- * BENCHMARKS.md say what this window costs.
+ * BENCHMARKS.md say what this window and the pipelining cost and save.
  *
  * The pool opens a new connection for the next request, so the node
  * recovers by itself when the database comes back.
  */
 import type { ReservedSQL, SQL } from 'bun'
 import type { Repos, Storage } from '../../otp/ports.ts'
-import { isDatabaseFault, isRetryable, txOf, type Tx } from './client.ts'
+import { isDatabaseFault, isRetryable, PipelinedTx, txOf, type Tx } from './client.ts'
 import { pgRepos } from './repos.ts'
 
 export const MAX_ATTEMPTS = 10
@@ -50,10 +58,9 @@ export function xactFunctionsFor(serverVersionNum: number): XactFunctions {
   return serverVersionNum >= 130000 ? 'xact' : 'txid'
 }
 
-const BEGIN: Record<XactFunctions, string> = {
-  xact: 'BEGIN; SELECT pg_current_xact_id()::text AS xid, pg_backend_pid() AS pid',
-  txid: 'BEGIN; SELECT txid_current()::text AS xid, pg_backend_pid() AS pid',
-}
+/** A query as Bun runs it: lazy until executed. */
+type Query = Promise<unknown> & { execute(): unknown }
+
 const STATUS: Record<XactFunctions, string> = {
   xact: 'SELECT pg_xact_status($1::xid8) AS status',
   txid: 'SELECT txid_status($1::bigint) AS status',
@@ -81,8 +88,7 @@ export class PgStorage implements Storage {
   private readonly stale: (() => void)[] = []
   private closed: Error | undefined
   private readonly inFlight = new Set<Promise<unknown>>()
-  private readonly readRepos: Repos
-  private readonly begin: string
+  private readonly xact: XactFunctions
   private readonly status: string
   /** Tests only: runs inside each write just before its COMMIT (a fault injected here is real: a killed backend, a stopped server). */
   beforeCommit: ((at: CommitPoint) => Promise<void>) | undefined
@@ -93,8 +99,7 @@ export class PgStorage implements Storage {
     private readonly sql: SQL,
     private readonly opts: PgStorageOptions = {},
   ) {
-    this.readRepos = pgRepos(txOf(sql), false)
-    this.begin = BEGIN[opts.xact ?? 'xact']
+    this.xact = opts.xact ?? 'xact'
     this.status = STATUS[opts.xact ?? 'xact']
     this.resolveWithinMs = opts.resolveWithinMs ?? RESOLVE_WITHIN_MS
   }
@@ -115,7 +120,14 @@ export class PgStorage implements Storage {
 
   read<T>(fn: (r: Repos) => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(this.closed)
-    return fn(this.readRepos)
+    return this.readNow(fn)
+  }
+
+  private async readNow<T>(fn: (r: Repos) => Promise<T>): Promise<T> {
+    const tx = txOf(this.sql)
+    const value = await fn(pgRepos(tx, false))
+    await tx.settle()
+    return value
   }
 
   /** Resolves once every write started before this call has ended. */
@@ -150,30 +162,50 @@ export class PgStorage implements Storage {
   /** One run of `fn` in a transaction on a connection of the pool; what a lost COMMIT did is asked (see above). */
   private async transaction<T>(fn: (r: Repos) => Promise<T>): Promise<T> {
     const conn: ReservedSQL = await this.sql.reserve()
-    let open = false
+    const tx = new PipelinedTx(conn, true)
+    let commitSent = false
     try {
-      // One simple-protocol round trip: the BEGIN and the transaction's id (which assigns it; every write transaction writes).
-      const begun = (await conn.unsafe(this.begin)) as unknown as [unknown, { xid: string; pid: number }[]]
-      open = true
-      const { xid, pid } = begun[1][0]!
-      const tx = txOf(conn)
+      // BEGIN and the transaction's id travel with the transaction's first statement: no round trip of their own.
+      tx.track(conn`BEGIN` as unknown as Query)
+      const ident = tx.track(
+        (this.xact === 'xact'
+          ? conn`SELECT pg_current_xact_id()::text AS xid, pg_backend_pid() AS pid`
+          : conn`SELECT txid_current()::text AS xid, pg_backend_pid() AS pid`) as unknown as Query,
+      ) as Promise<{ xid: string; pid: number }[]>
       const value = await fn(pgRepos(tx, true))
-      if (this.beforeCommit) await this.beforeCommit({ xid, pid, tx })
-      open = false
+      const { xid, pid } = (await ident)[0]!
+      if (this.beforeCommit) {
+        await tx.settle()
+        await this.beforeCommit({ xid, pid, tx })
+      }
+      // A statement that failed before reaching the server (its failure is known by now) must not let the rest commit.
+      if (tx.failure !== undefined) throw tx.failure
+      // COMMIT pipelined behind the last statements: if one of them fails, PostgreSQL answers it with ROLLBACK.
+      const commit = conn`COMMIT` as unknown as Query
+      commit.execute()
+      commit.catch(() => undefined)
+      commitSent = true
+      const failed = await tx.settle().then(
+        () => undefined,
+        (err: unknown) => err ?? new Error('a statement failed'),
+      )
+      let answer: { command?: string }
       try {
-        await conn.unsafe('COMMIT')
+        answer = (await commit) as { command?: string }
       } catch (err) {
+        // The answer to COMMIT is lost: ask what became of the transaction.
         const outcome = await this.outcome(xid)
         if (outcome === 'committed') return value
-        if (outcome === 'aborted') throw err
+        if (outcome === 'aborted') throw failed ?? err
         throw new PgCommitUnknownError(
           `the answer to COMMIT was lost (${err instanceof Error ? err.message : String(err)}) and PostgreSQL could not be asked within ${this.resolveWithinMs} ms whether transaction ${xid} committed: it may be in force`,
           { cause: err },
         )
       }
-      return value
+      if (answer.command === 'COMMIT' && failed === undefined) return value
+      throw failed ?? new Error(`PostgreSQL answered COMMIT with ${answer.command}: the transaction was rolled back`)
     } catch (err) {
-      if (open) await conn.unsafe('ROLLBACK').catch(() => undefined)
+      if (!commitSent) await (conn`ROLLBACK` as unknown as Promise<unknown>).catch(() => undefined)
       throw err
     } finally {
       conn.release()
