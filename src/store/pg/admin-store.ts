@@ -21,7 +21,7 @@ export class PgKeyStore implements KeyStore {
     return rows.map((r) => ({ id: num(r.id), accountId: num(r.account_id), prefix: r.prefix as string, status: r.status as KeyStatus, keyHash: r.key_hash as string }))
   }
   async touch(keyId: number, at: number): Promise<void> {
-    await this.tx.run('UPDATE api_keys SET last_used_at = $2 WHERE id = $1', [keyId, at])
+    this.tx.exec('UPDATE api_keys SET last_used_at = $2 WHERE id = $1', [keyId, at])
   }
 }
 
@@ -44,7 +44,7 @@ export class PgCreditStore implements CreditStore {
     return n === 1
   }
   async post(e: LedgerEntry): Promise<void> {
-    await this.tx.run(
+    this.tx.exec(
       `WITH moved AS (UPDATE accounts SET balance = balance + $6 WHERE id = $1 RETURNING id)
        INSERT INTO credit_ledger (account_id, kind, amount, verification_id, note, created_at) VALUES ($1, $2, $3, $4, $5, $7)`,
       [e.accountId, e.kind, e.amount, e.verificationId ?? null, e.note ?? null, e.kind === 'debit' ? -e.amount : e.amount, e.at],

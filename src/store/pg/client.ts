@@ -14,11 +14,28 @@
 import { SQL } from 'bun'
 import type { PgConnection } from '../../config/database.ts'
 
-/** One statement at a time, inside a transaction or on the pool. */
+/**
+ * Statements inside a transaction or on the pool. Every one goes as a named
+ * prepared statement (Bun's `unsafe` with values prepares and caches it per
+ * connection, as a tagged template does; only a statement without values
+ * would go as a simple query, slower and never pipelined: give every
+ * statement at least one parameter).
+ */
 export interface Tx {
   q<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>
   /** Rows the statement wrote (INSERT/UPDATE/DELETE). */
   run(text: string, params?: unknown[]): Promise<number>
+  /**
+   * A statement whose result nothing reads (a lock, an insert, an update):
+   * sent at once, pipelined behind the ones before it on the transaction's
+   * connection, with no round trip of its own. The server runs a
+   * connection's statements in order, each with a snapshot taken when it
+   * starts, so a lock taken this way holds for every statement after it as
+   * if it had been awaited. Its failure rejects the transaction's next
+   * q/run, or its COMMIT, with the statement's own error (and PostgreSQL
+   * rolls the transaction back): nothing of a failed transaction is in force.
+   */
+  exec(text: string, params: unknown[]): void
 }
 
 export interface ClientOptions {
@@ -46,12 +63,77 @@ export function openClient(c: PgConnection, opts: ClientOptions): SQL {
   })
 }
 
-/** Statements on a client or a transaction handle. */
-export function txOf(sql: SQL): Tx {
-  return {
-    q: async <T>(text: string, params: unknown[] = []) => (await sql.unsafe(text, params)) as T[],
-    run: async (text, params = []) => ((await sql.unsafe(text, params)) as unknown as { count: number }).count,
+/** A query as Bun runs it: lazy until executed, then a promise of its rows. */
+type Query = Promise<unknown> & { execute(): unknown }
+
+/**
+ * The statements of one transaction on its reserved connection, or of one
+ * read on the pool. `exec`'s statements are checked, in order, before the
+ * next q/run answers (`settle`).
+ */
+export class PipelinedTx implements Tx {
+  private sent: Promise<unknown>[] = []
+  /** The first failure among exec's statements, once known. */
+  failure: unknown
+
+  /** `pipelined`: one connection, statements sent without waiting (a transaction); else the pool, one after another. */
+  constructor(
+    private readonly sql: SQL,
+    private readonly pipelined: boolean,
+  ) {}
+
+  /** Starts `query` now; its failure is kept for `settle`. */
+  track(query: Query): Promise<unknown> {
+    query.execute()
+    query.catch((err: unknown) => {
+      this.failure ??= err
+    })
+    this.sent.push(query)
+    return query
   }
+
+  exec(text: string, params: unknown[]): void {
+    if (this.pipelined) {
+      this.track(this.sql.unsafe(text, params) as unknown as Query)
+      return
+    }
+    // On the pool, statements may land on different connections: each waits for the one before.
+    const before = this.sent.at(-1) ?? Promise.resolve()
+    const p = before.then(() => this.sql.unsafe(text, params))
+    p.catch((err: unknown) => {
+      this.failure ??= err
+    })
+    this.sent.push(p)
+  }
+
+  async q<T>(text: string, params: unknown[] = []): Promise<T[]> {
+    if (!this.pipelined) await this.settle()
+    const query = this.sql.unsafe(text, params) as unknown as Query
+    if (this.pipelined) {
+      // Sent behind what exec sent; answered only once those are known to have worked.
+      query.execute()
+      query.catch(() => undefined)
+      await this.settle()
+    }
+    return (await query) as T[]
+  }
+
+  async run(text: string, params: unknown[] = []): Promise<number> {
+    return ((await this.q(text, params)) as unknown as { count: number }).count
+  }
+
+  /** Waits for every statement sent so far; throws the first failure. */
+  async settle(): Promise<void> {
+    const sent = this.sent
+    this.sent = []
+    for (const p of sent) await p
+    if (this.failure !== undefined) throw this.failure
+  }
+}
+
+/** Statements on the pool (no transaction): what `Storage.read` uses. */
+export function txOf(sql: SQL): PipelinedTx {
+  return new PipelinedTx(sql, false)
 }
 
 /** The SQLSTATE of a server error (`40P01`), if it is one. */

@@ -10,7 +10,7 @@ import type { SweepResult } from '../sqlite/sweep.ts'
 import { openClient } from './client.ts'
 import { checkSecret, StoreGuardError } from './guards.ts'
 import { applyMigrations, migrationsCurrent } from './migrate.ts'
-import { PgStorage, type PgStorageOptions } from './storage.ts'
+import { PgStorage, xactFunctionsFor, type PgStorageOptions, type XactFunctions } from './storage.ts'
 import { sweepPg } from './sweep.ts'
 
 export interface PgEngineOptions extends PgStorageOptions {
@@ -35,10 +35,12 @@ const CHECK_TIMEOUT_MS = 2_000
 
 export async function openPostgres(conn: PgConnection, secret: ConfiguredSecret, opts: PgEngineOptions): Promise<PgEngine> {
   const sql = openClient(conn, { poolSize: opts.poolSize, lockTimeoutMs: opts.lockTimeoutMs })
+  let xact: XactFunctions = 'xact'
   try {
-    await sql.unsafe('SELECT 1').catch((err: unknown) => {
+    const version = (await sql.unsafe("SELECT current_setting('server_version_num')::int AS v").catch((err: unknown) => {
       throw new StoreGuardError(`cannot reach the PostgreSQL database ${conn.display}: ${err instanceof Error ? err.message : String(err)}`)
-    })
+    })) as { v: number }[]
+    xact = xactFunctionsFor(version[0]!.v)
     await applyMigrations(sql, conn.display)
     await checkSecret(sql, secret, conn.display)
   } catch (err) {
@@ -46,7 +48,9 @@ export async function openPostgres(conn: PgConnection, secret: ConfiguredSecret,
     if (err instanceof StoreGuardError) throw err
     throw new StoreGuardError(`cannot open the PostgreSQL database ${conn.display}: ${err instanceof Error ? err.message : String(err)}`)
   }
-  const storage = new PgStorage(sql, opts)
+  // A write whose COMMIT answer was lost asks its outcome on a connection of its own (store/pg/storage.ts).
+  const resolver = openClient(conn, { poolSize: 1, lockTimeoutMs: opts.lockTimeoutMs, connectTimeoutS: 2 })
+  const storage = new PgStorage(sql, { ...opts, resolver, xact })
   // Readiness looks on a connection of its own: requests queued for a busy
   // pool (which wait, by design) must not make a reachable database look down.
   const probe = openClient(conn, { poolSize: 1, lockTimeoutMs: opts.lockTimeoutMs })
@@ -59,7 +63,7 @@ export async function openPostgres(conn: PgConnection, secret: ConfiguredSecret,
     sweep: (now, days, maxRows, idempotencyHours) => sweepPg(sql, now, days, maxRows, idempotencyHours),
     close: async () => {
       storage.close()
-      await Promise.all([sql.close({ timeout: 5 }), probe.close()])
+      await Promise.all([sql.close({ timeout: 5 }), probe.close(), resolver.close()])
     },
   }
 }

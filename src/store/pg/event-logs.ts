@@ -24,7 +24,7 @@ export class PgKeyHitLog implements KeyHitLog {
   }
   async record(keyId: number, at: number): Promise<void> {
     await this.locks.key(keyId)
-    await this.tx.run('INSERT INTO key_hits (key_id, seq, at) SELECT $1, coalesce(max(seq), 0) + 1, $2 FROM key_hits WHERE key_id = $1', [keyId, at])
+    this.tx.exec('INSERT INTO key_hits (key_id, seq, at) SELECT $1, coalesce(max(seq), 0) + 1, $2 FROM key_hits WHERE key_id = $1', [keyId, at])
   }
 }
 
@@ -41,6 +41,6 @@ export class PgRecipientFailureLog implements EventLog<Uint8Array> {
   }
   async record(hash: Uint8Array, at: number): Promise<void> {
     await this.locks.recipient(hash)
-    await this.tx.run('INSERT INTO recipient_failures (recipient_hash, at) VALUES ($1, $2)', [hash, at])
+    this.tx.exec('INSERT INTO recipient_failures (recipient_hash, at) VALUES ($1, $2)', [hash, at])
   }
 }

@@ -42,7 +42,7 @@ export class PgEventOutbox implements EventOutbox {
     const sequence = v === null ? 0 : num(rows[0]!.n) + 1
     const body = eventBody(e, id, name, sequence)
     // The event and one delivery per endpoint of the account subscribed to its type (`events` is `,t,t,` or null for all).
-    await this.tx.run(
+    this.tx.exec(
       `WITH e AS (
          INSERT INTO events (id, account_id, type, verification_id, sequence, occurred_at, body) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING seq
        )
@@ -77,6 +77,6 @@ export class PgEventOutbox implements EventOutbox {
 
   async setExpiryCursor(at: number): Promise<void> {
     await this.locks.expiryScan()
-    await this.tx.run('INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value', [CURSOR, String(at)])
+    this.tx.exec('INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value', [CURSOR, String(at)])
   }
 }

@@ -48,13 +48,13 @@ export class PgFraudStore implements FraudStore {
 
   async setAccountSettings(accountId: number, change: Partial<AccountFraudSettings>): Promise<void> {
     if (change.allowedCountries !== undefined) {
-      await this.tx.run('UPDATE accounts SET allowed_countries = $2 WHERE id = $1', [
+      this.tx.exec('UPDATE accounts SET allowed_countries = $2 WHERE id = $1', [
         accountId,
         change.allowedCountries === null ? null : change.allowedCountries.join(','),
       ])
     }
-    if (change.dailyCreditLimit !== undefined) await this.tx.run('UPDATE accounts SET daily_credit_limit = $2 WHERE id = $1', [accountId, change.dailyCreditLimit])
-    if (change.testRecipients !== undefined) await this.tx.run('UPDATE accounts SET test_recipients = $2 WHERE id = $1', [accountId, change.testRecipients])
+    if (change.dailyCreditLimit !== undefined) this.tx.exec('UPDATE accounts SET daily_credit_limit = $2 WHERE id = $1', [accountId, change.dailyCreditLimit])
+    if (change.testRecipients !== undefined) this.tx.exec('UPDATE accounts SET test_recipients = $2 WHERE id = $1', [accountId, change.testRecipients])
   }
 
   async ipSendTimes(ipHash: Uint8Array, since: number): Promise<number[]> {
@@ -111,7 +111,7 @@ export class PgFraudStore implements FraudStore {
 
   async saveBlock(b: BlockRow): Promise<void> {
     await this.locks.named(blockLock(b.accountId, b.kind, b.scope))
-    await this.tx.run(
+    this.tx.exec(
       `INSERT INTO fraud_blocks (${BLOCK_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)
        ON CONFLICT (account_id, kind, scope) DO UPDATE SET started_at = $4, until = $5, level = $6, counts_from = $7`,
       [b.accountId, b.kind, b.scope, b.startedAt, b.until, b.level, b.countsFrom],
@@ -119,7 +119,7 @@ export class PgFraudStore implements FraudStore {
   }
 
   async recordSend(s: FraudSendRow): Promise<void> {
-    await this.tx.run('INSERT INTO fraud_sends (seq, account_id, at, country, prefix, ip_hash, counted) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
+    this.tx.exec('INSERT INTO fraud_sends (seq, account_id, at, country, prefix, ip_hash, counted) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
       s.seq,
       s.accountId,
       s.at,
@@ -146,7 +146,7 @@ export class PgFraudStore implements FraudStore {
     const row = rows[0]
     // Only a send that counted proves its country: monitor decides as enforce would, where that send would not exist.
     if (row === undefined || row.counted !== true) return
-    await this.tx.run(
+    this.tx.exec(
       `INSERT INTO fraud_countries (account_id, country, last_approved_at) VALUES ($1, $2, $3)
        ON CONFLICT (account_id, country) DO UPDATE SET last_approved_at = greatest(fraud_countries.last_approved_at, excluded.last_approved_at)`,
       [row.account_id, row.country, at],
@@ -158,7 +158,7 @@ export class PgFraudStore implements FraudStore {
   /** Both scopes of a send, in one statement; a number whose prefix is its country has one. */
   private async countMinute(s: { accountId: number; at: number; country: string; prefix: string }, sends: number, approved: number): Promise<void> {
     const minute = Math.floor(s.at / MINUTE)
-    await this.tx.run(
+    this.tx.exec(
       `INSERT INTO fraud_minutes (account_id, kind, scope, minute, sends, approved)
        SELECT $1, k.kind, k.scope, $4::bigint, $5::int, $6::int FROM (VALUES ('country', $2::text), ('prefix', $3::text)) AS k(kind, scope)
        WHERE k.kind = 'country' OR $3::text <> $2::text

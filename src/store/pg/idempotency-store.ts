@@ -51,7 +51,7 @@ export class PgIdempotencyStore implements IdempotencyStore {
     await this.locks.key(scope.keyId)
     const { fingerprint, state, answer, createdAt } = record
     // An expired record of the scope (not yet swept) is replaced.
-    await this.tx.run(
+    this.tx.exec(
       `INSERT INTO idempotency_keys (key_id, method, path, idempotency_key, fingerprint, state, status, body, verification_seq, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
        ON CONFLICT (key_id, method, path, idempotency_key) DO UPDATE SET
@@ -62,7 +62,7 @@ export class PgIdempotencyStore implements IdempotencyStore {
   }
 
   async settle(verificationSeq: number, answer: StoredAnswer | null): Promise<void> {
-    await this.tx.run(
+    this.tx.exec(
       `UPDATE idempotency_keys SET state = 'done', status = coalesce($2, status), body = coalesce($3, body)
        WHERE verification_seq = $1 AND state = 'running'`,
       [verificationSeq, answer?.status ?? null, answer?.body ?? null],

@@ -16,7 +16,9 @@
  * transactions rarely wait on each other in a cycle; when they do, PostgreSQL
  * aborts one (40P01) and the storage runs it again (store/pg/storage.ts).
  * Each lock is taken once per transaction: `TxLocks` remembers what it holds.
- * Reads (`Storage.read`) take none.
+ * Reads (`Storage.read`) take none. A lock is sent pipelined (Tx.exec): the
+ * statements after it run once the server has granted it, so it holds for
+ * them exactly as if it had been awaited, without a round trip of its own.
  *
  * Issue 23's rules fit that order: an Idempotency-Key's record is decided
  * under the key's row lock (its scope names the key); an event's `sequence`
@@ -55,7 +57,7 @@ export class TxLocks {
 
   async key(keyId: number): Promise<void> {
     if (!this.locking || this.keys.has(keyId)) return
-    await this.tx.q('SELECT 1 FROM api_keys WHERE id = $1 FOR UPDATE', [keyId])
+    this.tx.exec('SELECT 1 FROM api_keys WHERE id = $1 FOR UPDATE', [keyId])
     this.keys.add(keyId)
   }
 
@@ -63,14 +65,14 @@ export class TxLocks {
     if (!this.locking) return
     const name = Buffer.from(hash).toString('hex')
     if (this.recipients.has(name)) return
-    await this.tx.q('SELECT pg_advisory_xact_lock($1::bigint)', [recipientLockKey(hash).toString()])
+    this.tx.exec('SELECT pg_advisory_xact_lock($1::bigint)', [recipientLockKey(hash).toString()])
     this.recipients.add(name)
   }
 
   /** The verification's row (`FOR UPDATE`), as findForKey takes it: a no-op when this transaction holds it. */
   async verification(seq: number): Promise<void> {
     if (!this.locking || this.verifications.has(seq)) return
-    await this.tx.q('SELECT 1 FROM verifications WHERE seq = $1 FOR UPDATE', [seq])
+    this.tx.exec('SELECT 1 FROM verifications WHERE seq = $1 FOR UPDATE', [seq])
     this.verifications.add(seq)
   }
 
@@ -82,7 +84,7 @@ export class TxLocks {
   /** The expiry scan (otp/events.ts reportExpired): one node at a time reads and moves its cursor. */
   async expiryScan(): Promise<void> {
     if (!this.locking || this.scanning) return
-    await this.tx.q('SELECT pg_advisory_xact_lock($1::bigint)', [EXPIRY_SCAN_LOCK.toString()])
+    this.tx.exec('SELECT pg_advisory_xact_lock($1::bigint)', [EXPIRY_SCAN_LOCK.toString()])
     this.scanning = true
   }
 
@@ -90,7 +92,7 @@ export class TxLocks {
   async named(name: string): Promise<void> {
     if (!this.locking || this.names.has(name)) return
     const key = createHash('sha256').update(name).digest().readBigInt64BE(0)
-    await this.tx.q('SELECT pg_advisory_xact_lock($1::bigint)', [key.toString()])
+    this.tx.exec('SELECT pg_advisory_xact_lock($1::bigint)', [key.toString()])
     this.names.add(name)
   }
 }

@@ -7,38 +7,101 @@
  * A transaction PostgreSQL aborts as a deadlock or serialization failure
  * (40P01, 40001) is run again, up to MAX_ATTEMPTS times in all, after a
  * short random pause: the port allows `fn` to run more than once. Any other
- * failure rejects with nothing in force. A lost connection is not retried
- * here (whether its COMMIT landed cannot be known from this side only when
- * the COMMIT itself was cut, which the port's 500 then covers); the pool
- * opens a new connection for the next request, so the node recovers by
- * itself when the database comes back.
+ * failure before COMMIT rejects with nothing in force.
+ *
+ * Statements travel pipelined (store/pg/client.ts Tx.exec): BEGIN, the
+ * transaction's id and every statement whose result nothing reads (locks,
+ * inserts, updates) are sent without waiting, behind one another on the
+ * transaction's connection, and answered with the next statement that is
+ * read; COMMIT goes behind the last ones. A failure among them rolls the
+ * whole transaction back (PostgreSQL answers the COMMIT with ROLLBACK) and
+ * rejects with that statement's error.
+ *
+ * A COMMIT whose answer is lost (the connection dropped, the backend was
+ * terminated) may have landed. So that the answer matches what is stored,
+ * each transaction learns its id as it begins (`pg_current_xact_id()`,
+ * pipelined with BEGIN and the first statement: no round trip of its own),
+ * and a failed COMMIT is settled by asking PostgreSQL on a connection of its
+ * own (`pg_xact_status`): 'committed' resolves the write as a success,
+ * 'aborted' rejects it (nothing in force), 'in progress' asks again. When the
+ * database cannot be asked within RESOLVE_WITHIN_MS, the write rejects with
+ * PgCommitUnknownError: it may be in force. What the domain leaves behind
+ * then stays consistent: a send's first transaction stays `sending` with its
+ * debit, and recovery (otp/recovery.ts) settles it `unknown` and refunds it;
+ * a verify's attempt either counted or not, and the client, answered 500,
+ * tries again and sees the stored state. README "Running several nodes" and
+ * BENCHMARKS.md say what this window and the pipelining cost and save.
+ *
+ * The pool opens a new connection for the next request, so the node
+ * recovers by itself when the database comes back.
  */
-import type { SQL } from 'bun'
+import type { ReservedSQL, SQL } from 'bun'
 import type { Repos, Storage } from '../../otp/ports.ts'
-import { isDatabaseFault, isRetryable, txOf } from './client.ts'
+import { isDatabaseFault, isRetryable, PipelinedTx, txOf, type Tx } from './client.ts'
 import { pgRepos } from './repos.ts'
 
 export const MAX_ATTEMPTS = 10
+/** How long a write whose COMMIT answer was lost asks the database for its outcome before it gives up. */
+export const RESOLVE_WITHIN_MS = 5_000
+const RESOLVE_PAUSE_MS = 100
 
 /** The storage is closed: otpd is stopping. */
 export class PgStorageClosedError extends Error {}
 
+/** A COMMIT was sent, its answer lost, and the database could not say within the bound whether it landed. */
+export class PgCommitUnknownError extends Error {}
+
+/** The transaction-id functions of the server's version (pg_current_xact_id since PostgreSQL 13). */
+export type XactFunctions = 'xact' | 'txid'
+
+export function xactFunctionsFor(serverVersionNum: number): XactFunctions {
+  return serverVersionNum >= 130000 ? 'xact' : 'txid'
+}
+
+/** A query as Bun runs it: lazy until executed. */
+type Query = Promise<unknown> & { execute(): unknown }
+
+const STATUS: Record<XactFunctions, string> = {
+  xact: 'SELECT pg_xact_status($1::xid8) AS status',
+  txid: 'SELECT txid_status($1::bigint) AS status',
+}
+
+/** The transaction about to commit, for the test hook. */
+export interface CommitPoint {
+  xid: string
+  /** The backend's process id (pg_terminate_backend). */
+  pid: number
+  tx: Tx
+}
+
 export interface PgStorageOptions {
   /** Each write's end: null when it committed, else a failure of the database (readiness follows them, store/write-health.ts). */
   onWriteResult?: (err: unknown) => void
+  /** Where a lost COMMIT's outcome is asked: a client of its own, so that a busy pool never delays it (default: the pool). */
+  resolver?: SQL
+  /** The server's transaction-id functions (default: PostgreSQL 13 and later). */
+  xact?: XactFunctions
+  resolveWithinMs?: number
 }
 
 export class PgStorage implements Storage {
   private readonly stale: (() => void)[] = []
   private closed: Error | undefined
   private readonly inFlight = new Set<Promise<unknown>>()
-  private readonly readRepos: Repos
+  private readonly xact: XactFunctions
+  private readonly status: string
+  /** Tests only: runs inside each write just before its COMMIT (a fault injected here is real: a killed backend, a stopped server). */
+  beforeCommit: ((at: CommitPoint) => Promise<void>) | undefined
+  /** How long a lost COMMIT's outcome is asked for (RESOLVE_WITHIN_MS unless given). */
+  resolveWithinMs: number
 
   constructor(
     private readonly sql: SQL,
     private readonly opts: PgStorageOptions = {},
   ) {
-    this.readRepos = pgRepos(txOf(sql), false)
+    this.xact = opts.xact ?? 'xact'
+    this.status = STATUS[opts.xact ?? 'xact']
+    this.resolveWithinMs = opts.resolveWithinMs ?? RESOLVE_WITHIN_MS
   }
 
   /** Rollbacks: what a process remembers from a transaction that did not commit may be wrong. */
@@ -57,7 +120,14 @@ export class PgStorage implements Storage {
 
   read<T>(fn: (r: Repos) => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(this.closed)
-    return fn(this.readRepos)
+    return this.readNow(fn)
+  }
+
+  private async readNow<T>(fn: (r: Repos) => Promise<T>): Promise<T> {
+    const tx = txOf(this.sql)
+    const value = await fn(pgRepos(tx, false))
+    await tx.settle()
+    return value
   }
 
   /** Resolves once every write started before this call has ended. */
@@ -73,10 +143,9 @@ export class PgStorage implements Storage {
   private async writeNow<T>(fn: (r: Repos) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
-        // Boxed: the client would treat a returned array as queries to run.
-        const box = (await this.sql.begin(async (tx) => ({ value: await fn(pgRepos(txOf(tx), true)) }))) as { value: T }
+        const value = await this.transaction(fn)
         this.opts.onWriteResult?.(null)
-        return box.value
+        return value
       } catch (err) {
         for (const listener of this.stale) listener()
         if (isRetryable(err) && attempt < MAX_ATTEMPTS) {
@@ -84,8 +153,88 @@ export class PgStorage implements Storage {
           continue
         }
         if (isDatabaseFault(err)) this.opts.onWriteResult?.(err)
+        else if (err instanceof PgCommitUnknownError) this.opts.onWriteResult?.(err.cause)
         throw err
       }
     }
   }
+
+  /** One run of `fn` in a transaction on a connection of the pool; what a lost COMMIT did is asked (see above). */
+  private async transaction<T>(fn: (r: Repos) => Promise<T>): Promise<T> {
+    const conn: ReservedSQL = await this.sql.reserve()
+    const tx = new PipelinedTx(conn, true)
+    let commitSent = false
+    try {
+      // BEGIN and the transaction's id travel with the transaction's first statement: no round trip of their own.
+      tx.track(conn`BEGIN` as unknown as Query)
+      const ident = tx.track(
+        (this.xact === 'xact'
+          ? conn`SELECT pg_current_xact_id()::text AS xid, pg_backend_pid() AS pid`
+          : conn`SELECT txid_current()::text AS xid, pg_backend_pid() AS pid`) as unknown as Query,
+      ) as Promise<{ xid: string; pid: number }[]>
+      const value = await fn(pgRepos(tx, true))
+      const { xid, pid } = (await ident)[0]!
+      if (this.beforeCommit) {
+        await tx.settle()
+        await this.beforeCommit({ xid, pid, tx })
+      }
+      // A statement that failed before reaching the server (its failure is known by now) must not let the rest commit.
+      if (tx.failure !== undefined) throw tx.failure
+      // COMMIT pipelined behind the last statements: if one of them fails, PostgreSQL answers it with ROLLBACK.
+      const commit = conn`COMMIT` as unknown as Query
+      commit.execute()
+      commit.catch(() => undefined)
+      commitSent = true
+      const failed = await tx.settle().then(
+        () => undefined,
+        (err: unknown) => err ?? new Error('a statement failed'),
+      )
+      let answer: { command?: string }
+      try {
+        answer = (await commit) as { command?: string }
+      } catch (err) {
+        // The answer to COMMIT is lost: ask what became of the transaction.
+        const outcome = await this.outcome(xid)
+        if (outcome === 'committed') return value
+        if (outcome === 'aborted') throw failed ?? err
+        throw new PgCommitUnknownError(
+          `the answer to COMMIT was lost (${err instanceof Error ? err.message : String(err)}) and PostgreSQL could not be asked within ${this.resolveWithinMs} ms whether transaction ${xid} committed: it may be in force`,
+          { cause: err },
+        )
+      }
+      if (answer.command === 'COMMIT' && failed === undefined) return value
+      throw failed ?? new Error(`PostgreSQL answered COMMIT with ${answer.command}: the transaction was rolled back`)
+    } catch (err) {
+      if (!commitSent) await (conn`ROLLBACK` as unknown as Promise<unknown>).catch(() => undefined)
+      throw err
+    } finally {
+      conn.release()
+    }
+  }
+
+  /** Whether transaction `xid` committed, asked until the bound; 'unknown' when the database could not tell in time. */
+  private async outcome(xid: string): Promise<'committed' | 'aborted' | 'unknown'> {
+    const resolver = this.opts.resolver ?? this.sql
+    const deadline = performance.now() + this.resolveWithinMs
+    for (;;) {
+      const left = deadline - performance.now()
+      if (left <= 0) return 'unknown'
+      try {
+        const rows = (await within(resolver.unsafe(this.status, [xid]), left)) as { status: string | null }[]
+        const status = rows[0]?.status
+        if (status === 'committed') return 'committed'
+        if (status === 'aborted') return 'aborted'
+        // null: too old for the commit log to tell (cannot happen within seconds); 'in progress': the backend is still ending it.
+      } catch {
+        // Unreachable for now: ask again until the bound.
+      }
+      await Bun.sleep(Math.min(RESOLVE_PAUSE_MS, Math.max(0, deadline - performance.now())))
+    }
+  }
+}
+
+function within<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('no answer in time')), ms)))
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer))
 }

@@ -51,11 +51,12 @@ export class PgVerificationStore implements VerificationStore {
   }
 
   async nextSeq(): Promise<number> {
-    const rows = await this.tx.q<{ seq: unknown }>("SELECT nextval('verifications_seq') AS seq")
+    // A parameter, so that it goes prepared (a statement without one is a slower simple query, store/pg/client.ts).
+    const rows = await this.tx.q<{ seq: unknown }>('SELECT nextval($1::regclass) AS seq', ['verifications_seq'])
     return num(rows[0]!.seq)
   }
   async insert(v: Verification): Promise<void> {
-    await this.tx.run(
+    this.tx.exec(
       `INSERT INTO verifications (seq, id, key_id, account_id, channel, recipient_hash, recipient_mask, code_hash, test_mode, status,
          charged, created_at, expires_at, used_at, failed_attempts, locked_until, delivery, delivery_provider, delivery_updated_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
@@ -92,10 +93,10 @@ export class PgVerificationStore implements VerificationStore {
     return rows.map((r) => num(r.at))
   }
   async markUsed(seq: number, at: number): Promise<void> {
-    await this.tx.run('UPDATE verifications SET used_at = $2, failed_attempts = 0, locked_until = NULL WHERE seq = $1', [seq, at])
+    this.tx.exec('UPDATE verifications SET used_at = $2, failed_attempts = 0, locked_until = NULL WHERE seq = $1', [seq, at])
   }
   async setAttempts(seq: number, failedAttempts: number, lockedUntil: number | null): Promise<void> {
-    await this.tx.run('UPDATE verifications SET failed_attempts = $2, locked_until = $3 WHERE seq = $1', [seq, failedAttempts, lockedUntil])
+    this.tx.exec('UPDATE verifications SET failed_attempts = $2, locked_until = $3 WHERE seq = $1', [seq, failedAttempts, lockedUntil])
   }
   async settleDelivery(seq: number, state: Exclude<DeliveryState, 'sending' | ReceiptState>, provider: string | null, at: number): Promise<boolean> {
     // The row's own lock makes the `sending` check exact: a second settlement (another node's recovery) changes nothing.
@@ -119,7 +120,7 @@ export class PgVerificationStore implements VerificationStore {
   // Issue 23 (status, cancel, receipts), as store/sqlite/verification-store.ts.
   /** Only an active one: a failed delivery stays failed. The row is locked by findForKey in the same transaction. */
   async cancel(seq: number): Promise<void> {
-    await this.tx.run("UPDATE verifications SET status = 'canceled' WHERE seq = $1 AND status = 'active'", [seq])
+    this.tx.exec("UPDATE verifications SET status = 'canceled' WHERE seq = $1 AND status = 'active'", [seq])
   }
   /** Inside a write, locks the row (`FOR UPDATE`): a receipt and the send's own settlement, on any nodes, run one after the other. */
   async findById(id: string, seq: number): Promise<Verification | undefined> {

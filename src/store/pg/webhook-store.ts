@@ -60,12 +60,12 @@ export class PgWebhookRepo implements WebhookRepo {
   }
 
   async deleteEndpoint(id: number): Promise<void> {
-    await this.tx.run('DELETE FROM event_deliveries WHERE endpoint_id = $1', [id])
-    await this.tx.run('DELETE FROM webhook_endpoints WHERE id = $1', [id])
+    this.tx.exec('DELETE FROM event_deliveries WHERE endpoint_id = $1', [id])
+    this.tx.exec('DELETE FROM webhook_endpoints WHERE id = $1', [id])
   }
 
   async setSecret(id: number, secret: Uint8Array, prevSecret: Uint8Array, at: number): Promise<void> {
-    await this.tx.run('UPDATE webhook_endpoints SET secret = $2, prev_secret = $3, rotated_at = $4 WHERE id = $1', [id, secret, prevSecret, at])
+    this.tx.exec('UPDATE webhook_endpoints SET secret = $2, prev_secret = $3, rotated_at = $4 WHERE id = $1', [id, secret, prevSecret, at])
   }
 
   async listEvents(q: { accountId?: number; status?: EventDeliveryStatus; limit: number }): Promise<EventRow[]> {
@@ -86,7 +86,7 @@ export class PgWebhookRepo implements WebhookRepo {
 
   async rearm(eventSeq: number, at: number, onlyFailed: boolean): Promise<number> {
     // The event's row lock, as the sweep takes it (store/pg/sweep.ts): an event swept meanwhile re-arms nothing.
-    await this.tx.q('SELECT 1 FROM events WHERE seq = $1 FOR UPDATE', [eventSeq])
+    this.tx.exec('SELECT 1 FROM events WHERE seq = $1 FOR UPDATE', [eventSeq])
     if (onlyFailed) {
       return this.tx.run(
         `UPDATE event_deliveries SET status = 'pending', attempts = 0, first_at = $2, next_at = $2, lease_until = NULL, lease_owner = NULL,
