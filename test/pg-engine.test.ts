@@ -222,6 +222,31 @@ describe.skipIf(!ON_PG)('the storage on PostgreSQL', () => {
     }
   })
 
+  test('a pipelined statement that fails rolls its whole transaction back and rejects with its own error, whether a read or the COMMIT comes next', async () => {
+    const h = await createHarness({ credits: 5 })
+    try {
+      const sent = await h.send({ channel: 'sms', recipient: '+14155550123' })
+      const [row] = await h.sql('SELECT seq, key_id FROM verifications WHERE id = $1', [sent.json.verification_id])
+      const v = (await h.server.storage.read((r) => r.verifications.findForKey(sent.json.verification_id, Number(row!.seq), Number(row!.key_id))))!
+      // insert is pipelined (Tx.exec): a second row with the same number fails after the account's insert ran.
+      const code = (p: Promise<unknown>) => p.then(() => 'committed', (err: { errno?: string }) => err.errno)
+      expect(await code(h.server.storage.write(async (r) => {
+        await r.admin.insertAccount('pipelined-then-commit', h.clock.now())
+        await r.verifications.insert(v)
+      }))).toBe('23505')
+      expect(await code(h.server.storage.write(async (r) => {
+        await r.admin.insertAccount('pipelined-then-read', h.clock.now())
+        await r.verifications.insert(v)
+        await r.credits.balance(v.accountId)
+      }))).toBe('23505')
+      expect(await h.sql("SELECT name FROM accounts WHERE name LIKE 'pipelined%'")).toEqual([])
+      // The connection serves the next transactions.
+      expect(await code(h.server.storage.write((r) => r.admin.insertAccount('after', h.clock.now())))).toBe('committed')
+    } finally {
+      h.close()
+    }
+  })
+
   test('a server whose default isolation is repeatable read changes nothing: otpd runs READ COMMITTED, and 30 concurrent sends to one recipient give exactly 2', async () => {
     const url = (await testDatabase('/tmp')).database.url as string
     const name = new URL(url).pathname.slice(1)
