@@ -32,9 +32,25 @@ export function otpdCli(binary: string, args: string[], configFile: string, cwd:
   return p.stdout.toString()
 }
 
-/** Limits raised out of the way and every channel on a noop provider: the bench measures otpd, not a vendor. */
-export function benchConfig(dir: string, synchronous: Mode, metricsToken: string): string {
+const fraudKnown = new Map<string, boolean>()
+/** Whether `binary` has the fraud guard (a reference from before it refuses the `[fraud]` table). */
+function knowsFraud(binary: string): boolean {
+  let known = fraudKnown.get(binary)
+  if (known === undefined) {
+    known = /^\s+fraud\b/m.test(Bun.spawnSync([binary, '--help'], { env: cleanEnv() }).stdout.toString())
+    fraudKnown.set(binary, known)
+  }
+  return known
+}
+
+/**
+ * Limits raised out of the way and every channel on a noop provider: the bench
+ * measures otpd, not a vendor. The fraud guard is off (load to random numbers
+ * is what it refuses) where `binary` has one.
+ */
+export function benchConfig(dir: string, synchronous: Mode, metricsToken: string, binary: string): string {
   const file = join(dir, 'otp.config.toml')
+  const fraud = knowsFraud(binary) ? '[fraud]\nmode = "off"\n' : ''
   const big = 1_000_000_000
   writeFileSync(
     file,
@@ -53,10 +69,7 @@ recipient_per_day = ${big}
 max_failed_attempts = ${big}
 recipient_failures_per_day = ${big}
 
-# Load to random numbers is what the fraud guard refuses: off for throughput.
-[fraud]
-mode = "off"
-
+${fraud}
 [channels]
 sms = ["bench"]
 email = ["bench"]
@@ -101,7 +114,7 @@ export function writeIdPools(dir: string, ok: string[], wrong: string[]): Record
 /** A fresh database in its own directory, seeded, with `binary serve` running on it. */
 export async function startSeeded(s: OtpdSettings, binary: string, mode: Mode, label: string): Promise<Seeded> {
   const dir = mkdtempSync(join(s.scratch, `${label}-${mode.toLowerCase()}-`))
-  const configFile = benchConfig(dir, mode, s.metricsToken)
+  const configFile = benchConfig(dir, mode, s.metricsToken, binary)
   const key = JSON.parse(otpdCli(binary, ['keys', 'create', '--name', 'bench', '--json'], configFile, dir)).key as string
   otpdCli(binary, ['credits', 'add', '1000000000'], configFile, dir)
   const server = await startServer([binary, 'serve', '--listen', '127.0.0.1:0', '--config', configFile], {}, dir, s.serverCpus)
@@ -118,7 +131,7 @@ export async function startSeeded(s: OtpdSettings, binary: string, mode: Mode, l
 /** Process start to the first 200 (a send to a test recipient), on an existing database with a key. */
 export async function coldStart(s: OtpdSettings, binary: string): Promise<number> {
   const dir = mkdtempSync(join(s.scratch, 'cold-'))
-  const configFile = benchConfig(dir, 'FULL', s.metricsToken)
+  const configFile = benchConfig(dir, 'FULL', s.metricsToken, binary)
   const key = JSON.parse(otpdCli(binary, ['keys', 'create', '--json'], configFile, dir)).key as string
   const port = await freePort()
   const body = JSON.stringify({ channel: 'sms', recipient: '+15550100001' })
