@@ -12,16 +12,17 @@ import { SqliteWebhookRepo } from './webhook-store.ts'
 
 export function sqliteRepos(db: Db, stale: StaleSource): Repos {
   const credits = new SqliteCreditStore(db, stale)
+  const events = new SqliteEventOutbox(db, stale)
   return {
     keys: new SqliteKeyStore(db),
     keyHits: new SqliteKeyHitLog(db, stale),
     failures: new RecipientFailureLog(db),
-    verifications: new SqliteVerificationStore(db, stale),
+    verifications: new SqliteVerificationStore(db, stale, (v) => events.inserted(v.id, v.createdAt)),
     credits,
     // A rollback of that write fires `stale`, which drops them again.
     admin: new SqliteAdminStore(db, () => credits.forgetCodeLengths()),
-    events: new SqliteEventOutbox(db),
-    webhooks: new SqliteWebhookRepo(db),
+    events,
+    webhooks: new SqliteWebhookRepo(db, () => events.endpointsChanged()),
     idempotency: new SqliteIdempotencyStore(db),
     fraud: new SqliteFraudStore(db, stale),
   }

@@ -28,7 +28,11 @@ const EVENT = `SELECT * FROM (SELECT e.seq, e.id, a.name AS account, e.type, e.v
 export class SqliteWebhookRepo implements WebhookRepo {
   private readonly c
 
-  constructor(db: Db) {
+  /** `endpointsChanged`: the event outbox's copy of which accounts have endpoints is dropped on each write of one. */
+  constructor(
+    db: Db,
+    private readonly endpointsChanged: () => void = () => {},
+  ) {
     this.c = db.$client
   }
 
@@ -40,6 +44,7 @@ export class SqliteWebhookRepo implements WebhookRepo {
       e.secret,
       e.at,
     ])
+    this.endpointsChanged()
     return Number(r.lastInsertRowid)
   }
 
@@ -57,6 +62,7 @@ export class SqliteWebhookRepo implements WebhookRepo {
   }
 
   async deleteEndpoint(id: number): Promise<void> {
+    this.endpointsChanged()
     this.c.run('DELETE FROM event_deliveries WHERE endpoint_id = ?1', [id])
     this.c.run('DELETE FROM webhook_endpoints WHERE id = ?1', [id])
   }
