@@ -50,9 +50,12 @@ export class SqliteEventOutbox implements EventOutbox {
     })
     this.hasEndpointQ = c.prepare<{ one: number }, [number]>('SELECT 1 AS one FROM webhook_endpoints WHERE account_id = ?1 LIMIT 1')
     this.accountQ = c.prepare<{ name: string }, [number]>('SELECT name FROM accounts WHERE id = ?1')
-    this.sequenceQ = c.prepare<{ n: number }, [string]>('SELECT coalesce(max(sequence), 0) AS n FROM events WHERE verification_id = ?1')
-    this.insertQ = c.prepare<unknown, [string, number, string, string | null, number, number, string]>(
-      'INSERT INTO events (id, account_id, type, verification_id, sequence, occurred_at, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)',
+    // By number and id: a number is given again once every verification up to it has been swept (sweep.ts), while events still pending stay.
+    this.sequenceQ = c.prepare<{ n: number }, [number, string]>(
+      'SELECT coalesce(max(sequence), 0) AS n FROM events WHERE verification_seq = ?1 AND verification_id = ?2',
+    )
+    this.insertQ = c.prepare<unknown, [string, number, string, string | null, number | null, number, number, string]>(
+      'INSERT INTO events (id, account_id, type, verification_id, verification_seq, sequence, occurred_at, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)',
     )
     // One delivery per endpoint of the account subscribed to the type (`events` is `,t,t,` or null for all).
     this.fanOutQ = c.prepare<unknown, [number, number, number, string]>(
@@ -63,7 +66,7 @@ export class SqliteEventOutbox implements EventOutbox {
     this.expiredQ = c.prepare<VerificationRow, [number, number, number]>(
       `SELECT ${VERIFICATION_COLUMNS} FROM verifications v
        WHERE v.expires_at > ?1 AND v.expires_at <= ?2 AND v.used_at IS NULL AND v.status = 'active'
-         AND NOT EXISTS (SELECT 1 FROM events e WHERE e.verification_id = v.id AND e.type IN ('verification.expired', 'verification.canceled'))
+         AND NOT EXISTS (SELECT 1 FROM events e WHERE e.verification_seq = v.seq AND e.verification_id = v.id AND e.type IN ('verification.expired', 'verification.canceled'))
        ORDER BY v.expires_at LIMIT ?3`,
     )
     this.cursorQ = c.prepare<{ value: string }, [string]>('SELECT value FROM settings WHERE name = ?1')
@@ -73,9 +76,9 @@ export class SqliteEventOutbox implements EventOutbox {
   async add(e: NewEvent): Promise<void> {
     const id = crypto.randomUUID()
     const v = e.verification
-    const sequence = v === null ? 0 : this.lastSequence(v.id, e.at) + 1
+    const sequence = v === null ? 0 : this.lastSequence(v, e.at) + 1
     const body = eventBody(e, id, this.accountName(e.accountId), sequence)
-    const seq = Number(this.insertQ.run(id, e.accountId, e.type, v?.id ?? null, sequence, e.at, body).lastInsertRowid)
+    const seq = Number(this.insertQ.run(id, e.accountId, e.type, v?.id ?? null, v?.seq ?? null, sequence, e.at, body).lastInsertRowid)
     if (v !== null) this.keepSequence(v.id, sequence, e.at)
     if (this.hasEndpoints(e.accountId)) this.fanOutQ.run(seq, e.at, e.accountId, e.type)
   }
@@ -90,10 +93,10 @@ export class SqliteEventOutbox implements EventOutbox {
     this.withEndpoints.clear()
   }
 
-  private lastSequence(verificationId: string, now: number): number {
-    const copy = this.sequences.get(verificationId)
+  private lastSequence(v: Verification, now: number): number {
+    const copy = this.sequences.get(v.id)
     if (copy !== undefined && copy.at > now - SEQUENCE_COPY_MS) return copy.n
-    return this.sequenceQ.get(verificationId)!.n
+    return this.sequenceQ.get(v.seq, v.id)!.n
   }
 
   private keepSequence(verificationId: string, n: number, at: number): void {
