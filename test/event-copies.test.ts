@@ -212,3 +212,26 @@ test("a verification's sequence counts the events another connection wrote, and 
     { type: "verification.approved", sequence: 4 },
   ]);
 });
+
+test('an event id names its row, and an event from before such ids is still found by its id', async () => {
+  const { path, a, b, accountId, keyId } = await setup()
+  const v = verification(1, accountId, keyId)
+  await a.write(async (r) => {
+    await r.verifications.insert(v)
+    await r.events.add({ type: 'verification.sent', accountId, at: 2_000, verification: v, status: 'pending', extra: {} })
+  })
+  const [made] = rows(path, 'SELECT id, seq FROM events') as { id: string; seq: number }[]
+  expect(made!.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+  expect((await a.read((r) => r.webhooks.findEvent(made!.id)))?.seq).toBe(made!.seq)
+  // As migration 0009 leaves one: a random v4 id, kept in event_legacy_ids.
+  const legacy = crypto.randomUUID()
+  const c = new Database(path)
+  c.run("INSERT INTO events (seq, id, account_id, type, verification_id, verification_seq, sequence, occurred_at, body) VALUES (7, ?1, ?2, 'send.blocked', NULL, NULL, 0, 1, '{}')", [legacy, accountId])
+  c.run('INSERT INTO event_legacy_ids (id, seq) VALUES (?1, 7)', [legacy])
+  c.close()
+  expect((await b.read((r) => r.webhooks.findEvent(legacy)))?.seq).toBe(7)
+  expect(await b.read((r) => r.webhooks.findEvent(crypto.randomUUID()))).toBeUndefined()
+  // The next event follows the row another connection wrote.
+  await a.write((r) => r.events.add({ type: 'verification.approved', accountId, at: 3_000, verification: v, status: 'approved', extra: {} }))
+  expect(rows(path, 'SELECT seq FROM events ORDER BY seq')).toEqual([{ seq: made!.seq }, { seq: 7 }, { seq: 8 }])
+})

@@ -20,6 +20,14 @@ import type { StaleSource } from './stale.ts'
 import { VERIFICATION_COLUMNS, type VerificationRow } from './verification-store.ts'
 
 const CURSOR = 'events_expired_through'
+/** The hash purpose of event ids: their own family, apart from verification ids. */
+export const EVENT_ID_PURPOSE = 'event-id'
+
+/** Ids that name their row (lib/verification-id.ts): v4 UUIDs, found by number with no index of them. */
+export interface RowIds {
+  make(seq: number): string
+  seqOf(id: string): number | null
+}
 /**
  * A verification's last sequence is taken from the copy only while that copy
  * is this recent (sweep.ts deletes events after at least a day, so the event
@@ -37,25 +45,33 @@ export class SqliteEventOutbox implements EventOutbox {
   private readonly cursorQ
   private readonly setCursorQ
   private readonly hasEndpointQ
+  private readonly lastSeqQ
+  private lastSeq: number | undefined
   private readonly names = new Map<number, string>()
   private readonly withEndpoints = new Map<number, boolean>()
   private readonly sequences = new Map<string, { n: number; at: number }>()
 
-  constructor(db: Db, stale: StaleSource) {
+  constructor(
+    db: Db,
+    stale: StaleSource,
+    private readonly ids: RowIds,
+  ) {
     const c = db.$client
     stale.onStale(() => {
+      this.lastSeq = undefined
       this.names.clear()
       this.withEndpoints.clear()
       this.sequences.clear()
     })
+    this.lastSeqQ = c.prepare<{ seq: number | null }, []>('SELECT max(seq) AS seq FROM events')
     this.hasEndpointQ = c.prepare<{ one: number }, [number]>('SELECT 1 AS one FROM webhook_endpoints WHERE account_id = ?1 LIMIT 1')
     this.accountQ = c.prepare<{ name: string }, [number]>('SELECT name FROM accounts WHERE id = ?1')
     // By number and id: a number is given again once every verification up to it has been swept (sweep.ts), while events still pending stay.
     this.sequenceQ = c.prepare<{ n: number }, [number, string]>(
       'SELECT coalesce(max(sequence), 0) AS n FROM events WHERE verification_seq = ?1 AND verification_id = ?2',
     )
-    this.insertQ = c.prepare<unknown, [string, number, string, string | null, number | null, number, number, string]>(
-      'INSERT INTO events (id, account_id, type, verification_id, verification_seq, sequence, occurred_at, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)',
+    this.insertQ = c.prepare<unknown, [number, string, number, string, string | null, number | null, number, number, string]>(
+      'INSERT INTO events (seq, id, account_id, type, verification_id, verification_seq, sequence, occurred_at, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)',
     )
     // One delivery per endpoint of the account subscribed to the type (`events` is `,t,t,` or null for all).
     this.fanOutQ = c.prepare<unknown, [number, number, number, string]>(
@@ -74,11 +90,14 @@ export class SqliteEventOutbox implements EventOutbox {
   }
 
   async add(e: NewEvent): Promise<void> {
-    const id = crypto.randomUUID()
+    // The row's number first: the id names it, and no index of random ids costs each insert a page (as verification ids).
+    this.lastSeq ??= this.lastSeqQ.get()?.seq ?? 0
+    const seq = ++this.lastSeq
+    const id = this.ids.make(seq)
     const v = e.verification
     const sequence = v === null ? 0 : this.lastSequence(v, e.at) + 1
     const body = eventBody(e, id, this.accountName(e.accountId), sequence)
-    const seq = Number(this.insertQ.run(id, e.accountId, e.type, v?.id ?? null, v?.seq ?? null, sequence, e.at, body).lastInsertRowid)
+    this.insertQ.run(seq, id, e.accountId, e.type, v?.id ?? null, v?.seq ?? null, sequence, e.at, body)
     if (v !== null) this.keepSequence(v.id, sequence, e.at)
     if (this.hasEndpoints(e.accountId)) this.fanOutQ.run(seq, e.at, e.accountId, e.type)
   }

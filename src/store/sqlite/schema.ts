@@ -188,6 +188,7 @@ export const webhookEndpoints = sqliteTable('webhook_endpoints', {
  * The event outbox: one row per event, written in the transaction of the
  * change it reports. `body` is the exact JSON POSTed (a replay sends it
  * again, id included). `sequence` numbers one verification's events from 1.
+ * An id names its row (`seq`, lib/verification-id.ts): no index of ids.
  */
 export const events = sqliteTable(
   'events',
@@ -211,7 +212,20 @@ export const events = sqliteTable(
     occurredAt: integer('occurred_at').notNull(),
     body: text('body').notNull(),
   },
-  (t) => [uniqueIndex('events_id').on(t.id), index('events_verification_seq').on(t.verificationSeq, t.verificationId, t.sequence), index('events_account').on(t.accountId, t.seq)],
+  (t) => [index('events_verification_seq').on(t.verificationSeq, t.verificationId, t.sequence), index('events_account').on(t.accountId, t.seq)],
+)
+
+/**
+ * Events from before their ids named their row (lib/verification-id.ts, as
+ * verification ids do): `events show` and `events replay` still find them by
+ * id. Events have no index of their ids.
+ */
+export const eventLegacyIds = sqliteTable(
+  'event_legacy_ids',
+  {
+    id: text('id').primaryKey(),
+    seq: integer('seq').notNull(),
+  },
 )
 
 /**

@@ -13,6 +13,7 @@ import m0005 from './0005_events.sql' with { type: 'text' }
 import m0006 from './0006_idempotency.sql' with { type: 'text' }
 import m0007 from './0007_fraud.sql' with { type: 'text' }
 import m0008 from './0008_events_verification_seq.sql' with { type: 'text' }
+import m0009 from './0009_event_ids.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 export const migrationFiles: Record<string, string> = {
@@ -25,4 +26,5 @@ export const migrationFiles: Record<string, string> = {
   '0006_idempotency': m0006,
   '0007_fraud': m0007,
   '0008_events_verification_seq': m0008,
+  '0009_event_ids': m0009,
 }
