@@ -44,6 +44,7 @@ import { databaseFileSizes } from './store/sqlite/health.ts'
 import { startCheckpointer, type Checkpointer } from './store/sqlite/checkpointer.ts'
 import { startWalSync } from './store/sqlite/wal-sync.ts'
 import { loadGuardedSecret } from './store/sqlite/guards.ts'
+import { EVENT_ID_PURPOSE } from './store/sqlite/event-store.ts'
 import { SqliteStorage } from './store/sqlite/storage.ts'
 import { sweep, type SweepResult } from './store/sqlite/sweep.ts'
 import { WriteHealth } from './store/write-health.ts'
@@ -145,6 +146,7 @@ export async function openCore(config: Config, opts: CoreOptions = {}): Promise<
   const storage = new SqliteStorage(db, reader, {
     busyTimeoutMs: config.database.busy_timeout_ms,
     onFatal,
+    eventIds: new VerificationIds(hasher, EVENT_ID_PURPOSE),
     onWriteResult: (err) => writeHealth.record(err),
   })
   const admin = new Admin(storage, hasher, clock)

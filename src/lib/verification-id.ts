@@ -27,7 +27,11 @@ const TWO_32 = 2 ** 32
 export const MAX_SEQ = 2 ** 48 - 1
 
 export class VerificationIds {
-  constructor(private readonly hasher: Hasher) {}
+  /** `purpose`: another one makes another family of ids (event ids, store/sqlite/event-store.ts). */
+  constructor(
+    private readonly hasher: Hasher,
+    private readonly purpose = HASH_PURPOSE,
+  ) {}
 
   /** A fresh id naming row `seq`. */
   make(seq: number): string {
@@ -45,7 +49,7 @@ export class VerificationIds {
 
   /** `n` XOR the first 48 bits of the head's HMAC (its own inverse). */
   private mask(head: string, n: number): number {
-    const h = this.hasher.digest(HASH_PURPOSE, head)
+    const h = this.hasher.digest(this.purpose, head)
     const hi = ((h[0]! << 8) | h[1]!) ^ Math.floor(n / TWO_32)
     const lo = (((h[2]! << 24) | (h[3]! << 16) | (h[4]! << 8) | h[5]!) ^ n) >>> 0
     return hi * TWO_32 + lo

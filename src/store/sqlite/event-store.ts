@@ -3,14 +3,38 @@
  * write transaction, so the event and its deliveries commit or roll back with
  * the change they report. The sequence number is read in that transaction,
  * under the write lock: exact even with several processes.
+ *
+ * Three per-process copies spare most events their reads (each a B-tree
+ * look-up; the sequence one, on a random text key, cost more than the rest of
+ * `add` together): account names, whether an account has any endpoint, and
+ * the last sequence of recent verifications (0 for one this connection just
+ * inserted). All are dropped when the storage says another connection wrote
+ * or a rollback happened (stale.ts), and the endpoint one when this
+ * connection writes an endpoint: what they give is what the reads would.
  */
 import { eventBody } from '../../otp/events.ts'
 import type { EventOutbox, NewEvent } from '../../otp/ports.ts'
 import type { Verification } from '../../otp/types.ts'
 import type { Db } from './db.ts'
+import type { StaleSource } from './stale.ts'
 import { VERIFICATION_COLUMNS, type VerificationRow } from './verification-store.ts'
 
 const CURSOR = 'events_expired_through'
+/** The hash purpose of event ids: their own family, apart from verification ids. */
+export const EVENT_ID_PURPOSE = 'event-id'
+
+/** Ids that name their row (lib/verification-id.ts): v4 UUIDs, found by number with no index of them. */
+export interface RowIds {
+  make(seq: number): string
+  seqOf(id: string): number | null
+}
+/**
+ * A verification's last sequence is taken from the copy only while that copy
+ * is this recent (sweep.ts deletes events after at least a day, so the event
+ * it counts is still there), and at most this many are kept.
+ */
+const SEQUENCE_COPY_MS = 3_600_000
+const SEQUENCE_COPIES = 100_000
 
 export class SqliteEventOutbox implements EventOutbox {
   private readonly accountQ
@@ -20,13 +44,34 @@ export class SqliteEventOutbox implements EventOutbox {
   private readonly expiredQ
   private readonly cursorQ
   private readonly setCursorQ
+  private readonly hasEndpointQ
+  private readonly lastSeqQ
+  private lastSeq: number | undefined
+  private readonly names = new Map<number, string>()
+  private readonly withEndpoints = new Map<number, boolean>()
+  private readonly sequences = new Map<string, { n: number; at: number }>()
 
-  constructor(db: Db) {
+  constructor(
+    db: Db,
+    stale: StaleSource,
+    private readonly ids: RowIds,
+  ) {
     const c = db.$client
+    stale.onStale(() => {
+      this.lastSeq = undefined
+      this.names.clear()
+      this.withEndpoints.clear()
+      this.sequences.clear()
+    })
+    this.lastSeqQ = c.prepare<{ seq: number | null }, []>('SELECT max(seq) AS seq FROM events')
+    this.hasEndpointQ = c.prepare<{ one: number }, [number]>('SELECT 1 AS one FROM webhook_endpoints WHERE account_id = ?1 LIMIT 1')
     this.accountQ = c.prepare<{ name: string }, [number]>('SELECT name FROM accounts WHERE id = ?1')
-    this.sequenceQ = c.prepare<{ n: number }, [string]>('SELECT coalesce(max(sequence), 0) AS n FROM events WHERE verification_id = ?1')
-    this.insertQ = c.prepare<unknown, [string, number, string, string | null, number, number, string]>(
-      'INSERT INTO events (id, account_id, type, verification_id, sequence, occurred_at, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)',
+    // By number and id: a number is given again once every verification up to it has been swept (sweep.ts), while events still pending stay.
+    this.sequenceQ = c.prepare<{ n: number }, [number, string]>(
+      'SELECT coalesce(max(sequence), 0) AS n FROM events WHERE verification_seq = ?1 AND verification_id = ?2',
+    )
+    this.insertQ = c.prepare<unknown, [number, string, number, string, string | null, number | null, number, number, string]>(
+      'INSERT INTO events (seq, id, account_id, type, verification_id, verification_seq, sequence, occurred_at, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)',
     )
     // One delivery per endpoint of the account subscribed to the type (`events` is `,t,t,` or null for all).
     this.fanOutQ = c.prepare<unknown, [number, number, number, string]>(
@@ -37,7 +82,7 @@ export class SqliteEventOutbox implements EventOutbox {
     this.expiredQ = c.prepare<VerificationRow, [number, number, number]>(
       `SELECT ${VERIFICATION_COLUMNS} FROM verifications v
        WHERE v.expires_at > ?1 AND v.expires_at <= ?2 AND v.used_at IS NULL AND v.status = 'active'
-         AND NOT EXISTS (SELECT 1 FROM events e WHERE e.verification_id = v.id AND e.type IN ('verification.expired', 'verification.canceled'))
+         AND NOT EXISTS (SELECT 1 FROM events e WHERE e.verification_seq = v.seq AND e.verification_id = v.id AND e.type IN ('verification.expired', 'verification.canceled'))
        ORDER BY v.expires_at LIMIT ?3`,
     )
     this.cursorQ = c.prepare<{ value: string }, [string]>('SELECT value FROM settings WHERE name = ?1')
@@ -45,12 +90,48 @@ export class SqliteEventOutbox implements EventOutbox {
   }
 
   async add(e: NewEvent): Promise<void> {
-    const id = crypto.randomUUID()
+    // The row's number first: the id names it, and no index of random ids costs each insert a page (as verification ids).
+    this.lastSeq ??= this.lastSeqQ.get()?.seq ?? 0
+    const seq = ++this.lastSeq
+    const id = this.ids.make(seq)
     const v = e.verification
-    const sequence = v === null ? 0 : this.sequenceQ.get(v.id)!.n + 1
+    const sequence = v === null ? 0 : this.lastSequence(v, e.at) + 1
     const body = eventBody(e, id, this.accountName(e.accountId), sequence)
-    const seq = Number(this.insertQ.run(id, e.accountId, e.type, v?.id ?? null, sequence, e.at, body).lastInsertRowid)
-    this.fanOutQ.run(seq, e.at, e.accountId, e.type)
+    this.insertQ.run(seq, id, e.accountId, e.type, v?.id ?? null, v?.seq ?? null, sequence, e.at, body)
+    if (v !== null) this.keepSequence(v.id, sequence, e.at)
+    if (this.hasEndpoints(e.accountId)) this.fanOutQ.run(seq, e.at, e.accountId, e.type)
+  }
+
+  /** A verification this connection has just inserted (in the running transaction): it has no event yet. */
+  inserted(verificationId: string, at: number): void {
+    this.keepSequence(verificationId, 0, at)
+  }
+
+  /** This connection added, changed or deleted an endpoint. */
+  endpointsChanged(): void {
+    this.withEndpoints.clear()
+  }
+
+  private lastSequence(v: Verification, now: number): number {
+    const copy = this.sequences.get(v.id)
+    if (copy !== undefined && copy.at > now - SEQUENCE_COPY_MS) return copy.n
+    return this.sequenceQ.get(v.seq, v.id)!.n
+  }
+
+  private keepSequence(verificationId: string, n: number, at: number): void {
+    this.sequences.delete(verificationId)
+    this.sequences.set(verificationId, { n, at })
+    // The oldest first (a Map keeps insertion order).
+    if (this.sequences.size > SEQUENCE_COPIES) this.sequences.delete(this.sequences.keys().next().value!)
+  }
+
+  private hasEndpoints(accountId: number): boolean {
+    let has = this.withEndpoints.get(accountId)
+    if (has === undefined) {
+      has = this.hasEndpointQ.get(accountId) !== null
+      this.withEndpoints.set(accountId, has)
+    }
+    return has
   }
 
   async expiredUnreported(from: number, to: number, limit: number): Promise<Verification[]> {
@@ -67,8 +148,12 @@ export class SqliteEventOutbox implements EventOutbox {
   }
 
   private accountName(id: number): string {
-    const name = this.accountQ.get(id)?.name
-    if (name === undefined) throw new Error(`an event for account ${id}, which does not exist`)
+    let name = this.names.get(id)
+    if (name === undefined) {
+      name = this.accountQ.get(id)?.name
+      if (name === undefined) throw new Error(`an event for account ${id}, which does not exist`)
+      this.names.set(id, name)
+    }
     return name
   }
 }

@@ -19,6 +19,7 @@ interface SettingsRow {
 }
 
 type StoredBlock = Omit<BlockRow, 'kind'> & { kind: string }
+type SendRow = { accountId: number; at: number; country: string; prefix: string; counted: number }
 
 export class SqliteFraudStore implements FraudStore {
   private readonly settingsQ
@@ -79,10 +80,12 @@ export class SqliteFraudStore implements FraudStore {
       'INSERT INTO fraud_sends (seq, account_id, at, country, prefix, ip_hash, counted) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)',
     )
     this.dropQ = c.prepare<unknown, [number]>('DELETE FROM fraud_sends WHERE seq = ?1')
-    this.approveQ = c.prepare<unknown, [number, number]>('UPDATE fraud_sends SET approved_at = ?2 WHERE seq = ?1 AND approved_at IS NULL')
-    // Only a send that counted proves its country: monitor decides as enforce would, where that send would not exist.
-    this.proveQ = c.prepare<unknown, [number, number]>(
-      `INSERT INTO fraud_countries (account_id, country, last_approved_at) SELECT account_id, country, ?2 FROM fraud_sends WHERE seq = ?1 AND counted = 1
+    // The row as approved, in the same statement: no second look-up for what `approved` does next.
+    this.approveQ = c.prepare<SendRow, [number, number]>(
+      'UPDATE fraud_sends SET approved_at = ?2 WHERE seq = ?1 AND approved_at IS NULL RETURNING account_id AS accountId, at, country, prefix, counted',
+    )
+    this.proveQ = c.prepare<unknown, [number, string, number]>(
+      `INSERT INTO fraud_countries (account_id, country, last_approved_at) VALUES (?1, ?2, ?3)
        ON CONFLICT (account_id, country) DO UPDATE SET last_approved_at = max(last_approved_at, excluded.last_approved_at)`,
     )
     // Newest first along credit_ledger_send_debits: it reads at most n rows (and their refund look-ups).
@@ -164,11 +167,13 @@ export class SqliteFraudStore implements FraudStore {
     if (row.counted === 1) this.countMinute(row, -1, row.approvedAt === null ? 0 : -1)
   }
   async approved(seq: number, at: number): Promise<void> {
-    if (this.approveQ.run(seq, at).changes !== 1) return
-    this.proveQ.run(seq, at)
-    const row = this.sendRowQ.get(seq)
-    // Counted in the minute of the send: the window is about when sends were made.
-    if (row?.counted === 1) this.countMinute(row, 0, 1)
+    const row = this.approveQ.get(seq, at)
+    // Only a send that counted proves its country (monitor decides as enforce
+    // would, where that send would not exist), and is counted in the minute
+    // of the send: the window is about when sends were made.
+    if (row?.counted !== 1) return
+    this.proveQ.run(row.accountId, row.country, at)
+    this.countMinute(row, 0, 1)
   }
   /** Both scopes of a send; a number whose prefix is its country has one. */
   private countMinute(s: { accountId: number; at: number; country: string; prefix: string }, sends: number, approved: number): void {

@@ -3,25 +3,26 @@ import type { Repos } from '../../otp/ports.ts'
 import { SqliteAdminStore, SqliteCreditStore, SqliteKeyStore } from './admin-store.ts'
 import type { Db } from './db.ts'
 import { RecipientFailureLog, SqliteKeyHitLog } from './event-logs.ts'
-import { SqliteEventOutbox } from './event-store.ts'
+import { SqliteEventOutbox, type RowIds } from './event-store.ts'
 import { SqliteIdempotencyStore } from './idempotency-store.ts'
 import { SqliteFraudStore } from './fraud-store.ts'
 import type { StaleSource } from './stale.ts'
 import { SqliteVerificationStore } from './verification-store.ts'
 import { SqliteWebhookRepo } from './webhook-store.ts'
 
-export function sqliteRepos(db: Db, stale: StaleSource): Repos {
+export function sqliteRepos(db: Db, stale: StaleSource, eventIds: RowIds): Repos {
   const credits = new SqliteCreditStore(db, stale)
+  const events = new SqliteEventOutbox(db, stale, eventIds)
   return {
     keys: new SqliteKeyStore(db),
     keyHits: new SqliteKeyHitLog(db, stale),
     failures: new RecipientFailureLog(db),
-    verifications: new SqliteVerificationStore(db, stale),
+    verifications: new SqliteVerificationStore(db, stale, (v) => events.inserted(v.id, v.createdAt)),
     credits,
     // A rollback of that write fires `stale`, which drops them again.
     admin: new SqliteAdminStore(db, () => credits.forgetCodeLengths()),
-    events: new SqliteEventOutbox(db),
-    webhooks: new SqliteWebhookRepo(db),
+    events,
+    webhooks: new SqliteWebhookRepo(db, eventIds, () => events.endpointsChanged()),
     idempotency: new SqliteIdempotencyStore(db),
     fraud: new SqliteFraudStore(db, stale),
   }

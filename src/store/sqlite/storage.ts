@@ -31,6 +31,9 @@ import type { Repos, Storage } from '../../otp/ports.ts'
 import type { Db } from './db.ts'
 import { sqliteRepos } from './repos.ts'
 import { StaleListeners } from './stale.ts'
+import { Hasher } from '../../lib/secrets.ts'
+import { VerificationIds } from '../../lib/verification-id.ts'
+import { EVENT_ID_PURPOSE, type RowIds } from './event-store.ts'
 import type { WriteTurn } from './write-turn.ts'
 
 /** A bound on one batch, so one transaction never holds the write lock for long. */
@@ -54,6 +57,11 @@ type Result = { ok: true; value: unknown } | { ok: false; err: unknown }
 
 export interface SqliteStorageOptions {
   busyTimeoutMs: number
+  /**
+   * Event ids that name their row (store/sqlite/event-store.ts), under the
+   * server secret; without it, under a key of this instance only (tests).
+   */
+  eventIds?: RowIds
   /** A flush failed: the process must stop without answering (store/sqlite/storage.ts header). */
   onFatal: (err: Error) => void
   /** Each failed write (not a busy wait), and each commit: readiness follows them. */
@@ -101,8 +109,9 @@ export class SqliteStorage implements Storage {
       readEnd: reader.$client.prepare('COMMIT'),
     }
     this.dataVersion = this.client.prepare('PRAGMA data_version')
-    this.repos = sqliteRepos(writer, this.stale)
-    this.readRepos = sqliteRepos(reader, this.readStale)
+    const eventIds = opts.eventIds ?? new VerificationIds(new Hasher(crypto.getRandomValues(new Uint8Array(32))), EVENT_ID_PURPOSE)
+    this.repos = sqliteRepos(writer, this.stale, eventIds)
+    this.readRepos = sqliteRepos(reader, this.readStale, eventIds)
   }
 
   /** Makes every write settle only after `durable()` resolves, called once per batch after its COMMIT. */

@@ -35,7 +35,8 @@ export class SqliteVerificationStore implements VerificationStore {
   private readonly receiptQ
   private lastSeq: number | undefined
 
-  constructor(db: Db, tx: StaleSource) {
+  /** `onInsert`: told of each verification inserted (the event outbox's sequence copy). */
+  constructor(db: Db, tx: StaleSource, private readonly onInsert: (v: Verification) => void = () => {}) {
     const c = db.$client
     tx.onStale(() => (this.lastSeq = undefined))
     this.insertQ = c.prepare<unknown, [Record<string, string | number | Uint8Array | null>]>(
@@ -90,6 +91,7 @@ export class SqliteVerificationStore implements VerificationStore {
   }
   async insert(v: Verification): Promise<void> {
     this.insertQ.run({ ...v, charged: v.charged ? 1 : 0 })
+    this.onInsert(v)
   }
   async findForKey(id: string, seq: number | null, keyId: number): Promise<Verification | undefined> {
     const row = (seq === null ? null : this.findQ.get(seq, id, keyId)) ?? this.findLegacyQ.get(id, keyId)

@@ -6,6 +6,7 @@
 import type { EventType } from '../../otp/ports.ts'
 import type { DeliveryResult, DueDelivery, EndpointRow, EventDeliveryStatus, EventRow, WebhookRepo } from '../../otp/webhooks.ts'
 import type { Db } from './db.ts'
+import type { RowIds } from './event-store.ts'
 
 type RawEndpoint = Omit<EndpointRow, 'events'> & { events: string | null }
 
@@ -28,7 +29,12 @@ const EVENT = `SELECT * FROM (SELECT e.seq, e.id, a.name AS account, e.type, e.v
 export class SqliteWebhookRepo implements WebhookRepo {
   private readonly c
 
-  constructor(db: Db) {
+  /** `endpointsChanged`: the event outbox's copy of which accounts have endpoints is dropped on each write of one. */
+  constructor(
+    db: Db,
+    private readonly eventIds: RowIds,
+    private readonly endpointsChanged: () => void = () => {},
+  ) {
     this.c = db.$client
   }
 
@@ -40,6 +46,7 @@ export class SqliteWebhookRepo implements WebhookRepo {
       e.secret,
       e.at,
     ])
+    this.endpointsChanged()
     return Number(r.lastInsertRowid)
   }
 
@@ -57,6 +64,7 @@ export class SqliteWebhookRepo implements WebhookRepo {
   }
 
   async deleteEndpoint(id: number): Promise<void> {
+    this.endpointsChanged()
     this.c.run('DELETE FROM event_deliveries WHERE endpoint_id = ?1', [id])
     this.c.run('DELETE FROM webhook_endpoints WHERE id = ?1', [id])
   }
@@ -77,8 +85,12 @@ export class SqliteWebhookRepo implements WebhookRepo {
       .map(eventRow)
   }
 
+  /** By the row its id names, or for an event from before such ids, by the number kept for it (migration 0009). */
   async findEvent(id: string): Promise<EventRow | undefined> {
-    const row = this.c.query<EventRow, [string]>(`${EVENT} WHERE e.id = ?1)`).get(id)
+    const seq = this.eventIds.seqOf(id)
+    const row =
+      (seq === null ? null : this.c.query<EventRow, [number, string]>(`${EVENT} WHERE e.seq = ?1 AND e.id = ?2)`).get(seq, id)) ??
+      this.c.query<EventRow, [string]>(`${EVENT} WHERE e.seq = (SELECT l.seq FROM event_legacy_ids l WHERE l.id = ?1) AND e.id = ?1)`).get(id)
     return row === null ? undefined : eventRow(row)
   }
 

@@ -12,6 +12,8 @@ import m0004 from './0004_settings.sql' with { type: 'text' }
 import m0005 from './0005_events.sql' with { type: 'text' }
 import m0006 from './0006_idempotency.sql' with { type: 'text' }
 import m0007 from './0007_fraud.sql' with { type: 'text' }
+import m0008 from './0008_events_verification_seq.sql' with { type: 'text' }
+import m0009 from './0009_event_ids.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 export const migrationFiles: Record<string, string> = {
@@ -23,4 +25,6 @@ export const migrationFiles: Record<string, string> = {
   '0005_events': m0005,
   '0006_idempotency': m0006,
   '0007_fraud': m0007,
+  '0008_events_verification_seq': m0008,
+  '0009_event_ids': m0009,
 }
