@@ -189,8 +189,18 @@ async function refuseUnlessEmpty(target: SQL, migrated: boolean): Promise<void> 
   }
 }
 
+/**
+ * Columns only the SQLite schema has, derived there for its own look-ups:
+ * `events.verification_seq` (the verification's row number, SQLite's index for
+ * an event's sequence). PostgreSQL finds events by their ids and
+ * `verification_id` directly, so they are not copied; nor is SQLite's
+ * `event_legacy_ids` table (ids of events from before SQLite numbered them).
+ */
+const SQLITE_ONLY_COLUMNS: Partial<Record<Table, string[]>> = { events: ['verification_seq'] }
+
 async function copyTable(source: Database, tx: SQL, table: Table, which: { where: string; params: number[] }, batch: number): Promise<number> {
   const booleans = BOOLEAN_COLUMNS[table] ?? []
+  const sqliteOnly = SQLITE_ONLY_COLUMNS[table] ?? []
   const query = source.query<Record<string, unknown>, number[]>(`SELECT * FROM ${table} WHERE ${which.where} ORDER BY ${ORDER[table]}`)
   let rows: Record<string, unknown>[] = []
   let n = 0
@@ -201,6 +211,7 @@ async function copyTable(source: Database, tx: SQL, table: Table, which: { where
     rows = []
   }
   for (const row of query.iterate(...which.params)) {
+    for (const c of sqliteOnly) delete row[c]
     for (const b of booleans) row[b] = row[b] === null ? null : Boolean(row[b])
     for (const [k, v] of Object.entries(row)) if (v instanceof Uint8Array) row[k] = Buffer.from(v)
     rows.push(row)
