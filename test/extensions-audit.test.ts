@@ -87,8 +87,8 @@ describe('section 1: a status after a receipt', () => {
 })
 
 describe("section 1: `locked` by the recipient cap, which test recipients are exempt from (DECISIONS.md sections 6, 10)", () => {
-  for (const recipient of [TEST.PHONE_SUCCESS, TEST.PHONE_FAIL]) {
-    test(`${recipient}: failures past the cap lock neither the status nor verify; its own 15-minute lockout still applies`, async () => {
+  for (const [name, recipient] of [['the SUCCESS test phone', TEST.PHONE_SUCCESS], ['the FAIL test phone', TEST.PHONE_FAIL]] as const) {
+    test(`${name}: failures past the cap lock neither the status nor verify; its own 15-minute lockout still applies`, async () => {
       const h = await start({ config: { limits: { recipient_failures_per_day: 3, max_failed_attempts: 5 } } })
       const a = (await h.send({ channel: 'sms', recipient })).json.verification_id as string
       for (let i = 0; i < 4; i++) expect((await h.verify({ verification_id: a, code: '000000' })).json.message).toBe('Invalid code')
