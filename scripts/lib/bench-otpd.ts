@@ -46,9 +46,17 @@ function knowsFraud(binary: string): boolean {
 /**
  * Limits raised out of the way and every channel on a noop provider: the bench
  * measures otpd, not a vendor. The fraud guard is off (load to random numbers
- * is what it refuses) where `binary` has one.
+ * is what it refuses) where `binary` has one. The database is a SQLite file in
+ * `dir` with `synchronous`, or the given `[server]` and `[database]` lines
+ * (PostgreSQL, bench-pg.ts).
  */
-export function benchConfig(dir: string, synchronous: Mode, metricsToken: string, binary: string): string {
+export function benchConfig(
+  dir: string,
+  synchronous: Mode,
+  metricsToken: string,
+  binary: string,
+  db: { server: string; database: string } = { server: '', database: `path = "${join(dir, 'otpd.db')}"\nsynchronous = "${synchronous}"` },
+): string {
   const file = join(dir, 'otp.config.toml')
   const fraud = knowsFraud(binary) ? '[fraud]\nmode = "off"\n' : ''
   const big = 1_000_000_000
@@ -56,10 +64,9 @@ export function benchConfig(dir: string, synchronous: Mode, metricsToken: string
     file,
     `[server]
 metrics_token = "${metricsToken}"
-
+${db.server}
 [database]
-path = "${join(dir, 'otpd.db')}"
-synchronous = "${synchronous}"
+${db.database}
 
 [limits]
 key_requests_per_minute = ${big}

@@ -7,11 +7,11 @@
  * several nodes wrk's threads are spread over their ports (bench-stats.lua).
  * Server CPU per request counts every otpd node and every PostgreSQL process.
  */
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { wrk, type LoadSettings, type RunResult } from './bench-load.ts'
-import { otpdCli, seedKeys, type OtpdSettings } from './bench-otpd.ts'
+import { benchConfig, otpdCli, seedKeys, type OtpdSettings } from './bench-otpd.ts'
 import { cpuUs, machineCpu, round1, rssMb, startServer, type Proc } from './bench-proc.ts'
 import { sharedCluster } from './pg-cluster.ts'
 
@@ -22,49 +22,19 @@ export interface PgSeeded {
   env: Record<string, string>
 }
 
-/** The bench config (limits out of the way, noop provider) on a PostgreSQL database, with a shared secret. */
-function pgBenchConfig(dir: string, url: string, metricsToken: string, poolSize: number): string {
-  const file = join(dir, 'otp.config.toml')
-  const big = 1_000_000_000
-  writeFileSync(
-    file,
-    `[server]
-metrics_token = "${metricsToken}"
-secret = "${randomBytes(32).toString('hex')}"
-
-[database]
-url = "${url}"
-pool_size = ${poolSize}
-
-[limits]
-key_requests_per_minute = ${big}
-recipient_per_minute = ${big}
-recipient_per_hour = ${big}
-recipient_per_day = ${big}
-max_failed_attempts = ${big}
-recipient_failures_per_day = ${big}
-
-# Load to random numbers is what the fraud guard refuses: off, as in SQLite's bench config (bench-otpd.ts).
-[fraud]
-mode = "off"
-
-[channels]
-sms = ["bench"]
-email = ["bench"]
-voice = ["bench"]
-
-[providers.bench]
-type = "noop"
-`,
-  )
-  return file
+/** The bench config (bench-otpd.ts) on a PostgreSQL database, with a shared secret. */
+function pgBenchConfig(dir: string, url: string, metricsToken: string, poolSize: number, binary: string): string {
+  return benchConfig(dir, 'FULL', metricsToken, binary, {
+    server: `secret = "${randomBytes(32).toString('hex')}"\n`,
+    database: `url = "${url}"\npool_size = ${poolSize}`,
+  })
 }
 
 /** A fresh PostgreSQL database, N nodes on it, seeded like startSeeded() seeds SQLite. */
 export async function startPgSeeded(s: OtpdSettings, binary: string, nodes: number, label: string, poolSize: number, keys = 1): Promise<PgSeeded> {
   const url = await sharedCluster().freshDatabase('bench')
   const dir = mkdtempSync(join(s.scratch, `${label}-`))
-  const configFile = pgBenchConfig(dir, url, s.metricsToken, poolSize)
+  const configFile = pgBenchConfig(dir, url, s.metricsToken, poolSize, binary)
   const made = Array.from({ length: keys }, () => JSON.parse(otpdCli(binary, ['keys', 'create', '--name', 'bench', '--json'], configFile, dir)).key as string)
   otpdCli(binary, ['credits', 'add', '1000000000'], configFile, dir)
   const started: Proc[] = []
