@@ -41,7 +41,10 @@ const bun = (): Client => {
   const sql = new SQL({ url, max: POOL })
   return {
     unsafe: (t, p) => sql.unsafe(t, p as unknown[]),
-    begin: (fn) => sql.begin((tx) => fn({ unsafe: (t, p) => tx.unsafe(t, p as unknown[]), begin: () => Promise.reject(new Error('nested')), close: async () => {} })) as never,
+    begin: (fn) =>
+      sql.begin((tx) =>
+        fn({ unsafe: (t, p) => tx.unsafe(t, p as unknown[]), begin: () => Promise.reject(new Error('nested')), close: async () => {} }),
+      ) as never,
     close: () => sql.close(),
   }
 }
@@ -50,7 +53,9 @@ const pgjs = (): Client => {
   return {
     unsafe: (t, p) => sql.unsafe(t, p as never[]) as Promise<unknown[]>,
     begin: (fn) =>
-      sql.begin((tx) => fn({ unsafe: (t, p) => tx.unsafe(t, p as never[]) as Promise<unknown[]>, begin: () => Promise.reject(new Error('nested')), close: async () => {} })) as never,
+      sql.begin((tx) =>
+        fn({ unsafe: (t, p) => tx.unsafe(t, p as never[]) as Promise<unknown[]>, begin: () => Promise.reject(new Error('nested')), close: async () => {} }),
+      ) as never,
     close: () => sql.end(),
   }
 }

@@ -38,10 +38,11 @@ try {
   const storage = new PgStorage(sql)
   const now = Date.now()
   const keys = await storage.write(async (r) => {
-    const account = await r.admin.findAccount('bench') ?? (await r.admin.insertAccount('bench', now))
+    const account = (await r.admin.findAccount('bench')) ?? (await r.admin.insertAccount('bench', now))
     await r.credits.post({ accountId: account.id, kind: 'grant', amount: 1_000_000_000, at: now })
     const ids: number[] = []
-    for (let k = 0; k < KEYS; k++) ids.push(await r.admin.insertKey({ accountId: account.id, name: `k${k}-${now}`, prefix: `b${now}${k}`, keyHash: `x${now}-${k}`, at: now }))
+    for (let k = 0; k < KEYS; k++)
+      ids.push(await r.admin.insertKey({ accountId: account.id, name: `k${k}-${now}`, prefix: `b${now}${k}`, keyHash: `x${now}-${k}`, at: now }))
     return { accountId: account.id, ids }
   })
 
@@ -71,9 +72,25 @@ try {
       const id = `bench${now}-${seq}-${seq0++}`
       if (!(await r.credits.debit({ accountId: keys.accountId, amount: 1, verificationId: id, at }))) throw new Error('no credits')
       await r.verifications.insert({
-        seq, id, keyId, accountId: keys.accountId, channel: 'sms', recipientHash: hash, recipientMask: '+1***', codeHash: new Uint8Array(32),
-        testMode: null, status: 'active', charged: true, createdAt: at, expiresAt: at + 300_000, usedAt: null, failedAttempts: 0,
-        lockedUntil: null, delivery: 'sending', deliveryProvider: null, deliveryUpdatedAt: at,
+        seq,
+        id,
+        keyId,
+        accountId: keys.accountId,
+        channel: 'sms',
+        recipientHash: hash,
+        recipientMask: '+1***',
+        codeHash: new Uint8Array(32),
+        testMode: null,
+        status: 'active',
+        charged: true,
+        createdAt: at,
+        expiresAt: at + 300_000,
+        usedAt: null,
+        failedAttempts: 0,
+        lockedUntil: null,
+        delivery: 'sending',
+        deliveryProvider: null,
+        deliveryUpdatedAt: at,
       })
       made.push({ seq, id, keyId, hash })
     })

@@ -190,11 +190,19 @@ const VERIFY_BYTES = JSON.stringify({ success: true, verified: false, message: '
  * shared VM the baseline alone moves by a third between runs minutes apart.
  */
 async function againstBaseline() {
-  const base = await startServer(['bun', join(ROOT, 'scripts', 'bench-baseline.ts')], { BENCH_SEND_BYTES: String(SEND_BYTES), BENCH_VERIFY_BYTES: String(VERIFY_BYTES) }, scratch, otpd.serverCpus)
+  const base = await startServer(
+    ['bun', join(ROOT, 'scripts', 'bench-baseline.ts')],
+    { BENCH_SEND_BYTES: String(SEND_BYTES), BENCH_VERIFY_BYTES: String(VERIFY_BYTES) },
+    scratch,
+    otpd.serverCpus,
+  )
   // Real-looking ids: the baseline parses the same bodies as otpd.
   const ids = Array.from({ length: 100 }, () => crypto.randomUUID())
   const baseEnv = { BENCH_KEY: 'otpd_baseline', ...writeIdPools(scratch, ids, ids) }
-  const runs: Record<string, { baseline: Record<string, RunResult>; results: Record<string, RunResult>; process_peak_rss_mb: number | null; errors_logged: number }> = {}
+  const runs: Record<
+    string,
+    { baseline: Record<string, RunResult>; results: Record<string, RunResult>; process_peak_rss_mb: number | null; errors_logged: number }
+  > = {}
   try {
     for (const mode of modes) {
       log(`${mode}: seeding ${2 * otpd.seed} verifications`)
@@ -223,7 +231,15 @@ async function againstBaseline() {
 // ---------------------------------------------------------------- --compare: reference and new side by side
 
 async function compare(ref: string) {
-  type Side = { order: string[]; ref: OtpdRun[]; new: OtpdRun[]; pairs_rerun: number; ratio_rps?: number; pair_ratios_rps?: number[]; median_pair_ratio_rps?: number }
+  type Side = {
+    order: string[]
+    ref: OtpdRun[]
+    new: OtpdRun[]
+    pairs_rerun: number
+    ratio_rps?: number
+    pair_ratios_rps?: number[]
+    median_pair_ratio_rps?: number
+  }
   const out: Record<string, Record<string, Side>> = {}
   for (const mode of modes) {
     out[mode] = {}
@@ -258,7 +274,16 @@ async function compare(ref: string) {
 // ---------------------------------------------------------------- --fill N
 
 async function filled(n: number) {
-  const out: Record<string, { fill: Omit<FillResult, 'ok' | 'wrong'> & { sample_ids: number }; empty_before: Record<string, OtpdRun>; filled: Record<string, OtpdRun>; empty_after: Record<string, OtpdRun>; ratio_filled_to_empty: Record<string, number> }> = {}
+  const out: Record<
+    string,
+    {
+      fill: Omit<FillResult, 'ok' | 'wrong'> & { sample_ids: number }
+      empty_before: Record<string, OtpdRun>
+      filled: Record<string, OtpdRun>
+      empty_after: Record<string, OtpdRun>
+      ratio_filled_to_empty: Record<string, number>
+    }
+  > = {}
   for (const mode of modes) {
     const empty_before: Record<string, OtpdRun> = {}
     const empty_after: Record<string, OtpdRun> = {}
@@ -314,7 +339,13 @@ async function databases() {
         try {
           log(`${label}, ${keys} key(s): ${ep} (${load.warmup} s warm-up + ${load.duration} s)`)
           const r = await measureNodes(load, lua(ep), s.nodes, s.env, keys)
-          rows.push({ ...r, server: `PostgreSQL, ${n} node${n > 1 ? 's' : ''}`, keys, ratio_to_sqlite: round3(r.rps / sqlite.rps), errors_logged: s.nodes.reduce((a, x) => a + x.errorLines(), 0) })
+          rows.push({
+            ...r,
+            server: `PostgreSQL, ${n} node${n > 1 ? 's' : ''}`,
+            keys,
+            ratio_to_sqlite: round3(r.rps / sqlite.rps),
+            errors_logged: s.nodes.reduce((a, x) => a + x.errorLines(), 0),
+          })
         } finally {
           await Promise.all(s.nodes.map((x) => x.stop()))
           rmSync(s.dir, { recursive: true, force: true })

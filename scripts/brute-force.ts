@@ -13,10 +13,7 @@
  */
 import { cliJson, makeEnv, post, report, startServer, unthrottledNoop } from './lib/otpd.ts'
 
-const env = makeEnv(
-  'brute',
-  unthrottledNoop(),
-)
+const env = makeEnv('brute', unthrottledNoop())
 const key = cliJson(env, 'keys', 'create').key as string
 cliJson(env, 'credits', 'add', '1000')
 const servers = [await startServer(env), await startServer(env)]
@@ -28,9 +25,15 @@ const violations: string[] = []
 const ids: string[] = []
 for (let v = 0; v < 60; v++) ids.push((await post(url(v), '/api/v1/send', key, { channel: 'sms', recipient: VICTIM, code: CODE })).json.verification_id)
 const t0 = Date.now()
-const guesses = await Promise.all(Array.from({ length: 300 }, (_, i) => post(url(i), '/api/v1/verify', key, { verification_id: ids[i % 60]!, code: String(1000 + ((i * 7) % 9000)).replace(CODE, '0000') })))
+const guesses = await Promise.all(
+  Array.from({ length: 300 }, (_, i) =>
+    post(url(i), '/api/v1/verify', key, { verification_id: ids[i % 60]!, code: String(1000 + ((i * 7) % 9000)).replace(CODE, '0000') }),
+  ),
+)
 const compared = guesses.filter((r) => r.status === 200 && r.json.message === 'Invalid code').length
-const lockedAnswers = guesses.filter((r) => r.status === 429 && typeof r.json.message === 'string' && r.json.message.startsWith('Too many failed attempts')).length
+const lockedAnswers = guesses.filter(
+  (r) => r.status === 429 && typeof r.json.message === 'string' && r.json.message.startsWith('Too many failed attempts'),
+).length
 const other = guesses.length - compared - lockedAnswers
 if (compared !== 100) violations.push(`${compared} guesses compared, expected 100`)
 if (other !== 0) violations.push(`${other} answers neither Invalid code nor the lockout`)

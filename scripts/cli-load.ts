@@ -16,10 +16,7 @@ const CLIENTS = numberArg('clients', 16)
 const SEED = seedFromArgs()
 const rand = prng(SEED)
 
-const env = makeEnv(
-  'cli-load',
-  unthrottledNoop(),
-)
+const env = makeEnv('cli-load', unthrottledNoop())
 const loadKey = cliJson(env, 'keys', 'create', '--name', 'load').key as string
 cliJson(env, 'credits', 'add', '1000000')
 const server = await startServer(env)
@@ -109,7 +106,10 @@ await Promise.all([operator(COMMANDS / 2), operator(COMMANDS / 2)])
 running = false
 await Promise.all(clients)
 
-const errorLines = server.output().split('\n').filter((l) => l.includes('"level":"error"') || BUSY.test(l))
+const errorLines = server
+  .output()
+  .split('\n')
+  .filter((l) => l.includes('"level":"error"') || BUSY.test(l))
 for (const l of errorLines.slice(0, 5)) violations.push(`server log: ${l.slice(0, 300)}`)
 const answered = Object.values(statuses).reduce((a, b) => a + b, 0)
 // The whole ledger, newest first: the first grant, one row per credits add, and at most one per answered send.
@@ -133,8 +133,12 @@ report(
     'SQLITE_BUSY / database is locked seen': counts.busy,
     'CLI duration ms (median / p99 / max)': `${Math.round(cliTimes[Math.floor(cliTimes.length / 2)]!)} / ${Math.round(cliTimes[Math.floor(cliTimes.length * 0.99)]!)} / ${Math.round(cliTimes.at(-1)!)}`,
     'key disable/enable seen by the server (ms, max)': `${Math.round(Math.max(0, ...keyChangeMs))} over ${keyChangeMs.length} changes (bound: 1 s key cache)`,
-    'load answers meanwhile': `${answered} (${Math.round(answered / elapsed)}/s; ${Object.entries(statuses).map(([s, n]) => `${s}: ${n}`).join(', ')})`,
-    '5xx answers': Object.entries(statuses).filter(([s]) => Number(s) >= 500).reduce((n, [, v]) => n + v, 0),
+    'load answers meanwhile': `${answered} (${Math.round(answered / elapsed)}/s; ${Object.entries(statuses)
+      .map(([s, n]) => `${s}: ${n}`)
+      .join(', ')})`,
+    '5xx answers': Object.entries(statuses)
+      .filter(([s]) => Number(s) >= 500)
+      .reduce((n, [, v]) => n + v, 0),
     'error lines in the server log': errorLines.length,
     'elapsed (s)': Math.round(elapsed),
   },

@@ -52,14 +52,25 @@ const expectEq = (what: string, got: number, want: number, detail: unknown) => {
 {
   let verified = 0
   for (let r = 0; r < ROUNDS; r++) {
-    await withServers(HIGH_KEY_LIMIT + NOOP, async (_env, key, urls) => {
-      const sent = await post(urls[0], '/api/v1/send', key, { channel: 'sms', recipient: '+14155550123', code: '31415926' })
-      const rs = await Promise.all(Array.from({ length: 200 }, (_, i) => post(urls[i % 2]!, '/api/v1/verify', key, { verification_id: sent.json.verification_id, code: '31415926' })))
-      const ok = count(rs, (a) => a.json.verified === true)
-      verified += ok
-      expectEq('verifies that succeeded', ok, 1, tally(rs))
-      expectEq('Code already used answers', count(rs, (a) => a.status === 200 && a.json.message === 'Code already used'), 199, tally(rs))
-    }, 1)
+    await withServers(
+      HIGH_KEY_LIMIT + NOOP,
+      async (_env, key, urls) => {
+        const sent = await post(urls[0], '/api/v1/send', key, { channel: 'sms', recipient: '+14155550123', code: '31415926' })
+        const rs = await Promise.all(
+          Array.from({ length: 200 }, (_, i) => post(urls[i % 2]!, '/api/v1/verify', key, { verification_id: sent.json.verification_id, code: '31415926' })),
+        )
+        const ok = count(rs, (a) => a.json.verified === true)
+        verified += ok
+        expectEq('verifies that succeeded', ok, 1, tally(rs))
+        expectEq(
+          'Code already used answers',
+          count(rs, (a) => a.status === 200 && a.json.message === 'Code already used'),
+          199,
+          tally(rs),
+        )
+      },
+      1,
+    )
   }
   figures['200 concurrent verifies of one code: verified'] = `${verified} in ${ROUNDS} rounds (1 per round)`
 }
@@ -68,14 +79,25 @@ const expectEq = (what: string, got: number, want: number, detail: unknown) => {
 {
   const accepted: number[] = []
   for (let r = 0; r < ROUNDS; r++) {
-    await withServers(HIGH_KEY_LIMIT + NOOP, async (env, key, urls) => {
-      const rs = await Promise.all(Array.from({ length: 100 }, (_, i) => post(urls[i % 2]!, '/api/v1/send', key, { channel: 'sms', recipient: '+14155550199' })))
-      const ok = count(rs, (a) => a.status === 200)
-      accepted.push(ok)
-      expectEq('sends to one recipient accepted', ok, 2, tally(rs))
-      expectEq('sends to one recipient limited (429)', count(rs, (a) => a.status === 429), 98, tally(rs))
-      expectEq('balance after', cliJson(env, 'credits', 'balance').balance, 98, {})
-    }, 100)
+    await withServers(
+      HIGH_KEY_LIMIT + NOOP,
+      async (env, key, urls) => {
+        const rs = await Promise.all(
+          Array.from({ length: 100 }, (_, i) => post(urls[i % 2]!, '/api/v1/send', key, { channel: 'sms', recipient: '+14155550199' })),
+        )
+        const ok = count(rs, (a) => a.status === 200)
+        accepted.push(ok)
+        expectEq('sends to one recipient accepted', ok, 2, tally(rs))
+        expectEq(
+          'sends to one recipient limited (429)',
+          count(rs, (a) => a.status === 429),
+          98,
+          tally(rs),
+        )
+        expectEq('balance after', cliJson(env, 'credits', 'balance').balance, 98, {})
+      },
+      100,
+    )
   }
   figures['100 concurrent sends to one recipient: accepted'] = accepted.join(', ')
 }
@@ -84,14 +106,27 @@ const expectEq = (what: string, got: number, want: number, detail: unknown) => {
 {
   const accepted: number[] = []
   for (let r = 0; r < ROUNDS; r++) {
-    await withServers(HIGH_KEY_LIMIT + NOOP, async (env, key, urls) => {
-      const rs = await Promise.all(Array.from({ length: 200 }, (_, i) => post(urls[i % 2]!, '/api/v1/send', key, { channel: 'sms', recipient: `+1415555${String(i).padStart(4, '0')}` })))
-      const ok = count(rs, (a) => a.status === 200)
-      accepted.push(ok)
-      expectEq('sends against 50 credits accepted', ok, 50, tally(rs))
-      expectEq('402 answers', count(rs, (a) => a.status === 402), 150, tally(rs))
-      expectEq('balance after', cliJson(env, 'credits', 'balance').balance, 0, {})
-    }, 50)
+    await withServers(
+      HIGH_KEY_LIMIT + NOOP,
+      async (env, key, urls) => {
+        const rs = await Promise.all(
+          Array.from({ length: 200 }, (_, i) =>
+            post(urls[i % 2]!, '/api/v1/send', key, { channel: 'sms', recipient: `+1415555${String(i).padStart(4, '0')}` }),
+          ),
+        )
+        const ok = count(rs, (a) => a.status === 200)
+        accepted.push(ok)
+        expectEq('sends against 50 credits accepted', ok, 50, tally(rs))
+        expectEq(
+          '402 answers',
+          count(rs, (a) => a.status === 402),
+          150,
+          tally(rs),
+        )
+        expectEq('balance after', cliJson(env, 'credits', 'balance').balance, 0, {})
+      },
+      50,
+    )
   }
   figures['200 concurrent sends, balance 50: accepted'] = accepted.join(', ')
 }
@@ -111,7 +146,12 @@ const expectEq = (what: string, got: number, want: number, detail: unknown) => {
       const limited = count(rs, (a) => a.status === 429 && /Maximum 120 requests per minute/.test(String(a.json.error)))
       admitted.push(300 - limited)
       expectEq('requests admitted under the per-key limit', 300 - limited, 120, tally(rs))
-      expectEq('5xx answers', count(rs, (a) => a.status >= 500), 0, tally(rs))
+      expectEq(
+        '5xx answers',
+        count(rs, (a) => a.status >= 500),
+        0,
+        tally(rs),
+      )
     })
   }
   figures['300 concurrent requests, per-key limit 120: admitted'] = admitted.join(', ')

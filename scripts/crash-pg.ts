@@ -75,7 +75,8 @@ for (let k = 0; k < KILLS; k++) {
   } else nodes[victim] = await listening
   targets.set(victim, nodes[victim]!.url)
   if (violations.length > 20) break
-  if ((k + 1) % 10 === 0) console.log(`${k + 1} kills, ${load.answers.length} answers, ${violations.length} violations, ${Math.round((Date.now() - started) / 1000)} s`)
+  if ((k + 1) % 10 === 0)
+    console.log(`${k + 1} kills, ${load.answers.length} answers, ${violations.length} violations, ${Math.round((Date.now() - started) / 1000)} s`)
 }
 await load.stop()
 await Promise.all(pending)
@@ -84,7 +85,9 @@ await sleep(9_000)
 const last = await pgLedgerViolations(url, load.ack, { settledAfterMs: 9_000 })
 checks++
 violations.push(...last.map((x) => `final: ${x}`))
-const odd = load.answers.filter((a) => a.status !== 200 && a.status !== 'network' && !(a.status === 429 && String(a.body.message).startsWith('Too many failed attempts')))
+const odd = load.answers.filter(
+  (a) => a.status !== 200 && a.status !== 'network' && !(a.status === 429 && String(a.body.message).startsWith('Too many failed attempts')),
+)
 for (const a of odd.slice(0, 10)) violations.push(`${a.what} answered ${a.status} ${JSON.stringify(a.body)}`)
 await stopNodes(nodes)
 env.close()

@@ -21,10 +21,7 @@ const rand = prng(SEED)
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!
 const digits = (n: number) => Array.from({ length: n }, () => Math.floor(rand() * 10)).join('')
 
-const env = makeEnv(
-  'crash',
-  unthrottledNoop(['sms', 'email', 'voice'], `recipient_failures_per_day = 1000000000\nlockout_seconds = 3600\n`),
-)
+const env = makeEnv('crash', unthrottledNoop(['sms', 'email', 'voice'], `recipient_failures_per_day = 1000000000\nlockout_seconds = 3600\n`))
 
 const key = cliJson(env, 'keys', 'create', '--name', 'crash').key as string
 cliJson(env, 'credits', 'add', '1000000')
@@ -159,7 +156,8 @@ for (let k = 0; k < KILLS; k++) {
   checks += r.checks
   for (const v of r.violations) violations.push(`after kill ${k + 1}: ${v}`)
   if (violations.length > 20) break
-  if ((k + 1) % 25 === 0) console.log(`${k + 1} kills, ${counts.answered} answers, ${violations.length} violations, ${Math.round((Date.now() - started) / 1000)} s`)
+  if ((k + 1) % 25 === 0)
+    console.log(`${k + 1} kills, ${counts.answered} answers, ${violations.length} violations, ${Math.round((Date.now() - started) / 1000)} s`)
 }
 running = false
 await Promise.all([...clients, ...pendingCli])

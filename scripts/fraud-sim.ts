@@ -30,7 +30,9 @@ import { destinationOf } from '../src/lib/phone-country.ts'
 import type { Delivery } from '../src/otp/ports.ts'
 import type { OutboundMessage } from '../src/otp/types.ts'
 
-const { values: args } = parseArgs({ options: { scale: { type: 'string', default: '1' }, seed: { type: 'string', default: '24' }, json: { type: 'boolean', default: false } } })
+const { values: args } = parseArgs({
+  options: { scale: { type: 'string', default: '1' }, seed: { type: 'string', default: '24' }, json: { type: 'boolean', default: false } },
+})
 const SCALE = Number(args.scale)
 const SEED = Number(args.seed)
 const MINUTE = 60_000
@@ -138,7 +140,11 @@ async function run(mode: 'enforce' | 'monitor'): Promise<Outcome> {
     await server.admin.addCredits(1_000_000)
     const call = async (path: string, body: unknown) => {
       const res = await server.http.handle(
-        new Request(`http://localhost${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+        new Request(`http://localhost${path}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        }),
       )
       return { status: res.status, json: (await res.json()) as Record<string, any> }
     }
@@ -209,8 +215,7 @@ async function run(mode: 'enforce' | 'monitor'): Promise<Outcome> {
 const enforce = await run('enforce')
 const monitor = await run('monitor')
 
-const sameDecisions =
-  enforce.decisions.size === monitor.decisions.size && [...enforce.decisions].every(([send, rule]) => monitor.decisions.get(send) === rule)
+const sameDecisions = enforce.decisions.size === monitor.decisions.size && [...enforce.decisions].every(([send, rule]) => monitor.decisions.get(send) === rule)
 const maxCharged = Math.round(60 * Math.max(SCALE, 1))
 const checks = [
   { name: `enforce: at most ${maxCharged} attack sends charged`, ok: enforce.attack.charged <= maxCharged },

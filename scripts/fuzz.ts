@@ -14,18 +14,17 @@ const COUNT = numberArg('count', 100_000)
 const SEED = seedFromArgs(20261122)
 const CONCURRENCY = numberArg('concurrency', 16)
 
-const env = makeEnv(
-  'fuzz',
-  unthrottledNoop(['sms', 'email', 'voice']),
-  { database: 'synchronous = "NORMAL"' },
-)
+const env = makeEnv('fuzz', unthrottledNoop(['sms', 'email', 'voice']), { database: 'synchronous = "NORMAL"' })
 
 const keys = {
   active: cliJson(env, 'keys', 'create', '--name', 'fuzz').key as string,
   disabled: cliJson(env, 'keys', 'create', '--name', 'disabled').key as string,
   revoked: cliJson(env, 'keys', 'create', '--name', 'revoked').key as string,
 }
-for (const [verb, k] of [['disable', keys.disabled], ['revoke', keys.revoked]] as const) {
+for (const [verb, k] of [
+  ['disable', keys.disabled],
+  ['revoke', keys.revoked],
+] as const) {
   if (cli(env, 'keys', verb, k.slice(5, 13)).code !== 0) throw new Error(`keys ${verb} failed`)
 }
 cliJson(env, 'credits', 'add', '100000000')
@@ -50,7 +49,10 @@ else {
   const sanity = await post(server.url, '/api/v1/send', keys.active, { channel: 'sms', recipient: '+15550100001' })
   if (sanity.status !== 200) violations.push(`after the run a plain send answered ${sanity.status}`)
 }
-const errorLines = server.output().split('\n').filter((l) => l.includes('"level":"error"'))
+const errorLines = server
+  .output()
+  .split('\n')
+  .filter((l) => l.includes('"level":"error"'))
 for (const l of errorLines.slice(0, 5)) violations.push(`error logged: ${l.slice(0, 300)}`)
 server.proc.kill('SIGTERM')
 await server.proc.exited
@@ -67,7 +69,9 @@ report(
     seed: SEED,
     cases: `${result.cases} (${result.fetchCases} fetch, ${result.rawCases} raw TCP)`,
     'answers from otpd by status': fmt(result.byStatus),
-    '5xx from otpd': Object.entries(result.byStatus).filter(([s]) => Number(s) >= 500).reduce((n, [, v]) => n + v, 0),
+    '5xx from otpd': Object.entries(result.byStatus)
+      .filter(([s]) => Number(s) >= 500)
+      .reduce((n, [, v]) => n + v, 0),
     'bare answers of the HTTP parser (not HTTP/1.1)': fmt(result.parserAnswers),
     'raw connections closed without an answer': result.closedWithoutAnswer,
     'raw connections left waiting for more body': result.rawTimedOut,

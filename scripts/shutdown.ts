@@ -16,16 +16,24 @@ const CLIENTS = numberArg('clients', 16)
 const SEED = seedFromArgs()
 const rand = prng(SEED)
 
-const env = makeEnv(
-  'shutdown',
-  unthrottledNoop(),
-)
+const env = makeEnv('shutdown', unthrottledNoop())
 const key = cliJson(env, 'keys', 'create').key as string
 cliJson(env, 'credits', 'add', '100000000')
 const ack = emptyAcknowledged()
 ack.granted = 100_000_000
 
-const t = { before: 0, reset: 0, answered: 0, debits: 0, afterAnswered: 0, afterRefused: 0, slow: 0, refusedNew: 0, stopMs: [] as number[], refusedMs: [] as number[] }
+const t = {
+  before: 0,
+  reset: 0,
+  answered: 0,
+  debits: 0,
+  afterAnswered: 0,
+  afterRefused: 0,
+  slow: 0,
+  refusedNew: 0,
+  stopMs: [] as number[],
+  refusedMs: [] as number[],
+}
 const violations: string[] = []
 const started = Date.now()
 for (let r = 0; r < ROUNDS; r++) {

@@ -36,7 +36,11 @@ try {
   if (created.exitCode !== 0) fail(`keys create: ${created.stderr}`)
   const key = JSON.parse(created.stdout.toString()).key as string
   const call = async (path: string, body: unknown) => {
-    const r = await fetch(url + path, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    const r = await fetch(url + path, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
     return { status: r.status, json: (await r.json()) as Record<string, unknown> }
   }
   const sent = await call('/api/v1/send', { channel: 'sms', recipient: '+15550100001' })
@@ -49,7 +53,8 @@ try {
   // The example config is embedded in the binary: config init needs no file beside it.
   const init = Bun.spawnSync([otpd, 'config', 'init', '--file', join(dir, 'otp.config.toml')], { cwd: dir, env })
   if (init.exitCode !== 0) fail(`config init: ${init.stderr}`)
-  if (readFileSync(join(dir, 'otp.config.toml'), 'utf8') !== readFileSync(resolve('otp.config.example.toml'), 'utf8')) fail('config init did not write the example config')
+  if (readFileSync(join(dir, 'otp.config.toml'), 'utf8') !== readFileSync(resolve('otp.config.example.toml'), 'utf8'))
+    fail('config init did not write the example config')
   console.log(`smoke: ok (${binary}: serve, keys create, send, verify, stop, config init)`)
 } finally {
   server.kill()

@@ -4,7 +4,15 @@
  * owns (`serve`, `send-test`, `config check`). Operator commands that only
  * touch the database load without them, so they never need delivery secrets.
  */
-import { ConfigError, loadConfig as loadShape, resolveConfig as resolveShape, type ConfigCheck, type Env, type LoadedConfig, type LoadOptions } from './config/load.ts'
+import {
+  ConfigError,
+  loadConfig as loadShape,
+  resolveConfig as resolveShape,
+  type ConfigCheck,
+  type Env,
+  type LoadedConfig,
+  type LoadOptions,
+} from './config/load.ts'
 import type { Config } from './config/schema.ts'
 import { checkProviders } from './delivery/registry.ts'
 import { fraudCheck } from './app-fraud.ts'

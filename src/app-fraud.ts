@@ -25,5 +25,8 @@ export const fraudCheck: ConfigCheck = (config, valid) =>
   valid('fraud')
     ? config.fraud.allowed_countries
         .filter((c) => c !== '*' && !isKnownCountry(c))
-        .map((c) => `fraud.allowed_countries has '${c}', which is no country code of the phone metadata (ISO 3166-1 alpha-2, for example GB, US; ZZ for numbers of no known country)`)
+        .map(
+          (c) =>
+            `fraud.allowed_countries has '${c}', which is no country code of the phone metadata (ISO 3166-1 alpha-2, for example GB, US; ZZ for numbers of no known country)`,
+        )
     : []

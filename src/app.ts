@@ -104,7 +104,10 @@ export async function openCore(config: Config, opts: CoreOptions = {}): Promise<
   const secret = configuredSecret(config.server, env)
   if (config.database.url !== undefined) {
     // The config check refuses a URL without a secret; this holds for configs built in code too.
-    if (secret === undefined) throw new Error('database.url selects PostgreSQL, where every node must use the same server secret: set server.secret, server.secret_env or server.secret_file')
+    if (secret === undefined)
+      throw new Error(
+        'database.url selects PostgreSQL, where every node must use the same server secret: set server.secret, server.secret_env or server.secret_file',
+      )
     const pg = await openPostgres(pgConnection(config.database, env), secret, {
       poolSize: config.database.pool_size,
       lockTimeoutMs: config.database.busy_timeout_ms,
@@ -138,9 +141,12 @@ export async function openCore(config: Config, opts: CoreOptions = {}): Promise<
   const onFatal =
     opts.onFatal ??
     ((err: Error) => {
-      logger.error('the database flush failed: stopping without answering, so that nothing unsure is acknowledged; recovery at the next start settles what was in flight', {
-        error: err.message,
-      })
+      logger.error(
+        'the database flush failed: stopping without answering, so that nothing unsure is acknowledged; recovery at the next start settles what was in flight',
+        {
+          error: err.message,
+        },
+      )
       process.exit(FATAL_EXIT_STATUS)
     })
   const storage = new SqliteStorage(db, reader, {
@@ -157,7 +163,22 @@ export async function openCore(config: Config, opts: CoreOptions = {}): Promise<
     if (reader !== db) reader.$client.close()
     db.$client.close()
   }
-  return { config, engine: 'sqlite', db, pg: undefined, clock, logger, hasher, storage, writeHealth, admin, webhooks, sealer, fraud: new FraudAdmin(storage, clock), close }
+  return {
+    config,
+    engine: 'sqlite',
+    db,
+    pg: undefined,
+    clock,
+    logger,
+    hasher,
+    storage,
+    writeHealth,
+    admin,
+    webhooks,
+    sealer,
+    fraud: new FraudAdmin(storage, clock),
+    close,
+  }
 }
 
 export function limitsOf(config: Config): Limits {
@@ -323,9 +344,10 @@ export async function buildServer(config: Config, opts: ServerOptions = {}): Pro
   // SQLite only: PostgreSQL checkpoints and flushes by itself.
   const sqliteStorage = storage instanceof SqliteStorage ? storage : undefined
   const background = db !== undefined && opts.backgroundCheckpoints && config.database.path !== ':memory:'
-  const checkpointer = background && db
-    ? startCheckpointer(db, config.database.path, config.database.busy_timeout_ms, (error) => logger.error('WAL checkpoint failed', { error }))
-    : undefined
+  const checkpointer =
+    background && db
+      ? startCheckpointer(db, config.database.path, config.database.busy_timeout_ms, (error) => logger.error('WAL checkpoint failed', { error }))
+      : undefined
   if (checkpointer) sqliteStorage?.shareWritesWith(checkpointer.turn)
   // FULL's guarantee with the fsync on a worker thread (store/sqlite/wal-sync.ts).
   const walSync =

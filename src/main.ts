@@ -41,7 +41,10 @@ program.addCommand(webhooksCommand())
 program.addCommand(eventsCommand())
 program.addCommand(dbCommand())
 program.addCommand(
-  example(withJson(withConfig(new Command('version').description('print the version (takes --config like every command; it needs none)'))), 'otpd version --json').action((opts: { json?: boolean }) => {
+  example(
+    withJson(withConfig(new Command('version').description('print the version (takes --config like every command; it needs none)'))),
+    'otpd version --json',
+  ).action((opts: { json?: boolean }) => {
     if (opts.json) printJson({ version: pkg.version, bun: Bun.version })
     else process.stdout.write(`${VERSION}\n`)
   }),

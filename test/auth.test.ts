@@ -202,7 +202,9 @@ describe('key format and storage', () => {
     for (const needle of needles) expect(bytes.includes(needle)).toBe(false)
 
     // Row by row too: every text and number column of every table.
-    const tables = (await h.sql(ON_PG ? "SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public'" : "SELECT name FROM sqlite_master WHERE type = 'table'")) as {
+    const tables = (await h.sql(
+      ON_PG ? "SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public'" : "SELECT name FROM sqlite_master WHERE type = 'table'",
+    )) as {
       name: string
     }[]
     expect(tables.map((t) => t.name)).toContain('api_keys')

@@ -34,7 +34,10 @@ testSqliteOnly('backup writes a private copy, says where the secret is, and neve
 
   writeFileSync(file, 'keep me')
   const again = env.run('backup', file)
-  expect({ code: again.code, stderr: again.stderr }).toEqual({ code: 1, stderr: `otpd: error: ${file} already exists: choose a new name, or pass --force to replace it\n` })
+  expect({ code: again.code, stderr: again.stderr }).toEqual({
+    code: 1,
+    stderr: `otpd: error: ${file} already exists: choose a new name, or pass --force to replace it\n`,
+  })
   expect(Bun.file(file).size).toBe(7)
   expect(env.json('backup', file, '--force')).toEqual({ file, bytes, database: db, secret: join(env.dir, 'otpd.secret') })
   expect(integrity(file)).toBe('ok')

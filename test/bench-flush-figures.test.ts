@@ -7,8 +7,7 @@ import { expect, test } from 'bun:test'
 import { createServiceMetrics } from '../src/http/service-metrics.ts'
 import { flushFigures, parseFlushes } from '../scripts/lib/flush-figures.ts'
 
-const metrics = () =>
-  createServiceMetrics({ creditBalances: () => [], databaseFiles: () => [], version: 'test', startedAt: 0 })
+const metrics = () => createServiceMetrics({ creditBalances: () => [], databaseFiles: () => [], version: 'test', startedAt: 0 })
 
 test('no flush histogram in the text (NORMAL, nothing flushed yet): null', async () => {
   expect(parseFlushes(await metrics().render())).toBeNull()

@@ -57,7 +57,10 @@ test('fresh codes every 4 minutes, 5 guesses each: exactly 100 guesses are compa
 })
 
 test('300 parallel wrong guesses over 60 verifications of one recipient: exactly 100 are compared', async () => {
-  h = await createHarness({ credits: 1000, config: { limits: { recipient_per_minute: 1000, recipient_per_hour: 1000, recipient_per_day: 1000, key_requests_per_minute: 10_000 } } })
+  h = await createHarness({
+    credits: 1000,
+    config: { limits: { recipient_per_minute: 1000, recipient_per_hour: 1000, recipient_per_day: 1000, key_requests_per_minute: 10_000 } },
+  })
   const ids: string[] = []
   for (let v = 0; v < 60; v++) ids.push((await h.send({ channel: 'sms', recipient: RECIPIENT, code: CODE })).json.verification_id)
   const rs = await Promise.all(Array.from({ length: 300 }, (_, i) => h.verify({ verification_id: ids[i % 60]!, code: guess(i) })))

@@ -86,9 +86,15 @@ testSqliteOnly('under writes with no pause between batches the WAL still restart
   const restartFrames = 400
   // Truncation as eager as it can be (one quiet pass, a small WAL counts as
   // small from 64 KiB): never while these writes go on.
-  cp = startCheckpointer(db, path, 5000, (e) => {
-    throw new Error(e)
-  }, { restartFrames, everyMs: 100, idleMs: 100, keepWalBytes: 64 * 1024 })
+  cp = startCheckpointer(
+    db,
+    path,
+    5000,
+    (e) => {
+      throw new Error(e)
+    },
+    { restartFrames, everyMs: 100, idleMs: 100, keepWalBytes: 64 * 1024 },
+  )
   const storage = storageOf(path, cp)
   db.$client.run('CREATE TABLE t (x BLOB)')
   const insert = db.$client.prepare('INSERT INTO t VALUES (randomblob(400))')
@@ -156,9 +162,15 @@ async function afterBurst(idleMs: number) {
   const path = join(dir, 'otpd.db')
   db = openDatabase({ path, synchronous: 'NORMAL' })
   // The worker's busy timeout is 5 s: the truncation must not use it.
-  cp = startCheckpointer(db, path, 5000, (e) => {
-    throw new Error(e)
-  }, { everyMs: 50, idleMs, keepWalBytes: KEEP_WAL_BYTES })
+  cp = startCheckpointer(
+    db,
+    path,
+    5000,
+    (e) => {
+      throw new Error(e)
+    },
+    { everyMs: 50, idleMs, keepWalBytes: KEEP_WAL_BYTES },
+  )
   const storage = storageOf(path, cp)
   db.$client.run('CREATE TABLE t (x BLOB)')
   const insert = db.$client.prepare('INSERT INTO t VALUES (randomblob(3000))')

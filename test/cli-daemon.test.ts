@@ -17,11 +17,16 @@ const MAIN = join(import.meta.dir, '..', 'src', 'main.ts')
 
 /** Runs otpd with exactly this environment (plus PATH), in `cwd`: no OTPD_CONFIG, no provider secrets unless given. */
 function runBare(cwd: string, env: Record<string, string>, args: string[], stdin?: string): CliRun {
-  const p = Bun.spawnSync(['bun', MAIN, ...args], { cwd, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/', ...env }, stdin: stdin === undefined ? 'ignore' : Buffer.from(stdin) })
+  const p = Bun.spawnSync(['bun', MAIN, ...args], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/', ...env },
+    stdin: stdin === undefined ? 'ignore' : Buffer.from(stdin),
+  })
   return { code: p.exitCode ?? -1, stdout: p.stdout.toString(), stderr: p.stderr.toString() }
 }
 
-const SMTP = '[providers.mail]\ntype = "smtp"\nhost = "smtp.example.com"\nfrom = "otp@example.com"\nusername = "otpd"\npassword_env = "OTPD_SMTP_PASSWORD"\n[channels]\nemail = ["mail"]\n'
+const SMTP =
+  '[providers.mail]\ntype = "smtp"\nhost = "smtp.example.com"\nfrom = "otp@example.com"\nusername = "otpd"\npassword_env = "OTPD_SMTP_PASSWORD"\n[channels]\nemail = ["mail"]\n'
 
 describe('a restricted environment without provider secrets', () => {
   test('key, credit, account and listing commands work; serve, send-test and config check name the missing variable', () => {
@@ -30,7 +35,14 @@ describe('a restricted environment without provider secrets', () => {
     const create = runBare(env.dir, e, ['keys', 'create', '--name', 'backend', '--json'])
     expect([create.code, create.stderr]).toEqual([0, ''])
     expect(JSON.parse(create.stdout).name).toBe('backend')
-    for (const args of [['keys', 'list'], ['credits', 'add', '10'], ['credits', 'balance'], ['credits', 'history'], ['accounts', 'create', 'acme'], ['accounts', 'list']]) {
+    for (const args of [
+      ['keys', 'list'],
+      ['credits', 'add', '10'],
+      ['credits', 'balance'],
+      ['credits', 'history'],
+      ['accounts', 'create', 'acme'],
+      ['accounts', 'list'],
+    ]) {
       const r = runBare(env.dir, e, args)
       expect([args.join(' '), r.code, r.stderr]).toEqual([args.join(' '), 0, ''])
     }
@@ -75,17 +87,33 @@ describe('config discovery through the binary', () => {
     const third = join(env.dir, 'third.toml')
     writeFileSync(other, '[server]\nlisten = "127.0.0.1:9124"\n')
     writeFileSync(third, '[server]\nlisten = "127.0.0.1:9125"\n')
-    expect(JSON.parse(runBare(env.dir, { OTPD_CONFIG: other }, ['config', 'check', '--json']).stdout)).toMatchObject({ source: other, listen: '127.0.0.1:9124' })
-    expect(JSON.parse(runBare(env.dir, { OTPD_CONFIG: other }, ['config', 'check', '--json', '--config', third]).stdout)).toMatchObject({ source: third, listen: '127.0.0.1:9125' })
+    expect(JSON.parse(runBare(env.dir, { OTPD_CONFIG: other }, ['config', 'check', '--json']).stdout)).toMatchObject({
+      source: other,
+      listen: '127.0.0.1:9124',
+    })
+    expect(JSON.parse(runBare(env.dir, { OTPD_CONFIG: other }, ['config', 'check', '--json', '--config', third]).stdout)).toMatchObject({
+      source: third,
+      listen: '127.0.0.1:9125',
+    })
   })
 
   testSqliteOnly('commands that only read never create a database', () => {
     const env = cliEnv('', {}, { noDatabase: true })
     const empty = join(env.dir, 'empty')
     mkdirSync(empty)
-    for (const args of [['credits', 'balance'], ['credits', 'history'], ['keys', 'list'], ['accounts', 'list']]) {
+    for (const args of [
+      ['credits', 'balance'],
+      ['credits', 'history'],
+      ['keys', 'list'],
+      ['accounts', 'list'],
+    ]) {
       const r = runBare(env.dir, { OTPD_CONFIG: env.configFile }, args)
-      expect([args.join(' '), r.code, r.stdout, r.stderr]).toEqual([args.join(' '), 1, '', `otpd: error: no database at ${join(env.dir, 'otpd.db')} (start otpd serve or pass --config)\n`])
+      expect([args.join(' '), r.code, r.stdout, r.stderr]).toEqual([
+        args.join(' '),
+        1,
+        '',
+        `otpd: error: no database at ${join(env.dir, 'otpd.db')} (start otpd serve or pass --config)\n`,
+      ])
     }
     // In a directory with no config: built-in defaults, ./data/otpd.db, which is not made either.
     const r = runBare(empty, {}, ['credits', 'balance'])
@@ -97,7 +125,9 @@ describe('config discovery through the binary', () => {
 
 describe('config check through the binary', () => {
   test('each loose case is refused with its key, all in one run; a mistyped OTPD_ variable is a warning with the nearest name', () => {
-    const env = cliEnv('[server]\nlisten = "256.1.1.1:80"\n[limits]\nrecipient_per_minute = "2"\nrecipient_per_hour = true\n[codes]\ndefault_length = true\n[channels]\nsms = ["nowhere"]\n')
+    const env = cliEnv(
+      '[server]\nlisten = "256.1.1.1:80"\n[limits]\nrecipient_per_minute = "2"\nrecipient_per_hour = true\n[codes]\ndefault_length = true\n[channels]\nsms = ["nowhere"]\n',
+    )
     const r = env.run('config', 'check')
     expect(r.code).toBe(1)
     expect(r.stderr.split('\n').slice(1, 6).sort()).toEqual([

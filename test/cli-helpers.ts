@@ -168,7 +168,21 @@ export async function post(url: string, path: string, key: string, body: unknown
 function freshDatabaseSync(): string {
   const cluster = sharedCluster()
   const name = `otpd_cli_${process.pid}_${++databases}_${Math.random().toString(36).slice(2, 8)}`
-  const p = Bun.spawnSync([join(pgBinDir(), 'psql'), '-X', '-q', '-h', cluster.dir, '-p', String(cluster.port), '-U', 'postgres', '-d', 'postgres', '-c', `CREATE DATABASE "${name}"`])
+  const p = Bun.spawnSync([
+    join(pgBinDir(), 'psql'),
+    '-X',
+    '-q',
+    '-h',
+    cluster.dir,
+    '-p',
+    String(cluster.port),
+    '-U',
+    'postgres',
+    '-d',
+    'postgres',
+    '-c',
+    `CREATE DATABASE "${name}"`,
+  ])
   if (p.exitCode !== 0) throw new Error(`CREATE DATABASE failed: ${p.stderr.toString()}`)
   return cluster.url(name)
 }

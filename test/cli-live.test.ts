@@ -26,9 +26,10 @@ let env: CliEnv
 let server: RunningServer | undefined
 cleanUpAfterEach()
 
-
 test('credits and key status change from the CLI while the server takes traffic', async () => {
-  env = cliEnv('[limits]\nkey_requests_per_minute = 100000\nrecipient_per_minute = 100000\nrecipient_per_hour = 100000\nrecipient_per_day = 100000\n[fraud]\nmode = "off"\n')
+  env = cliEnv(
+    '[limits]\nkey_requests_per_minute = 100000\nrecipient_per_minute = 100000\nrecipient_per_hour = 100000\nrecipient_per_day = 100000\n[fraud]\nmode = "off"\n',
+  )
   const load = env.json('keys', 'create', '--name', 'load').key
   const victim = env.json('keys', 'create', '--name', 'victim').key
   server = await startServer(env)
@@ -89,5 +90,7 @@ test('a second server on a port in use exits 1 with one line', async () => {
   expect(r.code).toBe(1)
   // Issue 22: a bind error names the address and the real cause.
   const address = server.url.replace('http://', '')
-  expect(r.stderr).toBe(`otpd: error: cannot listen on ${address} (server.listen): the address is already in use (another otpd, or another program) [EADDRINUSE]\n`)
+  expect(r.stderr).toBe(
+    `otpd: error: cannot listen on ${address} (server.listen): the address is already in use (another otpd, or another program) [EADDRINUSE]\n`,
+  )
 })

@@ -45,13 +45,27 @@ function readTable(out: string, headings: string[], rightAligned: string[] = [])
 
 describe('formatTable', () => {
   test('pads text columns on the right and number columns on the left, two spaces apart', () => {
-    expect(formatTable(['ID', 'NAME', 'AMOUNT', 'NOTE'], [[1, 'backend', 5, 'x'], [12, 'b', -100, 'longer note']])).toBe(
-      ['ID  NAME     AMOUNT  NOTE', ' 1  backend       5  x', '12  b          -100  longer note', ''].join('\n'),
-    )
+    expect(
+      formatTable(
+        ['ID', 'NAME', 'AMOUNT', 'NOTE'],
+        [
+          [1, 'backend', 5, 'x'],
+          [12, 'b', -100, 'longer note'],
+        ],
+      ),
+    ).toBe(['ID  NAME     AMOUNT  NOTE', ' 1  backend       5  x', '12  b          -100  longer note', ''].join('\n'))
   })
 
   test('measures terminal columns, so wide characters keep the columns aligned', () => {
-    expect(formatTable(['NAME', 'STATUS'], [['日本', 'active'], ['café', 'revoked']])).toBe('NAME  STATUS\n日本  active\ncafé  revoked\n')
+    expect(
+      formatTable(
+        ['NAME', 'STATUS'],
+        [
+          ['日本', 'active'],
+          ['café', 'revoked'],
+        ],
+      ),
+    ).toBe('NAME  STATUS\n日本  active\ncafé  revoked\n')
   })
 
   test('shows control characters escaped, so a cell never breaks a line', () => {

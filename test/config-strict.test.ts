@@ -85,7 +85,10 @@ describe('server.listen', () => {
 describe('OTPD_ variables that match no setting', () => {
   test('are warned about with the nearest name; settings, OTPD_CONFIG and variables the config names are not', () => {
     const f = join(tempDir(), 'otp.config.toml')
-    writeFileSync(f, '[providers.mail]\ntype = "smtp"\nhost = "smtp.example.com"\nfrom = "otp@example.com"\nusername = "u"\npassword_env = "OTPD_SMTP_PASSWORD"\n[channels]\nemail = ["mail"]\n')
+    writeFileSync(
+      f,
+      '[providers.mail]\ntype = "smtp"\nhost = "smtp.example.com"\nfrom = "otp@example.com"\nusername = "u"\npassword_env = "OTPD_SMTP_PASSWORD"\n[channels]\nemail = ["mail"]\n',
+    )
     const loaded = loadConfig({
       env: { OTPD_CONFIG: f, OTPD_SERVER_LISTEN: '0.0.0.0:80', OTPD_LOGGING__LEVEL: 'debug', OTPD_SMTP_PASSWORD: 'p', OTPD_ZZZZZZZZZZZZZZZZZZZZZZZZZZ: '1' },
     })
@@ -97,7 +100,8 @@ describe('OTPD_ variables that match no setting', () => {
 })
 
 describe('provider checks belong to the commands that deliver', () => {
-  const toml = '[providers.mail]\ntype = "smtp"\nhost = "smtp.example.com"\nfrom = "otp@example.com"\nusername = "u"\npassword_env = "OTPD_SMTP_PASSWORD"\n[channels]\nemail = ["mail"]\n'
+  const toml =
+    '[providers.mail]\ntype = "smtp"\nhost = "smtp.example.com"\nfrom = "otp@example.com"\nusername = "u"\npassword_env = "OTPD_SMTP_PASSWORD"\n[channels]\nemail = ["mail"]\n'
   test('the shape loader accepts a config whose provider secret is missing; the delivering loader names it', () => {
     const f = join(tempDir(), 'otp.config.toml')
     writeFileSync(f, toml)
@@ -111,12 +115,20 @@ describe('provider checks belong to the commands that deliver', () => {
     writeFileSync(join(d, 'otpd.env'), '# secrets\nOTPD_SMTP_PASSWORD="s3cret"\n')
     const loaded = loadConfig({ file: join(d, 'otp.config.toml'), env: { OTPD_SMTP_PASSWORD: '' }, envFile: join(d, 'otpd.env') })
     expect(loaded.env.OTPD_SMTP_PASSWORD).toBe('s3cret')
-    expect(() => loadConfig({ file: join(d, 'otp.config.toml'), env: {}, envFile: join(d, 'missing.env') })).toThrow(`cannot read env file ${join(d, 'missing.env')}: ENOENT`)
+    expect(() => loadConfig({ file: join(d, 'otp.config.toml'), env: {}, envFile: join(d, 'missing.env') })).toThrow(
+      `cannot read env file ${join(d, 'missing.env')}: ENOENT`,
+    )
   })
 })
 
 test('env files are read like systemd EnvironmentFile', () => {
-  expect(parseEnvFile('# c\n; c\n\nA=1\nB = two words \nC="q \\"x\\" \\\\"\nD=\'single $X\'\nE=\n')).toEqual({ A: '1', B: 'two words', C: 'q "x" \\', D: 'single $X', E: '' })
+  expect(parseEnvFile('# c\n; c\n\nA=1\nB = two words \nC="q \\"x\\" \\\\"\nD=\'single $X\'\nE=\n')).toEqual({
+    A: '1',
+    B: 'two words',
+    C: 'q "x" \\',
+    D: 'single $X',
+    E: '',
+  })
   expect(() => parseEnvFile('just text\n', 'f.env')).toThrow('f.env line 1 is not KEY=value')
 })
 

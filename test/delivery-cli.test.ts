@@ -41,7 +41,10 @@ test('config check names every provider problem as a sentence with its key, and 
   )
   const r = env.run('config', 'check')
   expect(r.code).toBe(1)
-  const problems = r.stderr.split('\n').filter((l) => l.startsWith('  - ')).map((l) => l.slice(4))
+  const problems = r.stderr
+    .split('\n')
+    .filter((l) => l.startsWith('  - '))
+    .map((l) => l.slice(4))
   expect(problems).toEqual([
     'providers.mail.password_env names OTPD_SMTP_PASSWORD, which is not set',
     'providers.mail.ca_file names /nonexistent/ca.pem, which cannot be read (ENOENT)',
@@ -75,7 +78,9 @@ test('send-test fails over in order and reports which provider took it; no credi
   env = cliEnv(`[channels]\nsms = ["primary", "backup"]\n${twilio('primary', down.url)}${twilio('backup', up.url)}`, { TWILIO_AUTH_TOKEN: TOKEN })
   const r = await env.runAsync('send-test', '--channel', 'sms', '--to', '+14155550123')
   expect(r.code).toBe(0)
-  expect(r.stdout).toMatch(/^  primary failed: twilio Messages answered 503 \(error 20500\)\nsent a test sms to \+1415\*\*\*\*123 through backup \(twilio\) in \d+ ms\n$/)
+  expect(r.stdout).toMatch(
+    /^  primary failed: twilio Messages answered 503 \(error 20500\)\nsent a test sms to \+1415\*\*\*\*123 through backup \(twilio\) in \d+ ms\n$/,
+  )
   expect(down.requests).toHaveLength(1)
   expect(up.requests).toHaveLength(1)
   expect(Object.fromEntries(new URLSearchParams(up.requests[0]!.body))).toEqual({
@@ -130,7 +135,13 @@ test('the commented provider examples in otp.config.example.toml are valid when 
   const text = await Bun.file(join(import.meta.dir, '..', 'otp.config.example.toml')).text()
   const uncommented = text
     .split('\n')
-    .map((l) => (/^# (\[providers\.|(type|host|port|security|username|password_env|from|ca_file|helo_name|account_sid|auth_token_env|base_url|api_key|api_secret_env|application_id|private_key_file|voice_from|voice_base_url|url|secret_env|sms|voice|email) )/.test(l) ? l.slice(2) : l))
+    .map((l) =>
+      /^# (\[providers\.|(type|host|port|security|username|password_env|from|ca_file|helo_name|account_sid|auth_token_env|base_url|api_key|api_secret_env|application_id|private_key_file|voice_from|voice_base_url|url|secret_env|sms|voice|email) )/.test(
+        l,
+      )
+        ? l.slice(2)
+        : l,
+    )
     .join('\n')
     .replace('/etc/otpd/vonage.key', join(import.meta.dir, 'fixtures', 'tls', 'vonage-app.key'))
   const raw = parse(uncommented) as Record<string, any>

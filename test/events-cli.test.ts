@@ -57,13 +57,22 @@ test('otpd webhooks: add prints the secret once, list never shows it, rotate-sec
   const secret = added.stdout.split('\n')[0]!
   expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/)
   expect(Buffer.from(secret.slice(6), 'base64')).toHaveLength(32)
-  expect(added.stdout).toContain("Added webhook endpoint 1 for account 'default': https://example.com/otpd-events (verification.approved, verification.locked).")
+  expect(added.stdout).toContain(
+    "Added webhook endpoint 1 for account 'default': https://example.com/otpd-events (verification.approved, verification.locked).",
+  )
   const list = env.run('webhooks', 'list')
   expect(list.stdout.split('\n')[0]).toMatch(/^ID {2}ACCOUNT {2}URL +EVENTS +CREATED +ROTATED$/)
   expect(list.stdout).toContain('verification.approved,verification.locked')
   expect(list.stdout + env.run('webhooks', 'list', '--json').stdout).not.toContain(secret.slice(6))
   expect(env.json('webhooks', 'list')).toEqual([
-    { id: 1, account: 'default', url: 'https://example.com/otpd-events', events: ['verification.approved', 'verification.locked'], created_at: expect.any(String), rotated_at: null },
+    {
+      id: 1,
+      account: 'default',
+      url: 'https://example.com/otpd-events',
+      events: ['verification.approved', 'verification.locked'],
+      created_at: expect.any(String),
+      rotated_at: null,
+    },
   ])
   const rotated = env.json('webhooks', 'rotate-secret', '1')
   expect(rotated.secret).toMatch(/^whsec_/)
@@ -73,11 +82,23 @@ test('otpd webhooks: add prints the secret once, list never shows it, rotate-sec
   expect(env.json('webhooks', 'list')).toEqual([])
 
   const errors: [string[], string][] = [
-    [['webhooks', 'add', '--url', 'example.com/x'], "otpd: error: webhook URL 'example.com/x' is not a valid absolute URL (example: https://example.com/otpd-events)\n"],
+    [
+      ['webhooks', 'add', '--url', 'example.com/x'],
+      "otpd: error: webhook URL 'example.com/x' is not a valid absolute URL (example: https://example.com/otpd-events)\n",
+    ],
     [['webhooks', 'add', '--url', 'ftp://example.com/x'], "otpd: error: webhook URL 'ftp://example.com/x' must start with https:// or http://\n"],
-    [['webhooks', 'add', '--url', 'https://u:p@example.com/'], "otpd: error: webhook URL 'https://u:p@example.com/' must not carry a user name or password: the signature authenticates otpd\n"],
-    [['webhooks', 'add', '--url', 'https://example.com/x', '--events', 'verification.nope'], "otpd: error: unknown event type 'verification.nope'; known types: verification.sent, verification.delivered, verification.undelivered, verification.delivery_failed, verification.approved, verification.attempt_failed, verification.locked, verification.expired, verification.canceled, send.blocked\n"],
-    [['webhooks', 'add', '--url', 'https://example.com/x', '--account', 'acme'], "otpd: error: account 'acme' does not exist (create it with: otpd accounts create acme)\n"],
+    [
+      ['webhooks', 'add', '--url', 'https://u:p@example.com/'],
+      "otpd: error: webhook URL 'https://u:p@example.com/' must not carry a user name or password: the signature authenticates otpd\n",
+    ],
+    [
+      ['webhooks', 'add', '--url', 'https://example.com/x', '--events', 'verification.nope'],
+      "otpd: error: unknown event type 'verification.nope'; known types: verification.sent, verification.delivered, verification.undelivered, verification.delivery_failed, verification.approved, verification.attempt_failed, verification.locked, verification.expired, verification.canceled, send.blocked\n",
+    ],
+    [
+      ['webhooks', 'add', '--url', 'https://example.com/x', '--account', 'acme'],
+      "otpd: error: account 'acme' does not exist (create it with: otpd accounts create acme)\n",
+    ],
     [['webhooks', 'remove', '7'], "otpd: error: no webhook endpoint has id '7' (see: otpd webhooks list)\n"],
     [['webhooks', 'rotate-secret', 'x'], "otpd: error: no webhook endpoint has id 'x' (see: otpd webhooks list)\n"],
     [['events', 'list', '--status', 'done'], "otpd: error: --status must be one of pending, failed, delivered, got 'done'\n"],

@@ -24,7 +24,10 @@ afterEach(() => {
  */
 const RECEIPT_SECRET = 'whsec-receipts-0123456789abcdef'
 const RECEIPTS = {
-  config: { server: { public_url: 'https://otp.example.com' }, providers: { recording: { type: 'webhook', url: 'http://127.0.0.1:9/otp', secret_env: 'RECEIPT_SECRET' } } },
+  config: {
+    server: { public_url: 'https://otp.example.com' },
+    providers: { recording: { type: 'webhook', url: 'http://127.0.0.1:9/otp', secret_env: 'RECEIPT_SECRET' } },
+  },
   env: { RECEIPT_SECRET },
 }
 

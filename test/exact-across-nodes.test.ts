@@ -23,7 +23,14 @@ const BASE: HarnessOptions = {
   config: {
     server: { public_url: 'https://otp.example.com' },
     providers: { recording: { type: 'webhook', url: 'http://127.0.0.1:9/otp', secret_env: 'RECEIPT_SECRET' } },
-    limits: { key_requests_per_minute: 1_000_000, max_failed_attempts: 1000, recipient_failures_per_day: 100_000, recipient_per_minute: 1000, recipient_per_hour: 1000, recipient_per_day: 1000 },
+    limits: {
+      key_requests_per_minute: 1_000_000,
+      max_failed_attempts: 1000,
+      recipient_failures_per_day: 100_000,
+      recipient_per_minute: 1000,
+      recipient_per_hour: 1000,
+      recipient_per_day: 1000,
+    },
     fraud: { mode: 'off' },
   },
   env: { RECEIPT_SECRET },
@@ -34,7 +41,16 @@ async function twoNodes(opts: HarnessOptions = {}): Promise<[Harness, Harness]> 
   const merged = { ...BASE, ...opts, config: { ...BASE.config, ...(opts.config ?? {}) } }
   const a = await createHarness({ credits: 10_000, ...merged })
   open.h.push(a)
-  const b = await createHarness({ ...merged, credits: undefined, dir: a.dir, ownsDir: false, key: a.key, databaseUrl: a.databaseUrl, clock: a.clock, delivery: a.delivery })
+  const b = await createHarness({
+    ...merged,
+    credits: undefined,
+    dir: a.dir,
+    ownsDir: false,
+    key: a.key,
+    databaseUrl: a.databaseUrl,
+    clock: a.clock,
+    delivery: a.delivery,
+  })
   open.h.push(b)
   return [a, b]
 }
@@ -113,7 +129,12 @@ test('the expiry scan on two nodes at once reports each expiry once', async () =
   for (let i = 0; i < 30; i++) ids.push((await a.send({ channel: 'sms', recipient: `+1415555${String(3000 + i)}`, expires_in: 60 })).json.verification_id)
   await settled(a)
   a.clock.advance(61_000)
-  await Promise.all([a.server.events.scanExpired(true), b.server.events.scanExpired(true), a.server.events.scanExpired(true), b.server.events.scanExpired(true)])
+  await Promise.all([
+    a.server.events.scanExpired(true),
+    b.server.events.scanExpired(true),
+    a.server.events.scanExpired(true),
+    b.server.events.scanExpired(true),
+  ])
   const rows = await a.sql("SELECT verification_id, count(*) AS n FROM events WHERE type = 'verification.expired' GROUP BY verification_id")
   expect(rows.map((r) => r.verification_id).sort()).toEqual([...ids].sort())
   expect(rows.every((r) => Number(r.n) === 1)).toBe(true)

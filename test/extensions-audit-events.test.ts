@@ -27,7 +27,10 @@ afterEach(async () => {
 
 const RECEIPT_SECRET = 'whsec-audit-events-0123456789ab'
 const RECEIPTS: HarnessOptions = {
-  config: { server: { public_url: 'https://otp.example.com' }, providers: { recording: { type: 'webhook', url: 'http://127.0.0.1:9/otp', secret_env: 'RECEIPT_SECRET' } } },
+  config: {
+    server: { public_url: 'https://otp.example.com' },
+    providers: { recording: { type: 'webhook', url: 'http://127.0.0.1:9/otp', secret_env: 'RECEIPT_SECRET' } },
+  },
   env: { RECEIPT_SECRET },
 }
 
@@ -87,7 +90,11 @@ describe('section 3: verification.expired is for a verification that expired unu
     h.clock.advance(2 * MINUTE)
     expect(await h.server.events.scanExpired(true)).toBe(1)
     expect(await eventsOf(h, canceled)).toEqual(['verification.sent', 'verification.canceled'])
-    expect((await eventsOf(h, lockedThenCanceled)).filter((t) => t !== 'verification.attempt_failed')).toEqual(['verification.sent', 'verification.locked', 'verification.canceled'])
+    expect((await eventsOf(h, lockedThenCanceled)).filter((t) => t !== 'verification.attempt_failed')).toEqual([
+      'verification.sent',
+      'verification.locked',
+      'verification.canceled',
+    ])
     expect((await eventsOf(h, locked)).at(-1)).toBe('verification.expired')
   })
 
@@ -172,7 +179,12 @@ describe('section 3: delivery', () => {
       hostname: '127.0.0.1',
       port: 0,
       async fetch(req) {
-        seen.push({ id: req.headers.get('webhook-id')!, timestamp: req.headers.get('webhook-timestamp')!, signature: req.headers.get('webhook-signature')!, body: await req.text() })
+        seen.push({
+          id: req.headers.get('webhook-id')!,
+          timestamp: req.headers.get('webhook-timestamp')!,
+          signature: req.headers.get('webhook-signature')!,
+          body: await req.text(),
+        })
         const status = statuses.shift() ?? 200
         return status === 302 ? new Response(null, { status, headers: { location: 'http://127.0.0.1:9/elsewhere' } }) : new Response(null, { status })
       },
@@ -305,7 +317,10 @@ describe('section 4: a receipt for a delivery whose outcome otpd never learnt', 
     await post('delivered')
     await post('undelivered')
     const s = await h.call(`/api/v1/verifications/${id}`, undefined, { method: 'GET' })
-    expect(s.json).toMatchObject({ status: 'pending', delivery: { status: 'delivered', provider: 'recording', updated_at: new Date(h.clock.now()).toISOString() } })
+    expect(s.json).toMatchObject({
+      status: 'pending',
+      delivery: { status: 'delivered', provider: 'recording', updated_at: new Date(h.clock.now()).toISOString() },
+    })
     expect(await eventsOf(h, id)).toEqual(['verification.sent', 'verification.delivered'])
     // Refunded at recovery, as section 1 says; the code still verifies.
     expect((await h.server.admin.balance()).balance).toBe(20)
@@ -325,7 +340,10 @@ describe('section 4: a receipt for a delivery whose outcome otpd never learnt', 
       headers: { 'x-otpd-signature': webhookSignature(RECEIPT_SECRET, Math.floor(h.clock.now() / 1000), body) },
     })
     expect(r.status).toBe(200)
-    expect((await h.call(`/api/v1/verifications/${id}`, undefined, { method: 'GET' })).json).toMatchObject({ status: 'failed', delivery: { status: 'failed', provider: null } })
+    expect((await h.call(`/api/v1/verifications/${id}`, undefined, { method: 'GET' })).json).toMatchObject({
+      status: 'failed',
+      delivery: { status: 'failed', provider: null },
+    })
     expect(await eventsOf(h, id)).toEqual(['verification.delivery_failed'])
   })
 })

@@ -29,7 +29,10 @@ const statusOf = (h: Harness, id: string, headers: Record<string, string> = {}) 
  */
 const RECEIPT_SECRET = 'whsec-audit-receipts-0123456789'
 const RECEIPTS: HarnessOptions = {
-  config: { server: { public_url: 'https://otp.example.com' }, providers: { recording: { type: 'webhook', url: 'http://127.0.0.1:9/otp', secret_env: 'RECEIPT_SECRET' } } },
+  config: {
+    server: { public_url: 'https://otp.example.com' },
+    providers: { recording: { type: 'webhook', url: 'http://127.0.0.1:9/otp', secret_env: 'RECEIPT_SECRET' } },
+  },
   env: { RECEIPT_SECRET },
 }
 
@@ -86,8 +89,11 @@ describe('section 1: a status after a receipt', () => {
   })
 })
 
-describe("section 1: `locked` by the recipient cap, which test recipients are exempt from (DECISIONS.md sections 6, 10)", () => {
-  for (const [name, recipient] of [['the SUCCESS test phone', TEST.PHONE_SUCCESS], ['the FAIL test phone', TEST.PHONE_FAIL]] as const) {
+describe('section 1: `locked` by the recipient cap, which test recipients are exempt from (DECISIONS.md sections 6, 10)', () => {
+  for (const [name, recipient] of [
+    ['the SUCCESS test phone', TEST.PHONE_SUCCESS],
+    ['the FAIL test phone', TEST.PHONE_FAIL],
+  ] as const) {
     test(`${name}: failures past the cap lock neither the status nor verify; its own 15-minute lockout still applies`, async () => {
       const h = await start({ config: { limits: { recipient_failures_per_day: 3, max_failed_attempts: 5 } } })
       const a = (await h.send({ channel: 'sms', recipient })).json.verification_id as string
@@ -154,7 +160,11 @@ describe('section 2: what is not stored, on verify and cancel too', () => {
 
   test('a refused Idempotency-Key (400) still counts toward the per-key limit, like any authenticated request', async () => {
     const h = await start({ config: { limits: { key_requests_per_minute: 2 } } })
-    expectError(await h.call(SEND, { channel: 'sms', recipient: TEST.PHONE_SUCCESS }, withKey('')), 400, 'Idempotency-Key must be 1-255 visible ASCII characters')
+    expectError(
+      await h.call(SEND, { channel: 'sms', recipient: TEST.PHONE_SUCCESS }, withKey('')),
+      400,
+      'Idempotency-Key must be 1-255 visible ASCII characters',
+    )
     expectError(await h.call(cancelPath('x'), undefined, withKey('a b')), 400, 'Idempotency-Key must be 1-255 visible ASCII characters')
     const limited = await h.call(SEND, { channel: 'sms', recipient: TEST.PHONE_SUCCESS }, withKey('ok'))
     expect(limited.status).toBe(429)
@@ -180,7 +190,13 @@ describe('section 2 meets section 3: a replay runs nothing, so it writes no even
     await h.server.storage.settled()
     for (let i = 0; i < 3; i++) expect((await h.call(cancelPath(other), undefined, withKey('c'))).status).toBe(200)
     for (let i = 0; i < 3; i++) expect((await h.call(VERIFY, { verification_id: id, code }, withKey('r'))).json.verified).toBe(true)
-    expect(await eventTypes(h)).toEqual(['verification.sent', 'verification.attempt_failed', 'verification.sent', 'verification.canceled', 'verification.approved'])
+    expect(await eventTypes(h)).toEqual([
+      'verification.sent',
+      'verification.attempt_failed',
+      'verification.sent',
+      'verification.canceled',
+      'verification.approved',
+    ])
   })
 
   test('a replayed test-recipient send writes no second verification.sent', async () => {
@@ -218,7 +234,12 @@ describe("section 4 meets sections 1-2: the provider's receipt comes before its 
       late.release()
       const first = await pending
       expect(first.status).toBe(200)
-      expect(first.json).toEqual({ success: true, verification_id: id, expires_at: new Date(late.seen()!.expiresAt).toISOString(), request_id: first.headers.get('x-request-id')! })
+      expect(first.json).toEqual({
+        success: true,
+        verification_id: id,
+        expires_at: new Date(late.seen()!.expiresAt).toISOString(),
+        request_id: first.headers.get('x-request-id')!,
+      })
       expect((await statusOf(h, id)).json).toMatchObject({ status: 'pending', delivery: { status: 'delivered', provider: 'recording' } })
       expect((await h.server.admin.balance()).balance).toBe(1)
       if (key) {

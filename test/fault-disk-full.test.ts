@@ -8,7 +8,22 @@
 import { expect, setDefaultTimeout, test } from 'bun:test'
 import { closeSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterServers, type Answer, call, cleanUpAfterAll, faultConfig, logLines, makeFaultEnv, provision, send, SEND_500, serve, stop, verify, waitFor } from './fault/harness.ts'
+import {
+  afterServers,
+  type Answer,
+  call,
+  cleanUpAfterAll,
+  faultConfig,
+  logLines,
+  makeFaultEnv,
+  provision,
+  send,
+  SEND_500,
+  serve,
+  stop,
+  verify,
+  waitFor,
+} from './fault/harness.ts'
 import { inForceUnacknowledged, ledgerViolations, verificationRows } from './fault/ledger.ts'
 import { sqliteOnly } from './harness.ts'
 

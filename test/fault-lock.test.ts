@@ -6,7 +6,20 @@
  */
 import { expect, setDefaultTimeout, test } from 'bun:test'
 import { join } from 'node:path'
-import { call, cleanUpAfterAll, faultConfig, makeFaultEnv, provision, send, SEND_500, serve, startGateway, stop, verify, webhookProvider } from './fault/harness.ts'
+import {
+  call,
+  cleanUpAfterAll,
+  faultConfig,
+  makeFaultEnv,
+  provision,
+  send,
+  SEND_500,
+  serve,
+  startGateway,
+  stop,
+  verify,
+  webhookProvider,
+} from './fault/harness.ts'
 import { inForceUnacknowledged, ledgerViolations } from './fault/ledger.ts'
 import { sqliteOnly } from './harness.ts'
 

@@ -6,7 +6,22 @@
  * afterwards (test/fault/ledger.ts).
  */
 import { expect, setDefaultTimeout, test } from 'bun:test'
-import { cleanUpAfterAll, exitWithin, faultConfig, logLines, makeFaultEnv, provision, send, SEND_500, serve, startGateway, stop, verify, waitFor, webhookProvider } from './fault/harness.ts'
+import {
+  cleanUpAfterAll,
+  exitWithin,
+  faultConfig,
+  logLines,
+  makeFaultEnv,
+  provision,
+  send,
+  SEND_500,
+  serve,
+  startGateway,
+  stop,
+  verify,
+  waitFor,
+  webhookProvider,
+} from './fault/harness.ts'
 import { inForceUnacknowledged, ledgerViolations, rowOf, verificationRows } from './fault/ledger.ts'
 import { sqliteOnly } from './harness.ts'
 
@@ -61,44 +76,47 @@ sqliteOnly('1. the WAL flush fails', () => {
 })
 
 sqliteOnly('2. a commit fails for a moment', () => {
-  test.each(['EIO', 'ENOSPC'] as const)('(%s) the requests answer 500 with nothing in force; the server keeps running and works again without a restart', async (errno) => {
-    const gw = startGateway()
-    const env = makeFaultEnv('commit', faultConfig(TIMEOUT_MS, webhookProvider(gw)))
-    const key = provision(env)
-    const s = await serve(env)
-    const before = await send(s.url, key)
-    expect(before.status).toBe(200)
-    const acked = new Set<string>([before.json.verification_id])
-    const beforeCode = gw.codeOf(before.json.verification_id)!
+  test.each(['EIO', 'ENOSPC'] as const)(
+    '(%s) the requests answer 500 with nothing in force; the server keeps running and works again without a restart',
+    async (errno) => {
+      const gw = startGateway()
+      const env = makeFaultEnv('commit', faultConfig(TIMEOUT_MS, webhookProvider(gw)))
+      const key = provision(env)
+      const s = await serve(env)
+      const before = await send(s.url, key)
+      expect(before.status).toBe(200)
+      const acked = new Set<string>([before.json.verification_id])
+      const beforeCode = gw.codeOf(before.json.verification_id)!
 
-    env.fault('write', 'otpd.db-wal', errno)
-    const delivered = gw.delivered.length
-    const [answers, verifyDuringFault] = await Promise.all([
-      Promise.all(Array.from({ length: 10 }, () => send(s.url, key))),
-      verify(s.url, key, before.json.verification_id, beforeCode),
-    ])
-    env.clear()
-    expect(env.hits()).toBeGreaterThan(0)
-    for (const a of answers) {
-      expect(a.status).toBe(500)
-      expect(SEND_500).toContain(a.json.error)
-    }
-    expect(verifyDuringFault.status).toBe(500)
-    expect(verifyDuringFault.json.error).toBe('Internal server error')
-    // The sends were never recorded, so nothing was delivered and nothing is in force.
-    expect(gw.delivered.length).toBe(delivered)
-    expect(inForceUnacknowledged(env.dbPath, acked)).toEqual([])
-    expect(s.proc.exitCode).toBeNull()
+      env.fault('write', 'otpd.db-wal', errno)
+      const delivered = gw.delivered.length
+      const [answers, verifyDuringFault] = await Promise.all([
+        Promise.all(Array.from({ length: 10 }, () => send(s.url, key))),
+        verify(s.url, key, before.json.verification_id, beforeCode),
+      ])
+      env.clear()
+      expect(env.hits()).toBeGreaterThan(0)
+      for (const a of answers) {
+        expect(a.status).toBe(500)
+        expect(SEND_500).toContain(a.json.error)
+      }
+      expect(verifyDuringFault.status).toBe(500)
+      expect(verifyDuringFault.json.error).toBe('Internal server error')
+      // The sends were never recorded, so nothing was delivered and nothing is in force.
+      expect(gw.delivered.length).toBe(delivered)
+      expect(inForceUnacknowledged(env.dbPath, acked)).toEqual([])
+      expect(s.proc.exitCode).toBeNull()
 
-    // Works again, no restart: the code the failed verify did not use verifies now.
-    const after = await send(s.url, key)
-    expect(after.status).toBe(200)
-    acked.add(after.json.verification_id)
-    expect((await verify(s.url, key, before.json.verification_id, beforeCode)).json.message).toBe('Code verified successfully')
-    expect((await verify(s.url, key, after.json.verification_id, gw.codeOf(after.json.verification_id)!)).json.message).toBe('Code verified successfully')
-    expect(ledgerViolations(env.dbPath, { acknowledged: [after.json.verification_id] })).toEqual([])
-    expect(await stop(s)).toBe(0)
-  })
+      // Works again, no restart: the code the failed verify did not use verifies now.
+      const after = await send(s.url, key)
+      expect(after.status).toBe(200)
+      acked.add(after.json.verification_id)
+      expect((await verify(s.url, key, before.json.verification_id, beforeCode)).json.message).toBe('Code verified successfully')
+      expect((await verify(s.url, key, after.json.verification_id, gw.codeOf(after.json.verification_id)!)).json.message).toBe('Code verified successfully')
+      expect(ledgerViolations(env.dbPath, { acknowledged: [after.json.verification_id] })).toEqual([])
+      expect(await stop(s)).toBe(0)
+    },
+  )
 })
 
 sqliteOnly('3. the refund fails', () => {

@@ -135,7 +135,8 @@ describe('"sends" are the sends to real recipients that this account had accepte
     for (let i = 0; i < 5; i++) expect((await h.send({ channel: 'sms', recipient: uz(i) })).status).toBe(402)
     await h.server.admin.addCredits(10)
     expect((await h.send({ channel: 'sms', recipient: uz(10) })).status).toBe(200)
-    for (let i = 0; i < 3; i++) expect((await h.send({ channel: 'sms', recipient: uz(10) })).json.error).toStartWith('Rate limit exceeded: Maximum 1 verification codes per minute')
+    for (let i = 0; i < 3; i++)
+      expect((await h.send({ channel: 'sms', recipient: uz(10) })).json.error).toStartWith('Rate limit exceeded: Maximum 1 verification codes per minute')
     // Rule 3 has counted one send: the second of the hour goes, the third is refused.
     expect((await h.send({ channel: 'sms', recipient: uz(11) })).status).toBe(200)
     expect((await h.send({ channel: 'sms', recipient: uz(12) })).json.error).toStartWith('Sending to this destination is temporarily blocked')
@@ -148,7 +149,8 @@ describe('"sends" are the sends to real recipients that this account had accepte
     await accepted(h, 18, uz)
     await accepted(h, 1, uz, 200, { ip: '198.51.100.9' })
     // Five sends to the prefix refused by rule 2.
-    for (let i = 0; i < 5; i++) expect((await h.send({ channel: 'sms', recipient: uz(300 + i), ip: '198.51.100.9' })).json.error).toStartWith(IP_LIMIT(0).slice(0, 60))
+    for (let i = 0; i < 5; i++)
+      expect((await h.send({ channel: 'sms', recipient: uz(300 + i), ip: '198.51.100.9' })).json.error).toStartWith(IP_LIMIT(0).slice(0, 60))
     h.clock.advance(GRACE)
     // 19 sends, not 24: no evidence yet.
     expect((await h.send({ channel: 'sms', recipient: uz(1) })).status).toBe(200)
@@ -165,7 +167,9 @@ describe('order', () => {
     expect((await h.send({ channel: 'sms', recipient: uz(100), ip: '192.0.2.7' })).json.error).toBe(PUMPING(900)) // both scopes block
     // Rule 2 before rule 4: the IP is full (one accepted send) and the prefix blocked.
     expect((await h.send({ channel: 'sms', recipient: us(1), ip: '192.0.2.7' })).status).toBe(200)
-    expect((await h.send({ channel: 'sms', recipient: uz(101), ip: '192.0.2.7' })).json.error).toStartWith('Rate limit exceeded: Maximum 1 verification codes per hour for this IP address.')
+    expect((await h.send({ channel: 'sms', recipient: uz(101), ip: '192.0.2.7' })).json.error).toStartWith(
+      'Rate limit exceeded: Maximum 1 verification codes per hour for this IP address.',
+    )
     // Rule 1 before rule 4.
     await h.server.fraud.setAccount('default', { allowedCountries: ['US'] })
     expect((await h.send({ channel: 'sms', recipient: uz(102) })).status).toBe(403)
@@ -276,7 +280,13 @@ describe('fraud status and unblock', () => {
     const env = cliEnv()
     env.run('accounts', 'create', 'acme')
     // The traffic comes from a server on the same database file, on a clock at the real time (the CLI's).
-    h = await createHarness({ dir: env.dir, databaseUrl: env.databaseUrl, clock: new ManualClock(Date.now()), credits: 100, config: { fraud: { mode: 'enforce', min_sends: 2, conversion_grace_seconds: 0 } } })
+    h = await createHarness({
+      dir: env.dir,
+      databaseUrl: env.databaseUrl,
+      clock: new ManualClock(Date.now()),
+      credits: 100,
+      config: { fraud: { mode: 'enforce', min_sends: 2, conversion_grace_seconds: 0 } },
+    })
     await approve(h, us(1))
     expect((await h.send({ channel: 'sms', recipient: uz(1) })).status).toBe(200)
     expect((await h.send({ channel: 'sms', recipient: uz(2) })).status).toBe(200)
@@ -290,7 +300,9 @@ describe('fraud status and unblock', () => {
     ])
     const acme = env.run('fraud', 'status', '--account', 'acme')
     expect(acme.code).toBe(0)
-    expect(acme.stdout).toMatch(/^mode: enforce \(config \[fraud\] mode\)\n\nAccounts:\nACCOUNT +COUNTRIES +DAILY CREDIT LIMIT +TEST RECIPIENTS\nacme +\* +none +on\n\nActive blocks:\n {2}none\n\nSends by country, last 24 h:\n {2}none\n$/)
+    expect(acme.stdout).toMatch(
+      /^mode: enforce \(config \[fraud\] mode\)\n\nAccounts:\nACCOUNT +COUNTRIES +DAILY CREDIT LIMIT +TEST RECIPIENTS\nacme +\* +none +on\n\nActive blocks:\n {2}none\n\nSends by country, last 24 h:\n {2}none\n$/,
+    )
     const mine = env.run('fraud', 'status', '--account', 'default')
     expect(mine.stdout).toMatch(/\ndefault +conversion +UZ +0 +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\ndefault +conversion +\+99890123 +0 /)
     expect(mine.stdout).toMatch(/\ndefault +US +1 +1 +100\.0%\n/)
@@ -329,14 +341,34 @@ describe('with issue 23', () => {
       type: 'send.blocked',
       occurred_at: new Date(h.clock.now()).toISOString(),
       account: 'default',
-      data: { verification_id: null, channel: 'voice', recipient: '+9989*****001', status: null, sequence: 0, test: false, rule: 'geo', country: 'UZ', prefix: '+99890123' },
+      data: {
+        verification_id: null,
+        channel: 'voice',
+        recipient: '+9989*****001',
+        status: null,
+        sequence: 0,
+        test: false,
+        rule: 'geo',
+        country: 'UZ',
+        prefix: '+99890123',
+      },
     })
     await h.server.fraud.setAccount('default', { allowedCountries: null })
     await uzEvidence(h)
     expect((await h.send({ channel: 'sms', recipient: uz(2) })).status).toBe(429)
     await deliver(h)
     expect(blocked()).toHaveLength(2)
-    expect(blocked()[1]!.data).toEqual({ verification_id: null, channel: 'sms', recipient: '+9989*****002', status: null, sequence: 0, test: false, rule: 'conversion', country: 'UZ', prefix: '+99890123' })
+    expect(blocked()[1]!.data).toEqual({
+      verification_id: null,
+      channel: 'sms',
+      recipient: '+9989*****002',
+      status: null,
+      sequence: 0,
+      test: false,
+      rule: 'conversion',
+      country: 'UZ',
+      prefix: '+99890123',
+    })
   })
 
   test('monitor refuses nothing and so emits no send.blocked: the send is a verification like any other (verification.sent)', async () => {
@@ -348,7 +380,7 @@ describe('with issue 23', () => {
     expect(rx!.received.map((r) => [r.json.type, r.json.data.verification_id])).toEqual([['verification.sent', sent.json.verification_id]])
   })
 
-  test("Idempotency-Key: a guard 429 is stored and replayed verbatim (Retry-After too) once rule 3 has room again, running nothing again; the geo 403 is not stored", async () => {
+  test('Idempotency-Key: a guard 429 is stored and replayed verbatim (Retry-After too) once rule 3 has room again, running nothing again; the geo 403 is not stored', async () => {
     h = await withReceiver({ new_country_per_hour: 1 })
     const post = (body: Record<string, unknown>, key: string) => h!.call('/api/v1/send', body, { headers: { 'idempotency-key': key } })
     expect((await post({ channel: 'sms', recipient: uz(1) }, 'a')).status).toBe(200)
@@ -389,7 +421,7 @@ describe('with issue 23', () => {
     expect(again.json).toEqual(retried.json)
   })
 
-  test('the status endpoint and verify are not the guard\'s: a verification sent before a block stays pending, approves and shows approved', async () => {
+  test("the status endpoint and verify are not the guard's: a verification sent before a block stays pending, approves and shows approved", async () => {
     h = await guarded({ conversion_grace_seconds: 60 }) // within the code's 5 minutes
     await approve(h, uz2(1))
     h.clock.advance(DAY)

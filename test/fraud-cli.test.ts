@@ -19,7 +19,9 @@ test('100 concurrent sends to a new country across two server processes: exactly
   const key = env.json('keys', 'create').key
   env.json('credits', 'add', '1000')
   const [a, b] = [await startServer(env), await startServer(env)]
-  const results = await Promise.all(Array.from({ length: 100 }, (_, i) => post(i % 2 ? a.url : b.url, '/api/v1/send', key, { channel: 'sms', recipient: uz(i) })))
+  const results = await Promise.all(
+    Array.from({ length: 100 }, (_, i) => post(i % 2 ? a.url : b.url, '/api/v1/send', key, { channel: 'sms', recipient: uz(i) })),
+  )
   const ok = results.filter((r) => r.status === 200)
   expect(ok).toHaveLength(10)
   const refused = results.filter((r) => r.status === 429)
@@ -61,7 +63,12 @@ test('account settings changed from the CLI apply to the next send of a running 
   await env.runAsync('accounts', 'set', 'default', '--test-recipients', 'on')
 
   // The daily cap: 3 debits so far in 24 h.
-  expect(env.json('accounts', 'set', 'default', '--daily-credit-limit', '3')).toEqual({ name: 'default', countries: ['*'], daily_credit_limit: 3, test_recipients: true })
+  expect(env.json('accounts', 'set', 'default', '--daily-credit-limit', '3')).toEqual({
+    name: 'default',
+    countries: ['*'],
+    daily_credit_limit: 3,
+    test_recipients: true,
+  })
   const capped = await send({ channel: 'email', recipient: 'ann@example.com' })
   expect(capped.status).toBe(429)
   expect(capped.json.error).toMatch(/^Daily credit limit of 3 reached for this account\. Please try again in [0-9]+ seconds\.$/)
@@ -100,7 +107,9 @@ test('fraud status shows blocks and conversion by country; fraud unblock lifts a
   expect(table.code).toBe(0)
   expect(table.stdout).toContain('mode: enforce')
   expect(table.stdout).toMatch(/ACCOUNT +COUNTRIES +DAILY CREDIT LIMIT +TEST RECIPIENTS\ndefault +\* +none +on\nacme +\* +none +on\n/)
-  expect(table.stdout).toMatch(/ACCOUNT +RULE +SCOPE +LEVEL +ENDS\ndefault +conversion +UZ +0 +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\ndefault +conversion +\+99890123 +0 /)
+  expect(table.stdout).toMatch(
+    /ACCOUNT +RULE +SCOPE +LEVEL +ENDS\ndefault +conversion +UZ +0 +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\ndefault +conversion +\+99890123 +0 /,
+  )
   expect(table.stdout).toMatch(/ACCOUNT +COUNTRY +SENDS +APPROVED +CONVERSION\ndefault +UZ +2 +0 +0\.0%\n/)
 
   const lifted = env.run('fraud', 'unblock', 'UZ')
@@ -110,7 +119,12 @@ test('fraud status shows blocks and conversion by country; fraud unblock lifts a
   const again = env.run('fraud', 'unblock', 'UZ')
   expect(again.code).toBe(0)
   expect(again.stdout).toBe("country UZ of account 'default' was not blocked; its escalation is reset and its conversion counts from now\n")
-  expect(env.json('fraud', 'unblock', '+99890123', '--account', 'acme')).toEqual({ account: 'acme', scope_kind: 'prefix', scope: '+99890123', was_blocked: false })
+  expect(env.json('fraud', 'unblock', '+99890123', '--account', 'acme')).toEqual({
+    account: 'acme',
+    scope_kind: 'prefix',
+    scope: '+99890123',
+    was_blocked: false,
+  })
   expect(env.json('fraud', 'status').blocks).toEqual([])
   // The running server sees the unblock at once, and the sends before it no longer count.
   expect((await send(4)).status).toBe(200)
@@ -118,12 +132,19 @@ test('fraud status shows blocks and conversion by country; fraud unblock lifts a
   const bad = env.run('fraud', 'unblock', 'Uzbekistan')
   expect(bad.code).toBe(1)
   expect(bad.stderr).toBe("otpd: error: 'Uzbekistan' is not a scope: give a country code (UZ) or a prefix (+99890123) as otpd fraud status shows them\n")
-  expect(env.run('fraud', 'unblock', 'UZ', '--account', 'nobody').stderr).toBe("otpd: error: account 'nobody' does not exist (create it with: otpd accounts create nobody)\n")
+  expect(env.run('fraud', 'unblock', 'UZ', '--account', 'nobody').stderr).toBe(
+    "otpd: error: account 'nobody' does not exist (create it with: otpd accounts create nobody)\n",
+  )
 })
 
 test('accounts set: each option, --json, and the operator mistakes', () => {
   const env = cliEnv()
-  expect(env.json('accounts', 'set', 'default', '--countries', 'uz,us,UZ')).toEqual({ name: 'default', countries: ['UZ', 'US'], daily_credit_limit: null, test_recipients: true })
+  expect(env.json('accounts', 'set', 'default', '--countries', 'uz,us,UZ')).toEqual({
+    name: 'default',
+    countries: ['UZ', 'US'],
+    daily_credit_limit: null,
+    test_recipients: true,
+  })
   expect(env.json('accounts', 'set', 'default', '--countries', 'default', '--test-recipients', 'off', '--code-length', '8')).toEqual({
     name: 'default',
     code_length: 8,
@@ -132,15 +153,31 @@ test('accounts set: each option, --json, and the operator mistakes', () => {
     test_recipients: false,
   })
   expect(env.run('accounts', 'set', 'default', '--countries', '*').stdout).toBe("account 'default' may send sms and voice to every country\n")
-  expect(env.run('accounts', 'set', 'default', '--countries', 'default').stdout).toBe("account 'default' may send sms and voice to the config's fraud.allowed_countries\n")
+  expect(env.run('accounts', 'set', 'default', '--countries', 'default').stdout).toBe(
+    "account 'default' may send sms and voice to the config's fraud.allowed_countries\n",
+  )
   expect(env.run('accounts', 'set', 'default', '--daily-credit-limit', '500').stdout).toBe("account 'default' may spend at most 500 credits in any 24 h\n")
-  expect(env.run('accounts', 'set', 'default', '--test-recipients', 'on').stdout).toBe("account 'default' answers the test recipients without delivering or charging\n")
+  expect(env.run('accounts', 'set', 'default', '--test-recipients', 'on').stdout).toBe(
+    "account 'default' answers the test recipients without delivering or charging\n",
+  )
   const cases: [string[], string][] = [
     [[], 'otpd: error: nothing to change: give --code-length, --countries, --daily-credit-limit or --test-recipients\n'],
-    [['--countries', 'XQ'], "otpd: error: unknown country code XQ: use ISO 3166-1 alpha-2 codes (US, GB, ...), ZZ for numbers of no known country, or '*' for all\n"],
-    [['--countries', 'USA'], "otpd: error: option '--countries <list>' argument 'USA' is invalid. --countries takes country codes separated by commas (US,CA), '*' or 'default', got 'USA'\n"],
-    [['--daily-credit-limit', '0'], "otpd: error: option '--daily-credit-limit <n>' argument '0' is invalid. --daily-credit-limit must be a whole number of at least 1 or 'none', got '0'\n"],
-    [['--test-recipients', 'maybe'], "otpd: error: option '--test-recipients <on|off>' argument 'maybe' is invalid. --test-recipients must be on or off, got 'maybe'\n"],
+    [
+      ['--countries', 'XQ'],
+      "otpd: error: unknown country code XQ: use ISO 3166-1 alpha-2 codes (US, GB, ...), ZZ for numbers of no known country, or '*' for all\n",
+    ],
+    [
+      ['--countries', 'USA'],
+      "otpd: error: option '--countries <list>' argument 'USA' is invalid. --countries takes country codes separated by commas (US,CA), '*' or 'default', got 'USA'\n",
+    ],
+    [
+      ['--daily-credit-limit', '0'],
+      "otpd: error: option '--daily-credit-limit <n>' argument '0' is invalid. --daily-credit-limit must be a whole number of at least 1 or 'none', got '0'\n",
+    ],
+    [
+      ['--test-recipients', 'maybe'],
+      "otpd: error: option '--test-recipients <on|off>' argument 'maybe' is invalid. --test-recipients must be on or off, got 'maybe'\n",
+    ],
   ]
   for (const [args, stderr] of cases) {
     const r = env.run('accounts', 'set', 'default', ...args)

@@ -34,7 +34,9 @@ export async function approve(h: Harness, recipient: string, ip?: string): Promi
 /** The value of one otpd_fraud_refusals_total series (0 when absent). */
 export async function refusals(h: Harness, labels: { rule: string; country: string; decision: 'refused' | 'would_refuse' }): Promise<number> {
   const text = await h.server.metrics.render()
-  const line = text.split('\n').find((l) => l.startsWith(`otpd_fraud_refusals_total{rule="${labels.rule}",country="${labels.country}",decision="${labels.decision}"}`))
+  const line = text
+    .split('\n')
+    .find((l) => l.startsWith(`otpd_fraud_refusals_total{rule="${labels.rule}",country="${labels.country}",decision="${labels.decision}"}`))
   return line ? Number(line.split(' ').at(-1)) : 0
 }
 

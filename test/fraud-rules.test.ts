@@ -66,12 +66,15 @@ test('the [fraud] defaults are those of section 5', () => {
 
 describe('the ip field', () => {
   const IP = 'ip must be a valid IPv4 or IPv6 address'
-  test.each([['nope'], [''], ['1.2.3'], ['01.2.3.4'], ['256.0.0.1'], ['fe80::1%eth0'], ['1.2.3.4 '], [null], [12], [['1.2.3.4']], [{}]])('%p -> 400', async (ip) => {
-    h ??= await guarded()
-    const r = await h.send({ channel: 'sms', recipient: us(1), ip })
-    expect(r.status).toBe(400)
-    expect(r.json.error).toBe(IP)
-  })
+  test.each([['nope'], [''], ['1.2.3'], ['01.2.3.4'], ['256.0.0.1'], ['fe80::1%eth0'], ['1.2.3.4 '], [null], [12], [['1.2.3.4']], [{}]])(
+    '%p -> 400',
+    async (ip) => {
+      h ??= await guarded()
+      const r = await h.send({ channel: 'sms', recipient: us(1), ip })
+      expect(r.status).toBe(400)
+      expect(r.json.error).toBe(IP)
+    },
+  )
 
   test('it is checked after every other field, and a valid one passes', async () => {
     h = await guarded()
@@ -252,14 +255,19 @@ describe('rule 5: daily credit cap', () => {
 
 describe('order', () => {
   test('validation, then the test-recipient short-circuit, then rules 1, 2, 3, 5, then the per-recipient limits', async () => {
-    h = await guarded({ allowed_countries: ['US', 'CA'], ip_per_hour: 1, new_country_per_hour: 1 }, { config: { limits: { key_requests_per_minute: 1000, recipient_per_minute: 1 } } })
+    h = await guarded(
+      { allowed_countries: ['US', 'CA'], ip_per_hour: 1, new_country_per_hour: 1 },
+      { config: { limits: { key_requests_per_minute: 1000, recipient_per_minute: 1 } } },
+    )
     expect((await h.send({ channel: 'sms', recipient: uz(1), expires_in: 1 })).status).toBe(400)
     expect((await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS, ip: '192.0.2.1' })).status).toBe(200)
     expect((await h.send({ channel: 'sms', recipient: us(1), ip: '192.0.2.1' })).status).toBe(200)
     // us(1): per-recipient full, rule 3 full, IP full, and UZ not allowed: rule 1 answers.
     expect((await h.send({ channel: 'sms', recipient: uz(1), ip: '192.0.2.1' })).status).toBe(403)
     // Rule 2 before rule 3 and the per-recipient limits.
-    expect((await h.send({ channel: 'sms', recipient: us(1), ip: '192.0.2.1' })).json.error).toStartWith('Rate limit exceeded: Maximum 1 verification codes per hour for this IP address.')
+    expect((await h.send({ channel: 'sms', recipient: us(1), ip: '192.0.2.1' })).json.error).toStartWith(
+      'Rate limit exceeded: Maximum 1 verification codes per hour for this IP address.',
+    )
     // Rule 3 before the per-recipient limits.
     expect((await h.send({ channel: 'sms', recipient: us(1) })).json.error).toStartWith('Sending to this destination is temporarily blocked')
     // Rule 5 after rules 1-4.
@@ -321,7 +329,14 @@ test('a refusal emits send.blocked (verification and status null; rule, country,
   const events = watchEvents(h, (e) => e.type === 'send.blocked')
   expect((await h.send({ channel: 'sms', recipient: uz(1) })).status).toBe(403)
   expect(events).toEqual([
-    { type: 'send.blocked', accountId: 1, at: h.clock.now(), verification: null, status: null, extra: { rule: 'geo', country: 'UZ', prefix: '+99890123', channel: 'sms', recipient: '+9989*****001' } },
+    {
+      type: 'send.blocked',
+      accountId: 1,
+      at: h.clock.now(),
+      verification: null,
+      status: null,
+      extra: { rule: 'geo', country: 'UZ', prefix: '+99890123', channel: 'sms', recipient: '+9989*****001' },
+    },
   ])
   await h.server.fraud.setAccount('default', { dailyCreditLimit: 1 })
   expect((await h.send({ channel: 'email', recipient: 'a@example.com' })).status).toBe(200)

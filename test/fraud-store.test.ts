@@ -16,7 +16,7 @@ afterEach(() => {
 test('conversion by minutes equals the exact count for random windows', async () => {
   h = await createHarness()
   let seed = 7
-  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
+  const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31
   const T0 = Date.UTC(2026, 0, 1)
   const prefixes = ['+99890123', '+99890124']
   await h.server.storage.write(async (r) => {

@@ -14,7 +14,14 @@ let keys: { active: string; disabled: string; revoked: string }
 beforeAll(async () => {
   h = await createHarness({
     credits: 1_000_000,
-    config: { limits: { key_requests_per_minute: 1_000_000_000, recipient_per_minute: 1_000_000_000, recipient_per_hour: 1_000_000_000, recipient_per_day: 1_000_000_000 } },
+    config: {
+      limits: {
+        key_requests_per_minute: 1_000_000_000,
+        recipient_per_minute: 1_000_000_000,
+        recipient_per_hour: 1_000_000_000,
+        recipient_per_day: 1_000_000_000,
+      },
+    },
   })
   const disabled = await h.server.admin.createKey({ name: 'disabled' })
   const revoked = await h.server.admin.createKey({ name: 'revoked' })

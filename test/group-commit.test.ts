@@ -42,7 +42,11 @@ function setUp(busyTimeoutMs = 5000) {
 }
 
 const insert = (n: number) => db.$client.run('INSERT INTO t (n) VALUES (?)', [n])
-const rows = (c: Database = other) => c.query<{ n: number }, []>('SELECT n FROM t ORDER BY rowid').all().map((r) => r.n)
+const rows = (c: Database = other) =>
+  c
+    .query<{ n: number }, []>('SELECT n FROM t ORDER BY rowid')
+    .all()
+    .map((r) => r.n)
 
 testSqliteOnly('calls in one turn share one transaction, run in call order and see each other', async () => {
   const storage = setUp()
@@ -192,9 +196,11 @@ testSqliteOnly('onStale: heard when another connection committed or a call was r
   other.run('INSERT INTO t (n) VALUES (4)')
   await storage.write(async () => insert(5))
   expect(heard).toBe(1)
-  await storage.write(async () => {
-    throw new Error('rolled back')
-  }).catch(() => {})
+  await storage
+    .write(async () => {
+      throw new Error('rolled back')
+    })
+    .catch(() => {})
   expect(heard).toBeGreaterThan(1)
 })
 

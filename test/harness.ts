@@ -192,7 +192,9 @@ export async function createHarness(opts: HarnessOptions = {}): Promise<Harness>
       return
     }
     if (on) {
-      await sql(`CREATE OR REPLACE FUNCTION otpd_test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'attempt to write a readonly database (test)'; END $$`)
+      await sql(
+        `CREATE OR REPLACE FUNCTION otpd_test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'attempt to write a readonly database (test)'; END $$`,
+      )
       await sql('CREATE OR REPLACE TRIGGER otpd_test_refuse BEFORE INSERT OR UPDATE ON key_hits FOR EACH ROW EXECUTE FUNCTION otpd_test_refuse()')
     } else await sql('DROP TRIGGER IF EXISTS otpd_test_refuse ON key_hits')
   }

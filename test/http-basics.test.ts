@@ -175,7 +175,11 @@ describe('JSON parsing', () => {
 describe('order of checks', () => {
   test('authentication (401/403) beats a bad body', async () => {
     h = await createHarness()
-    expectError(await h.call(SEND, undefined, { key: null, raw: '{not json' }), 401, 'API key is required. Provide it via Authorization: Bearer <token> or x-api-key header')
+    expectError(
+      await h.call(SEND, undefined, { key: null, raw: '{not json' }),
+      401,
+      'API key is required. Provide it via Authorization: Bearer <token> or x-api-key header',
+    )
     expectError(await h.call(VERIFY, undefined, { key: 'otpd_nope', raw: 'x'.repeat(MAX_BODY + 1) }), 401, 'Invalid API key')
     const k = await h.server.admin.createKey({ name: 'off' })
     await h.server.admin.setKeyStatus(k.prefix, 'disabled')

@@ -36,7 +36,13 @@ async function post(base: string, path: string, apiKey: string, body: unknown, k
     body: body === undefined ? undefined : JSON.stringify(body),
   })
   const text = await res.text()
-  return { status: res.status, text, json: JSON.parse(text), replayed: res.headers.get('idempotent-replayed'), requestIdHeader: res.headers.get('x-request-id') }
+  return {
+    status: res.status,
+    text,
+    json: JSON.parse(text),
+    replayed: res.headers.get('idempotent-replayed'),
+    requestIdHeader: res.headers.get('x-request-id'),
+  }
 }
 
 /** Exactly one answer ran the operation; every other one is its stored answer verbatim, or (where allowed) the in-progress 409. */
@@ -61,7 +67,9 @@ function expectOneRan(answers: Answer[], status: number, allowInProgress: boolea
 /** Rows of the test's database, whichever the engine; counts as numbers (PostgreSQL's bigint arrives as text). */
 async function query(where: Harness | CliEnv, sql: string): Promise<Record<string, any>[]> {
   const rows = 'sql' in where ? await where.sql(sql) : await queryDatabase(where, sql)
-  return rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'bigint' || (k === 'n' && typeof v === 'string') ? Number(v) : v])))
+  return rows.map((r) =>
+    Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'bigint' || (k === 'n' && typeof v === 'string') ? Number(v) : v])),
+  )
 }
 
 describe('one process', () => {

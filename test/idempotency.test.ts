@@ -36,7 +36,11 @@ async function post(h: Harness, path: string, body: unknown, key: string | null,
   if (opts.contentType !== null) headers['content-type'] = opts.contentType ?? 'application/json'
   if (key !== null) headers['idempotency-key'] = key
   const res = await h.server.http.handle(
-    new Request(`http://localhost${path}`, { method: 'POST', headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) }),
+    new Request(`http://localhost${path}`, {
+      method: 'POST',
+      headers,
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    }),
   )
   const text = await res.text()
   return { status: res.status, headers: res.headers, text, json: JSON.parse(text) }
@@ -128,7 +132,11 @@ describe('send', () => {
   test('same key, another body: 422 with the exact text; nothing runs, and the stored answer stays', async () => {
     const h = await start({ credits: 2 })
     const first = await post(h, SEND, { channel: 'sms', recipient: PHONE }, 'k')
-    for (const other of [{ channel: 'sms', recipient: '+14155550124' }, { channel: 'sms', recipient: PHONE, expires_in: 300 }, { channel: 'sms', recipient: PHONE, extra: 1 }]) {
+    for (const other of [
+      { channel: 'sms', recipient: '+14155550124' },
+      { channel: 'sms', recipient: PHONE, expires_in: 300 },
+      { channel: 'sms', recipient: PHONE, extra: 1 },
+    ]) {
       expectError(await post(h, SEND, other, 'k'), 422, 'Idempotency-Key was already used with a different request')
     }
     expect(h.delivery.sent).toHaveLength(1)
@@ -219,7 +227,11 @@ describe('send', () => {
     expectReplay(await post(h, SEND, { channel: 'sms', recipient: PHONE }, 'k'), first)
     expectReplay(await post(h, SEND, { channel: 'sms', recipient: PHONE }, 'k'), first)
     const limited = await post(h, SEND, { channel: 'sms', recipient: PHONE }, 'k')
-    expectError({ ...limited, json: { error: limited.json.error, request_id: limited.json.request_id } }, 429, 'Rate limit exceeded: Maximum 3 requests per minute. Please try again in 60 seconds.')
+    expectError(
+      { ...limited, json: { error: limited.json.error, request_id: limited.json.request_id } },
+      429,
+      'Rate limit exceeded: Maximum 3 requests per minute. Please try again in 60 seconds.',
+    )
     // A key limited on a new Idempotency-Key stores nothing: it runs once the window has room.
     expect((await post(h, SEND, { channel: 'sms', recipient: '+14155550124' }, 'k2')).status).toBe(429)
     h.clock.advance(60_000)
@@ -236,7 +248,7 @@ describe('send', () => {
     const hh = await start({ credits: 2, delivery })
     const body = { channel: 'sms', recipient: PHONE }
     const pending = post(hh, SEND, body, 'k')
-    while (await count(hh, "SELECT count(*) AS n FROM idempotency_keys WHERE state = 'running'") === 0) await Bun.sleep(5)
+    while ((await count(hh, "SELECT count(*) AS n FROM idempotency_keys WHERE state = 'running'")) === 0) await Bun.sleep(5)
     expectError(await post(hh, SEND, body, 'k'), 409, 'A request with this Idempotency-Key is still in progress')
     expectError(await post(hh, SEND, { ...body, expires_in: 60 }, 'k'), 422, 'Idempotency-Key was already used with a different request')
     delivery.gate = null
@@ -382,7 +394,12 @@ describe('a send left running by a process that stopped', () => {
     expect(await h2.server.recover()).toBe(1)
     const replay = await post(h2, SEND, body, 'k')
     expect(replay.status).toBe(200)
-    expect(replay.json).toEqual({ success: true, verification_id: seen.verificationId, expires_at: new Date(seen.expiresAt).toISOString(), request_id: firstRequestId })
+    expect(replay.json).toEqual({
+      success: true,
+      verification_id: seen.verificationId,
+      expires_at: new Date(seen.expiresAt).toISOString(),
+      request_id: firstRequestId,
+    })
     expect(replay.headers.get('idempotent-replayed')).toBe('true')
     expect(replay.headers.get('x-request-id')).toBe(firstRequestId)
     // In force: refunded as unknown, the code still verifies.

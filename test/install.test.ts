@@ -48,13 +48,15 @@ describe.skipIf(!linux)('install.sh into a DESTDIR', () => {
       }
     }
     walk('')
-    expect(files.sort()).toEqual([
-      '0600 etc/otpd/otpd.env',
-      '0640 etc/otpd/otp.config.toml',
-      '0644 etc/systemd/system/otpd.service',
-      '0755 usr/local/bin/otpd',
-      '0644 usr/share/doc/otpd/README.md', // issue 22: where `otpd --help` points
-    ].sort())
+    expect(files.sort()).toEqual(
+      [
+        '0600 etc/otpd/otpd.env',
+        '0640 etc/otpd/otp.config.toml',
+        '0644 etc/systemd/system/otpd.service',
+        '0755 usr/local/bin/otpd',
+        '0644 usr/share/doc/otpd/README.md', // issue 22: where `otpd --help` points
+      ].sort(),
+    )
     expect(mode('var/lib/otpd')).toBe('0750')
     expect(mode('etc/otpd')).toBe('0750')
   })
@@ -136,7 +138,9 @@ describe.skipIf(!linux)('install.sh into a DESTDIR', () => {
         env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
         cwd: copy,
       })
-      expect(p.stderr.toString()).toBe('install.sh: error: installing on this machine needs root: run it with sudo (or set DESTDIR=DIR to stage the files into DIR)\n')
+      expect(p.stderr.toString()).toBe(
+        'install.sh: error: installing on this machine needs root: run it with sudo (or set DESTDIR=DIR to stage the files into DIR)\n',
+      )
       expect(p.exitCode).toBe(1)
     } finally {
       rmSync(copy, { recursive: true, force: true })

@@ -9,8 +9,21 @@ type Schema = Record<string, any>
 // `discriminator` only helps a reader pick the `oneOf` branch; the branches themselves decide.
 const ANNOTATIONS = new Set(['description', 'default', 'examples', 'title', 'discriminator'])
 const KNOWN = new Set([
-  '$ref', 'type', 'const', 'enum', 'pattern', 'minLength', 'maxLength', 'minimum', 'maximum',
-  'properties', 'required', 'additionalProperties', 'anyOf', 'oneOf', 'allOf',
+  '$ref',
+  'type',
+  'const',
+  'enum',
+  'pattern',
+  'minLength',
+  'maxLength',
+  'minimum',
+  'maximum',
+  'properties',
+  'required',
+  'additionalProperties',
+  'anyOf',
+  'oneOf',
+  'allOf',
 ])
 
 function typeOk(type: string, v: unknown): boolean {
@@ -38,7 +51,10 @@ function typeOk(type: string, v: unknown): boolean {
 export function check(schema: Schema, value: unknown, root: Schema, path = ''): string[] {
   for (const k of Object.keys(schema)) if (!KNOWN.has(k) && !ANNOTATIONS.has(k)) throw new Error(`unsupported keyword ${k} at ${path}`)
   if (schema.$ref) {
-    const target = (schema.$ref as string).slice(2).split('/').reduce((n: any, part) => n?.[part], root)
+    const target = (schema.$ref as string)
+      .slice(2)
+      .split('/')
+      .reduce((n: any, part) => n?.[part], root)
     if (!target) throw new Error(`unresolved $ref ${schema.$ref}`)
     return check(target, value, root, path)
   }

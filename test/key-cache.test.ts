@@ -92,7 +92,7 @@ test('last_used_at is written at most once a second, and is never more than 1 s 
 test.each([
   ['another process', async () => (cli = await otherProcess()).admin],
   ['the server itself', async () => h.server.admin],
-])("a code length set through %s applies to the very next send, without waiting", async (_where, admin) => {
+])('a code length set through %s applies to the very next send, without waiting', async (_where, admin) => {
   h = await createHarness({ credits: 10 })
   let n = 0
   const codeOf = async () => {

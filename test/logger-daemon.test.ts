@@ -90,7 +90,9 @@ test('a fault is one error line with its cause; the stack goes to debug only', a
     await h.failWrites(true)
     const r = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
     expect(r.status).toBe(500)
-    const lines = h.logs.map((l) => JSON.parse(l) as Record<string, string>).filter((l) => l.request_id === r.json.request_id && (l.msg ?? '').startsWith('request failed'))
+    const lines = h.logs
+      .map((l) => JSON.parse(l) as Record<string, string>)
+      .filter((l) => l.request_id === r.json.request_id && (l.msg ?? '').startsWith('request failed'))
     expect(lines.map((l) => l.level).sort()).toEqual(['debug', 'error'])
     const error = lines.find((l) => l.level === 'error')!
     expect((error.msg ?? '').toLowerCase()).toContain('readonly')

@@ -115,7 +115,11 @@ describe('stdoutLines', () => {
     `
     const p = Bun.spawnSync(['bun', '-e', script], { stdout: 'pipe', stderr: 'pipe' })
     expect(p.exitCode).toBe(0)
-    const out = p.stdout.toString().trim().split('\n').map((l) => JSON.parse(l).msg)
+    const out = p.stdout
+      .toString()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).msg)
     expect(out).toEqual(['line 0', 'line 1', 'line 2'])
   })
 })

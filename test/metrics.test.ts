@@ -46,7 +46,9 @@ function parse(text: string): { samples: Sample[]; types: Map<string, string> } 
 }
 
 function value(samples: Sample[], name: string, labels: Record<string, string>): number | undefined {
-  return samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v) && Object.keys(s.labels).length === Object.keys(labels).length)?.value
+  return samples.find(
+    (s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v) && Object.keys(s.labels).length === Object.keys(labels).length,
+  )?.value
 }
 
 const scrape = async (headers: Record<string, string> = { authorization: `Bearer ${TOKEN}` }) => {
@@ -66,7 +68,9 @@ test('label values and help texts are escaped; histograms are cumulative with +I
   expect(text).toContain('# HELP t_total Help with \\\\ and\\nnewline.\n')
   expect(text).toContain('t_total{name="a \\"quoted\\" \\\\ back\\nslash"} 1\n')
   expect(text).toContain('t_gauge 2.5\n')
-  expect(text).toContain('t_seconds_bucket{p="x",le="0.1"} 1\nt_seconds_bucket{p="x",le="1"} 2\nt_seconds_bucket{p="x",le="+Inf"} 3\nt_seconds_sum{p="x"} 5.55\nt_seconds_count{p="x"} 3\n')
+  expect(text).toContain(
+    't_seconds_bucket{p="x",le="0.1"} 1\nt_seconds_bucket{p="x",le="1"} 2\nt_seconds_bucket{p="x",le="+Inf"} 3\nt_seconds_sum{p="x"} 5.55\nt_seconds_count{p="x"} 3\n',
+  )
   const { samples } = parse(text)
   expect(value(samples, 't_total', { name: 'a "quoted" \\ back\nslash' })).toBe(1)
 })
@@ -119,7 +123,10 @@ test('with server.metrics_token: no token 401, a wrong one 401, the right one 20
 })
 
 test('requests, sends, verifies, rate-limit rejections and credit balances are counted', async () => {
-  h = await createHarness({ credits: 2, config: { server: { metrics_token: TOKEN }, limits: { recipient_per_minute: 1, recipient_failures_per_day: 3, key_requests_per_minute: 30 } } })
+  h = await createHarness({
+    credits: 2,
+    config: { server: { metrics_token: TOKEN }, limits: { recipient_per_minute: 1, recipient_failures_per_day: 3, key_requests_per_minute: 30 } },
+  })
   await h.server.admin.createAccount('acme')
   await h.server.admin.addCredits(7, 'acme')
 
@@ -182,9 +189,7 @@ test('the request duration histogram resolves answers below 5 ms: bounds from 0.
   const route = { route: '/api/v1/verify' }
   for (let i = 0; i < 3; i++) await h.verify({ verification_id: '00000000-0000-4000-8000-000000000000', code: '123456' })
   const { samples } = parse((await scrape()).text)
-  const bounds = samples
-    .filter((s) => s.name === 'otpd_http_request_duration_seconds_bucket' && s.labels.route === route.route)
-    .map((s) => s.labels.le)
+  const bounds = samples.filter((s) => s.name === 'otpd_http_request_duration_seconds_bucket' && s.labels.route === route.route).map((s) => s.labels.le)
   expect(bounds).toEqual(['0.0005', '0.001', '0.0025', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '10', '30', '+Inf'])
   const counts = bounds.map((le) => value(samples, 'otpd_http_request_duration_seconds_bucket', { ...route, le: le! })!)
   expect(counts).toEqual([...counts].sort((a, b) => a - b))
@@ -255,42 +260,49 @@ test('the admin app serves /metrics without a token, health and readiness, and n
   expect(samples.filter((s) => s.name === 'otpd_http_requests_total')).toEqual([])
 })
 
-testSqliteOnly('with synchronous = FULL and the WAL workers (serve), each WAL flush is timed in otpd_wal_flush_seconds; NORMAL has no flushes to time', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'otpd-metrics-'))
-  const flushSamples = async (synchronous: 'FULL' | 'NORMAL') => {
-    const config = resolveConfig({ database: { path: `${dir}/${synchronous}.db`, synchronous }, channels: { sms: ['fast'] }, providers: { fast: { type: 'noop' } } })
-    const server = await buildServer(config, { clock: new ManualClock(Date.UTC(2026, 0, 1)), logger: createMemoryLogger(), backgroundCheckpoints: true })
-    try {
-      const key = (await server.admin.createKey({ name: 't' })).key
-      await server.admin.addCredits(5)
-      for (let i = 0; i < 5; i++) {
-        const res = await server.http.handle(
-          new Request('http://localhost/api/v1/send', {
-            method: 'POST',
-            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-            body: JSON.stringify({ channel: 'sms', recipient: `+1415555010${i}` }),
-          }),
-        )
-        expect(res.status).toBe(200)
+testSqliteOnly(
+  'with synchronous = FULL and the WAL workers (serve), each WAL flush is timed in otpd_wal_flush_seconds; NORMAL has no flushes to time',
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'otpd-metrics-'))
+    const flushSamples = async (synchronous: 'FULL' | 'NORMAL') => {
+      const config = resolveConfig({
+        database: { path: `${dir}/${synchronous}.db`, synchronous },
+        channels: { sms: ['fast'] },
+        providers: { fast: { type: 'noop' } },
+      })
+      const server = await buildServer(config, { clock: new ManualClock(Date.UTC(2026, 0, 1)), logger: createMemoryLogger(), backgroundCheckpoints: true })
+      try {
+        const key = (await server.admin.createKey({ name: 't' })).key
+        await server.admin.addCredits(5)
+        for (let i = 0; i < 5; i++) {
+          const res = await server.http.handle(
+            new Request('http://localhost/api/v1/send', {
+              method: 'POST',
+              headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+              body: JSON.stringify({ channel: 'sms', recipient: `+1415555010${i}` }),
+            }),
+          )
+          expect(res.status).toBe(200)
+        }
+        return parse(await (await server.adminHttp.handle(new Request('http://localhost/metrics'))).text())
+      } finally {
+        await server.shutdown()
       }
-      return parse(await (await server.adminHttp.handle(new Request('http://localhost/metrics'))).text())
-    } finally {
-      await server.shutdown()
     }
-  }
-  try {
-    const full = await flushSamples('FULL')
-    expect(full.types.get('otpd_wal_flush_seconds')).toBe('histogram')
-    // Each send was answered after a flush of its own (they were made one after another).
-    const count = value(full.samples, 'otpd_wal_flush_seconds_count', {})!
-    expect(count).toBeGreaterThanOrEqual(5)
-    expect(value(full.samples, 'otpd_wal_flush_seconds_bucket', { le: '+Inf' })).toBe(count)
-    expect(value(full.samples, 'otpd_wal_flush_seconds_sum', {})).toBeGreaterThan(0)
-    const buckets = full.samples.filter((s) => s.name === 'otpd_wal_flush_seconds_bucket').map((s) => s.value)
-    expect(buckets).toEqual([...buckets].sort((a, b) => a - b))
-    const normal = await flushSamples('NORMAL')
-    expect(normal.samples.filter((s) => s.name.startsWith('otpd_wal_flush_seconds'))).toEqual([])
-  } finally {
-    rmSync(dir, { recursive: true, force: true })
-  }
-})
+    try {
+      const full = await flushSamples('FULL')
+      expect(full.types.get('otpd_wal_flush_seconds')).toBe('histogram')
+      // Each send was answered after a flush of its own (they were made one after another).
+      const count = value(full.samples, 'otpd_wal_flush_seconds_count', {})!
+      expect(count).toBeGreaterThanOrEqual(5)
+      expect(value(full.samples, 'otpd_wal_flush_seconds_bucket', { le: '+Inf' })).toBe(count)
+      expect(value(full.samples, 'otpd_wal_flush_seconds_sum', {})).toBeGreaterThan(0)
+      const buckets = full.samples.filter((s) => s.name === 'otpd_wal_flush_seconds_bucket').map((s) => s.value)
+      expect(buckets).toEqual([...buckets].sort((a, b) => a - b))
+      const normal = await flushSamples('NORMAL')
+      expect(normal.samples.filter((s) => s.name.startsWith('otpd_wal_flush_seconds'))).toEqual([])
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  },
+)

@@ -15,7 +15,14 @@ testSqliteOnly('existing key hits get per-key sequence numbers in time order', (
   for (const stmt of migrationFiles['0000_init']!.split('--> statement-breakpoint')) if (stmt.trim()) db.run(stmt)
   db.run('CREATE TABLE "__drizzle_migrations" (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)')
   db.run('INSERT INTO "__drizzle_migrations" (hash, created_at) VALUES (?, ?)', ['x', migrationJournal.entries[0]!.when])
-  for (const [key, at] of [[1, 30], [2, 10], [1, 10], [1, 20], [2, 5]]) db.run('INSERT INTO key_hits (key_id, at) VALUES (?, ?)', [key!, at!])
+  for (const [key, at] of [
+    [1, 30],
+    [2, 10],
+    [1, 10],
+    [1, 20],
+    [2, 5],
+  ])
+    db.run('INSERT INTO key_hits (key_id, at) VALUES (?, ?)', [key!, at!])
   applyMigrations(db)
   const rows = db.query<{ key_id: number; seq: number; at: number }, []>('SELECT key_id, seq, at FROM key_hits ORDER BY key_id, seq').all()
   expect(rows).toEqual([

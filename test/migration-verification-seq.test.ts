@@ -76,9 +76,11 @@ testSqliteOnly('verifications made before the upgrade verify by their old ids an
   h = await createHarness({ dir, key: old.key, clock })
 
   // Stored as bytes now: the code's whole HMAC, the recipient's first 16 bytes.
-  const row = h.server.db!.$client.query<{ seq: number; r: number; c: number }, [string]>(
-    'SELECT seq, length(recipient_hash) AS r, length(code_hash) AS c FROM verifications WHERE id = ?',
-  ).get(old.first)!
+  const row = h.server
+    .db!.$client.query<{ seq: number; r: number; c: number }, [string]>(
+      'SELECT seq, length(recipient_hash) AS r, length(code_hash) AS c FROM verifications WHERE id = ?',
+    )
+    .get(old.first)!
   expect(row).toEqual({ seq: 1, r: 16, c: 32 })
 
   // The old ids still name their codes; another case of one is still not found.

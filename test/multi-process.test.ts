@@ -18,7 +18,6 @@ afterEach(() => {
 
 const HIGH_LIMITS = '[limits]\nkey_requests_per_minute = 100000\n[fraud]\nmode = "off"\n'
 
-
 async function twoServers(): Promise<[string, string]> {
   servers = [await startServer(env), await startServer(env)]
   return [servers[0]!.url, servers[1]!.url]

@@ -38,7 +38,14 @@ async function keyLimited(path: string, body: Record<string, unknown> | undefine
 
 /** Follows a `$ref` inside the document. */
 function resolve(node: Record<string, any>): Record<string, any> {
-  return node.$ref ? resolve((node.$ref as string).slice(2).split('/').reduce((n: any, p: string) => n?.[p], doc)) : node
+  return node.$ref
+    ? resolve(
+        (node.$ref as string)
+          .slice(2)
+          .split('/')
+          .reduce((n: any, p: string) => n?.[p], doc),
+      )
+    : node
 }
 
 function responseFor(path: string, method: string, status: number): Record<string, any> {
@@ -109,7 +116,11 @@ test('the document is structurally OpenAPI 3.1, and every reference resolves', (
   const refs = JSON.stringify(doc).match(/"\$ref":"[^"]+"/g) ?? []
   expect(refs.length).toBeGreaterThan(0)
   for (const r of refs) {
-    const target = r.slice(8, -1).slice(2).split('/').reduce((n: any, p: string) => n?.[p], doc)
+    const target = r
+      .slice(8, -1)
+      .slice(2)
+      .split('/')
+      .reduce((n: any, p: string) => n?.[p], doc)
     expect(target, r).toBeDefined()
   }
   // The API key, as the spec describes it: Bearer (recommended) or x-api-key.
@@ -196,7 +207,9 @@ test('every documented send response is what the server answers', async () => {
   expect(replay.headers.get('idempotent-replayed')).toBe('true')
   conforms(post, 'post', replay)
 
-  const documented = Object.keys(doc.paths[post].post.responses).filter((s) => !NOT_DRAWN[post]!.includes(s)).map((s) => `post ${post} ${s}`)
+  const documented = Object.keys(doc.paths[post].post.responses)
+    .filter((s) => !NOT_DRAWN[post]!.includes(s))
+    .map((s) => `post ${post} ${s}`)
   expect([...seen].filter((s) => s.startsWith(`post ${post} `)).sort()).toEqual(documented.sort())
 })
 
@@ -229,7 +242,12 @@ test('every documented verify response is what the server answers', async () => 
   conforms(post, 'post', await idempotencyConflict(post, { verification_id: id, code: '123456' }, { verification_id: id, code: '654321' }))
 
   const documented = Object.keys(doc.paths[post].post.responses).filter((s) => s !== '500' && !NOT_DRAWN[post]!.includes(s))
-  expect([...seen].filter((s) => s.startsWith(`post ${post} `)).map((s) => s.split(' ')[2]).sort()).toEqual([...new Set(documented)].sort())
+  expect(
+    [...seen]
+      .filter((s) => s.startsWith(`post ${post} `))
+      .map((s) => s.split(' ')[2])
+      .sort(),
+  ).toEqual([...new Set(documented)].sort())
 })
 
 test('every documented status and cancel response is what the server answers', async () => {
@@ -271,9 +289,17 @@ test('every documented status and cancel response is what the server answers', a
   conforms(cancel, 'post', await post(pending, { raw: '{"a":1}', headers: { 'idempotency-key': 'cancel-1' } })) // 422
   conforms(cancel, 'post', await keyLimited(`/api/v1/verifications/${pending}/cancel`, {})) // 429
 
-  for (const [path, method] of [[status, 'get'], [cancel, 'post']] as const) {
+  for (const [path, method] of [
+    [status, 'get'],
+    [cancel, 'post'],
+  ] as const) {
     const documented = Object.keys(doc.paths[path][method].responses).filter((s) => s !== '500')
-    expect([...seen].filter((s) => s.startsWith(`${method} ${path} `)).map((s) => s.split(' ')[2]).sort()).toEqual(documented.sort())
+    expect(
+      [...seen]
+        .filter((s) => s.startsWith(`${method} ${path} `))
+        .map((s) => s.split(' ')[2])
+        .sort(),
+    ).toEqual(documented.sort())
   }
 })
 
@@ -321,23 +347,35 @@ test('what a generated client needs: servers, tags, 404 and 405 everywhere, an e
         if (type === 'application/json') for (const ex of examples) expect(check(media.schema, ex, doc), `${where} ${status} example`).toEqual([])
       }
       // Every JSON answer carries its request id (the document itself, served as a file, excepted).
-      if (res.content?.['application/json'] && !(path === '/api/v1/openapi.json' && status === '200')) expect(res.headers?.['X-Request-Id'], `${where} ${status} X-Request-Id`).toBeDefined()
+      if (res.content?.['application/json'] && !(path === '/api/v1/openapi.json' && status === '200'))
+        expect(res.headers?.['X-Request-Id'], `${where} ${status} X-Request-Id`).toBeDefined()
       // Every error body is the named ErrorResponse, narrowed to its messages (the verify lockout and /readyz keep their own shapes beside it).
       if (Number(status) >= 400 && !(path === '/readyz' && status === '503')) {
         const schema = res.content['application/json'].schema
         const variants = schema.oneOf ?? [schema]
-        expect(variants.some((v: Record<string, any>) => v.allOf?.[0]?.$ref === '#/components/schemas/ErrorResponse'), `${where} ${status} uses ErrorResponse`).toBe(true)
+        expect(
+          variants.some((v: Record<string, any>) => v.allOf?.[0]?.$ref === '#/components/schemas/ErrorResponse'),
+          `${where} ${status} uses ErrorResponse`,
+        ).toBe(true)
       }
     }
   }
   // Idempotency-Key on send, verify and cancel; Retry-After on every 429.
-  for (const [path, method] of [['/api/v1/send', 'post'], ['/api/v1/verify', 'post'], ['/api/v1/verifications/{verification_id}/cancel', 'post']] as const) {
+  for (const [path, method] of [
+    ['/api/v1/send', 'post'],
+    ['/api/v1/verify', 'post'],
+    ['/api/v1/verifications/{verification_id}/cancel', 'post'],
+  ] as const) {
     const op = doc.paths[path][method]
     expect(op.parameters.map((p: Record<string, any>) => resolve(p).name)).toContain('Idempotency-Key')
     for (const status of ['400', '409', '422']) expect(op.responses[status], `${path} ${status}`).toBeDefined()
     expect(Object.keys(op.responses['200'].headers)).toContain('Idempotent-Replayed')
     const messages = JSON.stringify(op.responses)
-    for (const m of ['Idempotency-Key must be 1-255 visible ASCII characters', 'Idempotency-Key was already used with a different request', 'A request with this Idempotency-Key is still in progress']) {
+    for (const m of [
+      'Idempotency-Key must be 1-255 visible ASCII characters',
+      'Idempotency-Key was already used with a different request',
+      'A request with this Idempotency-Key is still in progress',
+    ]) {
       expect(messages).toContain(m)
     }
   }
@@ -362,7 +400,8 @@ test('fixed value sets are enums; the five test recipients are documented', () =
   const send = JSON.stringify(doc.paths['/api/v1/send'].post.responses)
   expect(send).toContain('ip must be a valid IPv4 or IPv6 address')
   const sendSchema = (status: number) => schemaFor('/api/v1/send', 'post', status)
-  const error = (status: number, message: string) => check(sendSchema(status), { error: message, request_id: '00000000-0000-4000-8000-000000000000', ...(status === 429 ? { retry_after: 5 } : {}) }, doc)
+  const error = (status: number, message: string) =>
+    check(sendSchema(status), { error: message, request_id: '00000000-0000-4000-8000-000000000000', ...(status === 429 ? { retry_after: 5 } : {}) }, doc)
   expect(error(403, 'Sending to this destination country is not allowed: UZ')).toEqual([])
   expect(error(429, 'Rate limit exceeded: Maximum 10 verification codes per hour for this IP address. Please try again in 60 seconds.')).toEqual([])
   expect(error(429, 'Sending to this destination is temporarily blocked (suspected SMS pumping). Please try again in 900 seconds.')).toEqual([])
@@ -377,7 +416,11 @@ test('every documented receipts response is what the server answers', async () =
     credits: 1,
     configuredDelivery: true,
     env: { HOOK_SECRET: secret },
-    config: { server: { public_url: 'https://otp.example.com' }, providers: { gateway: { type: 'webhook', url: `http://127.0.0.1:${stub.port}/otp`, secret_env: 'HOOK_SECRET' } }, channels: { sms: ['gateway'] } },
+    config: {
+      server: { public_url: 'https://otp.example.com' },
+      providers: { gateway: { type: 'webhook', url: `http://127.0.0.1:${stub.port}/otp`, secret_env: 'HOOK_SECRET' } },
+      channels: { sms: ['gateway'] },
+    },
   })
   try {
     const path = '/api/v1/receipts/{provider}'
@@ -395,7 +438,12 @@ test('every documented receipts response is what the server answers', async () =
     conforms(path, 'post', await r.call('/api/v1/receipts/gateway', undefined, { method: 'GET', key: null }))
     conforms(path, 'post', await post(JSON.stringify({ pad: 'x'.repeat(20_000) })))
     const documented = Object.keys(doc.paths[path].post.responses).filter((s) => s !== '500')
-    expect([...seen].filter((s) => s.startsWith(`post ${path} `)).map((s) => s.split(' ')[2]).sort()).toEqual(documented.sort())
+    expect(
+      [...seen]
+        .filter((s) => s.startsWith(`post ${path} `))
+        .map((s) => s.split(' ')[2])
+        .sort(),
+    ).toEqual(documented.sort())
   } finally {
     r.close()
     void stub.stop(true)

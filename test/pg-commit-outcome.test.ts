@@ -170,7 +170,7 @@ describe.skipIf(!ON_PG)('a COMMIT whose answer is lost', () => {
     cluster!.start()
     await standbyNeverAnswers(false)
     // In force after all (the window the README names): recorded sending, with its debit.
-    const rows = await h.sql("SELECT id, delivery FROM verifications WHERE test_mode IS NULL")
+    const rows = await h.sql('SELECT id, delivery FROM verifications WHERE test_mode IS NULL')
     expect(rows.map((r) => r.delivery)).toEqual(['sending'])
     expect(await balance(h)).toBe(9)
     // Recovery settles it: unknown and refunded, once.

@@ -43,7 +43,12 @@ function json(env: OtpdEnv, ...args: string[]): any {
 
 const LEDGER = 'SELECT id, account_id, kind, amount, verification_id, note, created_at FROM credit_ledger ORDER BY id'
 const BALANCES = 'SELECT name, balance FROM accounts ORDER BY name'
-const norm = (rows: Record<string, unknown>[]) => rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'string' && /^[0-9]+$/.test(v) && k !== 'verification_id' && k !== 'note' ? Number(v) : v])))
+const norm = (rows: Record<string, unknown>[]) =>
+  rows.map((r) =>
+    Object.fromEntries(
+      Object.entries(r).map(([k, v]) => [k, typeof v === 'string' && /^[0-9]+$/.test(v) && k !== 'verification_id' && k !== 'note' ? Number(v) : v]),
+    ),
+  )
 
 describe.skipIf(!ON_PG)('otpd db copy', () => {
   test('a database filled under load, copied: every key works, balances and ledgers equal, a second copy refused', async () => {
@@ -66,7 +71,10 @@ describe.skipIf(!ON_PG)('otpd db copy', () => {
     // Wrong codes meanwhile: failed attempts and recipient failures to carry over.
     const wrong = await post(sqliteServer.url, '/api/v1/send', k2.key, { channel: 'sms', recipient: '+14155550111', code: '97531' })
     expect(wrong.status).toBe(200)
-    for (let i = 0; i < 3; i++) expect((await post(sqliteServer.url, '/api/v1/verify', k2.key, { verification_id: wrong.json.verification_id, code: '11111' })).json.message).toBe('Invalid code')
+    for (let i = 0; i < 3; i++)
+      expect((await post(sqliteServer.url, '/api/v1/verify', k2.key, { verification_id: wrong.json.verification_id, code: '11111' })).json.message).toBe(
+        'Invalid code',
+      )
     // A code sent and not yet used, to verify on PostgreSQL; its recipient's minute window then holds 2 sends.
     const pending = await post(sqliteServer.url, '/api/v1/send', k1.key, { channel: 'sms', recipient: '+14155550122', code: '246810' })
     expect((await post(sqliteServer.url, '/api/v1/send', k1.key, { channel: 'sms', recipient: '+14155550122' })).status).toBe(200)
@@ -91,7 +99,12 @@ describe.skipIf(!ON_PG)('otpd db copy', () => {
     expect(copied.copied.settings).toBeGreaterThanOrEqual(1)
     expect(copied.copied.webhook_endpoints).toBe(1)
     expect(copied.copied.events).toBeGreaterThan(0)
-    expect(copied.copied.event_deliveries).toBe(copied.copied.events - (await pgSnapshot(url, async (sql) => Number((await sql.unsafe("SELECT count(*) AS n FROM events WHERE account_id <> (SELECT id FROM accounts WHERE name = 'acme')"))[0].n))))
+    expect(copied.copied.event_deliveries).toBe(
+      copied.copied.events -
+        (await pgSnapshot(url, async (sql) =>
+          Number((await sql.unsafe("SELECT count(*) AS n FROM events WHERE account_id <> (SELECT id FROM accounts WHERE name = 'acme')"))[0].n),
+        )),
+    )
 
     // Equal on both sides, read independently of the command's own check.
     const sqlite = new Database(lite.dbPath, { readonly: true })
@@ -158,7 +171,9 @@ describe.skipIf(!ON_PG)('otpd db copy', () => {
       await expect(copyToPostgres(source, target, { now: Date.now(), retentionDays: 7, migrate })).rejects.toThrow(
         'the copy does not match its source (nothing was written): the ledgers differ',
       )
-      const counts = await target.unsafe(`SELECT (SELECT count(*) FROM credit_ledger)::int AS ledger, (SELECT count(*) FROM api_keys)::int AS keys, (SELECT count(*) FROM settings)::int AS settings`)
+      const counts = await target.unsafe(
+        `SELECT (SELECT count(*) FROM credit_ledger)::int AS ledger, (SELECT count(*) FROM api_keys)::int AS keys, (SELECT count(*) FROM settings)::int AS settings`,
+      )
       expect(counts[0]).toEqual({ ledger: 0, keys: 0, settings: 0 })
     } finally {
       source.close()

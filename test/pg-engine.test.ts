@@ -60,7 +60,9 @@ describe('config', () => {
     expect(problems({ server: { secret_env: 'OTPD_SECRET' } }, { OTPD_SECRET: 'short' })).toEqual([
       'server.secret_env names OTPD_SECRET, whose value is shorter than 32 characters',
     ])
-    expect(problems({ server: { secret: 'x'.repeat(32), secret_file: '/x' } })).toEqual(['server.secret and server.secret_file are both set: give the server secret one way only'])
+    expect(problems({ server: { secret: 'x'.repeat(32), secret_file: '/x' } })).toEqual([
+      'server.secret and server.secret_file are both set: give the server secret one way only',
+    ])
   })
 
   test('a URL that is not postgres:// and a password_env without a URL or a variable are refused', () => {
@@ -77,8 +79,19 @@ describe('config', () => {
       pgConnection(resolveConfig({ database: raw, server: { secret: 'x'.repeat(32) } }, 'test', env).database, env)
     expect(db({ url: 'postgres://app:inurl@h:6000/d', password_env: 'P' }, { P: 'fromenv', PGPASSWORD: 'pg' })).toMatchObject({ password: 'fromenv' })
     expect(db({ url: 'postgres://app:inurl@h:6000/d' }, { PGPASSWORD: 'pg' })).toMatchObject({ password: 'inurl' })
-    expect(db({ url: 'postgres://app@h:6000/d' }, { PGPASSWORD: 'pg' })).toMatchObject({ password: 'pg', username: 'app', hostname: 'h', port: 6000, database: 'd' })
-    expect(db({ url: 'postgres://h' }, { PGUSER: 'u', PGPORT: '7000', PGDATABASE: 'x' })).toMatchObject({ username: 'u', port: 7000, database: 'x', password: undefined })
+    expect(db({ url: 'postgres://app@h:6000/d' }, { PGPASSWORD: 'pg' })).toMatchObject({
+      password: 'pg',
+      username: 'app',
+      hostname: 'h',
+      port: 6000,
+      database: 'd',
+    })
+    expect(db({ url: 'postgres://h' }, { PGUSER: 'u', PGPORT: '7000', PGDATABASE: 'x' })).toMatchObject({
+      username: 'u',
+      port: 7000,
+      database: 'x',
+      password: undefined,
+    })
     // Shown in messages and logs without the password.
     expect(db({ url: 'postgres://app:inurl@h:6000/d' }).display).toBe('postgres://app@h:6000/d')
   })
@@ -231,16 +244,28 @@ describe.skipIf(!ON_PG)('the storage on PostgreSQL', () => {
       const [row] = await h.sql('SELECT seq, key_id FROM verifications WHERE id = $1', [sent.json.verification_id])
       const v = (await h.server.storage.read((r) => r.verifications.findForKey(sent.json.verification_id, Number(row!.seq), Number(row!.key_id))))!
       // insert is pipelined (Tx.exec): a second row with the same number fails after the account's insert ran.
-      const code = (p: Promise<unknown>) => p.then(() => 'committed', (err: { errno?: string }) => err.errno)
-      expect(await code(h.server.storage.write(async (r) => {
-        await r.admin.insertAccount('pipelined-then-commit', h.clock.now())
-        await r.verifications.insert(v)
-      }))).toBe('23505')
-      expect(await code(h.server.storage.write(async (r) => {
-        await r.admin.insertAccount('pipelined-then-read', h.clock.now())
-        await r.verifications.insert(v)
-        await r.credits.balance(v.accountId)
-      }))).toBe('23505')
+      const code = (p: Promise<unknown>) =>
+        p.then(
+          () => 'committed',
+          (err: { errno?: string }) => err.errno,
+        )
+      expect(
+        await code(
+          h.server.storage.write(async (r) => {
+            await r.admin.insertAccount('pipelined-then-commit', h.clock.now())
+            await r.verifications.insert(v)
+          }),
+        ),
+      ).toBe('23505')
+      expect(
+        await code(
+          h.server.storage.write(async (r) => {
+            await r.admin.insertAccount('pipelined-then-read', h.clock.now())
+            await r.verifications.insert(v)
+            await r.credits.balance(v.accountId)
+          }),
+        ),
+      ).toBe('23505')
       expect(await h.sql("SELECT name FROM accounts WHERE name LIKE 'pipelined%'")).toEqual([])
       // The connection serves the next transactions.
       expect(await code(h.server.storage.write((r) => r.admin.insertAccount('after', h.clock.now())))).toBe('committed')

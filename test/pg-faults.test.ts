@@ -24,7 +24,8 @@ const ON_PG = process.env.OTPD_TEST_DATABASE === 'postgres'
 /** Short delivery budget: recovery settles a send whose outcome was lost after 1 s + 2 s margin (otp/recovery.ts), checked every 5 s. */
 // Wrong codes lock a verification after 2 failures, for an hour: every acknowledged lockout must still hold at the check.
 const TOML = `${unthrottledNoop(['sms'], 'recipient_failures_per_day = 1000000000\nmax_failed_attempts = 2\nlockout_seconds = 3600\n')}[delivery]\ntimeout_ms = 1000\n`
-const lockout = (a: { status: number | string; body: Record<string, unknown> }) => a.status === 429 && String(a.body.message ?? a.body.error).startsWith('Too many failed attempts')
+const lockout = (a: { status: number | string; body: Record<string, unknown> }) =>
+  a.status === 429 && String(a.body.message ?? a.body.error).startsWith('Too many failed attempts')
 const SETTLE_MS = 9_000
 
 const nodes: ServerProc[] = []
@@ -160,12 +161,12 @@ describe.skipIf(!ON_PG)('PostgreSQL faults', () => {
     const { key, started } = await setUp('pgpool', url, 1, 'pool_size = 2')
     const node = started[0]!
     const sends = await Promise.all(
-      Array.from({ length: 100 }, (_, i) => post(node.url, '/api/v1/send', key, { channel: 'sms', recipient: `+1415666${String(i).padStart(4, '0')}`, code: '135790' })),
+      Array.from({ length: 100 }, (_, i) =>
+        post(node.url, '/api/v1/send', key, { channel: 'sms', recipient: `+1415666${String(i).padStart(4, '0')}`, code: '135790' }),
+      ),
     )
     expect(sends.map((s) => s.status)).toEqual(Array(100).fill(200))
-    const verifies = await Promise.all(
-      sends.map((s) => post(node.url, '/api/v1/verify', key, { verification_id: s.json.verification_id, code: '135790' })),
-    )
+    const verifies = await Promise.all(sends.map((s) => post(node.url, '/api/v1/verify', key, { verification_id: s.json.verification_id, code: '135790' })))
     expect(verifies.filter((v) => v.status === 200 && v.json.verified === true)).toHaveLength(100)
     // And a mixed burst with the readiness probe in it.
     const mixed = await Promise.all([

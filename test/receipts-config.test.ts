@@ -40,5 +40,12 @@ test('with receipts on, a Vonage provider that sends SMS needs the signature sec
   expect(problems({ ...base, OTPD_SERVER__PUBLIC_URL: 'https://otp.example.com' })).toEqual([
     "providers.v.signature_secret_env is missing: server.public_url turns delivery receipts on, and Vonage signs them with the account's signature secret: name the environment variable holding it, such as VONAGE_SIGNATURE_SECRET",
   ])
-  expect(problems({ ...base, OTPD_SERVER__PUBLIC_URL: 'https://otp.example.com', OTPD_PROVIDERS__V__SIGNATURE_SECRET_ENV: 'VONAGE_SIGNATURE_SECRET', VONAGE_SIGNATURE_SECRET: 'x' })).toEqual([])
+  expect(
+    problems({
+      ...base,
+      OTPD_SERVER__PUBLIC_URL: 'https://otp.example.com',
+      OTPD_PROVIDERS__V__SIGNATURE_SECRET_ENV: 'VONAGE_SIGNATURE_SECRET',
+      VONAGE_SIGNATURE_SECRET: 'x',
+    }),
+  ).toEqual([])
 })

@@ -41,7 +41,14 @@ async function setup(kind: Kind, opts: { publicUrl?: string | null; answer?: () 
   open.push(stub)
   const providers = {
     twilio_main: { type: 'twilio', account_sid: SID, auth_token_env: 'TWILIO_AUTH_TOKEN', from: '+15005550006', base_url: stub.url },
-    vonage_main: { type: 'vonage', api_key: 'abcd1234', api_secret_env: 'VONAGE_API_SECRET', signature_secret_env: 'VONAGE_SIGNATURE_SECRET', from: 'Acme', base_url: stub.url },
+    vonage_main: {
+      type: 'vonage',
+      api_key: 'abcd1234',
+      api_secret_env: 'VONAGE_API_SECRET',
+      signature_secret_env: 'VONAGE_SIGNATURE_SECRET',
+      from: 'Acme',
+      base_url: stub.url,
+    },
     gateway: { type: 'webhook', url: `${stub.url}/otp`, secret_env: 'HOOK_SECRET' },
     printer: { type: 'log' },
   }
@@ -120,12 +127,14 @@ test('twilio: every message carries StatusCallback = <public_url>/api/v1/receipt
   expect(stub.requests).toHaveLength(1)
   const callback = `${PUBLIC}/api/v1/receipts/twilio_main?verification_id=${id}`
   const code = /Body=Your\+verification\+code\+is%3A\+(\d+)/.exec(stub.requests[0]!.body)![1]
-  expect(stub.requests[0]!.body).toBe(`To=%2B14155550123&From=%2B15005550006&Body=Your+verification+code+is%3A+${code}&StatusCallback=${encodeURIComponent(callback)}`)
+  expect(stub.requests[0]!.body).toBe(
+    `To=%2B14155550123&From=%2B15005550006&Body=Your+verification+code+is%3A+${code}&StatusCallback=${encodeURIComponent(callback)}`,
+  )
   expect(twilioCallback(stub)).toBe(callback)
   expect(await delivery(h, id)).toEqual({ delivery: 'accepted', provider: 'twilio_main' })
 })
 
-test('twilio: a receipt signed by Twilio\'s library is accepted; delivered -> delivered, with its event', async () => {
+test("twilio: a receipt signed by Twilio's library is accepted; delivered -> delivered, with its event", async () => {
   const { h, stub } = await setup('twilio')
   const id = await sendSms(h)
   const events = await recordEvents(h)
@@ -165,7 +174,14 @@ test('twilio: a tampered, unsigned or wrongly keyed receipt is 403 `Invalid sign
   const signed = twilioReceipt(callback, 'undelivered')
   const cases = [
     { body: signed.body.replace('MessageStatus=undelivered', 'MessageStatus=delivered'), signature: signed.signature }, // body changed
-    { body: signed.body, signature: signed.signature, path: callback.replace(id, id.replace(/.$/, (c) => (c === '0' ? '1' : '0'))) }, // URL changed
+    {
+      body: signed.body,
+      signature: signed.signature,
+      path: callback.replace(
+        id,
+        id.replace(/.$/, (c) => (c === '0' ? '1' : '0')),
+      ),
+    }, // URL changed
     { body: signed.body }, // no signature
     { body: signed.body, signature: '' },
     twilioReceipt(callback, 'undelivered', 'another-auth-token'),
@@ -212,7 +228,7 @@ test('twilio: receipts out of order end at the first final status', async () => 
   expect((await delivery(h, b)).delivery).toBe('undelivered')
 })
 
-test('twilio: a receipt that outruns the send\'s own `accepted` record stays final', async () => {
+test("twilio: a receipt that outruns the send's own `accepted` record stays final", async () => {
   let release!: () => void
   const gate = new Promise<void>((r) => (release = r))
   const { h, stub } = await setup('twilio', {
@@ -305,7 +321,12 @@ function vonageSig(params: Record<string, string>, secret: string): string {
   return createHmac('sha256', secret).update(data).digest('hex')
 }
 
-async function postVonage(h: Harness, params: Record<string, string>, secret: string | null, opts: { json?: boolean; tamper?: (p: Record<string, string>) => void } = {}) {
+async function postVonage(
+  h: Harness,
+  params: Record<string, string>,
+  secret: string | null,
+  opts: { json?: boolean; tamper?: (p: Record<string, string>) => void } = {},
+) {
   const signed = secret === null ? { ...params } : { ...params, sig: vonageSig(params, secret) }
   opts.tamper?.(signed)
   return opts.json
@@ -431,7 +452,7 @@ test('webhook: delivered -> delivered', async () => {
   expect(await delivery(h, id)).toEqual({ delivery: 'delivered', provider: 'gateway' })
 })
 
-test('a reload that changes a provider\'s secret changes the signature receipts need', async () => {
+test("a reload that changes a provider's secret changes the signature receipts need", async () => {
   const { h } = await setup('webhook')
   const a = await sendSms(h)
   const b = await sendSms(h)

@@ -19,7 +19,6 @@ afterEach(() => {
   servers = []
 })
 
-
 const tally = (rs: { status: number; json: Record<string, any> }[]) => {
   const t: Record<string, number> = {}
   for (const r of rs) t[`${r.status} ${r.json.message ?? r.json.error}`] = (t[`${r.status} ${r.json.message ?? r.json.error}`] ?? 0) + 1
@@ -31,7 +30,9 @@ test('200 parallel verifies of a real code over a socket: exactly one succeeds',
   const url = h.listen()
   const sent = await post(url, '/api/v1/send', h.key, { channel: 'sms', recipient: '+14155550123', code: '27182818' })
   expect(sent.status).toBe(200)
-  const rs = await Promise.all(Array.from({ length: 200 }, () => post(url, '/api/v1/verify', h!.key, { verification_id: sent.json.verification_id, code: '27182818' })))
+  const rs = await Promise.all(
+    Array.from({ length: 200 }, () => post(url, '/api/v1/verify', h!.key, { verification_id: sent.json.verification_id, code: '27182818' })),
+  )
   expect(tally(rs)).toEqual({ '200 Code verified successfully': 1, '200 Code already used': 199 })
 })
 
@@ -40,7 +41,9 @@ test('per-key limit under concurrency, one process: 300 parallel requests, exact
   const url = h.listen()
   const rs = await Promise.all(
     Array.from({ length: 300 }, (_, i) =>
-      i % 2 ? post(url, '/api/v1/verify', h!.key, { verification_id: 'x', code: '123456' }) : post(url, '/api/v1/send', h!.key, { channel: 'sms', recipient: '+15550100001' }),
+      i % 2
+        ? post(url, '/api/v1/verify', h!.key, { verification_id: 'x', code: '123456' })
+        : post(url, '/api/v1/send', h!.key, { channel: 'sms', recipient: '+15550100001' }),
     ),
   )
   const limited = rs.filter((r) => r.status === 429)
@@ -52,7 +55,9 @@ test('per-key limit under concurrency, two processes on one database: exactly 12
   env = cliEnv()
   const key = env.json('keys', 'create').key
   servers = [await startServer(env), await startServer(env)]
-  const rs = await Promise.all(Array.from({ length: 300 }, (_, i) => post(servers[i % 2]!.url, '/api/v1/verify', key, { verification_id: 'x', code: '123456' })))
+  const rs = await Promise.all(
+    Array.from({ length: 300 }, (_, i) => post(servers[i % 2]!.url, '/api/v1/verify', key, { verification_id: 'x', code: '123456' })),
+  )
   // Real clock here: retry_after may be 59 or 60 depending on when the first request landed.
   expect(rs.filter((r) => r.status === 404 && r.json.error === 'Verification not found')).toHaveLength(120)
   const limited = rs.filter((r) => r.status === 429)

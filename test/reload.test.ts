@@ -11,14 +11,19 @@ afterEach(() => h?.close())
 
 /** The harness's database (a SQLite file, or its PostgreSQL database and secret) with `extra` over it. */
 const configWith = (h: Harness, extra: Record<string, any>) => {
-  const base = { database: { path: h.dbPath, ...(h.databaseUrl ? { url: h.databaseUrl } : {}) }, server: h.databaseUrl ? { secret: h.server.config.server.secret } : {} }
+  const base = {
+    database: { path: h.dbPath, ...(h.databaseUrl ? { url: h.databaseUrl } : {}) },
+    server: h.databaseUrl ? { secret: h.server.config.server.secret } : {},
+  }
   return resolveConfig({ ...extra, database: { ...base.database, ...extra.database }, server: { ...base.server, ...extra.server } })
 }
 
 test('a new per-key limit, lockout and code length are in force for the next request', async () => {
   h = await createHarness({ credits: 10 })
   for (let i = 0; i < 3; i++) expect((await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })).status).toBe(200)
-  const restart = h.server.reload(configWith(h, { limits: { key_requests_per_minute: 4, max_failed_attempts: 1, lockout_seconds: 60 }, codes: { default_length: 8 } }))
+  const restart = h.server.reload(
+    configWith(h, { limits: { key_requests_per_minute: 4, max_failed_attempts: 1, lockout_seconds: 60 }, codes: { default_length: 8 } }),
+  )
   expect(restart).toEqual([])
   // Hits made before the reload count toward the new limit: the log of hits is in the database.
   const fourth = await h.send({ channel: 'sms', recipient: '+14155550101' })
@@ -54,7 +59,24 @@ test('a renewed certificate at the same paths is named as waiting for a restart 
     const key = join(dir, 'key.pem')
     const make = (cn: string) => {
       const p = Bun.spawnSync(
-        ['openssl', 'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-keyout', key, '-out', cert, '-subj', `/CN=${cn}`],
+        [
+          'openssl',
+          'req',
+          '-x509',
+          '-newkey',
+          'ec',
+          '-pkeyopt',
+          'ec_paramgen_curve:prime256v1',
+          '-nodes',
+          '-days',
+          '1',
+          '-keyout',
+          key,
+          '-out',
+          cert,
+          '-subj',
+          `/CN=${cn}`,
+        ],
         { stderr: 'pipe' },
       )
       if (p.exitCode !== 0) throw new Error(p.stderr.toString())

@@ -13,23 +13,27 @@ import { testSqliteOnly } from './harness.ts'
 
 const SECRET_TS = join(import.meta.dir, '..', 'src', 'store', 'secret.ts')
 
-testSqliteOnly('12 processes creating the secret at the same moment all get the same, valid one', async () => {
-  for (let round = 0; round < 8; round++) {
-    const dir = mkdtempSync(join(tmpdir(), 'otpd-secret-race-'))
-    try {
-      const db = join(dir, 'otpd.db')
-      // Each process spins until the same instant, then loads (creating) the secret.
-      const code = `import { loadSecret } from ${JSON.stringify(SECRET_TS)}; const go = Number(process.argv[2]); while (Date.now() < go) {}
+testSqliteOnly(
+  '12 processes creating the secret at the same moment all get the same, valid one',
+  async () => {
+    for (let round = 0; round < 8; round++) {
+      const dir = mkdtempSync(join(tmpdir(), 'otpd-secret-race-'))
+      try {
+        const db = join(dir, 'otpd.db')
+        // Each process spins until the same instant, then loads (creating) the secret.
+        const code = `import { loadSecret } from ${JSON.stringify(SECRET_TS)}; const go = Number(process.argv[2]); while (Date.now() < go) {}
         try { console.log(Buffer.from(loadSecret(undefined, ${JSON.stringify(db)})).toString('hex')) } catch (e) { console.log('FAIL ' + e) }`
-      const go = String(Date.now() + 700)
-      const procs = Array.from({ length: 12 }, () => Bun.spawn(['bun', '-e', code, go], { stdout: 'pipe' }))
-      const outs = (await Promise.all(procs.map((p) => new Response(p.stdout).text()))).map((o) => o.trim())
-      expect(outs.filter((o) => o.startsWith('FAIL'))).toEqual([])
-      expect(new Set(outs).size).toBe(1)
-      expect(outs[0]).toMatch(/^[0-9a-f]{64}$/)
-      expect(readdirSync(dir)).toEqual(['otpd.secret']) // no temporary file left behind
-    } finally {
-      rmSync(dir, { recursive: true, force: true })
+        const go = String(Date.now() + 700)
+        const procs = Array.from({ length: 12 }, () => Bun.spawn(['bun', '-e', code, go], { stdout: 'pipe' }))
+        const outs = (await Promise.all(procs.map((p) => new Response(p.stdout).text()))).map((o) => o.trim())
+        expect(outs.filter((o) => o.startsWith('FAIL'))).toEqual([])
+        expect(new Set(outs).size).toBe(1)
+        expect(outs[0]).toMatch(/^[0-9a-f]{64}$/)
+        expect(readdirSync(dir)).toEqual(['otpd.secret']) // no temporary file left behind
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
+      }
     }
-  }
-}, 60_000)
+  },
+  60_000,
+)

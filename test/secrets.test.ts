@@ -31,7 +31,14 @@ test('after sends, verifies and key changes, no key, code or server secret is in
   for (let i = 0; i < 40; i++) {
     const key = keys[i % keys.length]!
     const custom = i % 3 === 0 ? String(1_000_000_000 + i * 7_919_111) : undefined
-    const sent = await h.send({ channel: i % 2 ? 'sms' : 'email', recipient: i % 2 ? `+1415555${String(i).padStart(4, '0')}` : `user${i}@example.com`, ...(custom ? { code: custom } : {}) }, key)
+    const sent = await h.send(
+      {
+        channel: i % 2 ? 'sms' : 'email',
+        recipient: i % 2 ? `+1415555${String(i).padStart(4, '0')}` : `user${i}@example.com`,
+        ...(custom ? { code: custom } : {}),
+      },
+      key,
+    )
     if (sent.status !== 200) continue
     const code = custom ?? h.delivery.lastCode()
     expect(code).toHaveLength(10)
@@ -50,8 +57,15 @@ test('after sends, verifies and key changes, no key, code or server secret is in
   expect(scan(haystacks, secrets)).toEqual([])
 
   // The scan can fail: a key, a code and the secret planted in a copy are found.
-  const planted = { name: 'planted', bytes: Buffer.concat([stored[0]!.bytes, Buffer.from(`${keys[2]!.slice(19, 40)} ${secrets.find((s) => s.kind === 'code')!.value} ${SERVER_SECRET}`)]) }
-  expect(scan([planted], secrets).map((x) => x.kind).sort()).toEqual(['api key', 'code', 'server secret'])
+  const planted = {
+    name: 'planted',
+    bytes: Buffer.concat([stored[0]!.bytes, Buffer.from(`${keys[2]!.slice(19, 40)} ${secrets.find((s) => s.kind === 'code')!.value} ${SERVER_SECRET}`)]),
+  }
+  expect(
+    scan([planted], secrets)
+      .map((x) => x.kind)
+      .sort(),
+  ).toEqual(['api key', 'code', 'server secret'])
 })
 
 test('a verify compares the code as equal-length HMACs with timingSafeEqual, right or wrong', async () => {

@@ -139,7 +139,12 @@ test('each channel costs exactly 1 credit', async () => {
   }
   expect(balances).toEqual([2, 1, 0])
   const kinds = (await h.server.admin.history()).entries.map((e) => [e.kind, e.amount])
-  expect(kinds).toEqual([['debit', 1], ['debit', 1], ['debit', 1], ['grant', 3]])
+  expect(kinds).toEqual([
+    ['debit', 1],
+    ['debit', 1],
+    ['debit', 1],
+    ['grant', 3],
+  ])
 })
 
 test('balance 0: 402 with the exact message, nothing consumed or delivered', async () => {

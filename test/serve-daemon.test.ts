@@ -57,7 +57,9 @@ test('SIGHUP under traffic: a bad config is refused in one line and the old limi
   writeConfig(env, LIMITS(2).replace('recipient_per_minute = 2', 'recipient_per_minute = "2"') + '[channels]\nsms = ["nowhere"]\n')
   server.proc.kill('SIGHUP')
   await waitFor(() => output().includes('reload refused'), 'the refusal')
-  const refusal = output().split('\n').filter((l) => l.includes('reload refused'))
+  const refusal = output()
+    .split('\n')
+    .filter((l) => l.includes('reload refused'))
   expect(refusal).toHaveLength(1)
   expect(JSON.parse(refusal[0]!)).toMatchObject({ level: 'error' })
   expect(refusal[0]).toContain('limits.recipient_per_minute must be a whole number')
@@ -156,6 +158,9 @@ test('the log says outcome=test for a test recipient, as the metrics do', async 
   const server = await startServer(env)
   expect((await post(server.url, '/api/v1/send', key, { channel: 'sms', recipient: '+15550100001' })).status).toBe(200)
   await waitFor(() => server.output().includes('"msg":"request"'), 'the request line')
-  const line = server.output().split('\n').find((l) => l.includes('"msg":"request"'))!
+  const line = server
+    .output()
+    .split('\n')
+    .find((l) => l.includes('"msg":"request"'))!
   expect(JSON.parse(line).outcome).toBe('test')
 })

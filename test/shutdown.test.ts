@@ -11,10 +11,7 @@ import { cliJson, makeEnv, prng, runFromSource, unthrottledNoop } from '../scrip
 import { shutdownRound } from '../scripts/lib/shutdown-round.ts'
 
 runFromSource()
-const env = makeEnv(
-  'shutdown-test',
-  unthrottledNoop(['sms', 'voice']),
-)
+const env = makeEnv('shutdown-test', unthrottledNoop(['sms', 'voice']))
 afterAll(() => env.close())
 
 test('SIGTERM under load, three rounds: nothing written before the signal fails, exit 0, database closed', async () => {

@@ -31,7 +31,17 @@ async function stub(opts: Parameters<typeof startSmtpStub>[0] = {}) {
 }
 
 function table(port: number, extra: Record<string, unknown> = {}) {
-  return { type: 'smtp', host: 'localhost', port, security: 'starttls', username: 'otpd', password_env: 'OTPD_SMTP_PASSWORD', from: 'Acme <no-reply@example.com>', ca_file: CA_FILE, ...extra }
+  return {
+    type: 'smtp',
+    host: 'localhost',
+    port,
+    security: 'starttls',
+    username: 'otpd',
+    password_env: 'OTPD_SMTP_PASSWORD',
+    from: 'Acme <no-reply@example.com>',
+    ca_file: CA_FILE,
+    ...extra,
+  }
 }
 
 function provider(t: Record<string, unknown>, env: Record<string, string> = ENV) {
@@ -81,7 +91,9 @@ describe('sessions', () => {
 
   test('STARTTLS is required: a server that does not offer it gets neither the password nor the message', async () => {
     const s = await stub({ noStartTls: true })
-    const err = await provider(table(s.port)).send(message(), AbortSignal.timeout(5000)).catch((e) => e)
+    const err = await provider(table(s.port))
+      .send(message(), AbortSignal.timeout(5000))
+      .catch((e) => e)
     expect(err.message).toBe(`localhost:${s.port} failed at STARTTLS: the server does not offer STARTTLS, which security = "starttls" requires`)
     expect(s.auths).toEqual([])
     expect(s.received).toEqual([])
@@ -89,7 +101,9 @@ describe('sessions', () => {
 
   test('the certificate is verified: without ca_file the private CA is refused before AUTH', async () => {
     const s = await stub()
-    const err = await provider(table(s.port, { ca_file: '' })).send(message(), AbortSignal.timeout(5000)).catch((e) => e)
+    const err = await provider(table(s.port, { ca_file: '' }))
+      .send(message(), AbortSignal.timeout(5000))
+      .catch((e) => e)
     expect(err).toBeInstanceOf(Error)
     expect(err.message).toStartWith(`localhost:${s.port} failed at STARTTLS`)
     expect(s.auths).toEqual([])
@@ -98,7 +112,9 @@ describe('sessions', () => {
 
   test('a wrong password fails at AUTH; the error names the reply code, not the password', async () => {
     const s = await stub()
-    const err = await provider(table(s.port), { OTPD_SMTP_PASSWORD: 'wrong-password' }).send(message(), AbortSignal.timeout(5000)).catch((e) => e)
+    const err = await provider(table(s.port), { OTPD_SMTP_PASSWORD: 'wrong-password' })
+      .send(message(), AbortSignal.timeout(5000))
+      .catch((e) => e)
     expect(err.message).toBe(`localhost:${s.port} failed at AUTH: the server answered 535`)
     expect(err).not.toBeInstanceOf(RecipientRejectedError)
     expect(s.received).toEqual([])
@@ -107,7 +123,9 @@ describe('sessions', () => {
   test('a 5xx at RCPT is a rejected recipient (no failover), and the error does not quote the address', async () => {
     const s = await stub()
     s.refuse.add('nobody@example.org')
-    const err = await provider(table(s.port)).send(message({ recipient: 'nobody@example.org' }), AbortSignal.timeout(5000)).catch((e) => e)
+    const err = await provider(table(s.port))
+      .send(message({ recipient: 'nobody@example.org' }), AbortSignal.timeout(5000))
+      .catch((e) => e)
     expect(err).toBeInstanceOf(RecipientRejectedError)
     expect(err.message).toBe('mail: the server refused the recipient (550)')
     expect(s.received).toEqual([])
@@ -118,7 +136,9 @@ describe('sessions', () => {
     const port = s.port
     await s.close()
     stubs.pop()
-    const err = await provider(table(port)).send(message(), AbortSignal.timeout(5000)).catch((e) => e)
+    const err = await provider(table(port))
+      .send(message(), AbortSignal.timeout(5000))
+      .catch((e) => e)
     expect(err).not.toBeInstanceOf(RecipientRejectedError)
     expect(err.message).toBe(`localhost:${port} failed at connect: ECONNREFUSED`)
   })
@@ -191,8 +211,16 @@ describe('the raw message', () => {
 
   test('a recipient that could inject SMTP commands or headers is rejected before connecting', async () => {
     const s = await stub()
-    for (const recipient of ['bob@example.org>\r\nRCPT TO:<evil@example.com', 'bob@example.org\nBcc: x@example.com', 'a b@example.org', '"q"@example.org', 'bob@exämple.org']) {
-      const err = await provider(table(s.port)).send(message({ recipient }), AbortSignal.timeout(5000)).catch((e) => e)
+    for (const recipient of [
+      'bob@example.org>\r\nRCPT TO:<evil@example.com',
+      'bob@example.org\nBcc: x@example.com',
+      'a b@example.org',
+      '"q"@example.org',
+      'bob@exämple.org',
+    ]) {
+      const err = await provider(table(s.port))
+        .send(message({ recipient }), AbortSignal.timeout(5000))
+        .catch((e) => e)
       expect(err).toBeInstanceOf(RecipientRejectedError)
     }
     expect(s.auths).toEqual([])
@@ -215,7 +243,12 @@ describe('through the API', () => {
   test('a code sent by e-mail arrives over STARTTLS+AUTH and verifies', async () => {
     const s = await stub()
     const h = await harness(s.port)
-    const sent = await h.send({ channel: 'email', recipient: 'Alice.Smith@Example.org', subject: 'Ihr Code für Acme', message: 'Hallo!\n.\nIhr Code: {code}\nGrüße' })
+    const sent = await h.send({
+      channel: 'email',
+      recipient: 'Alice.Smith@Example.org',
+      subject: 'Ihr Code für Acme',
+      message: 'Hallo!\n.\nIhr Code: {code}\nGrüße',
+    })
     expect(sent.status).toBe(200)
     const r = s.received[0]!
     expect(r.rcptTo).toEqual(['Alice.Smith@Example.org'])

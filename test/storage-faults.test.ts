@@ -108,17 +108,21 @@ testSqliteOnly('a failed flush is fatal: onFatal hears it, the batch is not ackn
     if (flushes === 2) throw new Error('EIO: i/o error, fdatasync')
   })
   expect((await storage.write((r) => r.admin.insertAccount('first', 1))).name).toBe('first')
-  const second = await storage.write((r) => r.admin.insertAccount('second', 1)).then(
-    () => 'acknowledged',
-    (e: unknown) => e,
-  )
+  const second = await storage
+    .write((r) => r.admin.insertAccount('second', 1))
+    .then(
+      () => 'acknowledged',
+      (e: unknown) => e,
+    )
   expect(second).toBeInstanceOf(StorageStoppedError)
   expect(fatal).toHaveLength(1)
   expect(fatal[0]!.message).toContain('fdatasync')
-  const third = await storage.write((r) => r.admin.insertAccount('third', 1)).then(
-    () => 'acknowledged',
-    (e: unknown) => e,
-  )
+  const third = await storage
+    .write((r) => r.admin.insertAccount('third', 1))
+    .then(
+      () => 'acknowledged',
+      (e: unknown) => e,
+    )
   expect(third).toBeInstanceOf(StorageStoppedError)
   expect(flushes).toBe(2)
 })

@@ -35,7 +35,11 @@ function sh(...cmd: string[]): void {
 
 /** `otpd serve` that must refuse to start: its exit code and stderr (killed after 10 s if it starts). */
 function serveRefused(env: CliEnv): { code: number; stderr: string } {
-  const p = Bun.spawnSync(['bun', MAIN, 'serve', '--listen', '127.0.0.1:0'], { env: { ...process.env, OTPD_CONFIG: env.configFile }, cwd: env.dir, timeout: 10_000 })
+  const p = Bun.spawnSync(['bun', MAIN, 'serve', '--listen', '127.0.0.1:0'], {
+    env: { ...process.env, OTPD_CONFIG: env.configFile },
+    cwd: env.dir,
+    timeout: 10_000,
+  })
   return { code: p.exitCode ?? -1, stderr: p.stderr.toString() }
 }
 
@@ -224,5 +228,8 @@ testSqliteOnly('a directory where the -wal and -shm files cannot be created is r
   env.json('keys', 'create')
   sh('chattr', '+i', dir)
   undo.push(() => sh('chattr', '-i', dir))
-  expectRefused(env, `the database directory ${dir} is not writable (operation not permitted): otpd must create otpd.db-wal and otpd.db-shm beside otpd.db there`)
+  expectRefused(
+    env,
+    `the database directory ${dir} is not writable (operation not permitted): otpd must create otpd.db-wal and otpd.db-shm beside otpd.db there`,
+  )
 })

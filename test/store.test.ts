@@ -16,7 +16,10 @@ afterEach(() => {
 
 test('every migration drizzle-kit wrote is embedded, and nothing else', () => {
   const dir = join(import.meta.dir, '..', 'src', 'store', 'sqlite', 'migrations')
-  const onDisk = readdirSync(dir).filter((f) => f.endsWith('.sql')).map((f) => f.slice(0, -4)).sort()
+  const onDisk = readdirSync(dir)
+    .filter((f) => f.endsWith('.sql'))
+    .map((f) => f.slice(0, -4))
+    .sort()
   expect(migrationJournal.entries.map((e) => e.tag).sort()).toEqual(onDisk)
   expect(Object.keys(migrationFiles).sort()).toEqual(onDisk)
 })
@@ -69,7 +72,10 @@ test('the credit ledger balances: grants - debits + refunds = balance', async ()
   await h.send({ channel: 'sms', recipient: '+14155550002' })
   h.delivery.fail = false
   await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
-  const rows = (await h.sql('SELECT kind, sum(amount) AS total FROM credit_ledger GROUP BY kind ORDER BY kind')).map((r) => ({ kind: r.kind, total: Number(r.total) }))
+  const rows = (await h.sql('SELECT kind, sum(amount) AS total FROM credit_ledger GROUP BY kind ORDER BY kind')).map((r) => ({
+    kind: r.kind,
+    total: Number(r.total),
+  }))
   expect(rows).toEqual([
     { kind: 'debit', total: 2 },
     { kind: 'grant', total: 5 },

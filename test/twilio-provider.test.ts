@@ -14,7 +14,11 @@ afterEach(() => stubs.splice(0).forEach((s) => s.close()))
 function setup(answer?: (path: string) => Response) {
   const stub = startVendorStub((r) => answer?.(r.path) ?? Response.json({ sid: 'SM123', status: 'queued' }, { status: 201 }))
   stubs.push(stub)
-  const o = new ProviderOptions('twilio_main', { type: 'twilio', account_sid: SID, auth_token_env: 'TWILIO_AUTH_TOKEN', from: '+15005550006', base_url: stub.url }, { TWILIO_AUTH_TOKEN: TOKEN })
+  const o = new ProviderOptions(
+    'twilio_main',
+    { type: 'twilio', account_sid: SID, auth_token_env: 'TWILIO_AUTH_TOKEN', from: '+15005550006', base_url: stub.url },
+    { TWILIO_AUTH_TOKEN: TOKEN },
+  )
   const settings = readTwilio(o, ['sms', 'voice'])
   o.unknownKeys('twilio')
   expect(o.problems).toEqual([])
@@ -53,9 +57,7 @@ test('voice: POST .../Calls.json with inline TwiML that says the digits twice', 
 })
 
 test('an invalid-number error (400, Twilio error 21211) is a rejected recipient; the error carries no vendor text', async () => {
-  const { p } = setup(() =>
-    Response.json({ code: 21211, message: "The 'To' number +14155550123 is not a valid phone number.", status: 400 }, { status: 400 }),
-  )
+  const { p } = setup(() => Response.json({ code: 21211, message: "The 'To' number +14155550123 is not a valid phone number.", status: 400 }, { status: 400 }))
   const err = await p.send(msg(), AbortSignal.timeout(5000)).catch((e) => e)
   expect(err).toBeInstanceOf(RecipientRejectedError)
   expect(err.message).toBe('twilio Messages answered 400 (error 21211)')
@@ -89,7 +91,11 @@ test('config: sid shape, token variable, sender', () => {
 
 test('receipts on: Messages and Calls carry StatusCallback = the receipt URL with the verification id, after the other fields', async () => {
   const { stub } = setup()
-  const o = new ProviderOptions('twilio_main', { type: 'twilio', account_sid: SID, auth_token_env: 'TWILIO_AUTH_TOKEN', from: '+15005550006', base_url: stub.url }, { TWILIO_AUTH_TOKEN: TOKEN })
+  const o = new ProviderOptions(
+    'twilio_main',
+    { type: 'twilio', account_sid: SID, auth_token_env: 'TWILIO_AUTH_TOKEN', from: '+15005550006', base_url: stub.url },
+    { TWILIO_AUTH_TOKEN: TOKEN },
+  )
   const p = new TwilioProvider('twilio_main', readTwilio(o, ['sms', 'voice']), 'https://otp.example.com/api/v1/receipts/twilio_main')
   await p.send(msg(), AbortSignal.timeout(5000))
   await p.send(msg({ channel: 'voice', text: '4, 2' }), AbortSignal.timeout(5000))

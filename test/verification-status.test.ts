@@ -235,7 +235,9 @@ describe('common rules of new paths', () => {
   test('HEAD answers like GET, without a body', async () => {
     const h = await start()
     const t = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
-    const res = await h.server.http.handle(new Request(`http://localhost/api/v1/verifications/${t.json.verification_id}`, { method: 'HEAD', headers: { authorization: `Bearer ${h.key}` } }))
+    const res = await h.server.http.handle(
+      new Request(`http://localhost/api/v1/verifications/${t.json.verification_id}`, { method: 'HEAD', headers: { authorization: `Bearer ${h.key}` } }),
+    )
     expect(res.status).toBe(200)
     expect(await res.text()).toBe('')
   })

@@ -140,7 +140,8 @@ describe('state survives a restart', () => {
   test('the per-recipient failure count survives a restart', async () => {
     // A real recipient: the cap spares test recipients (DECISIONS.md section 6).
     await start({ credits: 2, config: { limits: { recipient_failures_per_day: 4, max_failed_attempts: 100 } } })
-    const sendReal = async () => (await h.send({ channel: 'sms', recipient: '+14155550177', code: '123456', expires_in: 3600 }, h.key)).json.verification_id as string
+    const sendReal = async () =>
+      (await h.send({ channel: 'sms', recipient: '+14155550177', code: '123456', expires_in: 3600 }, h.key)).json.verification_id as string
     const first = await sendReal()
     for (let i = 0; i < 4; i++) expectResult(await verify(first, '000000'), false, 'Invalid code')
     h.clock.advance(3_600_000)

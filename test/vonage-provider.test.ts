@@ -19,7 +19,9 @@ afterEach(() => stubs.splice(0).forEach((s) => s.close()))
 
 const smsOk = () => Response.json({ 'message-count': '1', messages: [{ to: '14155550123', 'message-id': '0C00', status: '0' }] })
 
-function setup(answer: (path: string) => Response = (path) => (path === '/v1/calls' ? Response.json({ uuid: 'u', status: 'started' }, { status: 201 }) : smsOk())) {
+function setup(
+  answer: (path: string) => Response = (path) => (path === '/v1/calls' ? Response.json({ uuid: 'u', status: 'started' }, { status: 201 }) : smsOk()),
+) {
   const stub = startVendorStub((r) => answer(r.path))
   stubs.push(stub)
   const o = new ProviderOptions(
@@ -119,7 +121,11 @@ test('config: what SMS needs and what voice needs, by the channels that use the 
   const smsOnly = new ProviderOptions('v', { type: 'vonage', api_key: 'k', api_secret_env: 'S', from: 'Acme' }, { S: 'x' })
   readVonage(smsOnly, ['sms'])
   expect(smsOnly.problems).toEqual([])
-  const badKey = new ProviderOptions('v', { type: 'vonage', application_id: APP_ID, private_key_file: join(import.meta.dir, 'fixtures', 'tls', 'ca.pem'), from: '14155550100' }, {})
+  const badKey = new ProviderOptions(
+    'v',
+    { type: 'vonage', application_id: APP_ID, private_key_file: join(import.meta.dir, 'fixtures', 'tls', 'ca.pem'), from: '14155550100' },
+    {},
+  )
   readVonage(badKey, ['voice'])
   expect(badKey.problems).toEqual(['providers.v.private_key_file does not hold an RSA private key in PEM form'])
 })
@@ -128,7 +134,18 @@ test('receipts on: an SMS asks for a delivery receipt at the receipt URL, with t
   const { stub } = setup()
   const o = new ProviderOptions(
     'vonage_main',
-    { type: 'vonage', api_key: 'abcd1234', api_secret_env: 'VONAGE_API_SECRET', signature_secret_env: 'SIG', application_id: APP_ID, private_key_file: KEY_FILE, from: 'Acme', voice_from: '+14155550100', base_url: stub.url, voice_base_url: stub.url },
+    {
+      type: 'vonage',
+      api_key: 'abcd1234',
+      api_secret_env: 'VONAGE_API_SECRET',
+      signature_secret_env: 'SIG',
+      application_id: APP_ID,
+      private_key_file: KEY_FILE,
+      from: 'Acme',
+      voice_from: '+14155550100',
+      base_url: stub.url,
+      voice_base_url: stub.url,
+    },
     { VONAGE_API_SECRET: SECRET, SIG: 'sig-secret' },
   )
   const settings = readVonage(o, ['sms', 'voice'], true)

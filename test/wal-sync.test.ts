@@ -61,7 +61,11 @@ testSqliteOnly('a WAL that cannot be synced rejects the waiting calls and report
   dir = mkdtempSync(join(tmpdir(), 'otpd-walsync-'))
   const errors: string[] = []
   const took: number[] = []
-  ws = startWalSync(join(dir, 'missing.db'), (e) => errors.push(e), (ms) => took.push(ms))
+  ws = startWalSync(
+    join(dir, 'missing.db'),
+    (e) => errors.push(e),
+    (ms) => took.push(ms),
+  )
   await expect(ws.sync()).rejects.toThrow(/WAL fsync/)
   expect(errors.length).toBeGreaterThan(0)
   expect(took).toEqual([])

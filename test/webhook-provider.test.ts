@@ -63,10 +63,14 @@ test('the receiver refuses a tampered body, a wrong secret and a replay outside 
 
 test('any 2xx is success; 422 rejects the recipient; other statuses fail over', async () => {
   for (const status of [200, 201, 202, 204]) await setup(status).p.send(msg, AbortSignal.timeout(5000))
-  const rejected = await setup(422).p.send(msg, AbortSignal.timeout(5000)).catch((e) => e)
+  const rejected = await setup(422)
+    .p.send(msg, AbortSignal.timeout(5000))
+    .catch((e) => e)
   expect(rejected).toBeInstanceOf(RecipientRejectedError)
   for (const status of [301, 400, 401, 404, 500, 503]) {
-    const err = await setup(status).p.send(msg, AbortSignal.timeout(5000)).catch((e) => e)
+    const err = await setup(status)
+      .p.send(msg, AbortSignal.timeout(5000))
+      .catch((e) => e)
     expect(err).not.toBeInstanceOf(RecipientRejectedError)
     expect(err.message).toBe(`webhook answered ${status}`)
   }

@@ -146,7 +146,8 @@ export async function seedKeys(url: string, dir: string, keys: string[], seed: n
     const ok = await seedVerifications(url, key, per, 1 + 2 * i)
     const wrong = await seedVerifications(url, key, per, 2 + 2 * i)
     const pools = writeIdPools(dir, ok, wrong, keys.length > 1 ? `.${i}` : '')
-    if (i === 0 || keys.length === 1) Object.assign(env, { BENCH_IDS_OK: pools.BENCH_IDS_OK.replace(/\.0$/, ''), BENCH_IDS_WRONG: pools.BENCH_IDS_WRONG.replace(/\.0$/, '') })
+    if (i === 0 || keys.length === 1)
+      Object.assign(env, { BENCH_IDS_OK: pools.BENCH_IDS_OK.replace(/\.0$/, ''), BENCH_IDS_WRONG: pools.BENCH_IDS_WRONG.replace(/\.0$/, '') })
   }
   if (keys.length > 1) env.BENCH_KEYS = keys.join(',')
   return env

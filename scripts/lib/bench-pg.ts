@@ -75,12 +75,25 @@ export function spreadThreads(threads: number, nodes: number, keys: number): num
 const cpuOf = (pids: number[]) => new Map(pids.map((p) => [p, cpuUs(p) ?? 0]))
 
 /** Like bench-load's measure(), over every node, with PostgreSQL's CPU counted in the server's. */
-export async function measureNodes(s: LoadSettings, lua: string, nodes: Proc[], env: Record<string, string>, keys = 1): Promise<RunResult & { otpd_cpu_us_per_req: number | null }> {
+export async function measureNodes(
+  s: LoadSettings,
+  lua: string,
+  nodes: Proc[],
+  env: Record<string, string>,
+  keys = 1,
+): Promise<RunResult & { otpd_cpu_us_per_req: number | null }> {
   const url = nodes[0]!.url
   const load = { ...s, threads: spreadThreads(s.threads, nodes.length, keys) }
   if (s.warmup > 0) await wrk(load, lua, url, s.warmup, { ...env, BENCH_RUN: '1' })
   let peak = 0
-  const timer = setInterval(() => (peak = Math.max(peak, nodes.reduce((a, n) => a + (rssMb(n.pid, 'VmRSS') ?? 0), 0))), 100)
+  const timer = setInterval(
+    () =>
+      (peak = Math.max(
+        peak,
+        nodes.reduce((a, n) => a + (rssMb(n.pid, 'VmRSS') ?? 0), 0),
+      )),
+    100,
+  )
   const nodePids = nodes.map((n) => n.pid)
   const pg0 = cpuOf(postgresPids())
   const otpd0 = cpuOf(nodePids)
@@ -118,7 +131,22 @@ export interface DatabaseRow extends RunResult {
 /** The side-by-side table: per endpoint, SQLite then PostgreSQL 1 node and N nodes, ratios to SQLite. */
 export function printDatabases(rows: Record<string, DatabaseRow[]>): void {
   const ms = (us: number) => (us / 1000).toFixed(2)
-  const out = [['endpoint', 'keys', 'database', 'req/s', 'ratio to SQLite', 'p50 ms', 'p99 ms', 'CPU us/req (otpd+pg)', 'otpd CPU us/req', 'others %', 'errors', 'statuses']]
+  const out = [
+    [
+      'endpoint',
+      'keys',
+      'database',
+      'req/s',
+      'ratio to SQLite',
+      'p50 ms',
+      'p99 ms',
+      'CPU us/req (otpd+pg)',
+      'otpd CPU us/req',
+      'others %',
+      'errors',
+      'statuses',
+    ],
+  ]
   for (const [ep, list] of Object.entries(rows)) {
     for (const r of list) {
       out.push([
@@ -133,11 +161,19 @@ export function printDatabases(rows: Record<string, DatabaseRow[]>): void {
         String(r.otpd_cpu_us_per_req ?? r.cpu_us_per_req ?? '-'),
         String(r.others_pct ?? '-'),
         String(r.errors_logged),
-        Object.entries(r.statuses).map(([k, v]) => `${k}:${v}`).join(' '),
+        Object.entries(r.statuses)
+          .map(([k, v]) => `${k}:${v}`)
+          .join(' '),
       ])
     }
   }
   const widths = out[0]!.map((_, i) => Math.max(...out.map((r) => r[i]!.length)))
   console.log('\n== SQLite and PostgreSQL, same run (ratios: req/s over the SQLite run of the same endpoint) ==')
-  for (const r of out) console.log(r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd())
+  for (const r of out)
+    console.log(
+      r
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
 }

@@ -15,10 +15,27 @@ interface Show {
 }
 
 const ms = (us: number) => (us / 1000).toFixed(2)
-const statuses = (s: Record<string, number>) => Object.entries(s).map(([k, v]) => `${k}:${v}`).join(' ')
+const statuses = (s: Record<string, number>) =>
+  Object.entries(s)
+    .map(([k, v]) => `${k}:${v}`)
+    .join(' ')
 // Server CPU %: the server's CPU time over the run's length (100 = one core busy all the time).
 const busy = (x: RunResult) => (x.cpu_us_per_req === null ? '-' : String(Math.round((x.cpu_us_per_req * x.rps) / 1e4)))
-const HEAD = ['endpoint', 'server', 'req/s', 'p50 ms', 'p99 ms', 'ratio', 'CPU us/req', 'server CPU %', 'peak RSS MB', 'steal %', 'others %', 'errors', 'statuses']
+const HEAD = [
+  'endpoint',
+  'server',
+  'req/s',
+  'p50 ms',
+  'p99 ms',
+  'ratio',
+  'CPU us/req',
+  'server CPU %',
+  'peak RSS MB',
+  'steal %',
+  'others %',
+  'errors',
+  'statuses',
+]
 const row = (ep: string, server: string, x: RunResult & { errors_logged?: number }, ratio: string) => [
   ep,
   server,
@@ -37,12 +54,21 @@ const row = (ep: string, server: string, x: RunResult & { errors_logged?: number
 
 function table(rows: string[][]) {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))
-  for (const r of rows) console.log(r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd())
+  for (const r of rows)
+    console.log(
+      r
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
 }
 
 function walLine(label: string, x: RunResult) {
   const w = x.wal_flush
-  if (w) console.log(`${label}: ${w.flushes} WAL flushes, mean ${w.mean_ms} ms, 99 % within ${w.p99_ms_at_most ?? '-'} ms, ${w.at_least_25ms} of 25 ms or more (the disk's part of the tail)`)
+  if (w)
+    console.log(
+      `${label}: ${w.flushes} WAL flushes, mean ${w.mean_ms} ms, 99 % within ${w.p99_ms_at_most ?? '-'} ms, ${w.at_least_25ms} of 25 ms or more (the disk's part of the tail)`,
+    )
 }
 
 const ratio = (a: number, b: number) => (b ? a / b : NaN)
@@ -93,7 +119,9 @@ export function printBaseline(r: { otpd: BaselineRuns; cold_start_ms: Cold; bina
     for (const [mode, run] of Object.entries(r.otpd)) {
       const x = run.results[ep]!
       const b = run.baseline[ep]!
-      console.log(`${ep} otpd ${mode}: p99 ${ms(x.p99_us)} ms, ${(x.p99_us / b.p99_us).toFixed(1)}x its paired baseline's ${ms(b.p99_us)} ms (the machine's own tail)`)
+      console.log(
+        `${ep} otpd ${mode}: p99 ${ms(x.p99_us)} ms, ${(x.p99_us / b.p99_us).toFixed(1)}x its paired baseline's ${ms(b.p99_us)} ms (the machine's own tail)`,
+      )
       walLine(`${ep} otpd ${mode}`, x)
     }
   }
@@ -124,7 +152,9 @@ export function printCompare(r: { compare: CompareRuns; cold_start_ms: { ref: Co
       const pr = e.new.map((x, i) => ratio(x.rps, e.ref[i]!.rps))
       const others = Math.max(...[...e.ref, ...e.new].map((x) => x.others_pct ?? 0))
       if (Math.max(...pr) / Math.min(...pr) > 1.2 || others > 10) {
-        lines.push(`  noisy: the pairs disagree by ${Math.round((Math.max(...pr) / Math.min(...pr) - 1) * 100)} %, other work took up to ${others} % of the machine; rerun quieter or with more --pairs`)
+        lines.push(
+          `  noisy: the pairs disagree by ${Math.round((Math.max(...pr) / Math.min(...pr) - 1) * 100)} %, other work took up to ${others} % of the machine; rerun quieter or with more --pairs`,
+        )
       }
     }
   }
@@ -138,7 +168,15 @@ export function printCompare(r: { compare: CompareRuns; cold_start_ms: { ref: Co
 type FillRuns = Record<
   string,
   {
-    fill: { verifications: number; socket_errors: number; seconds: number; sends_per_s: number; db_mb: number | null; wal_mb: number | null; sample_ids: number }
+    fill: {
+      verifications: number
+      socket_errors: number
+      seconds: number
+      sends_per_s: number
+      db_mb: number | null
+      wal_mb: number | null
+      sample_ids: number
+    }
     empty_before: Record<string, OtpdRun>
     filled: Record<string, OtpdRun>
     empty_after: Record<string, OtpdRun>
@@ -158,7 +196,9 @@ export function printFill(r: { fill: FillRuns }, show: Show) {
       rows.push(row(ep, `empty ${mode} (before)`, f.empty_before[ep]!, '-'))
       rows.push(row(ep, `filled ${mode}`, x, ratio(x.rps, empty.rps).toFixed(3)))
       rows.push(row(ep, `empty ${mode} (after)`, f.empty_after[ep]!, '-'))
-      lines.push(`${ep} ${mode}: filled/empty req/s ${ratio(x.rps, empty.rps).toFixed(3)} (empty: mean of the runs before and after the fill, ${empty.rps} req/s)`)
+      lines.push(
+        `${ep} ${mode}: filled/empty req/s ${ratio(x.rps, empty.rps).toFixed(3)} (empty: mean of the runs before and after the fill, ${empty.rps} req/s)`,
+      )
     }
   }
   table(rows)

@@ -103,7 +103,14 @@ export function makeGenerator(rand: Rand, keys: FuzzKeys) {
     let s = ''
     for (let i = 0; i < n; i++) {
       const r = rand()
-      s += r < 0.5 ? String.fromCharCode(32 + int(95)) : r < 0.7 ? String.fromCharCode(int(0x20)) : r < 0.9 ? String.fromCodePoint(int(0xd7ff)) : String.fromCodePoint(0x10000 + int(0xfffff))
+      s +=
+        r < 0.5
+          ? String.fromCharCode(32 + int(95))
+          : r < 0.7
+            ? String.fromCharCode(int(0x20))
+            : r < 0.9
+              ? String.fromCodePoint(int(0xd7ff))
+              : String.fromCodePoint(0x10000 + int(0xfffff))
     }
     return s
   }
@@ -164,11 +171,33 @@ export function makeGenerator(rand: Rand, keys: FuzzKeys) {
       case 3:
         return { label: 'deep inside field', body: `{"channel":"sms","recipient":${nested(1 + int(5000), '[', ']')}}` }
       case 4:
-        return { label: 'duplicate keys', body: `{"channel":"sms","channel":${JSON.stringify(weirdValue())},"recipient":"+14155550123","recipient":${JSON.stringify(weirdValue())},"code":"123456","code":"12"}` }
+        return {
+          label: 'duplicate keys',
+          body: `{"channel":"sms","channel":${JSON.stringify(weirdValue())},"recipient":"+14155550123","recipient":${JSON.stringify(weirdValue())},"code":"123456","code":"12"}`,
+        }
       case 5:
         return { label: 'not an object', body: pick(['[]', '"x"', '1', 'true', 'null', '[{"channel":"sms"}]', '""', '-0', '1e999']) }
       case 6:
-        return { label: 'not json', body: pick(['', ' ', '{', '}', '{"a"', "{'a':1}", '{a:1}', '{"a":1,}', 'NaN', 'undefined', '\u0000', '{"a":1}{"b":2}', '{"a":01}', '{"a":"\\x41"}', '{"a":"\\ud800"}']) }
+        return {
+          label: 'not json',
+          body: pick([
+            '',
+            ' ',
+            '{',
+            '}',
+            '{"a"',
+            "{'a':1}",
+            '{a:1}',
+            '{"a":1,}',
+            'NaN',
+            'undefined',
+            '\u0000',
+            '{"a":1}{"b":2}',
+            '{"a":01}',
+            '{"a":"\\x41"}',
+            '{"a":"\\ud800"}',
+          ]),
+        }
       case 7: {
         const bytes = new Uint8Array(1 + int(200))
         for (let i = 0; i < bytes.length; i++) bytes[i] = int(256)
@@ -292,7 +321,11 @@ export function makeGenerator(rand: Rand, keys: FuzzKeys) {
     if (ct !== '' || chance(0.5)) headers.push(['content-type', ct])
     if (chance(0.05)) headers.push(['content-type', pick(CONTENT_TYPES)])
     if (chance(0.05)) headers.push(['x-request-id', pick(['spoofed', 'a'.repeat(3000), '00000000-0000-4000-8000-000000000000'])])
-    if (chance(0.05)) headers.push([pick(['x-forwarded-for', 'x-odd', 'accept', 'accept-encoding', 'expect']), pick(['127.0.0.1', 'gzip', 'x'.repeat(2000), '*/*', '100-continue'])])
+    if (chance(0.05))
+      headers.push([
+        pick(['x-forwarded-for', 'x-odd', 'accept', 'accept-encoding', 'expect']),
+        pick(['127.0.0.1', 'gzip', 'x'.repeat(2000), '*/*', '100-continue']),
+      ])
     if (chance(0.03)) for (let i = 0; i < 50 + int(50); i++) headers.push([`x-h${i}`, 'v'])
     const { label, body } = method === 'GET' || method === 'HEAD' || method === 'TRACE' ? { label: 'no body', body: undefined } : jsonBody(path)
     return { kind: 'fetch', label: `${method} ${label}`, method, path, headers, body }
@@ -318,9 +351,15 @@ export function makeGenerator(rand: Rand, keys: FuzzKeys) {
       case 5:
         return text('duplicate content-length', head(`Content-Length: ${body.length}\r\n`) + `Content-Length: ${body.length + 1}\r\n\r\n${body}`)
       case 6:
-        return text('cl and te', head(`Content-Length: ${body.length}\r\n`) + `Transfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`)
+        return text(
+          'cl and te',
+          head(`Content-Length: ${body.length}\r\n`) + `Transfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
+        )
       case 7:
-        return text('bad chunk size', head('Transfer-Encoding: chunked\r\n') + `\r\n${pick(['zz', '-1', 'fffffffffffffffff', ' 5', '5;ext', ''])}\r\n${body}\r\n0\r\n\r\n`)
+        return text(
+          'bad chunk size',
+          head('Transfer-Encoding: chunked\r\n') + `\r\n${pick(['zz', '-1', 'fffffffffffffffff', ' 5', '5;ext', ''])}\r\n${body}\r\n0\r\n\r\n`,
+        )
       case 8:
         return text('chunked over 16 KiB', head('Transfer-Encoding: chunked\r\n') + '\r\n' + `4000\r\n${'x'.repeat(0x4000)}\r\n`.repeat(2) + '0\r\n\r\n')
       case 9:
@@ -346,7 +385,10 @@ export function makeGenerator(rand: Rand, keys: FuzzKeys) {
       case 19:
         return text('odd method', `${pick(['FOO', 'post', 'CONNECT', 'PRI', 'G\u0000T', 'PROPFIND'])} /api/v1/send HTTP/1.1\r\nHost: x\r\n\r\n`)
       case 20:
-        return text('no host', `POST /api/v1/verify HTTP/1.1\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`)
+        return text(
+          'no host',
+          `POST /api/v1/verify HTTP/1.1\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+        )
       default:
         return text('cr without lf', head('X-A: a\rb\r\n') + `Content-Length: ${body.length}\r\n\r\n${body}`)
     }

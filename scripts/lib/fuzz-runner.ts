@@ -14,7 +14,13 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{1
 const DOCUMENTED = new Set<string>(Object.values(Msg))
 const TEMPLATES = [
   new RegExp('^' + escape(keyRateLimitMessage(999, 999)).replaceAll('999', '[0-9]+') + '$'),
-  new RegExp('^' + escape(recipientRateLimitMessage(999, 'PERIOD', 999)).replaceAll('999', '[0-9]+').replace('PERIOD', '(minute|hour|24 hours)') + '$'),
+  new RegExp(
+    '^' +
+      escape(recipientRateLimitMessage(999, 'PERIOD', 999))
+        .replaceAll('999', '[0-9]+')
+        .replace('PERIOD', '(minute|hour|24 hours)') +
+      '$',
+  ),
   new RegExp('^' + escape(lockoutMessage(999 * 60)).replace('999', '[0-9]+') + '$'),
 ]
 function escape(s: string): string {
@@ -74,7 +80,17 @@ export function judge(status: number, headers: Headers, text: string, method: st
 
 export async function runFuzz(o: FuzzOptions): Promise<FuzzResult> {
   const next = makeGenerator(prng(o.seed), o.keys)
-  const r: FuzzResult = { cases: 0, fetchCases: 0, rawCases: 0, byStatus: {}, parserAnswers: {}, closedWithoutAnswer: 0, rawTimedOut: 0, unsendable: 0, violations: [] }
+  const r: FuzzResult = {
+    cases: 0,
+    fetchCases: 0,
+    rawCases: 0,
+    byStatus: {},
+    parserAnswers: {},
+    closedWithoutAnswer: 0,
+    rawTimedOut: 0,
+    unsendable: 0,
+    violations: [],
+  }
   const base = `http://${o.host}:${o.port}`
   const tally = (m: Record<string, number>, k: number | string) => (m[k] = (m[k] ?? 0) + 1)
 

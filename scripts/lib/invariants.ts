@@ -78,7 +78,10 @@ export function checkDatabase(path: string, ack: Acknowledged, now: number, opts
     let grantsTotal = 0
     for (const a of accounts) {
       grantsTotal += a.grants
-      expect(a.grants - a.debits + a.refunds === a.balance, () => `account ${a.name}: grants ${a.grants} - debits ${a.debits} + refunds ${a.refunds} != balance ${a.balance}`)
+      expect(
+        a.grants - a.debits + a.refunds === a.balance,
+        () => `account ${a.name}: grants ${a.grants} - debits ${a.debits} + refunds ${a.refunds} != balance ${a.balance}`,
+      )
       expect(a.balance >= 0, () => `account ${a.name}: negative balance ${a.balance}`)
     }
     expect(grantsTotal >= ack.granted, () => `acknowledged grants ${ack.granted} > grants in the ledger ${grantsTotal}`)
@@ -97,7 +100,8 @@ export function checkDatabase(path: string, ack: Acknowledged, now: number, opts
       )
       .all()
     checks++
-    for (const m of mismatched) violations.push(`verification ${m.id} (charged ${m.charged}, ${m.status}, delivery ${m.delivery}) has ${m.debits} debits and ${m.refunds} refunds`)
+    for (const m of mismatched)
+      violations.push(`verification ${m.id} (charged ${m.charged}, ${m.status}, delivery ${m.delivery}) has ${m.debits} debits and ${m.refunds} refunds`)
     // A charged send records where its delivery stands; after a clean stop, none is still in flight.
     const undelivered = db
       .query<{ id: string; delivery: string | null }, []>(
@@ -105,7 +109,8 @@ export function checkDatabase(path: string, ack: Acknowledged, now: number, opts
       )
       .all()
     checks++
-    for (const u of undelivered) violations.push(`charged verification ${u.id}: delivery ${u.delivery}${u.delivery === 'sending' ? ' after a clean stop (never settled)' : ''}`)
+    for (const u of undelivered)
+      violations.push(`charged verification ${u.id}: delivery ${u.delivery}${u.delivery === 'sending' ? ' after a clean stop (never settled)' : ''}`)
     // Acknowledged outcomes.
     const rows = new Map<string, Row>()
     for (const r of db
@@ -121,7 +126,11 @@ export function checkDatabase(path: string, ack: Acknowledged, now: number, opts
       const r = rows.get(id)
       expect(r !== undefined, () => `acknowledged send ${id}: verification missing`)
       // Answered 200: delivered (`accepted`; `sending` or `unknown` when the outcome could not be recorded), never `failed`.
-      if (r) expect(r.status === 'active' && r.charged === 1 && r.delivery !== 'failed', () => `acknowledged send ${id}: status ${r.status}, charged ${r.charged}, delivery ${r.delivery}`)
+      if (r)
+        expect(
+          r.status === 'active' && r.charged === 1 && r.delivery !== 'failed',
+          () => `acknowledged send ${id}: status ${r.status}, charged ${r.charged}, delivery ${r.delivery}`,
+        )
     }
     for (const id of ack.verified) {
       const r = rows.get(id)
@@ -129,7 +138,10 @@ export function checkDatabase(path: string, ack: Acknowledged, now: number, opts
     }
     for (const [id, at] of ack.locked) {
       const r = rows.get(id)
-      expect(r !== undefined && r.used_at === null && r.locked_until !== null && r.locked_until > now, () => `acknowledged lockout ${id} (at ${at}): not locked now (${JSON.stringify(r)})`)
+      expect(
+        r !== undefined && r.used_at === null && r.locked_until !== null && r.locked_until > now,
+        () => `acknowledged lockout ${id} (at ${at}): not locked now (${JSON.stringify(r)})`,
+      )
     }
     const failuresByRecipient = new Map<string, number>()
     for (const [id, n] of ack.invalid) {

@@ -142,10 +142,13 @@ export function startCluster(): PgCluster {
   const watchdog = spawnWatchdog(pgctl('stop', '-m', 'immediate', '-w'), dir)
   let seq = 0
   const psql = async (sql: string, database = 'postgres') => {
-    const p = Bun.spawn([join(bin, 'psql'), '-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-h', dir, '-p', String(port), '-U', SUPERUSER, '-d', database, '-c', sql], {
-      stdout: 'pipe',
-      stderr: 'pipe',
-    })
+    const p = Bun.spawn(
+      [join(bin, 'psql'), '-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-h', dir, '-p', String(port), '-U', SUPERUSER, '-d', database, '-c', sql],
+      {
+        stdout: 'pipe',
+        stderr: 'pipe',
+      },
+    )
     const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited])
     if (code !== 0) throw new Error(`psql failed (${code}): ${err}`)
     return out

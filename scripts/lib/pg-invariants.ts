@@ -43,12 +43,14 @@ const strOrNull = (v: unknown) => (v === null || v === undefined ? null : String
 
 /** Every verification with its ledger entries, in one snapshot. */
 export async function pgVerificationRows(sql: SQL): Promise<PgLedgerRow[]> {
-  const rows = await rowsOf(sql.unsafe(`
+  const rows = await rowsOf(
+    sql.unsafe(`
     WITH l AS (SELECT verification_id, count(*) FILTER (WHERE kind = 'debit') AS debits, count(*) FILTER (WHERE kind = 'refund') AS refunds
                FROM credit_ledger WHERE verification_id IS NOT NULL GROUP BY verification_id)
     SELECT v.id, v.status, (v.charged)::int AS charged, v.delivery, v.created_at, v.used_at, v.failed_attempts, v.locked_until,
            encode(v.recipient_hash, 'hex') AS recipient_hash, coalesce(l.debits, 0) AS debits, coalesce(l.refunds, 0) AS refunds
-    FROM verifications v LEFT JOIN l ON l.verification_id = v.id ORDER BY v.seq`))
+    FROM verifications v LEFT JOIN l ON l.verification_id = v.id ORDER BY v.seq`),
+  )
   return rows.map((r) => ({
     id: str(r.id),
     status: str(r.status),
@@ -73,12 +75,14 @@ export interface AccountBalance {
 }
 
 export async function pgBalances(sql: SQL): Promise<AccountBalance[]> {
-  const rows = await rowsOf(sql.unsafe(`
+  const rows = await rowsOf(
+    sql.unsafe(`
     SELECT a.name, a.balance,
       coalesce((SELECT sum(amount) FROM credit_ledger WHERE account_id = a.id AND kind = 'grant'), 0) AS grants,
       coalesce((SELECT sum(amount) FROM credit_ledger WHERE account_id = a.id AND kind = 'debit'), 0) AS debits,
       coalesce((SELECT sum(amount) FROM credit_ledger WHERE account_id = a.id AND kind = 'refund'), 0) AS refunds
-    FROM accounts a ORDER BY a.name`))
+    FROM accounts a ORDER BY a.name`),
+  )
   return rows.map((r) => ({ name: str(r.name), balance: Number(r.balance), grants: Number(r.grants), debits: Number(r.debits), refunds: Number(r.refunds) }))
 }
 
@@ -109,13 +113,18 @@ export async function pgLedgerViolations(url: string, acknowledged: Partial<Ackn
     let grantsTotal = 0
     for (const a of await pgBalances(sql)) {
       grantsTotal += a.grants
-      if (a.grants - a.debits + a.refunds !== a.balance) v.push(`account ${a.name}: grants ${a.grants} - debits ${a.debits} + refunds ${a.refunds} != balance ${a.balance}`)
+      if (a.grants - a.debits + a.refunds !== a.balance)
+        v.push(`account ${a.name}: grants ${a.grants} - debits ${a.debits} + refunds ${a.refunds} != balance ${a.balance}`)
       if (a.balance < 0) v.push(`account ${a.name}: negative balance ${a.balance}`)
     }
     if (ack.granted !== undefined && grantsTotal < ack.granted) v.push(`acknowledged grants ${ack.granted} > grants in the ledger ${grantsTotal}`)
     const orphans = Number(
-      (await rowsOf(sql.unsafe(`SELECT count(*) AS n FROM credit_ledger l WHERE kind != 'grant'
-        AND (verification_id IS NULL OR NOT EXISTS (SELECT 1 FROM verifications v WHERE v.id = l.verification_id))`)))[0]!.n,
+      (
+        await rowsOf(
+          sql.unsafe(`SELECT count(*) AS n FROM credit_ledger l WHERE kind != 'grant'
+        AND (verification_id IS NULL OR NOT EXISTS (SELECT 1 FROM verifications v WHERE v.id = l.verification_id))`),
+        )
+      )[0]!.n,
     )
     if (orphans > 0) v.push(`${orphans} debits/refunds without their verification`)
 
@@ -148,7 +157,8 @@ export async function pgLedgerViolations(url: string, acknowledged: Partial<Ackn
     }
     for (const [id, at] of ack.locked ?? []) {
       const r = byId.get(id)
-      if (!r || r.used_at !== null || r.locked_until === null || r.locked_until <= now) v.push(`acknowledged lockout ${id} (at ${at}): not locked now (${JSON.stringify(r)})`)
+      if (!r || r.used_at !== null || r.locked_until === null || r.locked_until <= now)
+        v.push(`acknowledged lockout ${id} (at ${at}): not locked now (${JSON.stringify(r)})`)
     }
     const failuresByRecipient = new Map<string, number>()
     for (const [id, n] of ack.invalid ?? []) {

@@ -50,12 +50,25 @@ export interface RoundOptions {
 }
 
 export async function shutdownRound(env: OtpdEnv, o: RoundOptions): Promise<RoundStats> {
-  const s: RoundStats = { beforeSignal: 0, beforeSignalReset: 0, sendsAnswered: 0, debits: 0, afterSignalAnswered: 0, afterSignalRefused: 0, slowAnswered: 0, newConnectionRefused: false, refusedAfterMs: 0, exitCode: null, stopMs: 0, violations: [] }
+  const s: RoundStats = {
+    beforeSignal: 0,
+    beforeSignalReset: 0,
+    sendsAnswered: 0,
+    debits: 0,
+    afterSignalAnswered: 0,
+    afterSignalRefused: 0,
+    slowAnswered: 0,
+    newConnectionRefused: false,
+    refusedAfterMs: 0,
+    exitCode: null,
+    stopMs: 0,
+    violations: [],
+  }
   const debitsBefore = countDebits(env.dbPath)
   const server = await startServer(env)
   let signalled = false
   let stop = false
-  
+
   const client = async (n: number) => {
     for (let i = 0; !stop; i++) {
       const before = !signalled
@@ -74,8 +87,7 @@ export async function shutdownRound(env: OtpdEnv, o: RoundOptions): Promise<Roun
         if (before) {
           s.beforeSignalReset++
           s.violations.push(`a request sent before the signal failed: ${message}`)
-        }
-        else s.afterSignalRefused++
+        } else s.afterSignalRefused++
         if (!before) return // the server is going away: this client stops, like a real one would back off
       }
     }
@@ -136,10 +148,14 @@ export async function shutdownRound(env: OtpdEnv, o: RoundOptions): Promise<Roun
   if (s.exitCode !== 0) s.violations.push(`exit code ${s.exitCode} after SIGTERM:\n${server.output().slice(-1000)}`)
   const wal = `${env.dbPath}-wal`
   if (existsSync(wal) && statSync(wal).size > 0) s.violations.push(`${wal} left behind with ${statSync(wal).size} bytes: the database was not closed`)
-  const errors = server.output().split('\n').filter((l) => l.includes('"level":"error"'))
+  const errors = server
+    .output()
+    .split('\n')
+    .filter((l) => l.includes('"level":"error"'))
   for (const l of errors) s.violations.push(`error logged: ${l.slice(0, 300)}`)
   s.debits = countDebits(env.dbPath) - debitsBefore
-  if (s.debits !== s.sendsAnswered) s.violations.push(`${s.debits} sends were processed (debited) but ${s.sendsAnswered} answered: a processed request lost its answer`)
+  if (s.debits !== s.sendsAnswered)
+    s.violations.push(`${s.debits} sends were processed (debited) but ${s.sendsAnswered} answered: a processed request lost its answer`)
   const check = checkDatabase(env.dbPath, o.ack, Date.now(), { allSettled: true })
   s.violations.push(...check.violations)
   return s

@@ -15,15 +15,20 @@ export function accountsCommand(): Command {
   )
 
   example(withJson(withConfig(accounts.command('list').description('list accounts'))), 'otpd accounts list').action((opts: CommonOptions) =>
-    withCore(opts, async ({ admin, config }) => {
-      const rows = await admin.listAccounts()
-      const length = (n: number | null) => n ?? config.codes.default_length
-      if (opts.json) return printJson(rows.map((a) => ({ name: a.name, balance: a.balance, code_length: length(a.codeLength), created_at: isoTime(a.createdAt) })))
-      printTable(
-        ['NAME', 'BALANCE', 'CODE LENGTH', 'CREATED'],
-        rows.map((a) => [a.name, a.balance, a.codeLength === null ? `${length(null)} (default)` : a.codeLength, formatTime(a.createdAt)]),
-      )
-    }, { readOnly: true }),
+    withCore(
+      opts,
+      async ({ admin, config }) => {
+        const rows = await admin.listAccounts()
+        const length = (n: number | null) => n ?? config.codes.default_length
+        if (opts.json)
+          return printJson(rows.map((a) => ({ name: a.name, balance: a.balance, code_length: length(a.codeLength), created_at: isoTime(a.createdAt) })))
+        printTable(
+          ['NAME', 'BALANCE', 'CODE LENGTH', 'CREATED'],
+          rows.map((a) => [a.name, a.balance, a.codeLength === null ? `${length(null)} (default)` : a.codeLength, formatTime(a.createdAt)]),
+        )
+      },
+      { readOnly: true },
+    ),
   )
 
   example(
@@ -33,9 +38,13 @@ export function accountsCommand(): Command {
     "otpd accounts set acme --countries '*' --daily-credit-limit none --test-recipients off",
   )
     .option('--code-length <n>', 'length of generated codes, 4-10', integerArg('--code-length'))
-    .option('--countries <list>', "destination countries allowed for sms and voice: ISO codes (US,CA), '*' for all, or 'default' for the config's fraud.allowed_countries", countriesArg)
+    .option(
+      '--countries <list>',
+      "destination countries allowed for sms and voice: ISO codes (US,CA), '*' for all, or 'default' for the config's fraud.allowed_countries",
+      countriesArg,
+    )
     .option('--daily-credit-limit <n>', "at most N send debits in a rolling 24 h (every channel), or 'none'", creditLimitArg)
-    .option('--test-recipients <on|off>', "off: the five test recipients are charged and delivered like any other (production accounts)", onOffArg)
+    .option('--test-recipients <on|off>', 'off: the five test recipients are charged and delivered like any other (production accounts)', onOffArg)
     .action((name: string, opts: CommonOptions & SetOptions) =>
       withCore(opts, async ({ admin, fraud }) => {
         // Commander keeps no null from a parser: `default` and `none` arrive as markers.
@@ -54,13 +63,23 @@ export function accountsCommand(): Command {
         }
         const f = changesGuard ? await fraud.setAccount(name, stripUndefined(guard)) : await fraud.account(name)
         if (opts.countries !== undefined) {
-          lines.push(`account '${f.name}' may send sms and voice to ${f.allowedCountries === null ? "the config's fraud.allowed_countries" : f.allowedCountries.includes('*') ? 'every country' : f.allowedCountries.join(', ')}`)
+          lines.push(
+            `account '${f.name}' may send sms and voice to ${f.allowedCountries === null ? "the config's fraud.allowed_countries" : f.allowedCountries.includes('*') ? 'every country' : f.allowedCountries.join(', ')}`,
+          )
         }
         if (opts.dailyCreditLimit !== undefined) {
-          lines.push(f.dailyCreditLimit === null ? `account '${f.name}' has no daily credit limit` : `account '${f.name}' may spend at most ${f.dailyCreditLimit} credits in any 24 h`)
+          lines.push(
+            f.dailyCreditLimit === null
+              ? `account '${f.name}' has no daily credit limit`
+              : `account '${f.name}' may spend at most ${f.dailyCreditLimit} credits in any 24 h`,
+          )
         }
         if (opts.testRecipients !== undefined) {
-          lines.push(f.testRecipients ? `account '${f.name}' answers the test recipients without delivering or charging` : `account '${f.name}' treats the test recipients like any other recipient (charged and delivered)`)
+          lines.push(
+            f.testRecipients
+              ? `account '${f.name}' answers the test recipients without delivering or charging`
+              : `account '${f.name}' treats the test recipients like any other recipient (charged and delivered)`,
+          )
         }
         if (opts.json) {
           const length = codeLength === undefined ? {} : { code_length: codeLength }
@@ -89,7 +108,8 @@ function countriesArg(value: string): string[] {
   if (v === 'default') return [DEFAULT]
   if (v === '*') return ['*']
   const list = v.split(',').map((c) => c.trim().toUpperCase())
-  if (list.some((c) => !/^[A-Z]{2}$/.test(c))) throw new InvalidArgumentError(`--countries takes country codes separated by commas (US,CA), '*' or 'default', got '${value}'`)
+  if (list.some((c) => !/^[A-Z]{2}$/.test(c)))
+    throw new InvalidArgumentError(`--countries takes country codes separated by commas (US,CA), '*' or 'default', got '${value}'`)
   return [...new Set(list)]
 }
 

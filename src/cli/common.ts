@@ -86,11 +86,7 @@ export function integerArg(name: string, range = '') {
  */
 export function reportAndExit(err: unknown): never {
   const text =
-    err instanceof ConfigError
-      ? `invalid configuration (${err.source}): ${err.problems.join('; ')}`
-      : err instanceof Error
-        ? err.message
-        : String(err)
+    err instanceof ConfigError ? `invalid configuration (${err.source}): ${err.problems.join('; ')}` : err instanceof Error ? err.message : String(err)
   process.stderr.write(`otpd: error: ${text.replaceAll('\n', ' ')}\n`)
   process.exit(1)
 }

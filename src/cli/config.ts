@@ -10,39 +10,52 @@ export function configCommand(): Command {
   const config = new Command('config').description('write or check the configuration')
   addConfigInit(config)
   example(
-    withJson(withConfig(config.command('check').description('validate the config file and environment, provider secrets included; exits 1 if anything is wrong'))),
+    withJson(
+      withConfig(config.command('check').description('validate the config file and environment, provider secrets included; exits 1 if anything is wrong')),
+    ),
     'otpd config check --config /etc/otpd/otp.config.toml',
     'sudo cat /etc/otpd/otpd.env | sudo -u otpd otpd config check --env-file -',
-  ).action(
-    (opts: CommonOptions) => {
-      let loaded
-      try {
-        loaded = load(opts, { delivery: true })
-      } catch (err) {
-        if (!(err instanceof ConfigError)) throw err
-        const missing = missingVariables(err.problems)
-        if (opts.json) printJson({ ok: false, source: err.source, problems: err.problems, missing_variables: missing })
-        else {
-          process.stderr.write(`${err.source}: ${err.problems.length} problem${err.problems.length === 1 ? '' : 's'}\n${err.problems.map((p) => `  - ${p}\n`).join('')}`)
-          if (missing.length) {
-            process.stderr.write(`missing from this environment: ${missing.join(', ')} (the service reads them from its EnvironmentFile; pass it with --env-file)\n`)
-          }
+  ).action((opts: CommonOptions) => {
+    let loaded
+    try {
+      loaded = load(opts, { delivery: true })
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err
+      const missing = missingVariables(err.problems)
+      if (opts.json) printJson({ ok: false, source: err.source, problems: err.problems, missing_variables: missing })
+      else {
+        process.stderr.write(
+          `${err.source}: ${err.problems.length} problem${err.problems.length === 1 ? '' : 's'}\n${err.problems.map((p) => `  - ${p}\n`).join('')}`,
+        )
+        if (missing.length) {
+          process.stderr.write(
+            `missing from this environment: ${missing.join(', ')} (the service reads them from its EnvironmentFile; pass it with --env-file)\n`,
+          )
         }
-        process.exit(1)
       }
-      const c = loaded.config
-      const providers = buildProviders(c, { env: loaded.env })
-      const channels = Object.fromEntries(CHANNELS.map((ch) => [ch, providers[ch].map((p) => p.name)]))
-      const logOnly = logOnlyChannels(providers)
-      if (opts.json) return printJson({ ok: true, source: loaded.source, listen: c.server.listen, database: c.database.path, channels, log_only: logOnly, warnings: loaded.warnings })
-      process.stdout.write(
-        `configuration OK (${loaded.source})\n` +
-          `  listen    ${c.server.listen}\n  database  ${c.database.path}\n` +
-          CHANNELS.map((ch) => `  ${ch.padEnd(9)} ${channels[ch]!.join(' -> ')}\n`).join('') +
-          (logOnly.length ? `warning: ${logOnly.join(', ')} only print codes to the server log; nothing is really delivered\n` : '') +
-          loaded.warnings.map((w) => `warning: ${w}\n`).join(''),
-      )
-    },
-  )
+      process.exit(1)
+    }
+    const c = loaded.config
+    const providers = buildProviders(c, { env: loaded.env })
+    const channels = Object.fromEntries(CHANNELS.map((ch) => [ch, providers[ch].map((p) => p.name)]))
+    const logOnly = logOnlyChannels(providers)
+    if (opts.json)
+      return printJson({
+        ok: true,
+        source: loaded.source,
+        listen: c.server.listen,
+        database: c.database.path,
+        channels,
+        log_only: logOnly,
+        warnings: loaded.warnings,
+      })
+    process.stdout.write(
+      `configuration OK (${loaded.source})\n` +
+        `  listen    ${c.server.listen}\n  database  ${c.database.path}\n` +
+        CHANNELS.map((ch) => `  ${ch.padEnd(9)} ${channels[ch]!.join(' -> ')}\n`).join('') +
+        (logOnly.length ? `warning: ${logOnly.join(', ')} only print codes to the server log; nothing is really delivered\n` : '') +
+        loaded.warnings.map((w) => `warning: ${w}\n`).join(''),
+    )
+  })
   return config
 }

@@ -6,7 +6,11 @@ import { example, formatTime, integerArg, isoTime, printJson, printTable, withCo
 export function creditsCommand(): Command {
   const credits = new Command('credits').description("manage an account's credits (1 credit = 1 send)")
 
-  example(withJson(withConfig(credits.command('add <amount>').description('add credits to an account'))), 'otpd credits add 1000', 'otpd credits add 500 --account acme --note "invoice 42"')
+  example(
+    withJson(withConfig(credits.command('add <amount>').description('add credits to an account'))),
+    'otpd credits add 1000',
+    'otpd credits add 500 --account acme --note "invoice 42"',
+  )
     .option('--account <account>', 'account to credit', 'default')
     .option('--note <text>', 'a note kept in the ledger')
     .action((amount: string, opts: CommonOptions & { account: string; note?: string }) =>
@@ -31,33 +35,52 @@ export function creditsCommand(): Command {
       }),
     )
 
-  example(withJson(withConfig(credits.command('balance').description("show an account's balance"))), 'otpd credits balance', 'otpd credits balance --account acme --json')
+  example(
+    withJson(withConfig(credits.command('balance').description("show an account's balance"))),
+    'otpd credits balance',
+    'otpd credits balance --account acme --json',
+  )
     .option('--account <account>', 'account', 'default')
     .action((opts: CommonOptions & { account: string }) =>
-      withCore(opts, async ({ admin }) => {
-        const r = await admin.balance(opts.account)
-        if (opts.json) return printJson(r)
-        process.stdout.write(`${r.account}: ${r.balance} credits\n`)
-      }, READ_ONLY),
+      withCore(
+        opts,
+        async ({ admin }) => {
+          const r = await admin.balance(opts.account)
+          if (opts.json) return printJson(r)
+          process.stdout.write(`${r.account}: ${r.balance} credits\n`)
+        },
+        READ_ONLY,
+      ),
     )
 
   example(withJson(withConfig(credits.command('history').description("show an account's ledger, newest first"))), 'otpd credits history --limit 20')
     .option('--account <account>', 'account', 'default')
     .option('--limit <n>', 'number of entries', integerArg('--limit'), 50)
     .action((opts: CommonOptions & { account: string; limit: number }) =>
-      withCore(opts, async ({ admin }) => {
-        const r = await admin.history(opts.account, opts.limit)
-        if (opts.json) {
-          return printJson({
-            account: r.account,
-            entries: r.entries.map((e) => ({ id: e.id, created_at: isoTime(e.createdAt), kind: e.kind, amount: signed(e), verification_id: e.verificationId, note: e.note })),
-          })
-        }
-        printTable(
-          ['ID', 'TIME', 'KIND', 'AMOUNT', 'VERIFICATION', 'NOTE'],
-          r.entries.map((e) => [e.id, formatTime(e.createdAt), e.kind, signed(e), e.verificationId ?? '-', e.note ?? '-']),
-        )
-      }, READ_ONLY),
+      withCore(
+        opts,
+        async ({ admin }) => {
+          const r = await admin.history(opts.account, opts.limit)
+          if (opts.json) {
+            return printJson({
+              account: r.account,
+              entries: r.entries.map((e) => ({
+                id: e.id,
+                created_at: isoTime(e.createdAt),
+                kind: e.kind,
+                amount: signed(e),
+                verification_id: e.verificationId,
+                note: e.note,
+              })),
+            })
+          }
+          printTable(
+            ['ID', 'TIME', 'KIND', 'AMOUNT', 'VERIFICATION', 'NOTE'],
+            r.entries.map((e) => [e.id, formatTime(e.createdAt), e.kind, signed(e), e.verificationId ?? '-', e.note ?? '-']),
+          )
+        },
+        READ_ONLY,
+      ),
     )
   return credits
 }
@@ -68,7 +91,9 @@ const READ_ONLY = { readOnly: true }
 function amountArg(value: string, other: 'add' | 'deduct'): number {
   const range = `from 1 to ${MAX_GRANT}`
   if (/^-[0-9]+$/.test(value)) {
-    throw new InvalidArgumentError(`amount must be a whole number ${range}, got '${value}'; to ${other === 'deduct' ? 'take credits away' : 'add credits'} use: otpd credits ${other} ${value.slice(1)}`)
+    throw new InvalidArgumentError(
+      `amount must be a whole number ${range}, got '${value}'; to ${other === 'deduct' ? 'take credits away' : 'add credits'} use: otpd credits ${other} ${value.slice(1)}`,
+    )
   }
   return integerArg('amount', ` ${range}`)(value)
 }

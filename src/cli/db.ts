@@ -30,9 +30,12 @@ export function dbCommand(): Command {
 async function copy(opts: CommonOptions & { to: string; passwordEnv?: string }): Promise<void> {
   const { config, env } = load(opts)
   if (config.database.url !== undefined) {
-    throw new Error('this configuration already uses PostgreSQL (database.url): db copy copies the SQLite database named by database.path; run it with the SQLite deployment\'s config')
+    throw new Error(
+      "this configuration already uses PostgreSQL (database.url): db copy copies the SQLite database named by database.path; run it with the SQLite deployment's config",
+    )
   }
-  if (!/^postgres(ql)?:\/\//.test(opts.to) || !URL.canParse(opts.to)) throw new Error(`--to must be a postgres:// URL (postgres://user@host:5432/database), not '${opts.to}'`)
+  if (!/^postgres(ql)?:\/\//.test(opts.to) || !URL.canParse(opts.to))
+    throw new Error(`--to must be a postgres:// URL (postgres://user@host:5432/database), not '${opts.to}'`)
   if (opts.passwordEnv !== undefined && !env[opts.passwordEnv]) throw new Error(`--password-env names ${opts.passwordEnv}, which is not set`)
   const path = config.database.path
   if (path === ':memory:' || !existsSync(path)) throw new Error(`no database at ${resolve(path)} (pass the SQLite deployment's --config)`)
@@ -54,12 +57,25 @@ async function copy(opts: CommonOptions & { to: string; passwordEnv?: string }):
     source.$client.close()
   }
   // Where the secret is, never its value: every node needs that same secret.
-  const secret = config.server.secret !== undefined ? { setting: 'server.secret', hint: 'set the same server.secret on every node' }
-    : config.server.secret_env !== undefined ? { setting: 'server.secret_env', hint: `set server.secret_env = "${config.server.secret_env}" and that variable on every node` }
-    : config.server.secret_file !== undefined ? { setting: 'server.secret_file', hint: `copy ${config.server.secret_file} to every node (server.secret_file)` }
-    : { setting: 'server.secret_file', hint: `copy ${resolve(secretPath(path))} to every node and name it in server.secret_file` }
+  const secret =
+    config.server.secret !== undefined
+      ? { setting: 'server.secret', hint: 'set the same server.secret on every node' }
+      : config.server.secret_env !== undefined
+        ? { setting: 'server.secret_env', hint: `set server.secret_env = "${config.server.secret_env}" and that variable on every node` }
+        : config.server.secret_file !== undefined
+          ? { setting: 'server.secret_file', hint: `copy ${config.server.secret_file} to every node (server.secret_file)` }
+          : { setting: 'server.secret_file', hint: `copy ${resolve(secretPath(path))} to every node and name it in server.secret_file` }
   if (opts.json) {
-    return printJson({ from: resolve(path), to: conn.display, copied: result.counts, skipped: result.skipped, accounts: result.accounts, ledger_sha256: result.ledgerDigest, checked: true, secret: secret.setting })
+    return printJson({
+      from: resolve(path),
+      to: conn.display,
+      copied: result.counts,
+      skipped: result.skipped,
+      accounts: result.accounts,
+      ledger_sha256: result.ledgerDigest,
+      checked: true,
+      secret: secret.setting,
+    })
   }
   process.stdout.write(`copied ${resolve(path)} to ${conn.display}\n\n`)
   printTable(
@@ -67,7 +83,10 @@ async function copy(opts: CommonOptions & { to: string; passwordEnv?: string }):
     Object.entries(result.counts).map(([t, n]) => [t, n, (result.skipped as Record<string, number>)[t] ?? 0]),
   )
   process.stdout.write('\n')
-  printTable(['ACCOUNT', 'BALANCE', 'LEDGER ROWS'], result.accounts.map((a) => [a.name, a.balance, a.ledgerRows]))
+  printTable(
+    ['ACCOUNT', 'BALANCE', 'LEDGER ROWS'],
+    result.accounts.map((a) => [a.name, a.balance, a.ledgerRows]),
+  )
   process.stdout.write(
     `\nChecked: the row counts, every balance and the ledger (sha256 ${result.ledgerDigest.slice(0, 16)}…) are equal on both sides.\n` +
       'Left out: verifications past retention and window rows too old to count (the retention sweep would delete them).\n' +

@@ -30,14 +30,18 @@ export function eventsCommand(): Command {
     .option('--status <status>', 'only events whose delivery is pending, failed or delivered')
     .option('--limit <n>', 'at most this many (the newest)', integerArg('--limit', ' from 1'), 100)
     .action((opts: CommonOptions & { account?: string; status?: string; limit: number }) =>
-      withCore(opts, async ({ webhooks }) => {
-        const rows = await webhooks.events({ account: opts.account, status: opts.status, limit: Math.max(1, opts.limit) })
-        if (opts.json) return printJson(rows.map(eventJson))
-        printTable(
-          ['ID', 'TYPE', 'ACCOUNT', 'VERIFICATION', 'SEQ', 'OCCURRED', 'STATUS', 'ATTEMPTS', 'LAST ERROR'],
-          rows.map((e) => [e.id, e.type, e.account, e.verificationId ?? '-', e.sequence, formatTime(e.occurredAt), e.status, e.attempts, e.lastError ?? '-']),
-        )
-      }, { readOnly: true }),
+      withCore(
+        opts,
+        async ({ webhooks }) => {
+          const rows = await webhooks.events({ account: opts.account, status: opts.status, limit: Math.max(1, opts.limit) })
+          if (opts.json) return printJson(rows.map(eventJson))
+          printTable(
+            ['ID', 'TYPE', 'ACCOUNT', 'VERIFICATION', 'SEQ', 'OCCURRED', 'STATUS', 'ATTEMPTS', 'LAST ERROR'],
+            rows.map((e) => [e.id, e.type, e.account, e.verificationId ?? '-', e.sequence, formatTime(e.occurredAt), e.status, e.attempts, e.lastError ?? '-']),
+          )
+        },
+        { readOnly: true },
+      ),
     )
 
   example(
@@ -61,7 +65,9 @@ export function eventsCommand(): Command {
         }
         const r = await webhooks.replayFailed()
         if (opts.json) return printJson(r)
-        process.stdout.write(`${r.deliveries} failed deliver${r.deliveries === 1 ? 'y' : 'ies'} of ${r.events} event${r.events === 1 ? '' : 's'} will be sent again by the running server\n`)
+        process.stdout.write(
+          `${r.deliveries} failed deliver${r.deliveries === 1 ? 'y' : 'ies'} of ${r.events} event${r.events === 1 ? '' : 's'} will be sent again by the running server\n`,
+        )
       }),
     )
   return events

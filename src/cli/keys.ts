@@ -6,7 +6,15 @@ import { example, formatTime, isoTime, printJson, printTable, withConfig, withCo
 
 /** A key as `--json` shows it (list, disable, enable, revoke): never its value or hash. */
 function keyJson(k: KeyRow) {
-  return { id: k.id, prefix: k.prefix, name: k.name, account: k.account, status: k.status, created_at: isoTime(k.createdAt), last_used_at: isoTime(k.lastUsedAt) }
+  return {
+    id: k.id,
+    prefix: k.prefix,
+    name: k.name,
+    account: k.account,
+    status: k.status,
+    created_at: isoTime(k.createdAt),
+    last_used_at: isoTime(k.lastUsedAt),
+  }
 }
 
 export function keysCommand(): Command {
@@ -30,17 +38,25 @@ export function keysCommand(): Command {
       }),
     )
 
-  example(withJson(withConfig(keys.command('list').description('list API keys (never their values)'))), 'otpd keys list', 'otpd keys list --account acme --json')
+  example(
+    withJson(withConfig(keys.command('list').description('list API keys (never their values)'))),
+    'otpd keys list',
+    'otpd keys list --account acme --json',
+  )
     .option('--account <account>', 'only keys of this account')
     .action((opts: CommonOptions & { account?: string }) =>
-      withCore(opts, async ({ admin }) => {
-        const rows = await admin.listKeys(opts.account)
-        if (opts.json) return printJson(rows.map(keyJson))
-        printTable(
-          ['ID', 'PREFIX', 'NAME', 'ACCOUNT', 'STATUS', 'CREATED', 'LAST USED'],
-          rows.map((k) => [k.id, k.prefix, k.name || '-', k.account, k.status, formatTime(k.createdAt), formatTime(k.lastUsedAt, 'never')]),
-        )
-      }, { readOnly: true }),
+      withCore(
+        opts,
+        async ({ admin }) => {
+          const rows = await admin.listKeys(opts.account)
+          if (opts.json) return printJson(rows.map(keyJson))
+          printTable(
+            ['ID', 'PREFIX', 'NAME', 'ACCOUNT', 'STATUS', 'CREATED', 'LAST USED'],
+            rows.map((k) => [k.id, k.prefix, k.name || '-', k.account, k.status, formatTime(k.createdAt), formatTime(k.lastUsedAt, 'never')]),
+          )
+        },
+        { readOnly: true },
+      ),
     )
 
   const setStatus = (verb: string, status: KeyStatus, what: string) =>

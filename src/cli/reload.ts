@@ -26,6 +26,7 @@ export function reloadOnSighup(server: Server, logger: LevelLogger, load: () => 
     for (const w of loaded.warnings) logger.warn(w)
     if (restart.length > 0) logger.warn(`${restart.join(', ')} changed in the config; the running values stay until otpd restarts`, { settings: restart })
     const logOnly = logOnlyChannels(buildProviders(loaded.config, { env: loaded.env }))
-    if (logOnly.length > 0) logger.warn(`no delivery provider is configured for ${logOnly.join(', ')}: codes are only printed to this log, nothing is really delivered`)
+    if (logOnly.length > 0)
+      logger.warn(`no delivery provider is configured for ${logOnly.join(', ')}: codes are only printed to this log, nothing is really delivered`)
   })
 }

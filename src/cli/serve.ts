@@ -31,7 +31,11 @@ const DRAIN_MS = 100
 const SWEEP_STEP_ROWS = 2_000
 
 export function serveCommand(): Command {
-  return example(withConfig(new Command('serve').description('run the HTTP API')), 'otpd serve', 'otpd serve --listen 0.0.0.0:8080 --config /etc/otpd/otp.config.toml')
+  return example(
+    withConfig(new Command('serve').description('run the HTTP API')),
+    'otpd serve',
+    'otpd serve --listen 0.0.0.0:8080 --config /etc/otpd/otp.config.toml',
+  )
     .option('--listen <host:port>', 'address to listen on (overrides server.listen)')
     .action(async (opts: CommonOptions & { listen?: string }) => {
       // --listen wins over the file, at start and on every reload.
@@ -42,7 +46,11 @@ export function serveCommand(): Command {
       }
       const loaded = loadServe()
       const config = loaded.config
-      const logger = createLogger({ level: config.logging.level, format: process.stdout.isTTY ? 'text' : 'json', journal: journalStreams(loaded.env.JOURNAL_STREAM) })
+      const logger = createLogger({
+        level: config.logging.level,
+        format: process.stdout.isTTY ? 'text' : 'json',
+        journal: journalStreams(loaded.env.JOURNAL_STREAM),
+      })
       const server = await buildServer(config, { logger, env: loaded.env, backgroundCheckpoints: true })
       // Signals are handled before the listener opens, so a SIGTERM during start-up is a clean stop too.
       let timer: ReturnType<typeof setInterval> | undefined
@@ -132,7 +140,6 @@ export function serveCommand(): Command {
       recoverTimer = setInterval(() => void recover(), RECOVER_EVERY_MS)
       // Webhook deliveries and expiry events (events/dispatcher.ts); shutdown() stops it.
       server.events.start()
-
     })
 }
 

@@ -30,26 +30,36 @@ export function webhooksCommand(): Command {
       }),
     )
 
-  example(withJson(withConfig(webhooks.command('list').description('list endpoints (never their secrets)'))), 'otpd webhooks list', 'otpd webhooks list --account acme --json')
+  example(
+    withJson(withConfig(webhooks.command('list').description('list endpoints (never their secrets)'))),
+    'otpd webhooks list',
+    'otpd webhooks list --account acme --json',
+  )
     .option('--account <account>', 'only endpoints of this account')
     .action((opts: CommonOptions & { account?: string }) =>
-      withCore(opts, async ({ webhooks }) => {
-        const rows = await webhooks.list(opts.account)
-        if (opts.json) return printJson(rows.map(endpointJson))
-        printTable(
-          ['ID', 'ACCOUNT', 'URL', 'EVENTS', 'CREATED', 'ROTATED'],
-          rows.map((e) => [e.id, e.account, e.url, e.events === null ? '*' : e.events.join(','), formatTime(e.createdAt), formatTime(e.rotatedAt, 'never')]),
-        )
-      }, { readOnly: true }),
+      withCore(
+        opts,
+        async ({ webhooks }) => {
+          const rows = await webhooks.list(opts.account)
+          if (opts.json) return printJson(rows.map(endpointJson))
+          printTable(
+            ['ID', 'ACCOUNT', 'URL', 'EVENTS', 'CREATED', 'ROTATED'],
+            rows.map((e) => [e.id, e.account, e.url, e.events === null ? '*' : e.events.join(','), formatTime(e.createdAt), formatTime(e.rotatedAt, 'never')]),
+          )
+        },
+        { readOnly: true },
+      ),
     )
 
-  example(withJson(withConfig(webhooks.command('remove <id>').description('remove an endpoint; deliveries still due to it are dropped'))), 'otpd webhooks remove 3').action(
-    (id: string, opts: CommonOptions) =>
-      withCore(opts, async ({ webhooks }) => {
-        const e = await webhooks.remove(id)
-        if (opts.json) return printJson(endpointJson(e))
-        process.stdout.write(`removed webhook endpoint ${e.id} (${e.url})\n`)
-      }),
+  example(
+    withJson(withConfig(webhooks.command('remove <id>').description('remove an endpoint; deliveries still due to it are dropped'))),
+    'otpd webhooks remove 3',
+  ).action((id: string, opts: CommonOptions) =>
+    withCore(opts, async ({ webhooks }) => {
+      const e = await webhooks.remove(id)
+      if (opts.json) return printJson(endpointJson(e))
+      process.stdout.write(`removed webhook endpoint ${e.id} (${e.url})\n`)
+    }),
   )
 
   example(

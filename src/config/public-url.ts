@@ -8,7 +8,9 @@
 export function checkPublicUrl(server: { public_url?: unknown }): string[] {
   const v = server.public_url
   if (v === undefined || typeof v !== 'string') return []
-  const wrong = [`server.public_url must be an http:// or https:// URL with no query, fragment or credentials, such as "https://otp.example.com" (got ${JSON.stringify(v)})`]
+  const wrong = [
+    `server.public_url must be an http:// or https:// URL with no query, fragment or credentials, such as "https://otp.example.com" (got ${JSON.stringify(v)})`,
+  ]
   let u: URL
   try {
     u = new URL(v)

@@ -26,7 +26,10 @@ const CRLF = '\r\n'
 
 /** An address we are willing to put in a header and an SMTP command: printable ASCII, one @, no brackets, spaces or quotes. */
 export function isSafeAddress(address: string): boolean {
-  return address.length <= 254 && /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(address)
+  return (
+    address.length <= 254 &&
+    /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(address)
+  )
 }
 
 /** `Acme <no-reply@example.com>` or a bare address; undefined when it is neither. */
@@ -95,11 +98,7 @@ export function encodeHeaderText(text: string, firstLineUsed: number): string {
  * line of the body can end the SMTP DATA section or be mangled by mbox.
  */
 export function quotedPrintable(text: string): string {
-  return text
-    .replace(/\r\n?/g, '\n')
-    .split('\n')
-    .map(encodeLine)
-    .join(CRLF)
+  return text.replace(/\r\n?/g, '\n').split('\n').map(encodeLine).join(CRLF)
 }
 
 function encodeLine(line: string): string {

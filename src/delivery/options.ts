@@ -84,7 +84,7 @@ export class ProviderOptions {
             return `must be an http:// or https:// URL (got ${JSON.stringify(v)})`
           }
           if (u.protocol !== 'https:' && u.protocol !== 'http:') return `must be an http:// or https:// URL (got ${JSON.stringify(v)})`
-          if (u.username || u.password) return 'must not carry credentials; use the provider\'s *_env settings'
+          if (u.username || u.password) return "must not carry credentials; use the provider's *_env settings"
           return undefined
         },
       }) ?? def
@@ -100,7 +100,9 @@ export class ProviderOptions {
       return undefined
     }
     if (typeof v !== 'string' || !ENV_NAME.test(v)) {
-      this.problem(`${this.key(k)} must name an environment variable in capitals, such as OTPD_SECRET (the secret itself goes in that variable, not in the file)`)
+      this.problem(
+        `${this.key(k)} must name an environment variable in capitals, such as OTPD_SECRET (the secret itself goes in that variable, not in the file)`,
+      )
       return undefined
     }
     const value = this.env[v]

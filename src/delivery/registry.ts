@@ -99,7 +99,8 @@ export function checkProviders(config: Config, env: Env): string[] {
       }
       const typeName = String(config.providers[name]!.type)
       const t = TYPES[typeName]
-      if (t && !t.channels.includes(channel)) problems.push(`channels.${channel} names provider '${name}', a '${typeName}' provider, which cannot deliver ${channel}`)
+      if (t && !t.channels.includes(channel))
+        problems.push(`channels.${channel} names provider '${name}', a '${typeName}' provider, which cannot deliver ${channel}`)
     }
   }
   return problems

@@ -49,7 +49,8 @@ export function readSmtp(o: ProviderOptions, _used: Channel[]): SmtpSettings {
   }
   const ca = o.file('ca_file', false)
   if (ca !== undefined && !ca.includes('-----BEGIN CERTIFICATE-----')) o.problem(`${o.key('ca_file')} holds no PEM certificate`)
-  const heloName = o.string('helo_name', { test: (v) => (/^[A-Za-z0-9.-]+$|^\[[0-9a-fA-F:.]+\]$/.test(v) ? undefined : 'must be a host name') }) ?? from.address.split('@')[1]!
+  const heloName =
+    o.string('helo_name', { test: (v) => (/^[A-Za-z0-9.-]+$|^\[[0-9a-fA-F:.]+\]$/.test(v) ? undefined : 'must be a host name') }) ?? from.address.split('@')[1]!
   return { host, port, security, username, password, from, ca, heloName }
 }
 

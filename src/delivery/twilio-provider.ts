@@ -36,7 +36,10 @@ export function readTwilio(o: ProviderOptions, _used: Channel[]): TwilioSettings
   const from =
     o.string('from', {
       required: 'a Twilio number in E.164 form such as "+15005550006", or an alphanumeric sender ID',
-      test: (v) => (/^\+[1-9]\d{6,14}$/.test(v) || /^[A-Za-z0-9 ]{1,11}$/.test(v) ? undefined : 'must be an E.164 number or an alphanumeric sender ID of up to 11 characters'),
+      test: (v) =>
+        /^\+[1-9]\d{6,14}$/.test(v) || /^[A-Za-z0-9 ]{1,11}$/.test(v)
+          ? undefined
+          : 'must be an E.164 number or an alphanumeric sender ID of up to 11 characters',
     }) ?? ''
   const baseUrl = o.url('base_url', 'https://api.twilio.com')
   return { accountSid, authToken, from, baseUrl }

@@ -39,13 +39,16 @@ export const VONAGE_RECIPIENT_STATUSES = new Set(['6'])
 export function readVonage(o: ProviderOptions, used: Channel[], receipts = false): VonageSettings {
   const sms = used.includes('sms')
   const voice = used.includes('voice')
-  const apiKey = o.string('api_key', { required: sms && 'this provider sends SMS, which needs the account\'s API key' })
-  const apiSecret = o.secret('api_secret_env', sms && 'this provider sends SMS: name the environment variable holding the API secret, such as VONAGE_API_SECRET')
+  const apiKey = o.string('api_key', { required: sms && "this provider sends SMS, which needs the account's API key" })
+  const apiSecret = o.secret(
+    'api_secret_env',
+    sms && 'this provider sends SMS: name the environment variable holding the API secret, such as VONAGE_API_SECRET',
+  )
   const applicationId = o.string('application_id', {
     required: voice && 'this provider places calls, which needs a Voice application id',
-    test: (v) => (/^[0-9a-fA-F-]{36}$/.test(v) ? undefined : 'must be the application\'s UUID'),
+    test: (v) => (/^[0-9a-fA-F-]{36}$/.test(v) ? undefined : "must be the application's UUID"),
   })
-  const pem = o.file('private_key_file', voice && 'this provider places calls, which needs the Voice application\'s private key file')
+  const pem = o.file('private_key_file', voice && "this provider places calls, which needs the Voice application's private key file")
   let privateKey: KeyObject | undefined
   if (pem !== undefined) {
     try {
@@ -58,16 +61,30 @@ export function readVonage(o: ProviderOptions, used: Channel[], receipts = false
   }
   const signatureSecret = o.secret(
     'signature_secret_env',
-    receipts && sms && 'server.public_url turns delivery receipts on, and Vonage signs them with the account\'s signature secret: name the environment variable holding it, such as VONAGE_SIGNATURE_SECRET',
+    receipts &&
+      sms &&
+      "server.public_url turns delivery receipts on, and Vonage signs them with the account's signature secret: name the environment variable holding it, such as VONAGE_SIGNATURE_SECRET",
   )
   const from = o.string('from', { required: 'the sender: a Vonage number (digits) or an alphanumeric sender ID' }) ?? ''
   const voiceFrom = o.string('voice_from') ?? from
   if (voice && from !== '' && !/^\+?[1-9]\d{6,14}$/.test(voiceFrom)) {
-    o.problem(`${o.key(o.has('voice_from') ? 'voice_from' : 'from')} must be a Vonage number to place calls (got ${JSON.stringify(voiceFrom)}); set voice_from to one of your Vonage numbers`)
+    o.problem(
+      `${o.key(o.has('voice_from') ? 'voice_from' : 'from')} must be a Vonage number to place calls (got ${JSON.stringify(voiceFrom)}); set voice_from to one of your Vonage numbers`,
+    )
   }
   const baseUrl = o.url('base_url', 'https://rest.nexmo.com')
   const voiceBaseUrl = o.url('voice_base_url', 'https://api.nexmo.com')
-  return { apiKey, apiSecret, applicationId, privateKey, signatureSecret, from: from.replace(/^\+/, ''), voiceFrom: voiceFrom.replace(/^\+/, ''), baseUrl, voiceBaseUrl }
+  return {
+    apiKey,
+    apiSecret,
+    applicationId,
+    privateKey,
+    signatureSecret,
+    from: from.replace(/^\+/, ''),
+    voiceFrom: voiceFrom.replace(/^\+/, ''),
+    baseUrl,
+    voiceBaseUrl,
+  }
 }
 
 export class VonageProvider implements Provider {
@@ -130,7 +147,8 @@ export class VonageProvider implements Provider {
     if (res.status >= 200 && res.status < 300) return
     const what = `vonage calls answered ${res.status}`
     const invalid = (res.json as { invalid_parameters?: { name?: unknown }[] } | undefined)?.invalid_parameters
-    if (res.status === 400 && invalid?.some((p) => typeof p.name === 'string' && p.name.startsWith('to'))) throw new RecipientRejectedError(`${what} (invalid "to")`)
+    if (res.status === 400 && invalid?.some((p) => typeof p.name === 'string' && p.name.startsWith('to')))
+      throw new RecipientRejectedError(`${what} (invalid "to")`)
     throw new Error(what)
   }
 

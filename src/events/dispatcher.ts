@@ -94,13 +94,22 @@ export class EventDispatcher {
       )
       .catch((err: unknown) => {
         // The lease runs out and the delivery is tried again: at least once.
-        d.logger.error('could not record a webhook delivery; it will be sent again', { event: x.eventId, error: err instanceof Error ? err.message : String(err) })
+        d.logger.error('could not record a webhook delivery; it will be sent again', {
+          event: x.eventId,
+          error: err instanceof Error ? err.message : String(err),
+        })
         return false
       })
     if (!recorded) return
     d.onOutcome?.(outcome)
-    if (outcome === 'failed') d.logger.warn('webhook delivery failed for good after 24 h of retries', { event: x.eventId, endpoint: x.endpointId, error: result.ok ? null : result.error })
-    else if (outcome === 'retry') d.logger.info('webhook delivery failed; will retry', { event: x.eventId, endpoint: x.endpointId, attempts, error: result.ok ? null : result.error })
+    if (outcome === 'failed')
+      d.logger.warn('webhook delivery failed for good after 24 h of retries', {
+        event: x.eventId,
+        endpoint: x.endpointId,
+        error: result.ok ? null : result.error,
+      })
+    else if (outcome === 'retry')
+      d.logger.info('webhook delivery failed; will retry', { event: x.eventId, endpoint: x.endpointId, attempts, error: result.ok ? null : result.error })
   }
 
   /** Reports expiries (otp/events.ts reportExpired) when the last scan is 30 s old. */

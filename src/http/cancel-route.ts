@@ -37,7 +37,11 @@ export function cancelRoute(deps: GuardDeps & { cancel: CancelService; logger: L
         if (!a.ok) return a.reply
         // Elysia gives null for a malformed percent-encoding: no id, so not found.
         const id = (params.id as string | null) ?? ''
-        const outcome = await deps.cancel.cancel(a.key, id, idempotentRequest(request, `/api/v1/verifications/${id}/cancel`, a.key, a.idempotencyKey, a.body, requestId, cancelReply))
+        const outcome = await deps.cancel.cancel(
+          a.key,
+          id,
+          idempotentRequest(request, `/api/v1/verifications/${id}/cancel`, a.key, a.idempotencyKey, a.body, requestId, cancelReply),
+        )
         noteOf(request).outcome = outcome.kind
         if (isIdempotencyOutcome(outcome)) return idempotencyReply(outcome)
         if (outcome.kind === 'key_limited') deps.metrics.rateLimited('key')

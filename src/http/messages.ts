@@ -84,4 +84,3 @@ export function lockoutMessage(lockoutSeconds: number): string {
 export function notReadyMessage(failing: string[]): string {
   return `Not ready: ${failing.join(', ')}`
 }
-

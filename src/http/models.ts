@@ -85,38 +85,45 @@ export const DailyCreditLimitMessage = t.String({
   examples: ['Daily credit limit of 1000 reached for this account. Please try again in 3600 seconds.'],
 })
 
-export const SendResponse = t.Object({
-  success: t.Literal(true),
-  verification_id: Uuid,
-  expires_at: Timestamp,
-  request_id: RequestId,
-}, exact)
+export const SendResponse = t.Object(
+  {
+    success: t.Literal(true),
+    verification_id: Uuid,
+    expires_at: Timestamp,
+    request_id: RequestId,
+  },
+  exact,
+)
 
-export const VerifyResponse = t.Object({
-  success: t.Literal(true),
-  verified: t.Boolean(),
-  message: t.Union([
-    t.Literal('Code verified successfully'),
-    t.Literal('Invalid code'),
-    t.Literal('Code expired'),
-    t.Literal('Code already used'),
-  ]),
-  request_id: RequestId,
-}, exact)
+export const VerifyResponse = t.Object(
+  {
+    success: t.Literal(true),
+    verified: t.Boolean(),
+    message: t.Union([t.Literal('Code verified successfully'), t.Literal('Invalid code'), t.Literal('Code expired'), t.Literal('Code already used')]),
+    request_id: RequestId,
+  },
+  exact,
+)
 
-export const ErrorResponse = t.Object({
-  error: t.String(),
-  request_id: RequestId,
-  retry_after: t.Optional(t.Integer({ minimum: 1 })),
-}, exact)
+export const ErrorResponse = t.Object(
+  {
+    error: t.String(),
+    request_id: RequestId,
+    retry_after: t.Optional(t.Integer({ minimum: 1 })),
+  },
+  exact,
+)
 
-export const LockoutResponse = t.Object({
-  success: t.Literal(true),
-  verified: t.Literal(false),
-  message: LockoutMessage,
-  request_id: RequestId,
-  retry_after: t.Integer({ minimum: 1 }),
-}, exact)
+export const LockoutResponse = t.Object(
+  {
+    success: t.Literal(true),
+    verified: t.Literal(false),
+    message: LockoutMessage,
+    request_id: RequestId,
+    retry_after: t.Integer({ minimum: 1 }),
+  },
+  exact,
+)
 
 export const HealthResponse = t.Object({ status: t.Literal('ok'), request_id: RequestId }, exact)
 
@@ -124,7 +131,12 @@ const CheckState = t.Union([t.Literal('ok'), t.Literal('failed')])
 const Checks = t.Object({ database: CheckState, migrations: CheckState, delivery: CheckState }, exact)
 export const ReadyResponse = t.Object({ status: t.Literal('ready'), checks: Checks, request_id: RequestId }, exact)
 export const NotReadyResponse = t.Object(
-  { status: t.Literal('not ready'), error: t.String({ pattern: '^Not ready: (database|migrations|delivery)(, (database|migrations|delivery))*$' }), checks: Checks, request_id: RequestId },
+  {
+    status: t.Literal('not ready'),
+    error: t.String({ pattern: '^Not ready: (database|migrations|delivery)(, (database|migrations|delivery))*$' }),
+    checks: Checks,
+    request_id: RequestId,
+  },
   exact,
 )
 
@@ -150,18 +162,39 @@ const sendFields = {
   ip: t.Optional(Ip),
 }
 const TEST_PHONES = 'Test recipients: +15550100001 (verifies with 123456), +15550100002 (every code is `Invalid code`), +15550100003 (created expired).'
-export const SmsSendBody = t.Object({ channel: t.Literal('sms'), recipient: t.String({ ...PhoneRecipient, description: `E.164 phone number. ${TEST_PHONES}` }), ...sendFields })
-export const VoiceSendBody = t.Object({ channel: t.Literal('voice'), recipient: t.String({ ...PhoneRecipient, description: `E.164 phone number. ${TEST_PHONES}` }), ...sendFields })
+export const SmsSendBody = t.Object({
+  channel: t.Literal('sms'),
+  recipient: t.String({ ...PhoneRecipient, description: `E.164 phone number. ${TEST_PHONES}` }),
+  ...sendFields,
+})
+export const VoiceSendBody = t.Object({
+  channel: t.Literal('voice'),
+  recipient: t.String({ ...PhoneRecipient, description: `E.164 phone number. ${TEST_PHONES}` }),
+  ...sendFields,
+})
 export const EmailSendBody = t.Object({
   channel: t.Literal('email'),
-  recipient: t.String({ ...EmailRecipient, description: 'email address. Test recipients: success@otpd.test (verifies with 123456), fail@otpd.test (every code is `Invalid code`).' }),
+  recipient: t.String({
+    ...EmailRecipient,
+    description: 'email address. Test recipients: success@otpd.test (verifies with 123456), fail@otpd.test (every code is `Invalid code`).',
+  }),
   ...sendFields,
 })
 
-export const VerificationStatus = t.Union([t.Literal('pending'), t.Literal('approved'), t.Literal('expired'), t.Literal('locked'), t.Literal('canceled'), t.Literal('failed')], {
-  description: 'decided in this order: canceled, failed, approved (used), expired, locked, pending',
-})
-export const DeliveryStatus = t.Union([t.Literal('sending'), t.Literal('accepted'), t.Literal('delivered'), t.Literal('undelivered'), t.Literal('failed'), t.Literal('unknown')])
+export const VerificationStatus = t.Union(
+  [t.Literal('pending'), t.Literal('approved'), t.Literal('expired'), t.Literal('locked'), t.Literal('canceled'), t.Literal('failed')],
+  {
+    description: 'decided in this order: canceled, failed, approved (used), expired, locked, pending',
+  },
+)
+export const DeliveryStatus = t.Union([
+  t.Literal('sending'),
+  t.Literal('accepted'),
+  t.Literal('delivered'),
+  t.Literal('undelivered'),
+  t.Literal('failed'),
+  t.Literal('unknown'),
+])
 export const DeliveryInfo = t.Object(
   {
     status: DeliveryStatus,

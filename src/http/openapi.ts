@@ -24,7 +24,11 @@ function plain(s: TSchema | Json): Json {
     if (v && typeof v === 'object' && !Array.isArray(v)) {
       const o = v as Json
       const any = o.anyOf
-      if (Array.isArray(any) && any.length > 0 && any.every((x: Json) => typeof x.const === 'string' && Object.keys(x).every((k) => k === 'const' || k === 'type'))) {
+      if (
+        Array.isArray(any) &&
+        any.length > 0 &&
+        any.every((x: Json) => typeof x.const === 'string' && Object.keys(x).every((k) => k === 'const' || k === 'type'))
+      ) {
         const { anyOf: _drop, ...rest } = o
         return { ...rest, type: 'string', enum: any.map((x: Json) => x.const) }
       }
@@ -96,9 +100,13 @@ function errors(description: string, messages: Message[], opts: ResponseOpts = {
 
 const bodyErrors = [Msg.contentType, Msg.invalidJson, Msg.notObject]
 const idempotencyErrors = (extra409: Message[] = []) => ({
-  '409': errors('The first request with this Idempotency-Key is still running' + (extra409.length ? ', or the verification is over' : ''), [...extra409, Msg.idempotencyInProgress], {
-    replay: true,
-  }),
+  '409': errors(
+    'The first request with this Idempotency-Key is still running' + (extra409.length ? ', or the verification is over' : ''),
+    [...extra409, Msg.idempotencyInProgress],
+    {
+      replay: true,
+    },
+  ),
   '422': errors('This Idempotency-Key was used with another body', [Msg.idempotencyConflict]),
 })
 const auth = {
@@ -184,7 +192,9 @@ export function buildOpenApi(version: string): Json {
       ]),
       ...auth,
       '402': errors('Not enough credits', [Msg.insufficientCredits], { replay: true }),
-      '403': errors('The API key is disabled, or the fraud guard does not allow this destination country', [Msg.keyDisabled, M.CountryBlockedMessage], { replay: true }),
+      '403': errors('The API key is disabled, or the fraud guard does not allow this destination country', [Msg.keyDisabled, M.CountryBlockedMessage], {
+        replay: true,
+      }),
       '404': notFound,
       ...methodNotAllowed,
       ...idempotencyErrors(),
@@ -276,8 +286,18 @@ export function buildOpenApi(version: string): Json {
     parameters: [idempotencyParam],
     requestBody: { required: false, content: { 'application/json': { schema: ref('CancelBody'), example: {} } } },
     responses: {
-      '200': response('Canceled', ref('CancelResponse'), { success: true, verification_id: VERIFICATION_ID, status: 'canceled', request_id: REQUEST_ID }, { replay: true }),
-      '400': errors('A body that is not empty nor a JSON object, or a bad Idempotency-Key', [Msg.contentType, Msg.invalidJson, Msg.notObject, Msg.idempotencyKey]),
+      '200': response(
+        'Canceled',
+        ref('CancelResponse'),
+        { success: true, verification_id: VERIFICATION_ID, status: 'canceled', request_id: REQUEST_ID },
+        { replay: true },
+      ),
+      '400': errors('A body that is not empty nor a JSON object, or a bad Idempotency-Key', [
+        Msg.contentType,
+        Msg.invalidJson,
+        Msg.notObject,
+        Msg.idempotencyKey,
+      ]),
       ...auth,
       '403': errors('The API key is disabled', [Msg.keyDisabled]),
       '404': errors('No such verification for this key', [Msg.verificationNotFound, Msg.notFound], { replay: true }),
@@ -293,11 +313,13 @@ export function buildOpenApi(version: string): Json {
     tags: ['Receipts'],
     summary: "A vendor's delivery receipt",
     description:
-      'Only with `server.public_url` set. `{provider}` is the provider\'s name in the config. No API key: the vendor\'s signature ' +
+      "Only with `server.public_url` set. `{provider}` is the provider's name in the config. No API key: the vendor's signature " +
       '(Twilio `X-Twilio-Signature`; Vonage `sig` with the signature secret, SHA-256 HMAC; the webhook provider `X-Otpd-Signature`). ' +
       'A receipt for an unknown message, or with a status that changes nothing, is 200. `delivered` and `undelivered` are final.',
     security: [],
-    parameters: [{ name: 'provider', in: 'path', required: true, description: 'the provider\'s name in the config (`[providers.NAME]`)', schema: { type: 'string' } }],
+    parameters: [
+      { name: 'provider', in: 'path', required: true, description: "the provider's name in the config (`[providers.NAME]`)", schema: { type: 'string' } },
+    ],
     requestBody: {
       required: true,
       content: {
@@ -313,7 +335,7 @@ export function buildOpenApi(version: string): Json {
     },
     responses: {
       '200': response('Taken (or ignored: unknown message, a status that changes nothing)', ref('ReceiptResponse'), { success: true, request_id: REQUEST_ID }),
-      '400': errors('Signed, but the webhook provider\'s body is not a JSON object', [Msg.invalidJson, Msg.notObject]),
+      '400': errors("Signed, but the webhook provider's body is not a JSON object", [Msg.invalidJson, Msg.notObject]),
       '403': errors('A missing or wrong signature: nothing changes', [Msg.invalidSignature]),
       '404': errors('Receipts are off, or no provider with receipts has this name', [Msg.notFound]),
       ...methodNotAllowed,
@@ -338,7 +360,9 @@ export function buildOpenApi(version: string): Json {
       {
         url: '{origin}',
         description: 'otpd: scheme, host and port',
-        variables: { origin: { default: 'http://127.0.0.1:8080', description: 'where otpd listens (server.listen), or its public address (server.public_url)' } },
+        variables: {
+          origin: { default: 'http://127.0.0.1:8080', description: 'where otpd listens (server.listen), or its public address (server.public_url)' },
+        },
       },
     ],
     tags: [
@@ -368,7 +392,11 @@ export function buildOpenApi(version: string): Json {
           summary: 'Database writable, migrations applied, delivery configuration valid',
           security: noAuth,
           responses: {
-            '200': response('Ready', ref('ReadyResponse'), { status: 'ready', checks: { database: 'ok', migrations: 'ok', delivery: 'ok' }, request_id: REQUEST_ID }),
+            '200': response('Ready', ref('ReadyResponse'), {
+              status: 'ready',
+              checks: { database: 'ok', migrations: 'ok', delivery: 'ok' },
+              request_id: REQUEST_ID,
+            }),
             '404': notFound,
             ...methodNotAllowed,
             '503': response('A check failed; `error` names it (details in the server log)', ref('NotReadyResponse'), {
@@ -437,7 +465,10 @@ export function buildOpenApi(version: string): Json {
       headers: {
         RequestId: { description: 'The request id, as in the body', required: true, schema: { type: 'string' } },
         RetryAfter: { description: 'Seconds to wait, as `retry_after` in the body', required: true, schema: { type: 'integer', minimum: 1 } },
-        IdempotentReplayed: { description: '`true` when this is the stored answer to an earlier request with the same Idempotency-Key', schema: { type: 'string', enum: ['true'] } },
+        IdempotentReplayed: {
+          description: '`true` when this is the stored answer to an earlier request with the same Idempotency-Key',
+          schema: { type: 'string', enum: ['true'] },
+        },
       },
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'The API key as `Authorization: Bearer <key>` (recommended; wins over x-api-key).' },

@@ -78,6 +78,7 @@ export function openapiRoute(document: Record<string, unknown>) {
   const text = JSON.stringify(document)
   return new Elysia({ name: 'openapi-route' }).get(
     '/api/v1/openapi.json',
-    ({ request }) => new Response(text, { status: 200, headers: { 'content-type': 'application/json; charset=utf-8', [REQUEST_ID_HEADER]: requestIdOf(request) } }),
+    ({ request }) =>
+      new Response(text, { status: 200, headers: { 'content-type': 'application/json; charset=utf-8', [REQUEST_ID_HEADER]: requestIdOf(request) } }),
   )
 }

@@ -62,8 +62,7 @@ export function receiptsRoute(deps: ReceiptRouteDeps) {
         }
         if (reading.kind === 'malformed') return errorReply(400, reading.reason === 'json' ? Msg.invalidJson : Msg.notObject)
         const { verificationId, state } = reading
-        note.outcome =
-          verificationId === null || state === null ? 'ignored' : await deps.receipts.record({ provider: params.provider, verificationId, state })
+        note.outcome = verificationId === null || state === null ? 'ignored' : await deps.receipts.record({ provider: params.provider, verificationId, state })
         return { status: 200, body: { success: true } }
       }),
     { parse: 'none' },

@@ -80,7 +80,12 @@ export function sendRoute(deps: GuardDeps & { send: SendService; logger: Logger 
         const input = validateSend(a.body)
         if (!input.ok) return counted(deps, a.key, errorReply(400, input.error))
         note.channel = input.value.channel
-        const outcome = await deps.send.send(a.key, input.value, requestId, idempotentRequest(request, '/api/v1/send', a.key, a.idempotencyKey, a.body, requestId, sendReply))
+        const outcome = await deps.send.send(
+          a.key,
+          input.value,
+          requestId,
+          idempotentRequest(request, '/api/v1/send', a.key, a.idempotencyKey, a.body, requestId, sendReply),
+        )
         if (isIdempotencyOutcome(outcome)) {
           note.outcome = outcome.kind
           return idempotencyReply(outcome)

@@ -38,11 +38,19 @@ export function createServiceMetrics(sources: MetricsSources) {
   const requests = registry.add(new Counter('otpd_http_requests_total', 'HTTP requests by route and status code.', ['route', 'status']))
   const duration = registry.add(new Histogram('otpd_http_request_duration_seconds', 'Time to answer an HTTP request, by route.', ['route'], REQUEST_BUCKETS))
   const sends = registry.add(
-    new Counter('otpd_sends_total', 'Send requests that passed validation, by channel, provider (none when nothing was delivered) and outcome.', ['channel', 'provider', 'outcome']),
+    new Counter('otpd_sends_total', 'Send requests that passed validation, by channel, provider (none when nothing was delivered) and outcome.', [
+      'channel',
+      'provider',
+      'outcome',
+    ]),
   )
   const verifies = registry.add(new Counter('otpd_verifies_total', 'Verify requests that passed validation, by result.', ['result']))
   const limited = registry.add(
-    new Counter('otpd_rate_limited_total', 'Requests refused by a limit: key (per-key rate), recipient (per-recipient sends), lockout (failed attempts on one verification), recipient_failures (failures per recipient in 24 h).', ['kind']),
+    new Counter(
+      'otpd_rate_limited_total',
+      'Requests refused by a limit: key (per-key rate), recipient (per-recipient sends), lockout (failed attempts on one verification), recipient_failures (failures per recipient in 24 h).',
+      ['kind'],
+    ),
   )
   const fraud = registry.add(
     new Counter(
@@ -51,8 +59,16 @@ export function createServiceMetrics(sources: MetricsSources) {
       ['rule', 'country', 'decision'],
     ),
   )
-  const attempts = registry.add(new Counter('otpd_provider_attempts_total', 'Delivery attempts by channel, provider and outcome (accepted, failed, rejected, timeout).', ['channel', 'provider', 'outcome']))
-  const latency = registry.add(new Histogram('otpd_provider_latency_seconds', 'Time a provider took to accept or fail one message.', ['channel', 'provider'], LATENCY_BUCKETS))
+  const attempts = registry.add(
+    new Counter('otpd_provider_attempts_total', 'Delivery attempts by channel, provider and outcome (accepted, failed, rejected, timeout).', [
+      'channel',
+      'provider',
+      'outcome',
+    ]),
+  )
+  const latency = registry.add(
+    new Histogram('otpd_provider_latency_seconds', 'Time a provider took to accept or fail one message.', ['channel', 'provider'], LATENCY_BUCKETS),
+  )
   const walFlush = registry.add(
     new Histogram(
       'otpd_wal_flush_seconds',
@@ -68,12 +84,24 @@ export function createServiceMetrics(sources: MetricsSources) {
       return balances.map((a) => ({ labels: { account: a.account }, value: a.balance }))
     }),
   )
-  registry.add(new Gauge('otpd_database_size_bytes', 'Size of the SQLite database file and of its write-ahead log.', () => sources.databaseFiles().map((f) => ({ labels: { file: f.file }, value: f.bytes }))))
+  registry.add(
+    new Gauge('otpd_database_size_bytes', 'Size of the SQLite database file and of its write-ahead log.', () =>
+      sources.databaseFiles().map((f) => ({ labels: { file: f.file }, value: f.bytes })),
+    ),
+  )
   registry.add(new Gauge('otpd_build_info', 'The running version of otpd.', () => [{ labels: { version: sources.version }, value: 1 }]))
-  registry.add(new Gauge('otpd_process_start_time_seconds', 'When this process started, in seconds since the epoch: counters start at 0 then.', () => [{ value: Math.floor(sources.startedAt / 1000) }]))
+  registry.add(
+    new Gauge('otpd_process_start_time_seconds', 'When this process started, in seconds since the epoch: counters start at 0 then.', () => [
+      { value: Math.floor(sources.startedAt / 1000) },
+    ]),
+  )
 
   const webhookDeliveries = registry.add(
-    new Counter('otpd_webhook_deliveries_total', 'Webhook delivery attempts by outcome: delivered (2xx), retry (failed, tried again later), failed (given up after 24 h).', ['outcome']),
+    new Counter(
+      'otpd_webhook_deliveries_total',
+      'Webhook delivery attempts by outcome: delivered (2xx), retry (failed, tried again later), failed (given up after 24 h).',
+      ['outcome'],
+    ),
   )
   let depth: number | Error = 0
   registry.add(

@@ -42,7 +42,11 @@ export function verifyRoute(deps: GuardDeps & { verify: VerifyService; lockoutSe
         const input = validateVerify(a.body)
         if (!input.ok) return counted(deps, a.key, errorReply(400, input.error))
         const reply = (o: VerifyOutcome) => verifyReply(o, deps.lockoutSeconds)
-        const outcome = await deps.verify.verify(a.key, input.value, idempotentRequest(request, '/api/v1/verify', a.key, a.idempotencyKey, a.body, requestId, reply))
+        const outcome = await deps.verify.verify(
+          a.key,
+          input.value,
+          idempotentRequest(request, '/api/v1/verify', a.key, a.idempotencyKey, a.body, requestId, reply),
+        )
         noteOf(request).outcome = outcome.kind
         if (isIdempotencyOutcome(outcome)) return idempotencyReply(outcome)
         if (outcome.kind === 'key_limited') deps.metrics.rateLimited('key')

@@ -57,12 +57,16 @@ export class FraudAdmin {
     if (change.allowedCountries) {
       const unknown = change.allowedCountries.filter((c) => c !== '*' && !isKnownCountry(c))
       if (unknown.length > 0) {
-        throw new OperatorError(`unknown country code${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}: use ISO 3166-1 alpha-2 codes (US, GB, ...), ZZ for numbers of no known country, or '*' for all`)
+        throw new OperatorError(
+          `unknown country code${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}: use ISO 3166-1 alpha-2 codes (US, GB, ...), ZZ for numbers of no known country, or '*' for all`,
+        )
       }
-      if (change.allowedCountries.includes('*') && change.allowedCountries.length > 1) throw new OperatorError("--countries takes '*' alone or a list of country codes")
+      if (change.allowedCountries.includes('*') && change.allowedCountries.length > 1)
+        throw new OperatorError("--countries takes '*' alone or a list of country codes")
     }
     const limit = change.dailyCreditLimit
-    if (limit != null && (!Number.isSafeInteger(limit) || limit < 1)) throw new OperatorError(`daily credit limit must be a whole number of at least 1, or none, got '${limit}'`)
+    if (limit != null && (!Number.isSafeInteger(limit) || limit < 1))
+      throw new OperatorError(`daily credit limit must be a whole number of at least 1, or none, got '${limit}'`)
     return this.storage.write(async (r) => {
       const a = await accountIn(r, name)
       await r.fraud.setAccountSettings(a.id, change)

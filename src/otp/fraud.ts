@@ -171,7 +171,13 @@ export class FraudGuard {
       const nth = await r.fraud.nthLatestDebit(f.accountId, f.now - DAY, cap)
       const wait = nth === undefined ? 0 : nth + DAY - f.now
       if (wait > 0) {
-        const refusal = { rule: 'daily_credit' as const, country: dest?.country ?? null, prefix: dest?.prefix ?? null, max: cap, retryAfter: secondsUntil(wait) }
+        const refusal = {
+          rule: 'daily_credit' as const,
+          country: dest?.country ?? null,
+          prefix: dest?.prefix ?? null,
+          max: cap,
+          retryAfter: secondsUntil(wait),
+        }
         return { refusal, monitored, record: null }
       }
     }

@@ -33,10 +33,7 @@ export interface IdempotentRequest<O> {
 }
 
 /** What a request with a used key gets instead of running. */
-export type IdempotencyOutcome =
-  | { kind: 'replay'; answer: StoredAnswer }
-  | { kind: 'idempotency_conflict' }
-  | { kind: 'idempotency_in_progress' }
+export type IdempotencyOutcome = { kind: 'replay'; answer: StoredAnswer } | { kind: 'idempotency_conflict' } | { kind: 'idempotency_in_progress' }
 
 /** `retentionHours` is read on every request, so a reload changes it in place. */
 export interface IdempotencySettings {

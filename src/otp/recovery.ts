@@ -42,9 +42,12 @@ export async function recoverUnsettledSends(d: RecoveryDeps): Promise<number> {
     if (page.length < PAGE) break
   }
   if (refunded > 0) {
-    d.logger.warn('refunded sends whose delivery outcome was never recorded (the process stopped during delivery); their codes stay verifiable until they expire', {
-      refunded,
-    })
+    d.logger.warn(
+      'refunded sends whose delivery outcome was never recorded (the process stopped during delivery); their codes stay verifiable until they expire',
+      {
+        refunded,
+      },
+    )
   }
   return refunded
 }

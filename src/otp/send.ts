@@ -164,7 +164,14 @@ export class SendService {
       verdict = fraud
       if (fraud.refusal) {
         const { rule, country, prefix, max, retryAfter } = fraud.refusal
-        await r.events.add({ type: 'send.blocked', accountId: key.accountId, at: now, verification: null, status: null, extra: { rule, country, prefix, channel: input.channel, recipient: maskRecipient(input.recipient) } })
+        await r.events.add({
+          type: 'send.blocked',
+          accountId: key.accountId,
+          at: now,
+          verification: null,
+          status: null,
+          extra: { rule, country, prefix, channel: input.channel, recipient: maskRecipient(input.recipient) },
+        })
         const blocked: SendOutcome = { kind: 'fraud_blocked', rule, country, max, retryAfter }
         // Its 429s are stored for an Idempotency-Key; the geo rule's 403 is not
         // (EXTENSIONS.md section 2 names 403 among the answers not stored).

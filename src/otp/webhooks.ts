@@ -134,7 +134,14 @@ export function checkUrl(raw: string): string {
 
 /** `T,T` as given to --events; an OperatorError names an unknown type. */
 export function parseEventTypes(list: string): EventType[] {
-  const types = [...new Set(list.split(',').map((t) => t.trim()).filter((t) => t !== ''))]
+  const types = [
+    ...new Set(
+      list
+        .split(',')
+        .map((t) => t.trim())
+        .filter((t) => t !== ''),
+    ),
+  ]
   if (types.length === 0) throw new OperatorError(`--events needs at least one event type; known types: ${EVENT_TYPES.join(', ')}`)
   for (const t of types) {
     if (!(EVENT_TYPES as readonly string[]).includes(t)) throw new OperatorError(`unknown event type '${t}'; known types: ${EVENT_TYPES.join(', ')}`)

@@ -164,7 +164,9 @@ export async function copyToPostgres(source: Database, target: SQL, opts: CopyOp
 
 /** Throws CopyRefusedError naming the first of our tables that has rows, or a foreign table. */
 async function refuseUnlessEmpty(target: SQL, migrated: boolean): Promise<void> {
-  const tables = (await target.unsafe(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`)) as { table_name: string }[]
+  const tables = (await target.unsafe(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`)) as {
+    table_name: string
+  }[]
   const names = new Set(tables.map((t) => t.table_name))
   for (const t of COPIED_TABLES) {
     if (!names.has(t)) {
@@ -185,7 +187,9 @@ async function refuseUnlessEmpty(target: SQL, migrated: boolean): Promise<void> 
   }
   const foreign = [...names].filter((n) => !(COPIED_TABLES as readonly string[]).includes(n) && !n.startsWith('__drizzle'))
   if (foreign.length > 0) {
-    throw new CopyRefusedError(`the target database is not empty (it has the table${foreign.length > 1 ? 's' : ''} ${foreign.slice(0, 3).join(', ')}): db copy writes only into an empty database; create a new one (createdb) and copy into it`)
+    throw new CopyRefusedError(
+      `the target database is not empty (it has the table${foreign.length > 1 ? 's' : ''} ${foreign.slice(0, 3).join(', ')}): db copy writes only into an empty database; create a new one (createdb) and copy into it`,
+    )
   }
 }
 
@@ -229,13 +233,19 @@ async function compare(source: Database, tx: SQL, counts: Record<Table, number>)
     if (there !== counts[t]) problems.push(`${t}: ${counts[t]} rows read, ${there} in the target`)
   }
   const accountsHere = source
-    .query<AccountCheck, []>(`SELECT a.name, a.balance, (SELECT count(*) FROM credit_ledger l WHERE l.account_id = a.id) AS ledgerRows FROM accounts a ORDER BY a.name`)
+    .query<AccountCheck, []>(
+      `SELECT a.name, a.balance, (SELECT count(*) FROM credit_ledger l WHERE l.account_id = a.id) AS ledgerRows FROM accounts a ORDER BY a.name`,
+    )
     .all()
-  const accountsThere = ((await tx.unsafe(
-    `SELECT a.name, a.balance::bigint AS balance, (SELECT count(*) FROM credit_ledger l WHERE l.account_id = a.id)::int AS "ledgerRows" FROM accounts a ORDER BY a.name`,
-  )) as AccountCheck[]).map((a) => ({ name: a.name, balance: Number(a.balance), ledgerRows: Number(a.ledgerRows) }))
+  const accountsThere = (
+    (await tx.unsafe(
+      `SELECT a.name, a.balance::bigint AS balance, (SELECT count(*) FROM credit_ledger l WHERE l.account_id = a.id)::int AS "ledgerRows" FROM accounts a ORDER BY a.name`,
+    )) as AccountCheck[]
+  ).map((a) => ({ name: a.name, balance: Number(a.balance), ledgerRows: Number(a.ledgerRows) }))
   if (JSON.stringify(accountsHere) !== JSON.stringify(accountsThere)) problems.push('account balances or ledger sizes differ')
-  const here = ledgerDigest(source.query<LedgerLine, []>('SELECT id, account_id, kind, amount, verification_id, note, created_at FROM credit_ledger ORDER BY id').all())
+  const here = ledgerDigest(
+    source.query<LedgerLine, []>('SELECT id, account_id, kind, amount, verification_id, note, created_at FROM credit_ledger ORDER BY id').all(),
+  )
   const lines = (await tx.unsafe('SELECT id, account_id, kind, amount, verification_id, note, created_at FROM credit_ledger ORDER BY id')) as LedgerLine[]
   const there = ledgerDigest(lines)
   if (here !== there) problems.push('the ledgers differ')
@@ -256,7 +266,8 @@ interface LedgerLine {
 /** One engine-neutral line per ledger row (bigints come back as strings from one driver, numbers from the other). */
 export function ledgerDigest(rows: LedgerLine[]): string {
   const h = createHash('sha256')
-  for (const r of rows) h.update(JSON.stringify([Number(r.id), Number(r.account_id), r.kind, Number(r.amount), r.verification_id, r.note, Number(r.created_at)]) + '\n')
+  for (const r of rows)
+    h.update(JSON.stringify([Number(r.id), Number(r.account_id), r.kind, Number(r.amount), r.verification_id, r.note, Number(r.created_at)]) + '\n')
   return h.digest('hex')
 }
 
@@ -265,7 +276,10 @@ function skippedRows(source: Database, opts: CopyOptions): CopyResult['skipped']
   const oldest = opts.now - opts.retentionDays * DAY_MS
   return {
     verifications: count('SELECT count(*) AS n FROM verifications WHERE expires_at < ?', oldest),
-    verification_legacy_ids: count('SELECT count(*) AS n FROM verification_legacy_ids WHERE seq NOT IN (SELECT seq FROM verifications WHERE expires_at >= ?)', oldest),
+    verification_legacy_ids: count(
+      'SELECT count(*) AS n FROM verification_legacy_ids WHERE seq NOT IN (SELECT seq FROM verifications WHERE expires_at >= ?)',
+      oldest,
+    ),
     key_hits: count('SELECT count(*) AS n FROM key_hits WHERE at < ?', opts.now - KEY_WINDOW_MS),
     recipient_failures: count('SELECT count(*) AS n FROM recipient_failures WHERE at < ?', opts.now - DAY_MS),
   }

@@ -28,7 +28,10 @@ export interface ConfiguredSecret {
  * `otpd.secret` (64 hex characters), so a SQLite deployment's file can be
  * copied to every node. The config check has made sure at most one is set.
  */
-export function configuredSecret(server: { secret?: string; secret_env?: string; secret_file?: string }, env: Record<string, string | undefined>): ConfiguredSecret | undefined {
+export function configuredSecret(
+  server: { secret?: string; secret_env?: string; secret_file?: string },
+  env: Record<string, string | undefined>,
+): ConfiguredSecret | undefined {
   if (server.secret !== undefined) return { bytes: Buffer.from(server.secret, 'utf8'), source: 'server.secret' }
   if (server.secret_env !== undefined) {
     const value = env[server.secret_env]

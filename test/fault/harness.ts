@@ -241,8 +241,7 @@ export const nextRecipient = () => `+1415${String(2_000_000 + (phone++ % 1_000_0
 export const send = (url: string, key: string, timeoutMs?: number) =>
   call(url, '/api/v1/send', { key, body: { channel: 'sms', recipient: nextRecipient() }, timeoutMs })
 
-export const verify = (url: string, key: string, id: string, code: string) =>
-  call(url, '/api/v1/verify', { key, body: { verification_id: id, code } })
+export const verify = (url: string, key: string, id: string, code: string) => call(url, '/api/v1/verify', { key, body: { verification_id: id, code } })
 
 /** The documented 500 bodies (spec section 7). */
 export const SEND_500 = ['Failed to send verification', 'Internal server error']

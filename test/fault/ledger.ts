@@ -72,7 +72,8 @@ export function ledgerViolations(path: string, expect: Expectations = {}): strin
       )
       .all()
     for (const a of accounts) {
-      if (a.grants - a.debits + a.refunds !== a.balance) v.push(`account ${a.name}: grants ${a.grants} - debits ${a.debits} + refunds ${a.refunds} != balance ${a.balance}`)
+      if (a.grants - a.debits + a.refunds !== a.balance)
+        v.push(`account ${a.name}: grants ${a.grants} - debits ${a.debits} + refunds ${a.refunds} != balance ${a.balance}`)
     }
     const orphans = db
       .query<{ n: number }, []>(

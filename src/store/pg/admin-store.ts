@@ -18,7 +18,13 @@ export class PgKeyStore implements KeyStore {
   constructor(private readonly tx: Tx) {}
   async findByPrefix(prefix: string): Promise<StoredKey[]> {
     const rows = await this.tx.q<Row>('SELECT id, account_id, prefix, status, key_hash FROM api_keys WHERE prefix = $1', [prefix])
-    return rows.map((r) => ({ id: num(r.id), accountId: num(r.account_id), prefix: r.prefix as string, status: r.status as KeyStatus, keyHash: r.key_hash as string }))
+    return rows.map((r) => ({
+      id: num(r.id),
+      accountId: num(r.account_id),
+      prefix: r.prefix as string,
+      status: r.status as KeyStatus,
+      keyHash: r.key_hash as string,
+    }))
   }
   async touch(keyId: number, at: number): Promise<void> {
     this.tx.exec('UPDATE api_keys SET last_used_at = $2 WHERE id = $1', [keyId, at])
@@ -82,7 +88,10 @@ export class PgAdminStore implements AdminRepo {
     return (await this.tx.q<Row>('SELECT id, name, code_length, balance, created_at FROM accounts ORDER BY id')).map(toAccount)
   }
   async insertAccount(name: string, at: number): Promise<AccountRow> {
-    const rows = await this.tx.q<Row>('INSERT INTO accounts (name, created_at) VALUES ($1, $2) RETURNING id, name, code_length, balance, created_at', [name, at])
+    const rows = await this.tx.q<Row>('INSERT INTO accounts (name, created_at) VALUES ($1, $2) RETURNING id, name, code_length, balance, created_at', [
+      name,
+      at,
+    ])
     return toAccount(rows[0]!)
   }
   async setCodeLength(accountId: number, length: number): Promise<void> {
@@ -100,7 +109,9 @@ export class PgAdminStore implements AdminRepo {
   }
   async listKeys(accountId?: number): Promise<KeyRow[]> {
     const rows =
-      accountId === undefined ? await this.tx.q<Row>(`${KEY_ROWS} ORDER BY k.id`) : await this.tx.q<Row>(`${KEY_ROWS} WHERE k.account_id = $1 ORDER BY k.id`, [accountId])
+      accountId === undefined
+        ? await this.tx.q<Row>(`${KEY_ROWS} ORDER BY k.id`)
+        : await this.tx.q<Row>(`${KEY_ROWS} WHERE k.account_id = $1 ORDER BY k.id`, [accountId])
     return rows.map(toKey)
   }
   async findKeys(idOrPrefix: string): Promise<KeyRow[]> {

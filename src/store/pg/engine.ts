@@ -58,7 +58,12 @@ export async function openPostgres(conn: PgConnection, secret: ConfiguredSecret,
     sql,
     storage,
     display: conn.display,
-    check: () => withTimeout(probe.unsafe('SELECT 1').then(() => undefined), CHECK_TIMEOUT_MS, `the PostgreSQL database ${conn.display} did not answer within ${CHECK_TIMEOUT_MS} ms`),
+    check: () =>
+      withTimeout(
+        probe.unsafe('SELECT 1').then(() => undefined),
+        CHECK_TIMEOUT_MS,
+        `the PostgreSQL database ${conn.display} did not answer within ${CHECK_TIMEOUT_MS} ms`,
+      ),
     migrationsCurrent: () => migrationsCurrent(probe),
     sweep: (now, days, maxRows, idempotencyHours) => sweepPg(sql, now, days, maxRows, idempotencyHours),
     close: async () => {

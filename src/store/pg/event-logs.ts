@@ -36,7 +36,10 @@ export class PgRecipientFailureLog implements EventLog<Uint8Array> {
   ) {}
   async nthLatest(hash: Uint8Array, n: number): Promise<number | undefined> {
     await this.locks.recipient(hash)
-    const rows = await this.tx.q<{ at: unknown }>('SELECT at FROM recipient_failures WHERE recipient_hash = $1 ORDER BY at DESC LIMIT 1 OFFSET $2', [hash, n - 1])
+    const rows = await this.tx.q<{ at: unknown }>('SELECT at FROM recipient_failures WHERE recipient_hash = $1 ORDER BY at DESC LIMIT 1 OFFSET $2', [
+      hash,
+      n - 1,
+    ])
     return numOrNull(rows[0]?.at) ?? undefined
   }
   async record(hash: Uint8Array, at: number): Promise<void> {

@@ -59,7 +59,10 @@ export class PgFraudStore implements FraudStore {
 
   async ipSendTimes(ipHash: Uint8Array, since: number): Promise<number[]> {
     await this.locks.named(`fraud-ip:${Buffer.from(ipHash).toString('hex')}`)
-    const rows = await this.tx.q<Row>('SELECT at FROM fraud_sends WHERE ip_hash = $1 AND at > $2 AND counted AND ip_hash IS NOT NULL ORDER BY at', [ipHash, since])
+    const rows = await this.tx.q<Row>('SELECT at FROM fraud_sends WHERE ip_hash = $1 AND at > $2 AND counted AND ip_hash IS NOT NULL ORDER BY at', [
+      ipHash,
+      since,
+    ])
     return rows.map((r) => num(r.at))
   }
 

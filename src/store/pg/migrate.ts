@@ -24,7 +24,9 @@ export async function applyMigrations(sql: SQL, display: string): Promise<void> 
       const last = await newestApplied(conn)
       const newest = migrationJournal.entries.at(-1)?.when ?? 0
       if (last > newest) {
-        throw new StoreGuardError(`the PostgreSQL database ${display} has schema changes from a newer otpd (migration of ${new Date(last).toISOString()}): upgrade otpd`)
+        throw new StoreGuardError(
+          `the PostgreSQL database ${display} has schema changes from a newer otpd (migration of ${new Date(last).toISOString()}): upgrade otpd`,
+        )
       }
       for (const entry of migrationJournal.entries) {
         if (last >= entry.when) continue

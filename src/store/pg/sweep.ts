@@ -23,7 +23,11 @@ export async function sweepPg(sql: SQL, now: number, retentionDays: number, maxR
         `DELETE FROM verifications WHERE seq IN (SELECT seq FROM verifications WHERE expires_at < $1 ORDER BY expires_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)`,
         now - retentionDays * 86_400_000,
       ),
-      legacyIds: ((await tx.unsafe('DELETE FROM verification_legacy_ids WHERE seq < coalesce((SELECT min(seq) FROM verifications), 9223372036854775807)')) as unknown as { count: number }).count,
+      legacyIds: (
+        (await tx.unsafe('DELETE FROM verification_legacy_ids WHERE seq < coalesce((SELECT min(seq) FROM verifications), 9223372036854775807)')) as unknown as {
+          count: number
+        }
+      ).count,
       keyHits: await del(`DELETE FROM key_hits WHERE ctid IN (SELECT ctid FROM key_hits WHERE at < $1 ORDER BY at LIMIT ${limit})`, now - 60_000),
       recipientFailures: await del(
         `DELETE FROM recipient_failures WHERE id IN (SELECT id FROM recipient_failures WHERE at < $1 ORDER BY at LIMIT ${limit})`,
@@ -37,7 +41,10 @@ export async function sweepPg(sql: SQL, now: number, retentionDays: number, maxR
       ),
       // The fraud guard's sends after 24 h, the longest window of its rules and of `otpd fraud status`; their minutes with them.
       fraudSends:
-        (await del(`DELETE FROM fraud_sends WHERE seq IN (SELECT seq FROM fraud_sends WHERE at <= $1 ORDER BY at LIMIT ${limit} FOR UPDATE SKIP LOCKED)`, now - 86_400_000)) +
+        (await del(
+          `DELETE FROM fraud_sends WHERE seq IN (SELECT seq FROM fraud_sends WHERE at <= $1 ORDER BY at LIMIT ${limit} FOR UPDATE SKIP LOCKED)`,
+          now - 86_400_000,
+        )) +
         (await del(
           `DELETE FROM fraud_minutes WHERE ctid IN (SELECT ctid FROM fraud_minutes WHERE minute < $1 ORDER BY minute LIMIT ${limit} FOR UPDATE SKIP LOCKED)`,
           Math.floor((now - 86_400_000) / 60_000),

@@ -61,8 +61,25 @@ export class PgVerificationStore implements VerificationStore {
          charged, created_at, expires_at, used_at, failed_attempts, locked_until, delivery, delivery_provider, delivery_updated_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
       [
-        v.seq, v.id, v.keyId, v.accountId, v.channel, v.recipientHash, v.recipientMask, v.codeHash, v.testMode, v.status,
-        v.charged, v.createdAt, v.expiresAt, v.usedAt, v.failedAttempts, v.lockedUntil, v.delivery, v.deliveryProvider, v.deliveryUpdatedAt,
+        v.seq,
+        v.id,
+        v.keyId,
+        v.accountId,
+        v.channel,
+        v.recipientHash,
+        v.recipientMask,
+        v.codeHash,
+        v.testMode,
+        v.status,
+        v.charged,
+        v.createdAt,
+        v.expiresAt,
+        v.usedAt,
+        v.failedAttempts,
+        v.lockedUntil,
+        v.delivery,
+        v.deliveryProvider,
+        v.deliveryUpdatedAt,
       ],
     )
     // A row this transaction inserted is its own until the commit (an event about it needs no lock, store/pg/event-store.ts).
@@ -72,7 +89,8 @@ export class PgVerificationStore implements VerificationStore {
     // PostgreSQL text cannot hold NUL (it refuses the parameter); no stored id has one.
     if (id.includes('\u0000')) return undefined
     let rows: Row[] = []
-    if (seq !== null) rows = await this.tx.q(`SELECT ${COLUMNS} FROM verifications v WHERE v.seq = $1 AND v.id = $2 AND v.key_id = $3${this.lock}`, [seq, id, keyId])
+    if (seq !== null)
+      rows = await this.tx.q(`SELECT ${COLUMNS} FROM verifications v WHERE v.seq = $1 AND v.id = $2 AND v.key_id = $3${this.lock}`, [seq, id, keyId])
     if (rows.length === 0) {
       rows = await this.tx.q(
         `SELECT ${COLUMNS} FROM verifications v

@@ -13,7 +13,11 @@ export class SqliteKeyStore implements KeyStore {
   private readonly byPrefix
   private readonly touchQ
   constructor(db: Db) {
-    this.touchQ = db.update(apiKeys).set({ lastUsedAt: sql`${p('at')}` }).where(eq(apiKeys.id, p('id'))).prepare()
+    this.touchQ = db
+      .update(apiKeys)
+      .set({ lastUsedAt: sql`${p('at')}` })
+      .where(eq(apiKeys.id, p('id')))
+      .prepare()
     this.byPrefix = db
       .select({ id: apiKeys.id, accountId: apiKeys.accountId, prefix: apiKeys.prefix, status: apiKeys.status, keyHash: apiKeys.keyHash })
       .from(apiKeys)
@@ -44,8 +48,16 @@ export class SqliteCreditStore implements CreditStore {
   constructor(db: Db, tx: StaleSource) {
     tx.onStale(() => this.codeLengths.clear())
     this.debitQ = db.$client.prepare<unknown, [number, number]>('UPDATE accounts SET balance = balance - ?1 WHERE id = ?2 AND balance >= ?1')
-    this.balanceQ = db.select({ balance: accounts.balance }).from(accounts).where(eq(accounts.id, p('id'))).prepare()
-    this.codeLengthQ = db.select({ codeLength: accounts.codeLength }).from(accounts).where(eq(accounts.id, p('id'))).prepare()
+    this.balanceQ = db
+      .select({ balance: accounts.balance })
+      .from(accounts)
+      .where(eq(accounts.id, p('id')))
+      .prepare()
+    this.codeLengthQ = db
+      .select({ codeLength: accounts.codeLength })
+      .from(accounts)
+      .where(eq(accounts.id, p('id')))
+      .prepare()
     // bun:sqlite directly: a debit row is written on every send.
     this.ledgerQ = db.$client.prepare<unknown, [number, string, number, string | null, string | null, number]>(
       'INSERT INTO credit_ledger (account_id, kind, amount, verification_id, note, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)',

@@ -74,12 +74,8 @@ const MIGRATIONS_TABLE = '__drizzle_migrations'
  */
 export function applyMigrations(client: Database): void {
   const tx = client.transaction(() => {
-    client.run(
-      `CREATE TABLE IF NOT EXISTS "${MIGRATIONS_TABLE}" (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)`,
-    )
-    const last = client
-      .query<{ created_at: number }, []>(`SELECT created_at FROM "${MIGRATIONS_TABLE}" ORDER BY created_at DESC LIMIT 1`)
-      .get()
+    client.run(`CREATE TABLE IF NOT EXISTS "${MIGRATIONS_TABLE}" (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)`)
+    const last = client.query<{ created_at: number }, []>(`SELECT created_at FROM "${MIGRATIONS_TABLE}" ORDER BY created_at DESC LIMIT 1`).get()
     for (const entry of migrationJournal.entries) {
       if (last && Number(last.created_at) >= entry.when) continue
       const text = migrationFiles[entry.tag]
@@ -96,9 +92,7 @@ export function applyMigrations(client: Database): void {
 
 /** Latest migration the binary knows, and whether the database has it (for readiness checks). */
 export function migrationsCurrent(client: Database): boolean {
-  const last = client
-    .query<{ created_at: number }, []>(`SELECT max(created_at) AS created_at FROM "${MIGRATIONS_TABLE}"`)
-    .get()
+  const last = client.query<{ created_at: number }, []>(`SELECT max(created_at) AS created_at FROM "${MIGRATIONS_TABLE}"`).get()
   const newest = migrationJournal.entries.at(-1)?.when ?? 0
   return Number(last?.created_at ?? 0) >= newest
 }

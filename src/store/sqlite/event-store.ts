@@ -86,7 +86,9 @@ export class SqliteEventOutbox implements EventOutbox {
        ORDER BY v.expires_at LIMIT ?3`,
     )
     this.cursorQ = c.prepare<{ value: string }, [string]>('SELECT value FROM settings WHERE name = ?1')
-    this.setCursorQ = c.prepare<unknown, [string, string]>('INSERT INTO settings (name, value) VALUES (?1, ?2) ON CONFLICT (name) DO UPDATE SET value = excluded.value')
+    this.setCursorQ = c.prepare<unknown, [string, string]>(
+      'INSERT INTO settings (name, value) VALUES (?1, ?2) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
+    )
   }
 
   async add(e: NewEvent): Promise<void> {

@@ -47,9 +47,15 @@ export class SqliteFraudStore implements FraudStore {
     this.settingsQ = c.prepare<SettingsRow, [number]>(
       'SELECT allowed_countries AS allowedCountries, daily_credit_limit AS dailyCreditLimit, test_recipients AS testRecipients FROM accounts WHERE id = ?1',
     )
-    this.ipQ = c.prepare<{ at: number }, [Uint8Array, number]>('SELECT at FROM fraud_sends WHERE ip_hash = ?1 AND at > ?2 AND counted = 1 AND ip_hash IS NOT NULL')
-    this.countryQ = c.prepare<{ at: number }, [number, string, number]>('SELECT at FROM fraud_sends WHERE account_id = ?1 AND country = ?2 AND at > ?3 AND counted = 1')
-    this.lastApprovalQ = c.prepare<{ at: number }, [number, string]>('SELECT last_approved_at AS at FROM fraud_countries WHERE account_id = ?1 AND country = ?2')
+    this.ipQ = c.prepare<{ at: number }, [Uint8Array, number]>(
+      'SELECT at FROM fraud_sends WHERE ip_hash = ?1 AND at > ?2 AND counted = 1 AND ip_hash IS NOT NULL',
+    )
+    this.countryQ = c.prepare<{ at: number }, [number, string, number]>(
+      'SELECT at FROM fraud_sends WHERE account_id = ?1 AND country = ?2 AND at > ?3 AND counted = 1',
+    )
+    this.lastApprovalQ = c.prepare<{ at: number }, [number, string]>(
+      'SELECT last_approved_at AS at FROM fraud_countries WHERE account_id = ?1 AND country = ?2',
+    )
     // Exact counts, used for the partial minutes at the ends of a window only.
     const conversion = (column: string) =>
       c.prepare<{ sends: number; approved: number }, [number, string, number, number]>(
@@ -114,7 +120,10 @@ export class SqliteFraudStore implements FraudStore {
   async setAccountSettings(accountId: number, change: Partial<AccountFraudSettings>): Promise<void> {
     const c = this.db.$client
     if (change.allowedCountries !== undefined) {
-      c.run('UPDATE accounts SET allowed_countries = ?2 WHERE id = ?1', [accountId, change.allowedCountries === null ? null : change.allowedCountries.join(',')])
+      c.run('UPDATE accounts SET allowed_countries = ?2 WHERE id = ?1', [
+        accountId,
+        change.allowedCountries === null ? null : change.allowedCountries.join(','),
+      ])
     }
     if (change.dailyCreditLimit !== undefined) c.run('UPDATE accounts SET daily_credit_limit = ?2 WHERE id = ?1', [accountId, change.dailyCreditLimit])
     if (change.testRecipients !== undefined) c.run('UPDATE accounts SET test_recipients = ?2 WHERE id = ?1', [accountId, change.testRecipients ? 1 : 0])

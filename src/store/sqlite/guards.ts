@@ -53,9 +53,7 @@ export function checkWritable(path: string): void {
   const problem = accessProblem(dir, constants.W_OK | constants.X_OK)
   if (problem) {
     const name = basename(path)
-    throw new StoreGuardError(
-      `the database directory ${dir} is not writable (${problem}): otpd must create ${name}-wal and ${name}-shm beside ${name} there`,
-    )
+    throw new StoreGuardError(`the database directory ${dir} is not writable (${problem}): otpd must create ${name}-wal and ${name}-shm beside ${name} there`)
   }
 }
 

@@ -133,11 +133,15 @@ export const verificationLegacyIds = sqliteTable(
  * `seq` numbers a key's hits 1, 2, 3... in admission order, so the n-th most
  * recent hit is one index look-up whatever the limit (otp/key-limiter.ts).
  */
-export const keyHits = sqliteTable('key_hits', {
-  keyId: integer('key_id').notNull(),
-  seq: integer('seq').notNull().default(0),
-  at: integer('at').notNull(),
-}, (t) => [uniqueIndex('key_hits_key_seq').on(t.keyId, t.seq)])
+export const keyHits = sqliteTable(
+  'key_hits',
+  {
+    keyId: integer('key_id').notNull(),
+    seq: integer('seq').notNull().default(0),
+    at: integer('at').notNull(),
+  },
+  (t) => [uniqueIndex('key_hits_key_seq').on(t.keyId, t.seq)],
+)
 
 /**
  * One row per failed verify attempt, per recipient (DECISIONS.md section 10).
@@ -220,13 +224,10 @@ export const events = sqliteTable(
  * verification ids do): `events show` and `events replay` still find them by
  * id. Events have no index of their ids.
  */
-export const eventLegacyIds = sqliteTable(
-  'event_legacy_ids',
-  {
-    id: text('id').primaryKey(),
-    seq: integer('seq').notNull(),
-  },
-)
+export const eventLegacyIds = sqliteTable('event_legacy_ids', {
+  id: text('id').primaryKey(),
+  seq: integer('seq').notNull(),
+})
 
 /**
  * One row per (event, endpoint it goes to): where that delivery stands.
@@ -384,4 +385,3 @@ export const schema = {
   fraudCountries,
   fraudBlocks,
 }
-

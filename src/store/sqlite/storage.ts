@@ -210,7 +210,9 @@ export class SqliteStorage implements Storage {
         if (await this.commitBatch(batch)) continue
         // The write lock is taken: give up on calls past their busy timeout, try the rest again later.
         const now = performance.now()
-        const busy = new StorageBusyError(`database is locked: another process held the write lock for ${this.opts.busyTimeoutMs} ms (database.busy_timeout_ms)`)
+        const busy = new StorageBusyError(
+          `database is locked: another process held the write lock for ${this.opts.busyTimeoutMs} ms (database.busy_timeout_ms)`,
+        )
         for (const item of batch) if (item.deadline <= now) item.reject(busy)
         this.queue.unshift(...batch.filter((item) => item.deadline > now))
         if (this.queue.length > 0) {

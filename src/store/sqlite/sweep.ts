@@ -30,7 +30,10 @@ export function sweep(db: Db, now: number, retentionDays: number, maxRows = -1, 
   const del = (sql: string, before: number) => c.run(sql, [before, maxRows]).changes
   return c
     .transaction(() => ({
-      verifications: del('DELETE FROM verifications WHERE seq IN (SELECT seq FROM verifications WHERE expires_at < ?1 LIMIT ?2)', now - retentionDays * 86_400_000),
+      verifications: del(
+        'DELETE FROM verifications WHERE seq IN (SELECT seq FROM verifications WHERE expires_at < ?1 LIMIT ?2)',
+        now - retentionDays * 86_400_000,
+      ),
       // Ids from before numbered rows (migration 0002), once no verification
       // that old is left (a look-up also checks the row still has the id).
       legacyIds: c.run('DELETE FROM verification_legacy_ids WHERE seq < coalesce((SELECT min(seq) FROM verifications), 9223372036854775807)').changes,
@@ -41,10 +44,10 @@ export function sweep(db: Db, now: number, retentionDays: number, maxRows = -1, 
       ),
       events: sweepEvents(c, now - retentionDays * 86_400_000, maxRows),
       // A look-up already ignores a record this old (store/sqlite/idempotency-store.ts): deleting it changes no answer.
-      idempotencyKeys: c.run(
-        'DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE created_at <= ?1 LIMIT ?2)',
-        [now - idempotencyRetentionHours * 3_600_000, maxRows],
-      ).changes,
+      idempotencyKeys: c.run('DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE created_at <= ?1 LIMIT ?2)', [
+        now - idempotencyRetentionHours * 3_600_000,
+        maxRows,
+      ]).changes,
       fraudSends:
         del('DELETE FROM fraud_sends WHERE seq IN (SELECT seq FROM fraud_sends WHERE at <= ?1 LIMIT ?2)', now - 86_400_000) +
         del('DELETE FROM fraud_minutes WHERE rowid IN (SELECT rowid FROM fraud_minutes WHERE minute < ?1 LIMIT ?2)', Math.floor((now - 86_400_000) / 60_000)),

@@ -36,7 +36,11 @@ export class SqliteVerificationStore implements VerificationStore {
   private lastSeq: number | undefined
 
   /** `onInsert`: told of each verification inserted (the event outbox's sequence copy). */
-  constructor(db: Db, tx: StaleSource, private readonly onInsert: (v: Verification) => void = () => {}) {
+  constructor(
+    db: Db,
+    tx: StaleSource,
+    private readonly onInsert: (v: Verification) => void = () => {},
+  ) {
     const c = db.$client
     tx.onStale(() => (this.lastSeq = undefined))
     this.insertQ = c.prepare<unknown, [Record<string, string | number | Uint8Array | null>]>(
@@ -46,7 +50,9 @@ export class SqliteVerificationStore implements VerificationStore {
          $charged, $createdAt, $expiresAt, $usedAt, $failedAttempts, $lockedUntil, $delivery, $deliveryProvider, $deliveryUpdatedAt)`,
     )
     this.lastSeqQ = c.prepare<{ seq: number | null }, []>('SELECT max(seq) AS seq FROM verifications')
-    this.findQ = c.prepare<Row, [number, string, number]>(`SELECT ${VERIFICATION_COLUMNS} FROM verifications v WHERE v.seq = ?1 AND v.id = ?2 AND v.key_id = ?3`)
+    this.findQ = c.prepare<Row, [number, string, number]>(
+      `SELECT ${VERIFICATION_COLUMNS} FROM verifications v WHERE v.seq = ?1 AND v.id = ?2 AND v.key_id = ?3`,
+    )
     // A subquery, not a join: the same two look-ups, but SQLite ran the join
     // form at 14 us where this takes about 1 (measured on an empty table), and
     // every unknown id comes here. The row must still have the id (`v.id`):
