@@ -32,7 +32,8 @@ test('flushes between two scrapes: count, mean, the bound 99 % fall within, and 
 
 test('every flush fast: 99 % within the smallest bound that holds them', async () => {
   const m = metrics()
-  const before = parseFlushes((m.walFlush(1), await m.render()))!
+  m.walFlush(1)
+  const before = parseFlushes(await m.render())!
   for (let i = 0; i < 200; i++) m.walFlush(0.3)
   const f = flushFigures(before, parseFlushes(await m.render())!)
   expect(f).toEqual({ flushes: 200, p99_ms_at_most: 0.5, at_least_25ms: 0, mean_ms: 0.3 })

@@ -237,6 +237,6 @@ describe('config init', () => {
     expect(env.run('config', 'init', '--file', '-').stdout).toBe(EXAMPLE)
     const help = env.run('config', 'init', '--help')
     expect(help.stdout).toContain('--force')
-    expect(help.stdout).toMatch(/Examples:\n  \$ otpd config init\n/)
+    expect(help.stdout).toMatch(/Examples:\n {2}\$ otpd config init\n/)
   })
 })

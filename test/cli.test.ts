@@ -35,7 +35,7 @@ describe('help', () => {
     const r = env.run(...cmd, '--help')
     expect(r.code).toBe(0)
     expect(r.stdout).toContain('--config')
-    expect(r.stdout).toMatch(/Examples?:\n  \$ otpd /)
+    expect(r.stdout).toMatch(/Examples?:\n {2}\$ otpd /)
   })
 })
 

@@ -79,7 +79,7 @@ test('send-test fails over in order and reports which provider took it; no credi
   const r = await env.runAsync('send-test', '--channel', 'sms', '--to', '+14155550123')
   expect(r.code).toBe(0)
   expect(r.stdout).toMatch(
-    /^  primary failed: twilio Messages answered 503 \(error 20500\)\nsent a test sms to \+1415\*\*\*\*123 through backup \(twilio\) in \d+ ms\n$/,
+    /^ {2}primary failed: twilio Messages answered 503 \(error 20500\)\nsent a test sms to \+1415\*\*\*\*123 through backup \(twilio\) in \d+ ms\n$/,
   )
   expect(down.requests).toHaveLength(1)
   expect(up.requests).toHaveLength(1)

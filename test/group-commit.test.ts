@@ -100,7 +100,14 @@ testSqliteOnly('a call that throws undoes only its own writes; the others land a
 testSqliteOnly('calls run once when none throws; when one throws, the others run again and end as if it had not been there', async () => {
   const storage = setUp()
   const runs = [0, 0, 0]
-  await Promise.all([0, 1, 2].map((i) => storage.write(async () => (runs[i]!++, insert(i)))))
+  await Promise.all(
+    [0, 1, 2].map((i) =>
+      storage.write(async () => {
+        runs[i]!++
+        insert(i)
+      }),
+    ),
+  )
   expect(runs).toEqual([1, 1, 1])
   const counted = [0, 0, 0]
   const outcomes = await Promise.allSettled([
@@ -144,7 +151,16 @@ testSqliteOnly('a batch that finds the write lock taken is tried again on a time
   other.run('BEGIN IMMEDIATE')
   let ticks = 0
   const ticker = setInterval(() => ticks++, 5)
-  const pending = Promise.all([storage.write(async () => (insert(1), 1)), storage.write(async () => (insert(2), 2))])
+  const pending = Promise.all([
+    storage.write(async () => {
+      insert(1)
+      return 1
+    }),
+    storage.write(async () => {
+      insert(2)
+      return 2
+    }),
+  ])
   setTimeout(() => other.run('COMMIT'), 100)
   const results = await pending
   clearInterval(ticker)
@@ -168,7 +184,14 @@ testSqliteOnly('reads see committed state only and never wait for the write lock
 testSqliteOnly('more calls than one batch holds all land, in call order', async () => {
   const storage = setUp()
   const n = MAX_BATCH * 2 + 5
-  const results = await Promise.all(Array.from({ length: n }, (_, i) => storage.write(async () => (insert(i), i))))
+  const results = await Promise.all(
+    Array.from({ length: n }, (_, i) =>
+      storage.write(async () => {
+        insert(i)
+        return i
+      }),
+    ),
+  )
   expect(results).toEqual(Array.from({ length: n }, (_, i) => i))
   expect(rows()).toEqual(results)
 })

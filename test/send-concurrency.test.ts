@@ -43,7 +43,12 @@ async function overlap(
   whileHeld: (answered: number) => void | Promise<void>,
 ): Promise<Result[]> {
   let answered = 0
-  const all = sends.map((s) => s().then((r) => (answered++, r)))
+  const all = sends.map((s) =>
+    s().then((r) => {
+      answered++
+      return r
+    }),
+  )
   // A bound in time, not turns: on PostgreSQL the transactions wait on the network and on row locks.
   const deadline = performance.now() + 10_000
   while (performance.now() < deadline && answered + delivery.started < sends.length) await new Promise((r) => setImmediate(r))

@@ -13,17 +13,17 @@ import { prng } from './otpd.ts'
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 const DOCUMENTED = new Set<string>(Object.values(Msg))
 const TEMPLATES = [
-  new RegExp('^' + escape(keyRateLimitMessage(999, 999)).replaceAll('999', '[0-9]+') + '$'),
+  new RegExp('^' + escapeRegExp(keyRateLimitMessage(999, 999)).replaceAll('999', '[0-9]+') + '$'),
   new RegExp(
     '^' +
-      escape(recipientRateLimitMessage(999, 'PERIOD', 999))
+      escapeRegExp(recipientRateLimitMessage(999, 'PERIOD', 999))
         .replaceAll('999', '[0-9]+')
         .replace('PERIOD', '(minute|hour|24 hours)') +
       '$',
   ),
-  new RegExp('^' + escape(lockoutMessage(999 * 60)).replace('999', '[0-9]+') + '$'),
+  new RegExp('^' + escapeRegExp(lockoutMessage(999 * 60)).replace('999', '[0-9]+') + '$'),
 ]
-function escape(s: string): string {
+function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 }
 export function isDocumented(message: unknown): boolean {

@@ -126,7 +126,10 @@ export function spawnServer(env: OtpdEnv): { proc: Bun.Subprocess<'ignore', 'pip
   let out = ''
   let resolveUrl!: (u: string) => void
   let rejectUrl!: (e: Error) => void
-  const urlP = new Promise<string>((res, rej) => ((resolveUrl = res), (rejectUrl = rej)))
+  const urlP = new Promise<string>((res, rej) => {
+    resolveUrl = res
+    rejectUrl = rej
+  })
   const drain = async (stream: ReadableStream<Uint8Array>) => {
     const decoder = new TextDecoder()
     for await (const chunk of stream) {

@@ -70,7 +70,7 @@ export async function shutdownRound(env: OtpdEnv, o: RoundOptions): Promise<Roun
   let stop = false
 
   const client = async (n: number) => {
-    for (let i = 0; !stop; i++) {
+    while (!stop) {
       const before = !signalled
       try {
         const recipient = `+1415${String(Math.floor(o.rand() * 1e7)).padStart(7, '0')}`

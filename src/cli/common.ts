@@ -4,7 +4,7 @@
  */
 import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { Command, InvalidArgumentError } from 'commander'
+import { type Command, InvalidArgumentError } from 'commander'
 import { loadConfig as loadWithProviders } from '../app-config.ts'
 import { openCore, type Core } from '../app.ts'
 import { ConfigError, loadConfig, type LoadedConfig } from '../config/load.ts'

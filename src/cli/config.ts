@@ -16,7 +16,7 @@ export function configCommand(): Command {
     'otpd config check --config /etc/otpd/otp.config.toml',
     'sudo cat /etc/otpd/otpd.env | sudo -u otpd otpd config check --env-file -',
   ).action((opts: CommonOptions) => {
-    let loaded
+    let loaded: ReturnType<typeof load>
     try {
       loaded = load(opts, { delivery: true })
     } catch (err) {

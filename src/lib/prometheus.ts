@@ -138,7 +138,7 @@ export class Histogram implements Metric {
   render(): string[] {
     const lines = [`# HELP ${this.name} ${escapeHelp(this.help)}`, `# TYPE ${this.name} histogram`]
     for (const { labels, value } of this.series.entries()) {
-      this.buckets.forEach((le, i) => lines.push(`${this.name}_bucket${labelText({ ...labels, le: number(le) })} ${value.counts[i]}`))
+      for (const [i, le] of this.buckets.entries()) lines.push(`${this.name}_bucket${labelText({ ...labels, le: number(le) })} ${value.counts[i]}`)
       lines.push(`${this.name}_bucket${labelText({ ...labels, le: '+Inf' })} ${value.count}`)
       lines.push(`${this.name}_sum${labelText(labels)} ${number(value.sum)}`)
       lines.push(`${this.name}_count${labelText(labels)} ${value.count}`)

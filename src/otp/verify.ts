@@ -54,7 +54,7 @@ export class VerifyService {
     const { d } = this
     const v = await r.verifications.findForKey(input.verificationId, d.ids.seqOf(input.verificationId), key.id)
     // A failed delivery or a canceled verification is out of use.
-    if (!v || v.status !== 'active') return { kind: 'not_found' }
+    if (v?.status !== 'active') return { kind: 'not_found' }
     if (v.usedAt !== null) return { kind: 'already_used' }
     if (now >= v.expiresAt) return { kind: 'expired' }
 
