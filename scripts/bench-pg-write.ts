@@ -19,7 +19,7 @@ import { SQL } from 'bun'
 import { startCluster } from './lib/pg-cluster.ts'
 import { applyMigrations } from '../src/store/pg/migrate.ts'
 import { PgStorage } from '../src/store/pg/storage.ts'
-import type { Repos } from '../src/otp/ports.ts'
+import type { Repos } from '../src/otp/ports/index.ts'
 
 const arg = (name: string, def: number) => {
   const i = process.argv.indexOf(name)

@@ -27,7 +27,7 @@ import { resolveConfig } from '../src/app-config.ts'
 import { ManualClock } from '../src/lib/clock.ts'
 import { createMemoryLogger } from '../src/lib/logger.ts'
 import { destinationOf } from '../src/lib/phone-country.ts'
-import type { Delivery } from '../src/otp/ports.ts'
+import type { Delivery } from '../src/otp/ports/index.ts'
 import type { OutboundMessage } from '../src/otp/types.ts'
 
 const { values: args } = parseArgs({

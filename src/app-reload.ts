@@ -8,7 +8,7 @@
 import type { Config } from './config/schema.ts'
 import { tlsFingerprint } from './config/tls.ts'
 import type { KeyLimiter } from './otp/key-limiter.ts'
-import type { Delivery } from './otp/ports.ts'
+import type { Delivery } from './otp/ports/index.ts'
 import type { FraudGuard } from './otp/fraud.ts'
 import { fraudSettingsOf } from './app-fraud.ts'
 import type { Limits, OutboundMessage } from './otp/types.ts'

@@ -9,7 +9,7 @@ import { createHarness, HOUR, MINUTE, ON_PG, TEST, UUID_V4, type Harness } from 
 import { signatureValid, startReceiver, type Received, type Receiver } from './webhook-receiver.ts'
 import { emit } from '../src/otp/events.ts'
 import { webhookSignature } from '../src/delivery/webhook-provider.ts'
-import type { EventType } from '../src/otp/ports.ts'
+import type { EventType } from '../src/otp/ports/index.ts'
 
 const open: { h: Harness[]; rx: Receiver[] } = { h: [], rx: [] }
 afterEach(() => {

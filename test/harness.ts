@@ -15,7 +15,7 @@ import { resolveConfig } from '../src/app-config.ts'
 import { LISTEN_OPTIONS } from '../src/http/app.ts'
 import { ManualClock } from '../src/lib/clock.ts'
 import { createMemoryLogger } from '../src/lib/logger.ts'
-import type { Delivery } from '../src/otp/ports.ts'
+import type { Delivery } from '../src/otp/ports/index.ts'
 import type { OutboundMessage } from '../src/otp/types.ts'
 import { freshDatabase, pgBinDir, sharedCluster } from './pg/cluster.ts'
 

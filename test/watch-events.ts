@@ -4,7 +4,7 @@
  * outbox (SQLite's writes share one repositories object, PostgreSQL's each
  * have their own). An event of a write that is rolled back is seen too.
  */
-import type { NewEvent, Repos } from '../src/otp/ports.ts'
+import type { NewEvent, Repos } from '../src/otp/ports/index.ts'
 import type { Harness } from './harness.ts'
 
 export function watchEvents(h: Harness, keep: (e: NewEvent) => boolean = () => true): NewEvent[] {

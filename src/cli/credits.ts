@@ -1,6 +1,7 @@
 /** `otpd credits ...`: add, deduct, balance, history. */
 import { Command, InvalidArgumentError } from 'commander'
-import { MAX_GRANT, type LedgerRow } from '../otp/admin.ts'
+import { MAX_GRANT } from '../otp/admin.ts'
+import type { LedgerRow } from '../otp/ports/index.ts'
 import { example, formatTime, integerArg, isoTime, printJson, printTable, withConfig, withCore, withJson, type CommonOptions } from './common.ts'
 
 export function creditsCommand(): Command {

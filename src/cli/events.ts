@@ -1,6 +1,6 @@
 /** `otpd events ...`: list and replay the signed events (EXTENSIONS.md section 3). */
 import { Command } from 'commander'
-import type { EventRow } from '../otp/webhooks.ts'
+import type { EventRow } from '../otp/ports/index.ts'
 import { example, formatTime, integerArg, isoTime, printJson, printTable, withConfig, withCore, withJson, type CommonOptions } from './common.ts'
 
 function eventJson(e: EventRow) {

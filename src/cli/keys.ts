@@ -1,6 +1,6 @@
 /** `otpd keys ...`: create, list, enable, disable, revoke. */
 import { Command } from 'commander'
-import type { KeyRow } from '../otp/admin.ts'
+import type { KeyRow } from '../otp/ports/index.ts'
 import type { KeyStatus } from '../otp/types.ts'
 import { example, formatTime, isoTime, printJson, printTable, withConfig, withCore, withJson, type CommonOptions } from './common.ts'
 

@@ -1,6 +1,6 @@
 /** `otpd webhooks ...`: add, list, remove, rotate-secret (EXTENSIONS.md section 3). */
 import { Command } from 'commander'
-import type { EndpointRow } from '../otp/webhooks.ts'
+import type { EndpointRow } from '../otp/ports/index.ts'
 import { example, formatTime, isoTime, printJson, printTable, withConfig, withCore, withJson, type CommonOptions } from './common.ts'
 
 /** An endpoint as `--json` shows it: never its secret. */

@@ -6,7 +6,7 @@
  * log names each provider that failed and why; never the code or recipient.
  */
 import type { Logger } from '../lib/logger.ts'
-import type { Delivery } from '../otp/ports.ts'
+import type { Delivery } from '../otp/ports/index.ts'
 import type { Channel, OutboundMessage } from '../otp/types.ts'
 import { RecipientRejectedError, type Provider } from './provider.ts'
 

@@ -3,7 +3,7 @@
  * `request_id`, `X-Request-Id` and `Retry-After` (DECISIONS.md section 9),
  * and the verbatim replay of an answer stored for an Idempotency-Key.
  */
-import type { StoredAnswer } from '../otp/ports.ts'
+import type { StoredAnswer } from '../otp/ports/index.ts'
 
 export interface Reply {
   status: number

@@ -6,7 +6,7 @@
 import type { Clock } from '../lib/clock.ts'
 import { randomBase62 } from '../lib/random.ts'
 import type { Hasher } from '../lib/secrets.ts'
-import type { Storage } from './ports.ts'
+import type { Storage } from './ports/index.ts'
 import type { ApiKey, StoredKey } from './types.ts'
 
 export const KEY_PREFIX = 'otpd_'

@@ -12,7 +12,7 @@ import type { Clock } from '../lib/clock.ts'
 import type { VerificationIds } from '../lib/verification-id.ts'
 import type { Idempotency, IdempotencyOutcome, IdempotentRequest } from './idempotency.ts'
 import type { KeyLimiter } from './key-limiter.ts'
-import type { Storage } from './ports.ts'
+import type { Storage } from './ports/index.ts'
 import { statusOf } from './status.ts'
 import type { ApiKey, Limits } from './types.ts'
 

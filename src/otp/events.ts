@@ -6,7 +6,7 @@
  * (events/dispatcher.ts).
  */
 import type { Clock } from '../lib/clock.ts'
-import type { EventType, NewEvent, Repos, Storage, VerificationStatus } from './ports.ts'
+import type { EventType, NewEvent, Repos, Storage, VerificationStatus } from './ports/index.ts'
 import { decideStatus } from './status.ts'
 import type { Verification } from './types.ts'
 

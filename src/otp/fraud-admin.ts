@@ -10,9 +10,8 @@
  */
 import type { Clock } from '../lib/clock.ts'
 import { isKnownCountry } from '../lib/phone-country.ts'
-import { DEFAULT_ACCOUNT, OperatorError, type AccountRow } from './admin.ts'
-import type { AccountFraudSettings, ScopeKind } from './fraud.ts'
-import type { Repos, Storage } from './ports.ts'
+import { DEFAULT_ACCOUNT, OperatorError } from './admin.ts'
+import type { AccountFraudSettings, AccountRow, Repos, ScopeKind, Storage } from './ports/index.ts'
 
 const DAY = 86_400_000
 

@@ -12,14 +12,9 @@
  * Rule 5 is the operator's explicit cap and refuses in every mode.
  */
 import { destinationOf } from '../lib/phone-country.ts'
-import type { Repos } from './ports.ts'
+import type { AccountFraudSettings, FraudMode, FraudRule, Repos, ScopeKind } from './ports/index.ts'
 import type { Channel } from './types.ts'
 import { secondsUntil, waitForRoom } from './windows.ts'
-
-export type FraudMode = 'enforce' | 'monitor' | 'off'
-/** The rules' names in logs, metrics and `send.blocked` events. */
-export type FraudRule = 'geo' | 'ip' | 'new_country' | 'conversion' | 'daily_credit'
-export type ScopeKind = 'prefix' | 'country'
 
 export interface FraudSettings {
   mode: FraudMode
@@ -40,70 +35,6 @@ export const DEFAULT_FRAUD_SETTINGS: FraudSettings = {
   conversionGraceSeconds: 600,
   minSends: 20,
   minConversion: 0.2,
-}
-
-/** An account's own settings; null means the config's. */
-export interface AccountFraudSettings {
-  allowedCountries: string[] | null
-  dailyCreditLimit: number | null
-  testRecipients: boolean
-}
-
-export interface BlockRow {
-  accountId: number
-  kind: ScopeKind
-  scope: string
-  startedAt: number | null
-  /** The end of the current or last block; null when none was ever set or it was lifted. */
-  until: number | null
-  /** 0 for a 15 min block, then x4 per level. */
-  level: number
-  /** Rule 4 counts this scope's sends from this time on (set by an unblock). */
-  countsFrom: number
-}
-
-export interface FraudSendRow {
-  seq: number
-  accountId: number
-  at: number
-  country: string
-  prefix: string
-  ipHash: Uint8Array | null
-  counted: boolean
-}
-
-export interface CountryStats {
-  accountId: number
-  country: string
-  sends: number
-  approved: number
-}
-
-/** The fraud guard's counters and account settings (engines implement it). */
-export interface FraudStore {
-  accountSettings(accountId: number): Promise<AccountFraudSettings>
-  setAccountSettings(accountId: number, change: Partial<AccountFraudSettings>): Promise<void>
-  /** Times (ascending) of counted sends from an end-user IP (the hash is keyed by account) since `since`. */
-  ipSendTimes(ipHash: Uint8Array, since: number): Promise<number[]>
-  /** Times (ascending) of the account's counted sends to a country since `since`. */
-  countrySendTimes(accountId: number, country: string, since: number): Promise<number[]>
-  /** When the account last had a verification to this country approved, or null. */
-  lastApproval(accountId: number, country: string): Promise<number | null>
-  /** Counted sends of a scope with `from <= at <= to`, and how many of them were approved. */
-  conversion(accountId: number, kind: ScopeKind, scope: string, from: number, to: number): Promise<{ sends: number; approved: number }>
-  block(accountId: number, kind: ScopeKind, scope: string): Promise<BlockRow | undefined>
-  saveBlock(block: BlockRow): Promise<void>
-  recordSend(send: FraudSendRow): Promise<void>
-  /** A send no provider took (refunded, out of use): it was never delivered, so it counts toward no rule. */
-  dropSend(seq: number): Promise<void>
-  /** The verification `seq` was approved: its send converts, and its country is proven (if it counted). */
-  approved(seq: number, at: number): Promise<void>
-  /** Time of the account's n-th most recent send debit not refunded (every channel) after `since`, if it has that many. */
-  nthLatestDebit(accountId: number, since: number, n: number): Promise<number | undefined>
-  /** Blocks with `until > now`, of one account or all. */
-  activeBlocks(accountId: number | undefined, now: number): Promise<BlockRow[]>
-  /** Sends and approvals by account and country since `since` (every recorded send, counted or not). */
-  countryStats(accountId: number | undefined, since: number): Promise<CountryStats[]>
 }
 
 export interface Refusal {

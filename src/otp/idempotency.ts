@@ -18,7 +18,7 @@
  * The body is kept only as a keyed hash (it may hold a recipient and a code).
  */
 import type { Hasher } from '../lib/secrets.ts'
-import type { IdempotencyScope, Repos, StoredAnswer } from './ports.ts'
+import type { IdempotencyScope, Repos, StoredAnswer } from './ports/index.ts'
 
 export const HASH_PURPOSE_REQUEST = 'idempotency-request'
 export const DEFAULT_RETENTION_HOURS = 24

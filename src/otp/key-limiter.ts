@@ -15,7 +15,7 @@
  * second per key and process: it is at most about a second behind.
  */
 import type { Clock } from '../lib/clock.ts'
-import type { Repos, Storage } from './ports.ts'
+import type { Repos, Storage } from './ports/index.ts'
 import { secondsUntil, waitForRoomInLog } from './windows.ts'
 
 export const KEY_WINDOW_MS = 60_000

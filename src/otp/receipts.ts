@@ -14,7 +14,7 @@
 import type { Clock } from '../lib/clock.ts'
 import type { VerificationIds } from '../lib/verification-id.ts'
 import { emit } from './events.ts'
-import type { Storage } from './ports.ts'
+import type { Storage } from './ports/index.ts'
 import { decideStatus } from './status.ts'
 import type { ReceiptState, Verification } from './types.ts'
 

@@ -7,7 +7,7 @@
 import type { Clock } from '../lib/clock.ts'
 import type { VerificationIds } from '../lib/verification-id.ts'
 import type { KeyLimiter } from './key-limiter.ts'
-import type { Storage, VerificationStatus } from './ports.ts'
+import type { Storage, VerificationStatus } from './ports/index.ts'
 import { failedAttemptsOf, statusOf } from './status.ts'
 import type { ApiKey, Limits, Verification } from './types.ts'
 

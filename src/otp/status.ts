@@ -6,7 +6,7 @@
  * is what verify would answer: `locked` exactly when verify would answer the
  * lockout 429.
  */
-import type { Repos, VerificationStatus } from './ports.ts'
+import type { Repos, VerificationStatus } from './ports/index.ts'
 import type { Limits, Verification } from './types.ts'
 import { waitForRoomInLog } from './windows.ts'
 

@@ -9,97 +9,13 @@
 import type { Clock } from '../lib/clock.ts'
 import { DEFAULT_ACCOUNT, OperatorError } from './admin.ts'
 import { EVENT_TYPES } from './events.ts'
-import type { EventType, Repos, Storage } from './ports.ts'
+import type { EndpointRow, EventDeliveryStatus, EventRow, EventType, Repos, Storage } from './ports/index.ts'
 
 export const SECRET_PREFIX = 'whsec_'
 /** How long after a rotation the old secret still signs (a second signature). */
 export const ROTATION_OVERLAP_MS = 86_400_000
 
-export type EventDeliveryStatus = 'pending' | 'delivered' | 'failed'
-/** An event's state over its deliveries: any failed, else any pending, else delivered; `none` when it went to no endpoint. */
-export type EventStatus = EventDeliveryStatus | 'none'
 export const EVENT_STATUSES: readonly EventDeliveryStatus[] = ['pending', 'failed', 'delivered']
-
-export interface EndpointRow {
-  id: number
-  accountId: number
-  account: string
-  url: string
-  /** Null: every type. */
-  events: EventType[] | null
-  secret: Uint8Array
-  prevSecret: Uint8Array | null
-  rotatedAt: number | null
-  createdAt: number
-}
-
-export interface EventRow {
-  seq: number
-  id: string
-  account: string
-  type: EventType
-  verificationId: string | null
-  sequence: number
-  occurredAt: number
-  status: EventStatus
-  /** Deliveries (one per endpoint it went to). */
-  endpoints: number
-  attempts: number
-  lastError: string | null
-}
-
-/** A delivery that this process now holds the lease of (events/dispatcher.ts). */
-export interface DueDelivery {
-  eventSeq: number
-  endpointId: number
-  eventId: string
-  body: string
-  url: string
-  secret: Uint8Array
-  prevSecret: Uint8Array | null
-  rotatedAt: number | null
-  attempts: number
-  firstAt: number
-}
-
-export interface DeliveryResult {
-  eventSeq: number
-  endpointId: number
-  owner: string
-  status: EventDeliveryStatus
-  attempts: number
-  nextAt: number
-  error: string | null
-  at: number
-}
-
-/** Endpoints, the event log and the delivery queue. */
-export interface WebhookRepo {
-  insertEndpoint(e: { accountId: number; url: string; events: EventType[] | null; secret: Uint8Array; at: number }): Promise<number>
-  listEndpoints(accountId?: number): Promise<EndpointRow[]>
-  findEndpoint(id: number): Promise<EndpointRow | undefined>
-  /** Removes the endpoint and the deliveries still due to it. */
-  deleteEndpoint(id: number): Promise<void>
-  setSecret(id: number, secret: Uint8Array, prevSecret: Uint8Array, at: number): Promise<void>
-  listEvents(q: { accountId?: number; status?: EventDeliveryStatus; limit: number }): Promise<EventRow[]>
-  findEvent(id: string): Promise<EventRow | undefined>
-  /**
-   * Makes the event's deliveries pending again, tried from `at` for a new
-   * 24 h: to every endpoint of its account now subscribed to its type, or
-   * (`onlyFailed`) only the deliveries that failed. Returns how many.
-   */
-  rearm(eventSeq: number, at: number, onlyFailed: boolean): Promise<number>
-  /** Events with a failed delivery, oldest first. */
-  failedEvents(limit: number): Promise<number[]>
-  /** Whether some pending delivery is due at `now` and not leased. */
-  hasDue(now: number): Promise<boolean>
-  /** Leases up to `limit` due deliveries to `owner` until `leaseUntil`. */
-  claim(now: number, leaseUntil: number, owner: string, limit: number): Promise<DueDelivery[]>
-  /** Records an attempt's outcome, if `owner` still holds the lease (a replay meanwhile takes it away). */
-  finish(r: DeliveryResult): Promise<boolean>
-  /** Deliveries pending (the outbox depth). */
-  outboxDepth(): Promise<number>
-}
 
 /** Seals secrets for storage (lib/secret-box.ts). */
 export interface SecretSealer {

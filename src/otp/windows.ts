@@ -2,7 +2,7 @@
  * Rolling-window arithmetic shared by every limit. An event at time `t` is in
  * the window of length `w` at time `now` while `now < t + w`.
  */
-import type { EventLog } from './ports.ts'
+import type { EventLog } from './ports/index.ts'
 
 /** Whole seconds until `ms` milliseconds have passed, rounded up (never 0 while waiting). */
 export function secondsUntil(ms: number): number {

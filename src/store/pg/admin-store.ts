@@ -7,8 +7,7 @@
  * statement. Code lengths are read from the database on every send, never
  * kept: another node's `otpd accounts set-code-length` applies at once.
  */
-import type { AccountRow, AdminRepo, KeyRow, LedgerRow } from '../../otp/admin.ts'
-import type { CreditStore, KeyStore, LedgerEntry } from '../../otp/ports.ts'
+import type { AccountRow, AdminRepo, CreditStore, KeyRow, KeyStore, LedgerEntry, LedgerRow } from '../../otp/ports/index.ts'
 import type { KeyStatus, StoredKey } from '../../otp/types.ts'
 import { num, numOrNull, type Tx } from './client.ts'
 

@@ -4,7 +4,7 @@
  * its subject's lock (store/pg/locks.ts), so the window read and the hit
  * recorded after it are exact across nodes.
  */
-import type { EventLog, KeyHitLog } from '../../otp/ports.ts'
+import type { EventLog, KeyHitLog } from '../../otp/ports/index.ts'
 import { numOrNull, type Tx } from './client.ts'
 import type { TxLocks } from './locks.ts'
 

@@ -14,7 +14,7 @@
  * report each expiry once.
  */
 import { eventBody } from '../../otp/events.ts'
-import type { EventOutbox, NewEvent } from '../../otp/ports.ts'
+import type { EventOutbox, NewEvent } from '../../otp/ports/index.ts'
 import type { Verification } from '../../otp/types.ts'
 import { num, type Tx } from './client.ts'
 import type { TxLocks } from './locks.ts'

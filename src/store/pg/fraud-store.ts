@@ -19,7 +19,7 @@
  * Account settings are read from the database on every send, never kept: a
  * setting changed from any node's CLI applies to the next send.
  */
-import type { AccountFraudSettings, BlockRow, CountryStats, FraudSendRow, FraudStore, ScopeKind } from '../../otp/fraud.ts'
+import type { AccountFraudSettings, BlockRow, CountryStats, FraudSendRow, FraudStore, ScopeKind } from '../../otp/ports/index.ts'
 import { num, numOrNull, type Tx } from './client.ts'
 import type { TxLocks } from './locks.ts'
 

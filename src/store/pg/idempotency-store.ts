@@ -12,7 +12,7 @@
  * second line. `save` runs only after a `find` that found no record in force,
  * under the same lock: the record it replaces, if any, has expired.
  */
-import type { IdempotencyRecord, IdempotencyScope, IdempotencyStore, StoredAnswer } from '../../otp/ports.ts'
+import type { IdempotencyRecord, IdempotencyScope, IdempotencyStore, StoredAnswer } from '../../otp/ports/index.ts'
 import { num, type Tx } from './client.ts'
 import type { TxLocks } from './locks.ts'
 

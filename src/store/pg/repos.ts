@@ -8,7 +8,7 @@
  * methods that decide a rule first take the subject's lock (locks.ts, in the
  * order key, verification, recipient, account), and its line here.
  */
-import type { Repos } from '../../otp/ports.ts'
+import type { Repos } from '../../otp/ports/index.ts'
 import { PgAdminStore, PgCreditStore, PgKeyStore } from './admin-store.ts'
 import type { Tx } from './client.ts'
 import { PgKeyHitLog, PgRecipientFailureLog } from './event-logs.ts'

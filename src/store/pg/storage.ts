@@ -36,7 +36,7 @@
  * recovers by itself when the database comes back.
  */
 import type { ReservedSQL, SQL } from 'bun'
-import type { Repos, Storage } from '../../otp/ports.ts'
+import type { Repos, Storage } from '../../otp/ports/index.ts'
 import { isDatabaseFault, isRetryable, PipelinedTx, txOf, type Tx } from './client.ts'
 import { pgRepos } from './repos.ts'
 

@@ -7,7 +7,7 @@
  * sees the first's outcome (single use, attempts, lockout). recipientSendTimes
  * takes the recipient's lock first (store/pg/locks.ts).
  */
-import type { UnsettledSend, VerificationStore } from '../../otp/ports.ts'
+import type { UnsettledSend, VerificationStore } from '../../otp/ports/index.ts'
 import type { DeliveryState, ReceiptState, Verification } from '../../otp/types.ts'
 import { num, numOrNull, type Tx } from './client.ts'
 import type { TxLocks } from './locks.ts'

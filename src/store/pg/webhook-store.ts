@@ -10,8 +10,7 @@
  * leased no longer matches once its lock is free); `finish` records an
  * outcome only while its owner still holds the lease.
  */
-import type { EventType } from '../../otp/ports.ts'
-import type { DeliveryResult, DueDelivery, EndpointRow, EventDeliveryStatus, EventRow, WebhookRepo } from '../../otp/webhooks.ts'
+import type { DeliveryResult, DueDelivery, EndpointRow, EventDeliveryStatus, EventRow, EventType, WebhookRepo } from '../../otp/ports/index.ts'
 import { num, numOrNull, type Tx } from './client.ts'
 
 type Row = Record<string, unknown>

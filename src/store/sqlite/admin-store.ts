@@ -1,7 +1,6 @@
 /** Accounts, API keys and the credit ledger (see otp/admin.ts and otp/ports.ts). */
 import { asc, desc, eq, or, sql } from 'drizzle-orm'
-import type { AccountRow, AdminRepo, KeyRow, LedgerRow } from '../../otp/admin.ts'
-import type { CreditStore, KeyStore } from '../../otp/ports.ts'
+import type { AccountRow, AdminRepo, CreditStore, KeyRow, KeyStore, LedgerRow } from '../../otp/ports/index.ts'
 import type { KeyStatus, StoredKey } from '../../otp/types.ts'
 import type { Db } from './db.ts'
 import { accounts, apiKeys, creditLedger } from './schema.ts'

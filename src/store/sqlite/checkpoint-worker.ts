@@ -15,24 +15,10 @@
 import { Database, type Statement } from 'bun:sqlite'
 import { closeSync, fdatasyncSync, openSync } from 'node:fs'
 import { fileSize } from './health.ts'
-import { SYNC_REQUESTED, SYNC_SLEEPING, SYNC_STOP } from './wal-sync.ts'
+import { SYNC_REQUESTED, SYNC_SLEEPING, SYNC_STOP, type WalWorkerStart } from './wal-protocol.ts'
 import { giveTurnBack, takeTurnForCheckpoint } from './write-turn.ts'
 
 declare const self: Worker
-
-export type WalWorkerStart =
-  | {
-      role: 'checkpoint'
-      path: string
-      everyMs: number
-      busyTimeoutMs: number
-      turn: SharedArrayBuffer
-      restartFrames: number
-      turnWaitMs: number
-      idlePasses: number
-      keepWalBytes: number
-    }
-  | { role: 'sync'; walPath: string; cells: SharedArrayBuffer }
 
 /** At most this many passes before taking the turn... */
 const CATCH_UP_PASSES = 4

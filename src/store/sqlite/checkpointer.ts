@@ -14,7 +14,8 @@
  * Durability is unchanged: a commit is durable once in the WAL.
  */
 import type { Db } from './db.ts'
-import type { WalWorkerStart } from './checkpoint-worker.ts'
+import type { WalWorkerStart } from './wal-protocol.ts'
+import { stopWorker, walWorkerSpecifier } from './wal-worker.ts'
 import { WriteTurn } from './write-turn.ts'
 
 export const CHECKPOINT_EVERY_MS = 400
@@ -66,21 +67,6 @@ export interface Checkpointer {
   stop(): Promise<void>
 }
 
-/** How long a stop waits for a worker to close its connection and exit. */
-export const STOP_WAIT_MS = 2_000
-
-/** Posts 'stop' and resolves once the worker thread has exited (its connection closed), or after STOP_WAIT_MS. */
-export function stopWorker(worker: Worker): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, STOP_WAIT_MS)
-    worker.addEventListener('close', () => {
-      clearTimeout(timer)
-      resolve()
-    })
-    worker.postMessage('stop')
-  })
-}
-
 export function startCheckpointer(
   db: Db,
   path: string,
@@ -124,15 +110,4 @@ export function startCheckpointer(
     // The worker closes its connection and exits (a terminated thread would leave it open).
     stop: () => stopWorker(worker),
   }
-}
-
-/**
- * The worker's module. From source it sits beside this file. In the compiled
- * binary it is its own entry point (package.json "build" lists it), named
- * from the bundle root `src/`, which is not where this bundled module's URL
- * points.
- */
-export function walWorkerSpecifier(): string {
-  const beside = new URL('./checkpoint-worker.ts', import.meta.url)
-  return beside.pathname.startsWith('/$bunfs/') ? './store/sqlite/checkpoint-worker.ts' : beside.href
 }

@@ -2,7 +2,7 @@
  * Rolling-window event logs: per-key request hits and per-recipient verify
  * failures. Plain bun:sqlite prepared statements: they run on every request.
  */
-import type { EventLog, KeyHitLog } from '../../otp/ports.ts'
+import type { EventLog, KeyHitLog } from '../../otp/ports/index.ts'
 import type { Db } from './db.ts'
 import type { StaleSource } from './stale.ts'
 

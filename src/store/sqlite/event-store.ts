@@ -13,7 +13,7 @@
  * connection writes an endpoint: what they give is what the reads would.
  */
 import { eventBody } from '../../otp/events.ts'
-import type { EventOutbox, NewEvent } from '../../otp/ports.ts'
+import type { EventOutbox, NewEvent } from '../../otp/ports/index.ts'
 import type { Verification } from '../../otp/types.ts'
 import type { Db } from './db.ts'
 import type { StaleSource } from './stale.ts'

@@ -8,7 +8,7 @@
  * shell, or a rollback): never stale inside a write transaction, so a setting
  * changed from the CLI applies to the next send that starts after its commit.
  */
-import type { AccountFraudSettings, BlockRow, CountryStats, FraudSendRow, FraudStore, ScopeKind } from '../../otp/fraud.ts'
+import type { AccountFraudSettings, BlockRow, CountryStats, FraudSendRow, FraudStore, ScopeKind } from '../../otp/ports/index.ts'
 import type { Db } from './db.ts'
 import type { StaleSource } from './stale.ts'
 

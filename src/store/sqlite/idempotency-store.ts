@@ -4,7 +4,7 @@
  * a look-up and the insert that follows it cannot interleave with another
  * connection's: the unique index is a second line, never the decider.
  */
-import type { IdempotencyRecord, IdempotencyScope, IdempotencyStore, StoredAnswer } from '../../otp/ports.ts'
+import type { IdempotencyRecord, IdempotencyScope, IdempotencyStore, StoredAnswer } from '../../otp/ports/index.ts'
 import type { Db } from './db.ts'
 
 interface Row {

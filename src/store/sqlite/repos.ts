@@ -1,5 +1,5 @@
 /** The SQLite repositories of one connection (otp/ports.ts Repos). */
-import type { Repos } from '../../otp/ports.ts'
+import type { Repos } from '../../otp/ports/index.ts'
 import { SqliteAdminStore, SqliteCreditStore, SqliteKeyStore } from './admin-store.ts'
 import type { Db } from './db.ts'
 import { RecipientFailureLog, SqliteKeyHitLog } from './event-logs.ts'

@@ -27,7 +27,7 @@
  * committed state only and never wait for the write lock.
  */
 import type { Database, Statement } from 'bun:sqlite'
-import type { Repos, Storage } from '../../otp/ports.ts'
+import type { Repos, Storage } from '../../otp/ports/index.ts'
 import type { Db } from './db.ts'
 import { sqliteRepos } from './repos.ts'
 import { StaleListeners } from './stale.ts'

@@ -7,7 +7,7 @@
  * transactions, and read again once the storage (storage.ts) says another connection
  * wrote or a rollback undid a write (`onStale`), as SqliteKeyHitLog does.
  */
-import type { UnsettledSend, VerificationStore } from '../../otp/ports.ts'
+import type { UnsettledSend, VerificationStore } from '../../otp/ports/index.ts'
 import type { DeliveryState, ReceiptState, Verification } from '../../otp/types.ts'
 import type { Db } from './db.ts'
 import type { StaleSource } from './stale.ts'

@@ -14,18 +14,14 @@
  * waiting, without waiting for this thread to read its message (which can sit
  * behind a burst of requests). Calls made while a flush runs share the next.
  */
-import { stopWorker, walWorkerSpecifier } from './checkpointer.ts'
+import { SYNC_REQUESTED, SYNC_SLEEPING, SYNC_STOP } from './wal-protocol.ts'
+import { stopWorker, walWorkerSpecifier } from './wal-worker.ts'
 
 export interface WalSync {
   /** Resolves after a flush of the WAL that started after this call. */
   sync(): Promise<void>
   stop(): Promise<void>
 }
-
-/** Int32 cells shared with the worker: the newest generation requested, a stop flag, and whether it sleeps. */
-export const SYNC_REQUESTED = 0
-export const SYNC_STOP = 1
-export const SYNC_SLEEPING = 2
 
 /** Whether generation `done` covers `gen` (generations wrap around at 2^31). */
 export const covers = (done: number, gen: number) => ((done - gen) | 0) >= 0

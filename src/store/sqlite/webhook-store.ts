@@ -3,8 +3,7 @@
  * WebhookRepo). An event's status is derived from its deliveries: any
  * failed, else any pending, else delivered; `none` when it went nowhere.
  */
-import type { EventType } from '../../otp/ports.ts'
-import type { DeliveryResult, DueDelivery, EndpointRow, EventDeliveryStatus, EventRow, WebhookRepo } from '../../otp/webhooks.ts'
+import type { DeliveryResult, DueDelivery, EndpointRow, EventDeliveryStatus, EventRow, EventType, WebhookRepo } from '../../otp/ports/index.ts'
 import type { Db } from './db.ts'
 import type { RowIds } from './event-store.ts'
 

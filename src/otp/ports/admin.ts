@@ -1,0 +1,44 @@
+/**
+ * Accounts, keys and the ledger as the operator sees them.
+ */
+import type { KeyStatus } from '../types.ts'
+
+export interface AccountRow {
+  id: number
+  name: string
+  codeLength: number | null
+  balance: number
+  createdAt: number
+}
+
+export interface KeyRow {
+  id: number
+  account: string
+  name: string
+  prefix: string
+  status: KeyStatus
+  createdAt: number
+  lastUsedAt: number | null
+}
+
+export interface LedgerRow {
+  id: number
+  kind: 'grant' | 'debit' | 'refund'
+  amount: number
+  verificationId: string | null
+  note: string | null
+  createdAt: number
+}
+
+/** Accounts, keys and the ledger as the operator sees them. */
+export interface AdminRepo {
+  findAccount(name: string): Promise<AccountRow | undefined>
+  listAccounts(): Promise<AccountRow[]>
+  insertAccount(name: string, at: number): Promise<AccountRow>
+  setCodeLength(accountId: number, length: number): Promise<void>
+  insertKey(k: { accountId: number; name: string; prefix: string; keyHash: string; at: number }): Promise<number>
+  listKeys(accountId?: number): Promise<KeyRow[]>
+  findKeys(idOrPrefix: string): Promise<KeyRow[]>
+  setKeyStatus(id: number, status: KeyStatus): Promise<void>
+  ledger(accountId: number, limit: number): Promise<LedgerRow[]>
+}

@@ -1,0 +1,54 @@
+/**
+ * The outbox of webhook events: what a change writes in its own transaction
+ * (docs/events.md).
+ */
+import type { Verification } from '../types.ts'
+
+/** The event types of EXTENSIONS.md section 3. */
+export type EventType =
+  | 'verification.sent'
+  | 'verification.delivered'
+  | 'verification.undelivered'
+  | 'verification.delivery_failed'
+  | 'verification.approved'
+  | 'verification.attempt_failed'
+  | 'verification.locked'
+  | 'verification.expired'
+  | 'verification.canceled'
+  | 'send.blocked'
+
+/** A verification's status as EXTENSIONS.md section 1 decides it. */
+export type VerificationStatus = 'pending' | 'approved' | 'expired' | 'locked' | 'canceled' | 'failed'
+
+/** One event, written in the transaction of the change it reports. */
+export interface NewEvent {
+  type: EventType
+  accountId: number
+  /** When the change happened (clock ms): the body's `occurred_at`. */
+  at: number
+  /** The verification after the change; null for `send.blocked`. */
+  verification: Verification | null
+  /** The section 1 status after the change; null for `send.blocked`. */
+  status: VerificationStatus | null
+  /** The type's extra `data` fields (`provider`, `failed_attempts`, `retry_after`, `rule`, `country`, `prefix`). */
+  extra: Record<string, string | number | null>
+}
+
+/** The outbox of outgoing webhook events (EXTENSIONS.md section 3). */
+export interface EventOutbox {
+  /**
+   * Writes the event (its id, `sequence` and body decided here, in the
+   * caller's transaction) and one pending delivery per endpoint of the
+   * account subscribed to its type.
+   */
+  add(event: NewEvent): Promise<void>
+  /**
+   * Verifications that expired in (`from`, `to`], unused and not failed, that
+   * have no `verification.expired` or `verification.canceled` event yet:
+   * oldest expiry first, at most `limit`.
+   */
+  expiredUnreported(from: number, to: number, limit: number): Promise<Verification[]>
+  /** Up to when expiries have been reported (otp/events.ts reportExpired); null before the first scan. */
+  expiryCursor(): Promise<number | null>
+  setExpiryCursor(at: number): Promise<void>
+}

@@ -1,0 +1,53 @@
+/**
+ * The storage port: the transaction runner the domain writes and reads
+ * through, and the repositories a transaction works with. Engines
+ * (store/sqlite/, store/pg/) implement it; store/engine.ts opens one.
+ *
+ * Storage is asynchronous and may fail: every call may await (a networked
+ * engine), a commit may fail, a connection may drop. The domain keeps every
+ * rule that must hold under concurrency inside one `write` transaction, and
+ * keeps no count in memory that another process or node could contradict.
+ */
+import type { AdminRepo } from './admin.ts'
+import type { CreditStore } from './credits.ts'
+import type { EventOutbox } from './events.ts'
+import type { FraudStore } from './fraud.ts'
+import type { IdempotencyStore } from './idempotency.ts'
+import type { EventLog, KeyHitLog, KeyStore } from './keys.ts'
+import type { VerificationStore } from './verifications.ts'
+import type { WebhookRepo } from './webhooks.ts'
+
+/**
+ * Runs the domain's transactions. `write` gives one transaction: all of its
+ * writes land, or none. It resolves once the commit is durable, and rejects
+ * when a statement or the commit fails (nothing of it is in force) or when the
+ * engine could not get the write lock within its busy timeout. `fn` may run
+ * more than once (an engine may retry it, or run it again after another
+ * transaction of a shared commit failed): it may only await the repositories
+ * it is given, and do nothing outside them that is unsafe to repeat.
+ * `read` sees committed state only and never waits for the write lock.
+ */
+export interface Storage {
+  write<T>(fn: (r: Repos) => Promise<T>): Promise<T>
+  read<T>(fn: (r: Repos) => Promise<T>): Promise<T>
+  /**
+   * `listener` hears when what this process remembers from earlier
+   * transactions may no longer be what is stored (a rollback, or a write by
+   * another process), so it can drop such copies.
+   */
+  onStale(listener: () => void): void
+}
+
+/** The repositories a transaction works with. */
+export interface Repos {
+  keys: KeyStore
+  keyHits: KeyHitLog
+  failures: EventLog<Uint8Array>
+  verifications: VerificationStore
+  credits: CreditStore
+  admin: AdminRepo
+  events: EventOutbox
+  webhooks: WebhookRepo
+  idempotency: IdempotencyStore
+  fraud: FraudStore
+}

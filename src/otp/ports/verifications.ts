@@ -1,0 +1,46 @@
+/**
+ * The verifications table as the send, verify, status, cancel, receipt and
+ * recovery use cases need it.
+ */
+import type { DeliveryState, ReceiptState, Verification } from '../types.ts'
+
+/** A charged send whose delivery outcome was never recorded. */
+export interface UnsettledSend {
+  seq: number
+  id: string
+  accountId: number
+}
+
+export interface VerificationStore {
+  /** The row number for the next verification, taken in the transaction that inserts it. */
+  nextSeq(): Promise<number>
+  insert(v: Verification): Promise<void>
+  /**
+   * The verification `id` names under this key: the row `seq` (read from the
+   * id, null when it carries none) if that row has exactly this id, else one
+   * made before ids carried row numbers.
+   */
+  findForKey(id: string, seq: number | null, keyId: number): Promise<Verification | undefined>
+  /** Creation times (ascending) of non-test sends to a recipient since `since` that did not fail (canceled ones count). */
+  recipientSendTimes(recipientHash: Uint8Array, since: number): Promise<number[]>
+  markUsed(seq: number, at: number): Promise<void>
+  /** Takes the verification out of use as `canceled` (verify then answers 404). */
+  cancel(seq: number): Promise<void>
+  setAttempts(seq: number, failedAttempts: number, lockedUntil: number | null): Promise<void>
+  /**
+   * Records how a delivery ended. `failed` also takes the verification out of
+   * use (verify answers 404). Only a delivery still `sending` changes: false
+   * when it had already been settled (by recovery, or another node).
+   */
+  settleDelivery(seq: number, state: Exclude<DeliveryState, 'sending' | ReceiptState>, provider: string | null, at: number): Promise<boolean>
+  /** The verification row `seq` if it has exactly this id, whatever its key (delivery receipts carry no API key). */
+  findById(id: string, seq: number): Promise<Verification | undefined>
+  /**
+   * Records a delivery receipt's final status. Only a delivery still
+   * `sending`, or `accepted` by this same provider, changes: a final status
+   * stays, and `failed`/`unknown` (refunded) are kept. False when nothing changed.
+   */
+  recordReceipt(seq: number, state: ReceiptState, provider: string, at: number): Promise<boolean>
+  /** Charged sends still `sending` that were created at or before `before`, oldest first, at most `limit`. */
+  unsettled(before: number, limit: number): Promise<UnsettledSend[]>
+}
