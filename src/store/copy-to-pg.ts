@@ -23,7 +23,14 @@
  */
 import type { Database } from 'bun:sqlite'
 import { createHash } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import { resolve } from 'node:path'
 import type { SQL } from 'bun'
+import { pgConnection } from '../config/database.ts'
+import type { Config } from '../config/schema.ts'
+import { openClient } from './pg/client.ts'
+import { applyMigrations } from './pg/migrate.ts'
+import { openDatabase } from './sqlite/db.ts'
 
 /** Refused before anything was written; the message is the one line the CLI prints. */
 export class CopyRefusedError extends Error {}
@@ -132,6 +139,55 @@ const SEQUENCES: [table: string, column: string][] = [
   ['webhook_endpoints', 'id'],
   ['events', 'seq'],
 ]
+
+/** Where a copy went, and what it copied and checked. */
+export interface DatabaseCopy {
+  /** The SQLite file copied, as an absolute path. */
+  from: string
+  /** The PostgreSQL database, as its URL without password. */
+  to: string
+  result: CopyResult
+}
+
+/**
+ * `otpd db copy`: the SQLite database `config` names into the PostgreSQL
+ * database at `to` (password from the variable `passwordEnv`, the URL, or
+ * PGPASSWORD), both opened here and closed before it returns. Each refusal is
+ * one sentence for the CLI to print.
+ */
+export async function copyDatabaseToPostgres(
+  config: Config,
+  env: Record<string, string | undefined>,
+  target: { to: string; passwordEnv?: string; now: number },
+): Promise<DatabaseCopy> {
+  const { to, passwordEnv } = target
+  if (config.database.url !== undefined) {
+    throw new Error(
+      "this configuration already uses PostgreSQL (database.url): db copy copies the SQLite database named by database.path; run it with the SQLite deployment's config",
+    )
+  }
+  if (!/^postgres(ql)?:\/\//.test(to) || !URL.canParse(to)) throw new Error(`--to must be a postgres:// URL (postgres://user@host:5432/database), not '${to}'`)
+  if (passwordEnv !== undefined && !env[passwordEnv]) throw new Error(`--password-env names ${passwordEnv}, which is not set`)
+  const path = config.database.path
+  if (path === ':memory:' || !existsSync(path)) throw new Error(`no database at ${resolve(path)} (pass the SQLite deployment's --config)`)
+  const conn = pgConnection({ ...config.database, url: to, password_env: passwordEnv }, env)
+  const source = openDatabase({ path, synchronous: config.database.synchronous, busyTimeoutMs: config.database.busy_timeout_ms })
+  const sql = openClient(conn, { poolSize: 1, lockTimeoutMs: config.database.busy_timeout_ms })
+  try {
+    await sql.unsafe('SELECT 1').catch((err: unknown) => {
+      throw new Error(`cannot reach the PostgreSQL database ${conn.display}: ${err instanceof Error ? err.message : String(err)}`)
+    })
+    const result = await copyToPostgres(source.$client, sql, {
+      now: target.now,
+      retentionDays: config.retention.days,
+      migrate: (s) => applyMigrations(s, conn.display),
+    })
+    return { from: resolve(path), to: conn.display, result }
+  } finally {
+    await sql.close({ timeout: 5 }).catch(() => undefined)
+    source.$client.close()
+  }
+}
 
 export async function copyToPostgres(source: Database, target: SQL, opts: CopyOptions): Promise<CopyResult> {
   await refuseUnlessEmpty(target, false)
