@@ -31,6 +31,20 @@ export const RESTART_ONLY = [
   'database.pool_size',
 ] as const
 
+/** The request limits from the config, read at start and on every reload. */
+export function limitsOf(config: Config): Limits {
+  const l = config.limits
+  return {
+    keyRequestsPerMinute: l.key_requests_per_minute,
+    recipientPerMinute: l.recipient_per_minute,
+    recipientPerHour: l.recipient_per_hour,
+    recipientPerDay: l.recipient_per_day,
+    maxFailedAttempts: l.max_failed_attempts,
+    lockoutSeconds: l.lockout_seconds,
+    recipientFailuresPerDay: l.recipient_failures_per_day,
+  }
+}
+
 /** A delivery whose providers can be replaced; a send in flight finishes with the ones it started with. */
 export class SwitchDelivery implements Delivery {
   constructor(public inner: Delivery) {}

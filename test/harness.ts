@@ -6,6 +6,7 @@
  * over a real port with `listen()`.
  */
 import { describe, test } from 'bun:test'
+import type { Database } from 'bun:sqlite'
 import { SQL } from 'bun'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -17,6 +18,7 @@ import { ManualClock } from '../src/lib/clock.ts'
 import { createMemoryLogger } from '../src/lib/logger.ts'
 import type { Delivery } from '../src/otp/ports/index.ts'
 import type { OutboundMessage } from '../src/otp/types.ts'
+import { SqliteEngine } from '../src/store/sqlite/engine.ts'
 import { freshDatabase, pgBinDir, sharedCluster } from './pg/cluster.ts'
 
 /** The engine every test runs on: OTPD_TEST_DATABASE=postgres, else SQLite. */
@@ -26,6 +28,18 @@ export const sqliteOnly = ON_PG ? describe.skip : describe
 export const testSqliteOnly = ON_PG ? test.skip : test
 // The cluster starts (initdb, pg_ctl) when this module loads, outside any test's or hook's time limit.
 if (ON_PG) sharedCluster()
+
+/** The SQLite writer connection under a server (tests may reach into the engine; app.ts and cli/ never do). */
+export function sqliteClient(server: Pick<Server, 'engine'>): Database {
+  if (!(server.engine instanceof SqliteEngine)) throw new Error(`the database is ${server.engine.name}, not SQLite`)
+  return server.engine.db.$client
+}
+
+/** Closes the database under a running server, as a database gone away: SQLite's writer connection, or PostgreSQL's pools. */
+export async function closeDatabaseUnder(server: Pick<Server, 'engine'>): Promise<void> {
+  if (server.engine instanceof SqliteEngine) server.engine.db.$client.close()
+  else await server.engine.close()
+}
 
 /** The server secret of the tests' PostgreSQL databases (PostgreSQL needs one in the config). */
 export const PG_TEST_SECRET = 'otpd-test-secret-for-postgresql-0123456789'
@@ -180,7 +194,7 @@ export async function createHarness(opts: HarnessOptions = {}): Promise<Harness>
   let pgAdmin: SQL | undefined
   const sql = async (text: string, params: unknown[] = []): Promise<Record<string, any>[]> => {
     if (databaseUrl === undefined) {
-      const q = server.db!.$client.query(text.replace(/\$(\d+)/g, '?$1'))
+      const q = sqliteClient(server).query(text.replace(/\$(\d+)/g, '?$1'))
       return q.all(...(params as never[])) as Record<string, any>[]
     }
     pgAdmin ??= new SQL({ url: databaseUrl, max: 1 })
@@ -188,7 +202,7 @@ export async function createHarness(opts: HarnessOptions = {}): Promise<Harness>
   }
   const failWrites = async (on: boolean): Promise<void> => {
     if (databaseUrl === undefined) {
-      server.db!.$client.run(`PRAGMA query_only = ${on ? 1 : 0}`)
+      sqliteClient(server).run(`PRAGMA query_only = ${on ? 1 : 0}`)
       return
     }
     if (on) {

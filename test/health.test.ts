@@ -1,7 +1,7 @@
 /** GET /healthz and GET /readyz: no key, not rate limited, 503 naming what is wrong. */
 import { afterEach, expect, test } from 'bun:test'
 import { READY_CACHE_MS } from '../src/app.ts'
-import { createHarness, ON_PG, TEST, UUID_V4, type Harness } from './harness.ts'
+import { closeDatabaseUnder, createHarness, ON_PG, TEST, UUID_V4, type Harness } from './harness.ts'
 
 const MIGRATIONS_TABLE = ON_PG ? 'drizzle.__drizzle_migrations' : '__drizzle_migrations'
 
@@ -69,8 +69,7 @@ test('an invalid delivery configuration makes /readyz 503 naming delivery', asyn
 
 test('several failing checks are all named; a closed database is a 503, not a 500', async () => {
   h = await createHarness()
-  if (h.server.pg) await h.server.pg.close()
-  else h.server.db!.$client.close()
+  await closeDatabaseUnder(h.server)
   const r = await get('/readyz')
   expect(r.status).toBe(503)
   expect(r.json.error).toBe('Not ready: database, migrations')

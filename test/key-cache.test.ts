@@ -13,8 +13,7 @@ import { createHarness, TEST, testDatabase, type Harness } from './harness.ts'
 let h: Harness
 let cli: Core
 afterEach(async () => {
-  if (cli?.pg) await cli.pg.close()
-  else cli?.close()
+  await cli?.engine.close()
   h?.close()
 })
 

@@ -270,7 +270,7 @@ testSqliteOnly(
         channels: { sms: ['fast'] },
         providers: { fast: { type: 'noop' } },
       })
-      const server = await buildServer(config, { clock: new ManualClock(Date.UTC(2026, 0, 1)), logger: createMemoryLogger(), backgroundCheckpoints: true })
+      const server = await buildServer(config, { clock: new ManualClock(Date.UTC(2026, 0, 1)), logger: createMemoryLogger(), background: true })
       try {
         const key = (await server.admin.createKey({ name: 't' })).key
         await server.admin.addCredits(5)

@@ -16,7 +16,7 @@ import { VerificationIds } from '../src/lib/verification-id.ts'
 import { generateKey } from '../src/otp/api-keys.ts'
 import { migrationFiles, migrationJournal } from '../src/store/sqlite/migrations/index.ts'
 import { secretPath } from '../src/store/secret.ts'
-import { createHarness, DAY, UUID_V4, type Harness } from './harness.ts'
+import { createHarness, DAY, sqliteClient, UUID_V4, type Harness } from './harness.ts'
 import { testSqliteOnly } from './harness.ts'
 
 const NOW = Date.UTC(2026, 0, 1, 12, 0, 0)
@@ -76,10 +76,8 @@ testSqliteOnly('verifications made before the upgrade verify by their old ids an
   h = await createHarness({ dir, key: old.key, clock })
 
   // Stored as bytes now: the code's whole HMAC, the recipient's first 16 bytes.
-  const row = h.server
-    .db!.$client.query<{ seq: number; r: number; c: number }, [string]>(
-      'SELECT seq, length(recipient_hash) AS r, length(code_hash) AS c FROM verifications WHERE id = ?',
-    )
+  const row = sqliteClient(h.server)
+    .query<{ seq: number; r: number; c: number }, [string]>('SELECT seq, length(recipient_hash) AS r, length(code_hash) AS c FROM verifications WHERE id = ?')
     .get(old.first)!
   expect(row).toEqual({ seq: 1, r: 16, c: 32 })
 
@@ -122,7 +120,7 @@ testSqliteOnly('an old id whose row number was reused by a newer verification do
   const old = legacyDatabase(dbPath, new Hasher(Buffer.from(SECRET_HEX, 'hex')))
   h = await createHarness({ dir, key: old.key, clock: new ManualClock(NOW) })
   // Every verification gone but the old ids kept: row numbers start again at 1.
-  h.server.db!.$client.run('DELETE FROM verifications')
+  sqliteClient(h.server).run('DELETE FROM verifications')
   const fresh = await h.send({ channel: 'sms', recipient: '+14155550124', code: '654321' })
   expect(new VerificationIds(h.server.hasher).seqOf(fresh.json.verification_id)).toBe(1)
   // old.first named row 1 too; it must not reach the new verification.

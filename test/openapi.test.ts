@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { check } from './json-schema.ts'
 import { webhookSignature } from '../src/delivery/webhook-provider.ts'
-import { createHarness, TEST, type Harness } from './harness.ts'
+import { closeDatabaseUnder, createHarness, TEST, type Harness } from './harness.ts'
 
 const TOKEN = 'metrics-token-0123456789abcdef0123456789'
 let h: Harness
@@ -452,7 +452,6 @@ test('every documented receipts response is what the server answers', async () =
 
 // Last: it closes the database under the server.
 test('the 500 of verify matches the document', async () => {
-  if (h.server.pg) await h.server.pg.close()
-  else h.server.db!.$client.close()
+  await closeDatabaseUnder(h.server)
   conforms('/api/v1/verify', 'post', await h.verify({ verification_id: 'x', code: '123456' }))
 })

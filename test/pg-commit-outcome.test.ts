@@ -41,7 +41,7 @@ async function start(): Promise<{ h: Harness; storage: PgStorage; db: string }> 
   const db = new URL(url).pathname.slice(1)
   await cluster.psql(`ALTER DATABASE ${db} SET synchronous_commit = local`)
   h = await createHarness({ databaseUrl: url, credits: 10 })
-  return { h, storage: h.server.pg!.storage, db }
+  return { h, storage: h.server.storage as PgStorage, db }
 }
 
 /** From now on a COMMIT with synchronous_commit = on waits for a standby that never comes. */

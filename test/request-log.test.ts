@@ -7,6 +7,8 @@ import { buildServer, READY_CACHE_MS } from '../src/app.ts'
 import { resolveConfig } from '../src/config/load.ts'
 import { ManualClock } from '../src/lib/clock.ts'
 import { createLogger } from '../src/lib/logger.ts'
+import type { PgEngine } from '../src/store/pg/engine.ts'
+import { SqliteEngine } from '../src/store/sqlite/engine.ts'
 import { createHarness, TEST, testDatabase, UUID_V4, type Harness } from './harness.ts'
 
 let h: Harness
@@ -106,8 +108,8 @@ test('the level comes from the logger: at info, successful probes are not writte
     await server.http.handle(new Request('http://localhost/healthz'))
     await server.http.handle(new Request('http://localhost/readyz'))
     expect(lines.filter((l) => l.includes('"msg":"request"'))).toEqual([])
-    if (server.db) server.db.$client.run('PRAGMA query_only = 1')
-    else await server.pg!.sql.close() // a database gone away is a failed write too
+    if (server.engine instanceof SqliteEngine) server.engine.db.$client.run('PRAGMA query_only = 1')
+    else await (server.engine as PgEngine).sql.close() // a database gone away is a failed write too
     // Readiness only reads (app.ts): a failed write is what tells it, and it
     // answers from its last look for READY_CACHE_MS.
     await server.admin.createAccount('refused').catch(() => {})

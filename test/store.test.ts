@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { migrationFiles, migrationJournal } from '../src/store/sqlite/migrations/index.ts'
 import { applyMigrations, migrationsCurrent, openDatabase } from '../src/store/sqlite/db.ts'
 import { loadSecret } from '../src/store/secret.ts'
-import { createHarness, TEST, testSqliteOnly, type Harness } from './harness.ts'
+import { createHarness, sqliteClient, TEST, testSqliteOnly, type Harness } from './harness.ts'
 
 let h: Harness | undefined
 afterEach(() => {
@@ -26,7 +26,7 @@ test('every migration drizzle-kit wrote is embedded, and nothing else', () => {
 
 testSqliteOnly('a fresh database is migrated, in WAL mode, with foreign keys and the default account', async () => {
   h = await createHarness()
-  const client = h.server.db!.$client
+  const client = sqliteClient(h.server)
   expect(client.query('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' })
   expect(client.query('PRAGMA foreign_keys').get()).toEqual({ foreign_keys: 1 })
   expect(client.query('PRAGMA synchronous').get()).toEqual({ synchronous: 2 }) // FULL
@@ -47,7 +47,7 @@ testSqliteOnly('migrations apply once: reopening (or a second process) changes n
 
 testSqliteOnly('database.synchronous = NORMAL is applied', async () => {
   h = await createHarness({ config: { database: { synchronous: 'NORMAL' } } })
-  expect(h.server.db!.$client.query('PRAGMA synchronous').get()).toEqual({ synchronous: 1 })
+  expect(sqliteClient(h.server).query('PRAGMA synchronous').get()).toEqual({ synchronous: 1 })
 })
 
 testSqliteOnly('the generated secret is 0600 and a new data directory 0700', () => {

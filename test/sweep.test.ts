@@ -48,7 +48,7 @@ test('a bounded sweep deletes at most maxRows per table, oldest first, and says 
     h.clock.advance(1_000)
   }
   h.clock.advance(60_000 - 2_500) // the two newest hits are still inside the window
-  const { sweptToBound } = await import('../src/store/sqlite/sweep.ts')
+  const { sweptToBound } = await import('../src/store/engine.ts')
   const first = await h.server.sweep(2)
   expect(first.keyHits).toBe(2)
   expect(sweptToBound(first, 2)).toBe(true)

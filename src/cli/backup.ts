@@ -1,6 +1,6 @@
-/** `otpd backup FILE`: an online, consistent copy of the database (store/sqlite/backup.ts), and where its secret is. */
+/** `otpd backup FILE`: an online, consistent copy of the database (the engine's backup, store/engine.ts), and where its secret is. */
 import { Command } from 'commander'
-import { backupDatabase } from '../store/sqlite/backup.ts'
+import { checkBackupSupported } from '../store/open-engine.ts'
 import { secretPath } from '../store/secret.ts'
 import { example, load, printJson, withConfig, withCore, withJson, type CommonOptions } from './common.ts'
 
@@ -13,24 +13,20 @@ export function backupCommand(): Command {
     .option('--force', 'replace FILE if it exists')
     .action((file: string, opts: CommonOptions & { force?: boolean }) => {
       // Refused before connecting: the answer does not depend on the database.
-      if (load(opts).config.database.url !== undefined) throw new Error(PG_BACKUP)
-      return withCore(opts, async ({ db, config }) => {
-        if (!db) throw new Error(PG_BACKUP)
-        const b = backupDatabase(db.$client, config.database.path, file, { force: opts.force })
+      checkBackupSupported(load(opts).config)
+      return withCore(opts, async ({ engine, config }) => {
+        const b = await engine.backup(file, { force: opts.force })
         // The secret's location only, never its value.
         const secret = config.server.secret !== undefined ? 'the server.secret setting' : secretPath(config.database.path)
-        if (opts.json) return printJson({ file: b.file, bytes: b.bytes, database: config.database.path, secret })
+        if (opts.json) return printJson({ file: b.file, bytes: b.bytes, database: engine.display, secret })
         process.stdout.write(
-          `backed up ${config.database.path} to ${b.file} (${size(b.bytes)})\n` +
+          `backed up ${engine.display} to ${b.file} (${size(b.bytes)})\n` +
             `Keep the server secret (${secret}) with this backup: without it no API key in the backup works.\n` +
             'To restore, see "Backup and restore" in README.md.\n',
         )
       })
     })
 }
-
-const PG_BACKUP =
-  'otpd backup copies a SQLite file, and this config uses PostgreSQL (database.url): back it up with pg_dump (e.g. pg_dump -Fc -f otpd.dump postgres://user@host:5432/otpd) and keep the server secret with it'
 
 function size(bytes: number): string {
   if (bytes < 1024) return `${bytes} bytes`

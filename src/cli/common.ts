@@ -2,13 +2,12 @@
  * What every command shares: `--config`, `--json`, aligned tables, and turning
  * an operator mistake into one clear line and a non-zero exit.
  */
-import { existsSync } from 'node:fs'
-import { resolve } from 'node:path'
 import { type Command, InvalidArgumentError } from 'commander'
 import { loadConfig as loadWithProviders } from '../app-config.ts'
 import { openCore, type Core } from '../app.ts'
 import { ConfigError, loadConfig, type LoadedConfig } from '../config/load.ts'
 import { createLogger } from '../lib/logger.ts'
+import { missingDatabaseFile } from '../store/open-engine.ts'
 
 export interface CommonOptions {
   config?: string
@@ -47,10 +46,8 @@ export function load(opts: CommonOptions, use: { delivery?: boolean } = {}): Loa
  */
 export function openForCli(opts: CommonOptions, use: { readOnly?: boolean } = {}): Promise<Core> {
   const { config, env } = load(opts)
-  const path = config.database.path
-  if (use.readOnly && config.database.url === undefined && path !== ':memory:' && !existsSync(path)) {
-    throw new Error(`no database at ${resolve(path)} (start otpd serve or pass --config)`)
-  }
+  const missing = use.readOnly ? missingDatabaseFile(config) : undefined
+  if (missing !== undefined) throw new Error(`no database at ${missing} (start otpd serve or pass --config)`)
   return openCore(config, { env, logger: createLogger({ level: 'warn', format: 'text', write: (l) => process.stderr.write(l + '\n') }) })
 }
 
@@ -60,8 +57,7 @@ export async function withCore<T>(opts: CommonOptions, fn: (core: Core) => Promi
   try {
     return await fn(core)
   } finally {
-    if (core.pg) await core.pg.close()
-    else core.close()
+    await core.engine.close()
   }
 }
 

@@ -8,7 +8,7 @@ import { readTls } from '../config/tls.ts'
 import { LISTEN_OPTIONS } from '../http/app.ts'
 import { journalStreams } from '../lib/journal.ts'
 import { createLogger } from '../lib/logger.ts'
-import { sweptToBound } from '../store/sqlite/sweep.ts'
+import { sweptToBound } from '../store/engine.ts'
 import { example, load, withConfig, type CommonOptions } from './common.ts'
 import { reloadOnSighup } from './reload.ts'
 
@@ -51,7 +51,7 @@ export function serveCommand(): Command {
         format: process.stdout.isTTY ? 'text' : 'json',
         journal: journalStreams(loaded.env.JOURNAL_STREAM),
       })
-      const server = await buildServer(config, { logger, env: loaded.env, backgroundCheckpoints: true })
+      const server = await buildServer(config, { logger, env: loaded.env, background: true })
       // Signals are handled before the listener opens, so a SIGTERM during start-up is a clean stop too.
       let timer: ReturnType<typeof setInterval> | undefined
       let recoverTimer: ReturnType<typeof setInterval> | undefined
@@ -85,7 +85,7 @@ export function serveCommand(): Command {
       }
       logger.info(`otpd listening on ${url(tls ? 'https' : 'http', hostname, server.http.server!.port)}`, {
         config: loaded.source,
-        database: server.pg ? server.pg.display : config.database.path,
+        database: server.engine.display,
       })
       if (config.server.admin_listen !== undefined) {
         const admin = parseListen(config.server.admin_listen)

@@ -1,7 +1,7 @@
 /**
  * The storage port: the transaction runner the domain writes and reads
  * through, and the repositories a transaction works with. Engines
- * (store/sqlite/, store/pg/) implement it; store/engine.ts opens one.
+ * (store/sqlite/, store/pg/) implement it; store/open-engine.ts opens one.
  *
  * Storage is asynchronous and may fail: every call may await (a networked
  * engine), a commit may fail, a connection may drop. The domain keeps every

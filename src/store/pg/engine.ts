@@ -1,12 +1,14 @@
 /**
- * Opens the PostgreSQL engine for app.ts: the pool, the migrations under the
+ * The PostgreSQL engine (store/engine.ts): the pool, the migrations under the
  * start lock, the secret's fingerprint check, and the storage. Every failure
  * to start is one sentence naming the database (its URL without password).
+ * PostgreSQL checkpoints and flushes by itself: no background work here.
  */
 import type { SQL } from 'bun'
 import type { PgConnection } from '../../config/database.ts'
+import { Hasher } from '../../lib/secrets.ts'
+import type { Engine } from '../engine.ts'
 import type { ConfiguredSecret } from '../secret.ts'
-import type { SweepResult } from '../sqlite/sweep.ts'
 import { openClient } from './client.ts'
 import { checkSecret, StoreGuardError } from './guards.ts'
 import { applyMigrations, migrationsCurrent } from './migrate.ts'
@@ -18,17 +20,16 @@ export interface PgEngineOptions extends PgStorageOptions {
   lockTimeoutMs: number
 }
 
-export interface PgEngine {
-  sql: SQL
-  storage: PgStorage
-  /** The URL without its password. */
-  display: string
-  /** Throws while the database cannot answer (for /readyz). */
-  check(): Promise<void>
-  migrationsCurrent(): Promise<boolean>
-  sweep(now: number, retentionDays: number, maxRows?: number, idempotencyRetentionHours?: number): Promise<SweepResult>
-  close(): Promise<void>
+export interface PgEngine extends Engine {
+  readonly name: 'postgres'
+  /** The pool. Tests reach it; above the seam nothing does. */
+  readonly sql: SQL
+  readonly storage: PgStorage
 }
+
+/** `otpd backup`'s answer on PostgreSQL: its own tools back it up. */
+export const PG_BACKUP_REFUSAL =
+  'otpd backup copies a SQLite file, and this config uses PostgreSQL (database.url): back it up with pg_dump (e.g. pg_dump -Fc -f otpd.dump postgres://user@host:5432/otpd) and keep the server secret with it'
 
 /** How long a readiness look may take before it counts as a failure. */
 const CHECK_TIMEOUT_MS = 2_000
@@ -55,9 +56,11 @@ export async function openPostgres(conn: PgConnection, secret: ConfiguredSecret,
   // pool (which wait, by design) must not make a reachable database look down.
   const probe = openClient(conn, { poolSize: 1, lockTimeoutMs: opts.lockTimeoutMs })
   return {
+    name: 'postgres',
     sql,
     storage,
     display: conn.display,
+    hasher: new Hasher(secret.bytes),
     check: () =>
       withTimeout(
         probe.unsafe('SELECT 1').then(() => undefined),
@@ -66,6 +69,12 @@ export async function openPostgres(conn: PgConnection, secret: ConfiguredSecret,
       ),
     migrationsCurrent: () => migrationsCurrent(probe),
     sweep: (now, days, maxRows, idempotencyHours) => sweepPg(sql, now, days, maxRows, idempotencyHours),
+    sizes: () => [],
+    startBackground: () => {},
+    stopBackground: async () => {},
+    backup: async () => {
+      throw new Error(PG_BACKUP_REFUSAL)
+    },
     close: async () => {
       storage.close()
       await Promise.all([sql.close({ timeout: 5 }), probe.close(), resolver.close()])

@@ -12,7 +12,7 @@
  * `idempotency.retention_hours` after their first request.
  */
 import type { SQL } from 'bun'
-import type { SweepResult } from '../sqlite/sweep.ts'
+import type { SweepResult } from '../engine.ts'
 
 export async function sweepPg(sql: SQL, now: number, retentionDays: number, maxRows = -1, idempotencyRetentionHours = 24): Promise<SweepResult> {
   const limit = maxRows < 0 ? 'ALL' : String(Math.trunc(maxRows))

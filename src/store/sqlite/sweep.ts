@@ -9,19 +9,8 @@
  * table's deletions per call (oldest first), so the server can sweep in short
  * transactions and answer requests in between (cli/serve.ts).
  */
+import type { SweepResult } from '../engine.ts'
 import type { Db } from './db.ts'
-
-export interface SweepResult {
-  verifications: number
-  legacyIds: number
-  keyHits: number
-  recipientFailures: number
-  /** Events (with their deliveries) older than the retention, none still pending. */
-  events: number
-  idempotencyKeys: number
-  /** Fraud guard sends older than 24 h, the longest window of its rules and of `otpd fraud status`. */
-  fraudSends: number
-}
 
 export function sweep(db: Db, now: number, retentionDays: number, maxRows = -1, idempotencyRetentionHours = 24): SweepResult {
   const c = db.$client
@@ -75,16 +64,4 @@ function sweepEvents(c: Db['$client'], before: number, maxRows: number): number 
     dropEvent.run(seq)
   }
   return seqs.length
-}
-
-/** Whether a bounded sweep stopped at its bound somewhere (there may be more to delete). */
-export function sweptToBound(r: SweepResult, maxRows: number): boolean {
-  return (
-    r.verifications >= maxRows ||
-    r.keyHits >= maxRows ||
-    r.recipientFailures >= maxRows ||
-    r.events >= maxRows ||
-    r.idempotencyKeys >= maxRows ||
-    r.fraudSends >= maxRows
-  )
 }

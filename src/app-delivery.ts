@@ -1,0 +1,85 @@
+/**
+ * The server's delivery: the configured providers behind a channel router
+ * (delivery/), swappable by a reload (app-reload.ts), and counted in the
+ * metrics by the provider that took each send; and the readers of the
+ * providers' delivery receipts.
+ */
+import { SwitchDelivery } from './app-reload.ts'
+import type { Config } from './config/schema.ts'
+import { buildProviders, buildReceiptReaders, logOnlyChannels } from './delivery/registry.ts'
+import { ChannelRouter } from './delivery/router.ts'
+import type { ServiceMetrics } from './http/service-metrics.ts'
+import type { Clock } from './lib/clock.ts'
+import type { Logger } from './lib/logger.ts'
+import type { Delivery } from './otp/ports/index.ts'
+import type { ReceiptReader } from './otp/receipts.ts'
+import type { Channel } from './otp/types.ts'
+
+type Env = Record<string, string | undefined>
+
+export interface DeliverySources {
+  /** Replaces the configured providers (tests use a recording one). */
+  replacement?: Delivery
+  /** The environment the providers read their secrets from, as the last reload left it. */
+  env(): Env
+  /** Where `log` providers print; stdout by default. */
+  logWrite?: (line: string) => void
+  clock: Clock
+  logger: Logger
+  metrics: ServiceMetrics
+  /** The receipt URLs' base (restart-only: receipt URLs handed out must keep working). */
+  publicUrl: string | undefined
+}
+
+export interface ServerDelivery {
+  /** What the send service delivers through. */
+  delivery: Delivery
+  /** The providers a reload replaces; null when a replacement was given (it is kept). */
+  switchable: SwitchDelivery | null
+  /** The router of a reloaded config. */
+  makeDelivery(config: Config): Delivery
+  /** Channels that only print to the log (nothing is really delivered). */
+  logOnly: Channel[]
+}
+
+export function serverDelivery(config: Config, s: DeliverySources): ServerDelivery {
+  const providersOf = (c: Config) => buildProviders(c, { env: s.env(), logWrite: s.logWrite, now: () => s.clock.now(), publicUrl: s.publicUrl })
+  const router = (c: Config, p = providersOf(c)): Delivery => new ChannelRouter(p, c.delivery.timeout_ms, s.logger, (a) => s.metrics.attempt(a))
+  const providers = providersOf(config)
+  const switchable = s.replacement ? null : new SwitchDelivery(router(config, providers))
+  return {
+    delivery: countedDelivery(switchable ?? s.replacement!, s.metrics),
+    switchable,
+    makeDelivery: (c) => router(c),
+    logOnly: s.replacement ? [] : logOnlyChannels(providers),
+  }
+}
+
+/** The receipt readers of the config and environment in force: rebuilt when a reload changes either object. */
+export function receiptReadersInForce(s: { config(): Config; env(): Env; clock: Clock; publicUrl: string | undefined }): () => Map<string, ReceiptReader> {
+  let readers: { config: Config; env: Env; map: Map<string, ReceiptReader> } | undefined
+  return () => {
+    const config = s.config()
+    const env = s.env()
+    if (readers?.config !== config || readers.env !== env) {
+      readers = { config, env, map: buildReceiptReaders(config, { env, now: () => s.clock.now(), publicUrl: s.publicUrl }) }
+    }
+    return readers.map
+  }
+}
+
+/** Counts sends that reached delivery, by the provider that took them (the HTTP layer counts the rest). */
+function countedDelivery(inner: Delivery, metrics: ServiceMetrics): Delivery {
+  return {
+    async deliver(message) {
+      try {
+        const receipt = await inner.deliver(message)
+        metrics.send(message.channel, receipt.provider, 'sent')
+        return receipt
+      } catch (err) {
+        metrics.send(message.channel, 'none', 'failed')
+        throw err
+      }
+    },
+  }
+}
