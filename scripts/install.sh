@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs otpd on a systemd machine: the binary, the `otpd` system user, its
 # state directory, the config from otp.config.example.toml, the hardened unit
-# and the README (/usr/share/doc/otpd, where `otpd --help` points).
-# Safe to run again (to upgrade): it replaces the binary and the unit, and never
-# touches an existing config, env file or database.
+# and the docs (README.md and docs/ in /usr/share/doc/otpd, where `otpd --help`
+# points). Safe to run again (to upgrade): it replaces the binary, the unit and
+# the docs, and never touches an existing config, env file or database.
 #
 #   sudo scripts/install.sh                      # install on this machine
 #   DESTDIR=/tmp/pkg scripts/install.sh          # stage into a directory (packaging, tests)
@@ -19,6 +19,7 @@ binary=${OTPD_BINARY:-$repo/dist/otpd}
 example=$repo/otp.config.example.toml
 unit=$here/otpd.service
 readme=$repo/README.md
+docs=$repo/docs
 destdir=${DESTDIR:-}
 destdir=${destdir%/}
 
@@ -31,7 +32,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     --binary) [ $# -ge 2 ] || die "--binary needs a path"; binary=$2; shift 2 ;;
     --binary=*) binary=${1#--binary=}; shift ;;
-    -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
@@ -44,6 +45,7 @@ fi
 [ -f "$example" ] || die "$example is missing: run this script from a clone of the otpd repository"
 [ -f "$unit" ] || die "$unit is missing: run this script from a clone of the otpd repository"
 [ -f "$readme" ] || die "$readme is missing: run this script from a clone of the otpd repository"
+[ -f "$docs/operating.md" ] || die "$docs is missing: run this script from a clone of the otpd repository"
 
 user=otpd
 bin_path=/usr/local/bin/otpd
@@ -125,10 +127,18 @@ EOF
   say "wrote $env_path"
 fi
 
-# 5. The README, where `otpd --help` points: always replaced.
-install -d -m 0755 "$destdir$doc_dir"
+# 5. The docs, where `otpd --help` points: the README and docs/*.md, laid out
+# as in the repository so that their relative links work; always replaced,
+# and pages no longer shipped are removed.
+install -d -m 0755 "$destdir$doc_dir" "$destdir$doc_dir/docs"
 put 0644 "$readme" "$destdir$doc_dir/README.md"
-say "installed $doc_dir/README.md"
+for page in "$docs"/*.md; do
+  put 0644 "$page" "$destdir$doc_dir/docs/$(basename "$page")"
+done
+for page in "$destdir$doc_dir"/docs/*.md; do
+  [ -f "$docs/$(basename "$page")" ] || rm -f "$page"
+done
+say "installed $doc_dir/README.md and $doc_dir/docs/"
 
 # 6. The unit: always replaced (local changes belong in a drop-in: systemctl edit otpd).
 install -d -m 0755 "$destdir/etc/systemd/system"

@@ -26,7 +26,19 @@ const program = new Command('otpd')
     'after',
     '\nEvery command takes --config FILE (else $OTPD_CONFIG, ./otp.config.toml, /etc/otpd/otp.config.toml),\n' +
       '--env-file FILE and --help.\n' +
-      'Docs: /usr/share/doc/otpd/README.md (installed by scripts/install.sh)\n',
+      '\nDocs: /usr/share/doc/otpd/README.md, and by topic in /usr/share/doc/otpd/docs/ (installed by\n' +
+      'scripts/install.sh; README.md and docs/ in the repository):\n' +
+      '  api.md              the HTTP API: every endpoint, field, status, message and limit\n' +
+      '  configuration.md    every config key with its default; OTPD_* environment variables\n' +
+      '  operating.md        install, systemd, every command, reload, logs, metrics, backups\n' +
+      '  troubleshooting.md  errors at start and at run time, and their fixes\n' +
+      '  delivery.md         SMTP, Twilio, Vonage and webhook providers; receipts\n' +
+      '  events.md           webhook events: endpoints, signatures, retries\n' +
+      '  fraud-guard.md      the SMS pumping guard: rules, rollout, commands\n' +
+      '  multi-node.md       PostgreSQL, several nodes, moving from SQLite\n' +
+      '  development.md      working on otpd\n' +
+      '  benchmarks.md       speed, and how to measure it\n' +
+      '  reliability.md      what is proved under crashes and faults\n',
   )
 
 program.addCommand(serveCommand())

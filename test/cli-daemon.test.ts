@@ -4,8 +4,8 @@
  * deduct, and the small consistencies (help, error prefix).
  */
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { cleanUpAfterEach, cliEnv, type CliRun } from './cli-helpers.ts'
 import { testSqliteOnly } from './harness.ts'
 
@@ -176,9 +176,17 @@ describe('credits deduct', () => {
 })
 
 describe('small consistencies', () => {
-  test('help points to the installed README; commander errors carry the otpd: prefix', () => {
+  test('help points to the installed README and names every page of docs/; commander errors carry the otpd: prefix', () => {
     const env = cliEnv()
-    expect(env.run('--help').stdout).toContain('Docs: /usr/share/doc/otpd/README.md')
+    const help = env.run('--help').stdout
+    expect(help).toContain('Docs: /usr/share/doc/otpd/README.md, and by topic in /usr/share/doc/otpd/docs/')
+    // The pages it names are exactly those scripts/install.sh installs there.
+    const named = [...help.matchAll(/^ {2}([a-z-]+\.md) /gm)].map((m) => m[1]).sort()
+    expect(named).toEqual(
+      readdirSync(join(dirname(MAIN), '..', 'docs'))
+        .filter((f) => f.endsWith('.md'))
+        .sort(),
+    )
     expect(env.run('credits', 'add', '1', '--bogus').stderr).toStartWith("otpd: error: unknown option '--bogus'")
     expect(env.run('nonsense').stderr).toStartWith("otpd: error: unknown command 'nonsense'")
     expect(env.run('keys', 'list', '--help').stdout).toContain('--env-file <file>')

@@ -1,7 +1,7 @@
 /**
- * The README's receiver example, run as written against a real delivery: the
- * code block after `<!-- events-receiver-example -->` is written to a file
- * and imported, so the README cannot drift from what otpd sends.
+ * The receiver example of docs/events.md, run as written against a real
+ * delivery: the code block after `<!-- events-receiver-example -->` is written
+ * to a file and imported, so the docs cannot drift from what otpd sends.
  */
 import { afterAll, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -12,20 +12,20 @@ import { newSecret } from '../src/otp/webhooks.ts'
 import { createHarness, TEST } from './harness.ts'
 import { startReceiver } from './webhook-receiver.ts'
 
-const dir = mkdtempSync(join(tmpdir(), 'otpd-readme-'))
+const dir = mkdtempSync(join(tmpdir(), 'otpd-events-example-'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
-async function readmeVerifier(): Promise<(secret: string, headers: Headers, body: string) => boolean> {
-  const readme = await Bun.file(join(import.meta.dir, '..', 'README.md')).text()
-  const m = /<!-- events-receiver-example -->\n```ts\n([\s\S]*?)\n```/.exec(readme)
-  if (!m) throw new Error('the README has no receiver example after <!-- events-receiver-example -->')
+async function docsVerifier(): Promise<(secret: string, headers: Headers, body: string) => boolean> {
+  const page = await Bun.file(join(import.meta.dir, '..', 'docs', 'events.md')).text()
+  const m = /<!-- events-receiver-example -->\n```ts\n([\s\S]*?)\n```/.exec(page)
+  if (!m) throw new Error('docs/events.md has no receiver example after <!-- events-receiver-example -->')
   const file = join(dir, 'receiver.ts')
   writeFileSync(file, m[1]!)
   return (await import(file)).verifyOtpdEvent
 }
 
-test("the README's receiver example accepts a real delivery, also after a rotation, and refuses a tampered one", async () => {
-  const verifyOtpdEvent = await readmeVerifier()
+test('the receiver example of docs/events.md accepts a real delivery, also after a rotation, and refuses a tampered one', async () => {
+  const verifyOtpdEvent = await docsVerifier()
   // The example checks the timestamp against the real time.
   const h = await createHarness({ clock: new ManualClock(Date.now()) })
   const rx = startReceiver()

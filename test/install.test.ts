@@ -15,6 +15,10 @@ import { install, REPO, SCRIPT, writeStub, type Run } from './install-helpers.ts
 setDefaultTimeout(30_000)
 
 const UNIT = readFileSync(join(REPO, 'scripts', 'otpd.service'), 'utf8')
+/** The pages of docs/, installed beside the README so that its relative links work there. */
+const PAGES = readdirSync(join(REPO, 'docs'))
+  .filter((f) => f.endsWith('.md'))
+  .sort()
 const EXAMPLE = readFileSync(join(REPO, 'otp.config.example.toml'), 'utf8')
 const linux = process.platform === 'linux'
 
@@ -54,7 +58,9 @@ describe.skipIf(!linux)('install.sh into a DESTDIR', () => {
         '0640 etc/otpd/otp.config.toml',
         '0644 etc/systemd/system/otpd.service',
         '0755 usr/local/bin/otpd',
-        '0644 usr/share/doc/otpd/README.md', // issue 22: where `otpd --help` points
+        // Where `otpd --help` points: the README and docs/, laid out as in the repository.
+        '0644 usr/share/doc/otpd/README.md',
+        ...PAGES.map((f) => `0644 usr/share/doc/otpd/docs/${f}`),
       ].sort(),
     )
     expect(mode('var/lib/otpd')).toBe('0750')
@@ -64,6 +70,13 @@ describe.skipIf(!linux)('install.sh into a DESTDIR', () => {
   test('the binary and the unit are copied as they are', () => {
     expect(read('usr/local/bin/otpd')).toBe(readFileSync(stub, 'utf8'))
     expect(read('etc/systemd/system/otpd.service')).toBe(UNIT)
+  })
+
+  test('the README and every page of docs/ are copied as they are', () => {
+    expect(PAGES).toContain('operating.md')
+    expect(read('usr/share/doc/otpd/README.md')).toBe(readFileSync(join(REPO, 'README.md'), 'utf8'))
+    for (const f of PAGES) expect(read(`usr/share/doc/otpd/docs/${f}`)).toBe(readFileSync(join(REPO, 'docs', f), 'utf8'))
+    expect(first.stdout).toContain('installed /usr/share/doc/otpd/README.md and /usr/share/doc/otpd/docs/')
   })
 
   test('the config is the example with the database in /var/lib/otpd, and it is valid', () => {
@@ -98,6 +111,8 @@ describe.skipIf(!linux)('install.sh into a DESTDIR', () => {
     writeFileSync(join(again, 'etc/otpd/otp.config.toml'), edited)
     writeFileSync(join(again, 'etc/otpd/otpd.env'), 'OTPD_LOGGING__LEVEL=debug\n')
     writeFileSync(join(again, 'etc/systemd/system/otpd.service'), '[Service]\nExecStart=/bin/false\n')
+    writeFileSync(join(again, 'usr/share/doc/otpd/docs/api.md'), 'an old page\n')
+    writeFileSync(join(again, 'usr/share/doc/otpd/docs/retired.md'), 'a page no longer shipped\n')
     const v2 = join(tmp, 'otpd-v2')
     writeStub(v2, 'otpd-v2')
     const r = install({ DESTDIR: again }, '--binary', v2)
@@ -109,6 +124,9 @@ describe.skipIf(!linux)('install.sh into a DESTDIR', () => {
     expect(readFileSync(join(again, 'etc/otpd/otpd.env'), 'utf8')).toBe('OTPD_LOGGING__LEVEL=debug\n')
     expect(readFileSync(join(again, 'usr/local/bin/otpd'), 'utf8')).toBe(readFileSync(v2, 'utf8'))
     expect(readFileSync(join(again, 'etc/systemd/system/otpd.service'), 'utf8')).toBe(UNIT)
+    // The docs are replaced, and a page that is no longer shipped goes.
+    expect(readFileSync(join(again, 'usr/share/doc/otpd/docs/api.md'), 'utf8')).toBe(readFileSync(join(REPO, 'docs', 'api.md'), 'utf8'))
+    expect(readdirSync(join(again, 'usr/share/doc/otpd/docs')).sort()).toEqual(PAGES)
     // No temporary files left behind.
     expect(readdirSync(join(again, 'etc/otpd')).sort()).toEqual(['otp.config.toml', 'otpd.env'])
     expect(readdirSync(join(again, 'usr/local/bin'))).toEqual(['otpd'])
@@ -149,7 +167,7 @@ describe.skipIf(!linux)('install.sh into a DESTDIR', () => {
 })
 
 // The real thing without DESTDIR: as root, in a private mount namespace whose
-// /etc (a copy), /usr/local/bin and /var/lib are temporary, so the host is untouched.
+// /etc (a copy), /usr/local/bin, /var/lib and /usr/share/doc are temporary, so the host is untouched.
 // Skipped when this machine already has an otpd user (the first run would not create it).
 const hostHasOtpd = () => /^otpd:/m.test(readFileSync('/etc/passwd', 'utf8'))
 const canNamespace = linux && process.getuid?.() === 0 && !hostHasOtpd() && Bun.spawnSync(['unshare', '-m', '--propagation', 'private', 'true']).exitCode === 0
@@ -162,8 +180,9 @@ describe.skipIf(!canNamespace)('install.sh as root on a system (in a private mou
       writeFileSync(
         join(x, 'run.sh'),
         `set -euo pipefail
-cp -a /etc ${x}/etc && mkdir ${x}/bin ${x}/varlib
+cp -a /etc ${x}/etc && mkdir ${x}/bin ${x}/varlib ${x}/doc
 mount --bind ${x}/etc /etc && mount --bind ${x}/bin /usr/local/bin && mount --bind ${x}/varlib /var/lib
+if [ -d /usr/share/doc ]; then mount --bind ${x}/doc /usr/share/doc; fi
 bash ${SCRIPT} --binary ${x}/stub > ${x}/first.txt
 bash ${SCRIPT} --binary ${x}/stub > ${x}/second.txt
 getent passwd otpd
