@@ -1,4 +1,4 @@
-/** `otpd events ...`: list and replay the signed events (EXTENSIONS.md section 3). */
+/** `otpd events ...`: list and replay the signed events (docs/api.md#events). */
 import { Command } from 'commander'
 import type { EventRow } from '../otp/ports/index.ts'
 import { example, formatTime, integerArg, isoTime, printJson, printTable, withConfig, withCore, withJson, type CommonOptions } from './common.ts'

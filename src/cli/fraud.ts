@@ -1,4 +1,4 @@
-/** `otpd fraud ...`: status, unblock (EXTENSIONS.md section 5; README "Fraud guard"). */
+/** `otpd fraud ...`: status, unblock (docs/fraud-guard.md). */
 import { Command } from 'commander'
 import { example, formatTime, isoTime, printJson, printTable, withConfig, withCore, withJson, type CommonOptions } from './common.ts'
 

@@ -1,4 +1,4 @@
-/** `otpd webhooks ...`: add, list, remove, rotate-secret (EXTENSIONS.md section 3). */
+/** `otpd webhooks ...`: add, list, remove, rotate-secret (docs/api.md#events). */
 import { Command } from 'commander'
 import type { EndpointRow } from '../otp/ports/index.ts'
 import { example, formatTime, isoTime, printJson, printTable, withConfig, withCore, withJson, type CommonOptions } from './common.ts'

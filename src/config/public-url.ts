@@ -1,6 +1,6 @@
 /**
  * `server.public_url`: the address vendors reach this server at, which turns
- * delivery receipts on (EXTENSIONS.md section 4). Receipt URLs, and the URL
+ * delivery receipts on (docs/api.md#delivery-receipts). Receipt URLs, and the URL
  * Twilio's signature covers, are built from it, never from a request's Host
  * header. A path is allowed (a reverse proxy that serves otpd under a prefix
  * and strips it); a query, fragment or credentials are not.

@@ -61,7 +61,7 @@ export const CodesConfig = T.Object({ default_length: T.Integer({ minimum: 4, ma
 
 export const RetentionConfig = T.Object({ days: T.Integer({ minimum: 1, maximum: 36_500, default: 7 }) }, strict)
 
-/** Idempotency-Key records (EXTENSIONS.md section 2) are kept this long after the first request. */
+/** Idempotency-Key records (docs/api.md#idempotency-keys) are kept this long after the first request. */
 export const IdempotencyConfig = T.Object({ retention_hours: T.Integer({ minimum: 1, maximum: 8_760, default: 24 }) }, strict)
 
 export const DeliveryConfig = T.Object({ timeout_ms: T.Integer({ minimum: 100, maximum: 300_000, default: 10_000 }) }, strict)
@@ -85,7 +85,7 @@ export const LoggingConfig = T.Object(
   strict,
 )
 
-/** The fraud guard (EXTENSIONS.md section 5; README "Fraud guard"). */
+/** The fraud guard (docs/fraud-guard.md). */
 export const FraudConfig = T.Object(
   {
     mode: T.Union([T.Literal('enforce'), T.Literal('monitor'), T.Literal('off')], { default: 'enforce' }),

@@ -1,7 +1,7 @@
 /**
  * The `log` provider, for development: it prints the whole message (code
  * included) to the server's output. It is the only place a code is ever
- * printed (DECISIONS.md section 9), and `serve` warns when it is in use.
+ * printed (docs/api.md#errors), and `serve` warns when it is in use.
  */
 import type { OutboundMessage } from '../otp/types.ts'
 import type { Provider } from './provider.ts'

@@ -1,5 +1,5 @@
 /**
- * Incoming delivery receipts (EXTENSIONS.md section 4), the vendor side: where
+ * Incoming delivery receipts (docs/api.md#delivery-receipts), the vendor side: where
  * otpd asks a vendor to send them, and how a receipt's signature is checked
  * and its status read. Each provider type that has receipts gives a reader
  * (twilio-provider.ts, vonage-provider.ts, webhook-provider.ts).

@@ -32,7 +32,7 @@ export function readWebhook(o: ProviderOptions, _used: Channel[]): WebhookSettin
   return { url, secret }
 }
 
-/** `t=<seconds>,v1=<hex>`: what the receiver recomputes from the raw body (README "Delivery"). */
+/** `t=<seconds>,v1=<hex>`: what the receiver recomputes from the raw body (docs/delivery.md#any-gateway-webhook). */
 export function webhookSignature(secret: string, unixSeconds: number, rawBody: string): string {
   return `t=${unixSeconds},v1=${createHmac('sha256', secret).update(`${unixSeconds}.${rawBody}`).digest('hex')}`
 }

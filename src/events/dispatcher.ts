@@ -1,5 +1,5 @@
 /**
- * The delivery loop of the event outbox (EXTENSIONS.md section 3), started
+ * The delivery loop of the event outbox (docs/api.md#events), started
  * by `otpd serve`. Each pass leases the due deliveries in a write transaction
  * (another process or node skips a leased one until its lease ends, so one
  * sender at a time), POSTs them signed afresh (same `webhook-id`, a new

@@ -1,5 +1,5 @@
 /**
- * The retry schedule of EXTENSIONS.md section 3: 30 s after the first failed
+ * The retry schedule of docs/api.md#events: 30 s after the first failed
  * try, doubling, each wait lengthened by up to 10 % (jitter, so receivers
  * that failed together are not all tried again at once), at most 1 h between
  * tries; no try starts more than 24 h after the first.

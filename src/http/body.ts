@@ -1,5 +1,5 @@
 /**
- * Reads a JSON request body with a hard size cap (DECISIONS.md section 3). The
+ * Reads a JSON request body with a hard size cap (docs/api.md#request-bodies-and-validation). The
  * body is read only after authentication, so an anonymous client cannot make
  * the server buffer anything.
  */
@@ -25,7 +25,7 @@ export async function readJsonBody(request: Request): Promise<BodyResult> {
 }
 
 /**
- * A body that may be left out (cancel, EXTENSIONS.md section 1): an empty
+ * A body that may be left out (cancel, docs/api.md#verification-status): an empty
  * body (no bytes, or only JSON whitespace) is `{}` whatever its Content-Type;
  * any other body follows readJsonBody's rules (JSON Content-Type, valid JSON,
  * an object), with the same messages.

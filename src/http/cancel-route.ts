@@ -1,6 +1,6 @@
 /**
- * POST /api/v1/verifications/{verification_id}/cancel (EXTENSIONS.md section
- * 1), with an optional Idempotency-Key (section 2). The body may be empty,
+ * POST /api/v1/verifications/{verification_id}/cancel (docs/api.md#cancel),
+ * with an optional Idempotency-Key (docs/api.md#idempotency-keys). The body may be empty,
  * whatever its Content-Type; otherwise it must be a JSON object (then
  * ignored), with the usual 400s for anything else.
  */

@@ -1,7 +1,7 @@
 /**
  * What the API endpoints do before their operation, in the order of
- * DECISIONS.md section 1: authentication (401/403) -> per-key limit (429) ->
- * the Idempotency-Key header where one is taken (400, EXTENSIONS.md section 2)
+ * docs/api.md#order-of-checks: authentication (401/403) -> per-key limit (429) ->
+ * the Idempotency-Key header where one is taken (400, docs/api.md#idempotency-keys)
  * -> body (400/413). Nothing answered here is stored for an Idempotency-Key.
  */
 import { displayPrefix, KEY_PREFIX, type Authenticator } from '../otp/api-keys.ts'

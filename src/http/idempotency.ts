@@ -1,6 +1,6 @@
 /**
- * The Idempotency-Key header on send, verify and cancel (EXTENSIONS.md
- * section 2), as HTTP sees it: the header's rules, the scope (API key,
+ * The Idempotency-Key header on send, verify and cancel (docs/api.md#idempotency-keys),
+ * as HTTP sees it: the header's rules, the scope (API key,
  * method, path), the canonical body, how a decided outcome is stored (the
  * exact response) and what a used key answers. The rules themselves are the
  * domain's (otp/idempotency.ts).

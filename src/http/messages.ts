@@ -1,7 +1,7 @@
 /**
  * Every message string the HTTP API returns, in one place (the domain returns
  * outcomes; send-route.ts and verify-route.ts turn them into these). The texts are part of the
- * contract (spec section 7 and DECISIONS.md); change none without the spec.
+ * contract (docs/api.md#errors): change none without changing the contract.
  */
 export const Msg = {
   notFound: 'Not found',
@@ -37,11 +37,11 @@ export const Msg = {
   idempotencyConflict: 'Idempotency-Key was already used with a different request',
   idempotencyInProgress: 'A request with this Idempotency-Key is still in progress',
   ip: 'ip must be a valid IPv4 or IPv6 address',
-  /** A delivery receipt whose vendor signature is missing or wrong (EXTENSIONS.md section 4). */
+  /** A delivery receipt whose vendor signature is missing or wrong (docs/api.md#delivery-receipts). */
   invalidSignature: 'Invalid signature',
 } as const
 
-/** Cancel of a verification that ended otherwise (EXTENSIONS.md section 1). */
+/** Cancel of a verification that ended otherwise (docs/api.md#verification-status). */
 export function alreadyEndedMessage(status: string): string {
   return `Verification is already ${status}`
 }
@@ -54,7 +54,7 @@ export function recipientRateLimitMessage(max: number, period: string, seconds: 
   return `Rate limit exceeded: Maximum ${max} verification codes per ${period}. Please try again in ${seconds} seconds.`
 }
 
-/** Fraud guard rule 1 (EXTENSIONS.md section 5). */
+/** Fraud guard rule 1 (docs/api.md#fraud-guard). */
 export function countryNotAllowedMessage(country: string): string {
   return `Sending to this destination country is not allowed: ${country}`
 }
@@ -74,7 +74,7 @@ export function dailyCreditLimitMessage(max: number, seconds: number): string {
   return `Daily credit limit of ${max} reached for this account. Please try again in ${seconds} seconds.`
 }
 
-/** The spec's lockout text (DECISIONS.md section 4); the duration follows `limits.lockout_seconds`. */
+/** The lockout text (docs/api.md#lockout); the duration follows `limits.lockout_seconds`. */
 export function lockoutMessage(lockoutSeconds: number): string {
   const minutes = Math.ceil(lockoutSeconds / 60)
   return `Too many failed attempts. Please try again in ${minutes} ${minutes === 1 ? 'minute' : 'minutes'} or request a new code.`

@@ -1,9 +1,9 @@
 /**
  * Request and response schemas (plain TypeBox: Elysia's `t` variants coerce
- * numeric strings, e.g. its Integer accepts "5", which DECISIONS.md section 3
+ * numeric strings, e.g. its Integer accepts "5", which docs/api.md#request-bodies-and-validation
  * forbids). The validator
  * (validate.ts) checks requests against these same field schemas, in the order
- * DECISIONS.md section 3 fixes, so the schema is the one source of each rule.
+ * docs/api.md#request-bodies-and-validation fixes, so the schema is the one source of each rule.
  */
 import { Type as t, type Static, type TSchema } from '@sinclair/typebox'
 import { ID_SHAPE } from '../lib/verification-id.ts'
@@ -61,13 +61,13 @@ export const LockoutMessage = t.String({
   pattern: '^Too many failed attempts\\. Please try again in [0-9]+ minutes? or request a new code\\.$',
   examples: ['Too many failed attempts. Please try again in 15 minutes or request a new code.'],
 })
-/** EXTENSIONS.md section 1: cancel of a verification that is already over. */
+/** docs/api.md#verification-status: cancel of a verification that is already over. */
 export const AlreadyFinalMessage = t.Union([
   t.Literal('Verification is already approved'),
   t.Literal('Verification is already expired'),
   t.Literal('Verification is already failed'),
 ])
-/** EXTENSIONS.md section 5 (fraud guard), as patterns; messages.ts has the templates. */
+/** docs/api.md#fraud-guard (fraud guard), as patterns; messages.ts has the templates. */
 export const CountryBlockedMessage = t.String({
   pattern: '^Sending to this destination country is not allowed: [A-Z]{2}$',
   examples: ['Sending to this destination country is not allowed: UZ'],
@@ -150,7 +150,7 @@ export function ErrorWith(messages: (string | TSchema)[], opts: { retryAfter?: b
 
 // --- The document's own models (openapi.ts): what the routes accept, written for generated clients. ---
 
-/** The optional send field `ip` (EXTENSIONS.md section 5). */
+/** The optional send field `ip` (docs/api.md#fraud-guard). */
 export const Ip = t.String({ description: "the end user's IP address as the caller saw it: IPv4 or IPv6 text", examples: ['203.0.113.7'] })
 /** expires_in without a `default` keyword, which makes generated clients require the field; the default is said in words. */
 const ExpiresInDoc = t.Integer({ minimum: 60, maximum: 3600, description: 'seconds until the code expires; 300 when absent' })
@@ -222,7 +222,7 @@ export const CancelResponse = t.Object({ success: t.Literal(true), verification_
 /** Cancel takes no fields: an empty body, or any JSON object, which is ignored. */
 export const CancelBody = t.Object({}, { description: 'ignored' })
 export const ReceiptResponse = t.Object({ success: t.Literal(true), request_id: RequestId }, exact)
-/** The webhook provider's receipt (EXTENSIONS.md section 4); Twilio and Vonage post their own documented forms. */
+/** The webhook provider's receipt (docs/api.md#delivery-receipts); Twilio and Vonage post their own documented forms. */
 export const WebhookReceipt = t.Object({ verification_id: t.String(), status: t.Union([t.Literal('delivered'), t.Literal('undelivered')]) })
-/** The Idempotency-Key header's value (EXTENSIONS.md section 2). */
+/** The Idempotency-Key header's value (docs/api.md#idempotency-keys). */
 export const IdempotencyKey = t.String({ pattern: '^[\\x21-\\x7E]{1,255}$', description: '1-255 visible ASCII characters' })

@@ -6,7 +6,7 @@
  * `enum`, which generators read as a fixed value set.
  *
  * Written for generated clients (openapi-typescript, openapi-fetch): one
- * server whose URL is the origin (the spec's {base_url} is that plus
+ * server whose URL is the origin (the contract's {base_url} is that plus
  * /api/v1), a send body that is a `oneOf` discriminated by `channel`, one
  * named `ErrorResponse` under every error, 404 and 405 on every operation,
  * and an example on every response. The document describes the API; the
@@ -352,7 +352,7 @@ export function buildOpenApi(version: string): Json {
       version,
       description:
         'Send one-time codes by SMS, email or voice and verify them. Every response is JSON with a `request_id` (also in `X-Request-Id`). ' +
-        "An unknown path answers 404 and another method on a known path 405. The specification's `{base_url}` is the server URL below followed by `/api/v1`." +
+        "An unknown path answers 404 and another method on a known path 405. The contract's `{base_url}` is the server URL below followed by `/api/v1`." +
         TEST_RECIPIENTS,
       license: { name: 'Proprietary', identifier: 'LicenseRef-otpd' },
     },

@@ -1,5 +1,5 @@
 /**
- * POST /api/v1/receipts/{provider} (EXTENSIONS.md section 4): delivery
+ * POST /api/v1/receipts/{provider} (docs/api.md#delivery-receipts): delivery
  * receipts from vendors. No API key: the vendor's signature instead, checked
  * by the provider's reader before anything in the receipt is trusted. Answers:
  * 404 `Not found` when receipts are off (no `server.public_url`) or the name

@@ -1,6 +1,6 @@
 /**
  * The one place that turns outcomes into HTTP: status codes, error bodies,
- * `request_id`, `X-Request-Id` and `Retry-After` (DECISIONS.md section 9),
+ * `request_id`, `X-Request-Id` and `Retry-After` (docs/api.md#errors),
  * and the verbatim replay of an answer stored for an Idempotency-Key.
  */
 import type { StoredAnswer } from '../otp/ports/index.ts'

@@ -1,4 +1,4 @@
-/** POST /api/v1/send (spec 4.1), with an optional Idempotency-Key (EXTENSIONS.md section 2). */
+/** POST /api/v1/send (docs/api.md#send-a-code), with an optional Idempotency-Key (docs/api.md#idempotency-keys). */
 import { Elysia } from 'elysia'
 import type { Logger } from '../lib/logger.ts'
 import { maskRecipient } from '../lib/mask.ts'
@@ -33,7 +33,7 @@ export function sendReply(outcome: SendOutcome): Reply {
   }
 }
 
-/** EXTENSIONS.md section 5: 403 for geo, 429 with Retry-After for the others. */
+/** docs/api.md#fraud-guard: 403 for geo, 429 with Retry-After for the others. */
 function fraudReply(o: Extract<SendOutcome, { kind: 'fraud_blocked' }>): Reply {
   const wait = o.retryAfter ?? 1
   switch (o.rule) {

@@ -1,5 +1,5 @@
 /**
- * The metrics otpd exposes at /metrics (README "Health, metrics, logs"). The
+ * The metrics otpd exposes at /metrics (docs/operating.md#metrics). The
  * HTTP layer counts requests and outcomes; the composition root feeds provider
  * attempts (the router's onAttempt hook) and the gauges read at scrape time.
  * Label values come from fixed sets or from the operator's own config and

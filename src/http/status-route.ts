@@ -1,5 +1,5 @@
 /**
- * GET /api/v1/verifications/{verification_id} (EXTENSIONS.md section 1): what
+ * GET /api/v1/verifications/{verification_id} (docs/api.md#verification-status): what
  * became of a verification. Another key's verification is not found. Reading
  * is not an attempt and changes nothing of the verification; the request
  * counts toward the per-key limit like any other.

@@ -1,5 +1,5 @@
 /**
- * Field validation with the exact messages of DECISIONS.md section 3. Fields
+ * Field validation with the exact messages of docs/api.md#request-bodies-and-validation. Fields
  * are checked in the documented order and the first failure is reported; each
  * check is a compiled TypeBox schema from models.ts.
  */
@@ -34,7 +34,7 @@ function optional(v: unknown, rules: [(v: unknown) => boolean, string][]): strin
   return null
 }
 
-/** The spec's message when `recipient` does not fit `channel` (also used by `otpd send-test`). */
+/** The contract's message when `recipient` does not fit `channel` (also used by `otpd send-test`). */
 export function recipientProblem(channel: SendInput['channel'], recipient: unknown): string | null {
   if (channel === 'email') return isEmail(recipient) ? null : Msg.recipientEmail
   return isPhone(recipient) ? null : Msg.recipientPhone

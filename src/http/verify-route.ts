@@ -1,4 +1,4 @@
-/** POST /api/v1/verify (spec 4.2), with an optional Idempotency-Key (EXTENSIONS.md section 2). */
+/** POST /api/v1/verify (docs/api.md#verify-a-code), with an optional Idempotency-Key (docs/api.md#idempotency-keys). */
 import { Elysia } from 'elysia'
 import type { Logger } from '../lib/logger.ts'
 import { lockoutMessage, Msg } from './messages.ts'
@@ -27,7 +27,7 @@ export function verifyReply(outcome: VerifyOutcome, lockoutSeconds: number): Rep
     case 'not_found':
       return errorReply(404, Msg.verificationNotFound)
     case 'locked':
-      // The lockout body has the verify shape, not the error shape (spec section 7).
+      // The lockout body has the verify shape, not the error shape (docs/api.md#errors).
       return { status: 429, body: { success: true, verified: false, message: lockoutMessage(lockoutSeconds) }, retryAfter: outcome.retryAfter }
   }
 }

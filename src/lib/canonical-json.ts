@@ -1,7 +1,7 @@
 /**
  * Canonical JSON text: object keys sorted (by UTF-16 code units), no spacing.
  * Two bodies with the same fields and values, in any order and spacing, give
- * the same text (EXTENSIONS.md section 2: an Idempotency-Key replay compares
+ * the same text (docs/api.md#idempotency-keys: an Idempotency-Key replay compares
  * bodies this way). Values are what JSON.parse made of them, so `1.0` and `1`,
  * or `"\u0041"` and `"A"`, are the same value.
  */

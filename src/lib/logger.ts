@@ -1,7 +1,7 @@
 /**
  * A small structured logger: JSON lines by default, readable text when asked.
  * Callers pass fields that are already safe: keys, codes and clear recipients
- * are never handed to it (DECISIONS.md section 9).
+ * are never handed to it (docs/api.md#errors).
  */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
 export type LogFields = Record<string, unknown>

@@ -1,5 +1,5 @@
 /**
- * Recipient masking for logs (DECISIONS.md section 9): `+1555****001`,
+ * Recipient masking for logs (docs/api.md#errors): `+1555****001`,
  * `s*****s@otpd.test`. Enough to recognise a recipient, not to recover it.
  */
 export function maskRecipient(recipient: string): string {

@@ -1,6 +1,6 @@
 /**
  * CSPRNG helpers. Both use rejection sampling, so every digit or character is
- * exactly uniform (no modulo bias, DECISIONS.md section 4).
+ * exactly uniform (no modulo bias, docs/api.md#verification-states).
  */
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'

@@ -1,5 +1,5 @@
 /**
- * Verification ids: random v4 UUIDs, lower case (DECISIONS.md section 4),
+ * Verification ids: random v4 UUIDs, lower case (docs/api.md#verification-states),
  * that also name their row in the store, so that verify finds it by an
  * integer key and the database keeps no index of random ids (an insert at a
  * random place in such an index costs a page write of its own on every send).

@@ -1,5 +1,5 @@
 /**
- * API key format, generation and authentication (DECISIONS.md section 2).
+ * API key format, generation and authentication (docs/api.md#authentication).
  * A key is `otpd_` + 40 base62 characters; the first 8 after `otpd_` are its
  * display prefix, and only an HMAC of the whole key is stored.
  */

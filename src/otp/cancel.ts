@@ -1,5 +1,5 @@
 /**
- * Cancel (EXTENSIONS.md section 1): a pending or locked verification is taken
+ * Cancel (docs/api.md#verification-status): a pending or locked verification is taken
  * out of use as `canceled` (verify then answers 404, as for a failed
  * delivery). Canceling a canceled one answers the same (idempotent);
  * approved, expired and failed ones cannot be canceled. The credit is not

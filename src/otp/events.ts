@@ -1,5 +1,5 @@
 /**
- * Events (EXTENSIONS.md section 3), the domain side: what an event says and
+ * Events (docs/api.md#events), the domain side: what an event says and
  * when it is written. Every event is added to the outbox (ports.ts
  * EventOutbox) inside the write transaction of the change it reports, so it
  * commits or rolls back with that change; delivery happens later
@@ -24,8 +24,8 @@ export const EVENT_TYPES: readonly EventType[] = [
 ]
 
 /**
- * The section 1 status of a verification as this row shows it at `now`
- * (status.ts), without the recipient-wide lockout (DECISIONS 10): verify
+ * The status (docs/api.md#verification-status) of a verification as this row shows it at `now`
+ * (status.ts), without the recipient-wide lockout (docs/api.md#hardening): verify
  * passes `locked` itself when a failure fills that cap. Other events about a
  * verification of a recipient already capped still say `pending` (not
  * looked up on every send).

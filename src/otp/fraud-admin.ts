@@ -1,6 +1,6 @@
 /**
- * Operator use cases of the fraud guard behind the CLI (EXTENSIONS.md section
- * 5): an account's guard settings, `fraud status` and `fraud unblock`. A
+ * Operator use cases of the fraud guard behind the CLI (docs/fraud-guard.md):
+ * an account's guard settings, `fraud status` and `fraud unblock`. A
  * request the operator got wrong throws OperatorError (its message is the
  * line the CLI prints).
  *

@@ -1,5 +1,5 @@
 /**
- * Fraud guard against SMS pumping (EXTENSIONS.md section 5): five rules,
+ * Fraud guard against SMS pumping (docs/api.md#fraud-guard): five rules,
  * decided inside the send's write transaction from counters in the database,
  * so they are exact under concurrency and across processes and survive a
  * restart. Nothing here is counted in memory.

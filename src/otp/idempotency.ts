@@ -1,5 +1,5 @@
 /**
- * Idempotency keys (EXTENSIONS.md section 2). The first request with a key
+ * Idempotency keys (docs/api.md#idempotency-keys). The first request with a key
  * runs; its answer is stored in the transaction that decides it, and a later
  * request with the same key and body gets that answer back without anything
  * running again. The record is a row taken in the operation's own write

@@ -1,5 +1,5 @@
 /**
- * Per-key request limit (DECISIONS.md section 5): at most N admitted requests
+ * Per-key request limit (docs/api.md#limits): at most N admitted requests
  * in any rolling 60 s, across both endpoints. A rejected request is not
  * recorded, so a client that backs off for `retry_after` seconds gets in.
  *

@@ -1,5 +1,5 @@
 /**
- * Delivery receipts (EXTENSIONS.md section 4): a vendor's signed word that a
+ * Delivery receipts (docs/api.md#delivery-receipts): a vendor's signed word that a
  * message reached the handset, or never will. The HTTP layer checks the
  * signature and reads the vendor's status; this records it.
  *
@@ -8,7 +8,7 @@
  * it finds its row even when it outruns the send's own record of `accepted`,
  * and also when otpd stopped before learning the outcome (`unknown`).
  * `delivered` and `undelivered` are final: the first one stays. Its event
- * (`verification.delivered` / `undelivered`, EXTENSIONS.md section 3) is
+ * (`verification.delivered` / `undelivered`, docs/api.md#events) is
  * written in the same transaction.
  */
 import type { Clock } from '../lib/clock.ts'
@@ -73,7 +73,7 @@ export class ReceiptService {
       if (!v || v.testMode !== null) return 'ignored'
       const now = d.clock.now()
       if (!(await r.verifications.recordReceipt(v.seq, receipt.state, receipt.provider, now))) return 'ignored'
-      // A receipt changes no section 1 status; a canceled verification still takes one (the message went out).
+      // A receipt changes no status; a canceled verification still takes one (the message went out).
       const status = decideStatus(v, now, false)
       const extra = { provider: receipt.provider }
       // A receipt that outran the send's own record of `accepted` (which now

@@ -1,8 +1,8 @@
 /**
- * Send: create a verification and deliver its code (spec 4.1, DECISIONS.md
- * sections 1, 6, 7). Denials are returned values; only faults throw.
+ * Send: create a verification and deliver its code (docs/api.md#send-a-code,
+ * #order-of-checks, #test-recipients, #credits). Denials are returned values; only faults throw.
  *
- * The fraud guard (fraud.ts, EXTENSIONS.md section 5) decides in the first
+ * The fraud guard (fraud.ts, docs/api.md#fraud-guard) decides in the first
  * transaction, after the test-recipient short-circuit and before the
  * per-recipient limits; a refusal there writes only its block and its
  * `send.blocked` event.
@@ -48,7 +48,7 @@ export type SendOutcome =
   | { kind: 'recipient_limited'; max: number; period: string; retryAfter: number }
   | { kind: 'no_credits' }
   | { kind: 'delivery_failed' }
-  /** The fraud guard refused it (EXTENSIONS.md section 5): nothing delivered, charged or counted. */
+  /** The fraud guard refused it (docs/api.md#fraud-guard): nothing delivered, charged or counted. */
   | { kind: 'fraud_blocked'; rule: FraudRule; country: string | null; max: number | null; retryAfter: number | null }
 
 const WINDOWS = [
@@ -158,7 +158,7 @@ export class SendService {
         return o
       }
       code = input.code ?? randomDigits((await r.credits.codeLength(key.accountId)) ?? d.defaultCodeLength)
-      // The fraud guard, before the per-recipient limits (EXTENSIONS.md section 5).
+      // The fraud guard, before the per-recipient limits (docs/api.md#fraud-guard).
       const facts = { accountId: key.accountId, channel: input.channel, recipient: normalized, ipHash, now }
       const fraud = await d.guard.check(r, facts)
       verdict = fraud
@@ -174,7 +174,7 @@ export class SendService {
         })
         const blocked: SendOutcome = { kind: 'fraud_blocked', rule, country, max, retryAfter }
         // Its 429s are stored for an Idempotency-Key; the geo rule's 403 is not
-        // (EXTENSIONS.md section 2 names 403 among the answers not stored).
+        // (docs/api.md#idempotency-keys names 403 among the answers not stored).
         return rule === 'geo' ? blocked : decided(blocked)
       }
       const times = await r.verifications.recipientSendTimes(recipientHash, now - LONGEST_WINDOW_MS)
@@ -276,7 +276,7 @@ export class SendService {
  * Settles a send that no provider took (`failed`) or whose outcome is unknown
  * (`unknown`), and refunds its credit, in one transaction (with its
  * `verification.delivery_failed` event when it failed). `unknown` writes no
- * event: no type of section 3 says "may have arrived", and the code's later
+ * event: no event type (docs/api.md#events) says "may have arrived", and the code's later
  * events (approved, expired) still come. Only a send still
  * `sending` is refunded: one already settled (by another process's recovery)
  * is left as it is. True when this call refunded it.
@@ -305,7 +305,7 @@ export function refundUnsettled(
     if (state === 'failed') await r.fraud.dropSend(v.seq)
     await r.credits.post({ accountId: v.accountId, kind: 'refund', amount: 1, verificationId: v.id, at: now })
     if (report && state === 'failed') {
-      // The row as it is now: `failed`, or `canceled` if a cancel came during the delivery (section 1 order).
+      // The row as it is now: `failed`, or `canceled` if a cancel came during the delivery (the status order).
       const after: Verification = (await r.verifications.findById(v.id, v.seq)) ?? { ...report, status: 'failed', delivery: 'failed', deliveryUpdatedAt: now }
       await emit(r, 'verification.delivery_failed', after, now)
     }

@@ -1,5 +1,5 @@
 /**
- * Reading a verification's status (EXTENSIONS.md section 1). Not an attempt:
+ * Reading a verification's status (docs/api.md#verification-status). Not an attempt:
  * nothing of the verification changes. It is an authenticated request, so it
  * counts toward the per-key limit, decided and counted in the same
  * transaction as the read (as send and verify do).

@@ -1,8 +1,7 @@
 /**
- * A verification's status (EXTENSIONS.md section 1), decided in the order the
- * spec gives: `canceled`, `failed`, `approved`, `expired`, `locked` (its own
- * lockout, or the recipient's 24 h failure cap, DECISIONS.md sections 4 and
- * 10), `pending`. The same rules verify applies, so the status a client reads
+ * A verification's status (docs/api.md#verification-status), decided in this order: `canceled`, `failed`, `approved`, `expired`, `locked` (its own
+ * lockout, or the recipient's 24 h failure cap, docs/api.md#lockout and
+ * docs/api.md#hardening), `pending`. The same rules verify applies, so the status a client reads
  * is what verify would answer: `locked` exactly when verify would answer the
  * lockout 429.
  */
@@ -10,13 +9,12 @@ import type { Repos, VerificationStatus } from './ports/index.ts'
 import type { Limits, Verification } from './types.ts'
 import { waitForRoomInLog } from './windows.ts'
 
-/** The window of the per-recipient failure cap (DECISIONS.md section 10). */
+/** The window of the per-recipient failure cap (docs/api.md#hardening). */
 export const FAILURE_WINDOW_MS = 86_400_000
 
 /**
  * Inside a transaction: ms until the recipient's failure cap has room again; 0
- * when it has room now. The cap spares test recipients (DECISIONS.md section
- * 6): every key of the account shares them, and one team's test suite must not
+ * when it has room now. The cap spares test recipients (docs/api.md#test-recipients): every key of the account shares them, and one team's test suite must not
  * lock out another's.
  */
 export async function recipientCapWait(r: Repos, v: Verification, limits: Limits, now: number): Promise<number> {
@@ -41,7 +39,7 @@ export async function statusOf(r: Repos, v: Verification, limits: Limits, now: n
   return (await recipientCapWait(r, v, limits, now)) > 0 ? 'locked' : 'pending'
 }
 
-/** Failed attempts as verify counts them: once a lockout has ended the counter is back to 0 (DECISIONS.md section 4). */
+/** Failed attempts as verify counts them: once a lockout has ended the counter is back to 0 (docs/api.md#verification-states). */
 export function failedAttemptsOf(v: Verification, now: number): number {
   return v.lockedUntil !== null && now >= v.lockedUntil ? 0 : v.failedAttempts
 }

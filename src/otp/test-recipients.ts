@@ -1,4 +1,4 @@
-/** The reserved test recipients (spec section 8, DECISIONS.md section 6). */
+/** The reserved test recipients (docs/api.md#limits, docs/api.md#test-recipients). */
 import type { Channel, TestMode } from './types.ts'
 
 export const TEST_CODE = '123456'

@@ -22,7 +22,7 @@ export type TestMode = 'success' | 'fail' | 'expired'
  * before the provider is called; then `accepted` (a provider took it),
  * `failed` (refunded, out of use), or `unknown` (the process stopped during
  * the delivery: refunded at recovery, the code stays verifiable since it may
- * have arrived), then from a delivery receipt (EXTENSIONS.md section 4) the
+ * have arrived), then from a delivery receipt (docs/api.md#delivery-receipts) the
  * final `delivered` or `undelivered`, which nothing changes again. Null for
  * test recipients.
  */

@@ -1,6 +1,6 @@
 /**
- * Verify: the verification state machine (spec section 3, DECISIONS.md
- * sections 1, 4, 10). Every read and write of one attempt happens in one
+ * Verify: the verification state machine (docs/api.md#verify-a-code,
+ * #order-of-checks, #verification-states, #hardening). Every read and write of one attempt happens in one
  * transaction, so concurrent attempts on one code see each other; the per-key
  * limit is decided and counted in the same transaction.
  */
@@ -79,11 +79,11 @@ export class VerifyService {
     const lockedUntil = attempts >= d.limits.maxFailedAttempts ? now + d.limits.lockoutSeconds * 1000 : null
     await r.verifications.setAttempts(v.seq, attempts, lockedUntil)
     // Failures per recipient hash (keyed by account), across verifications: the 24 h cap,
-    // which spares test recipients (DECISIONS.md section 6).
+    // which spares test recipients (docs/api.md#test-recipients).
     if (v.testMode === null) await r.failures.record(v.recipientHash, now)
     const after = { ...v, failedAttempts: attempts, lockedUntil }
     // This failure may fill the recipient's cap: a lockout that starts now too,
-    // and the section 1 status the events report is then `locked`.
+    // and the status the events report is then `locked`.
     const capNow = await recipientCapWait(r, v, d.limits, now)
     const status = lockedUntil !== null || capNow > 0 ? 'locked' : 'pending'
     await emit(r, 'verification.attempt_failed', after, now, { failed_attempts: attempts }, status)

@@ -1,6 +1,6 @@
 /**
  * Webhook endpoints and the event log as the operator sees them (`otpd
- * webhooks ...`, `otpd events ...`, EXTENSIONS.md section 3). A request the
+ * webhooks ...`, `otpd events ...`, docs/api.md#events). A request the
  * operator got wrong throws OperatorError, whose message the CLI prints.
  *
  * A secret is shown once, when it is made; the database keeps it sealed

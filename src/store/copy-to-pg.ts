@@ -45,7 +45,7 @@ export const COPIED_TABLES = [
   'key_hits',
   'recipient_failures',
   'settings',
-  // Issue 23 (webhooks and the event outbox, Idempotency-Key records) and the fraud guard: copied whole (the sweep prunes them as on SQLite).
+  // Webhooks and the event outbox, Idempotency-Key records and the fraud guard: copied whole (the sweep prunes them as on SQLite).
   'webhook_endpoints',
   'events',
   'event_deliveries',

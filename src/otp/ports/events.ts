@@ -4,7 +4,7 @@
  */
 import type { Verification } from '../types.ts'
 
-/** The event types of EXTENSIONS.md section 3. */
+/** The event types of docs/api.md#events. */
 export type EventType =
   | 'verification.sent'
   | 'verification.delivered'
@@ -17,7 +17,7 @@ export type EventType =
   | 'verification.canceled'
   | 'send.blocked'
 
-/** A verification's status as EXTENSIONS.md section 1 decides it. */
+/** A verification's status as docs/api.md#verification-status decides it. */
 export type VerificationStatus = 'pending' | 'approved' | 'expired' | 'locked' | 'canceled' | 'failed'
 
 /** One event, written in the transaction of the change it reports. */
@@ -28,13 +28,13 @@ export interface NewEvent {
   at: number
   /** The verification after the change; null for `send.blocked`. */
   verification: Verification | null
-  /** The section 1 status after the change; null for `send.blocked`. */
+  /** The status (docs/api.md#verification-status) after the change; null for `send.blocked`. */
   status: VerificationStatus | null
   /** The type's extra `data` fields (`provider`, `failed_attempts`, `retry_after`, `rule`, `country`, `prefix`). */
   extra: Record<string, string | number | null>
 }
 
-/** The outbox of outgoing webhook events (EXTENSIONS.md section 3). */
+/** The outbox of outgoing webhook events (docs/api.md#events). */
 export interface EventOutbox {
   /**
    * Writes the event (its id, `sequence` and body decided here, in the

@@ -3,7 +3,7 @@
  */
 
 /**
- * A response stored for an Idempotency-Key (EXTENSIONS.md section 2): the
+ * A response stored for an Idempotency-Key (docs/api.md#idempotency-keys): the
  * status and the exact body text the first request answered. The domain
  * stores and returns it without reading it; the HTTP layer makes and replays it.
  */

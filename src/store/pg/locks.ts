@@ -20,7 +20,7 @@
  * statements after it run once the server has granted it, so it holds for
  * them exactly as if it had been awaited, without a round trip of its own.
  *
- * Issue 23's rules fit that order: an Idempotency-Key's record is decided
+ * The lifecycle rules (idempotency, events) fit that order: an Idempotency-Key's record is decided
  * under the key's row lock (its scope names the key); an event's `sequence`
  * under its verification's row lock; the expiry scan under an advisory lock
  * of its own (store/pg/event-store.ts), which no request takes.

@@ -152,7 +152,7 @@ export const settings = pgTable('settings', {
 })
 
 /**
- * See store/sqlite/schema.ts `webhookEndpoints` (EXTENSIONS.md section 3):
+ * See store/sqlite/schema.ts `webhookEndpoints` (docs/api.md#events):
  * secrets sealed, `events` null or `,type,type,`.
  */
 export const webhookEndpoints = pgTable('webhook_endpoints', {
@@ -214,7 +214,7 @@ export const eventDeliveries = pgTable(
   ],
 )
 
-/** See store/sqlite/schema.ts `idempotencyKeys` (EXTENSIONS.md section 2). */
+/** See store/sqlite/schema.ts `idempotencyKeys` (docs/api.md#idempotency-keys). */
 export const idempotencyKeys = pgTable(
   'idempotency_keys',
   {
@@ -237,7 +237,7 @@ export const idempotencyKeys = pgTable(
 )
 
 /**
- * The fraud guard (EXTENSIONS.md section 5): see store/sqlite/schema.ts
+ * The fraud guard (docs/api.md#fraud-guard): see store/sqlite/schema.ts
  * `fraudSends`, `fraudMinutes`, `fraudCountries` and `fraudBlocks`. Its rules
  * are decided under advisory locks of their subjects (store/pg/fraud-store.ts).
  */

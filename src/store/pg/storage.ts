@@ -29,8 +29,8 @@
  * then stays consistent: a send's first transaction stays `sending` with its
  * debit, and recovery (otp/recovery.ts) settles it `unknown` and refunds it;
  * a verify's attempt either counted or not, and the client, answered 500,
- * tries again and sees the stored state. README "Running several nodes" and
- * BENCHMARKS.md say what this window and the pipelining cost and save.
+ * tries again and sees the stored state. docs/multi-node.md and
+ * docs/benchmarks.md say what this window and the pipelining cost and save.
  *
  * The pool opens a new connection for the next request, so the node
  * recovers by itself when the database comes back.

@@ -19,7 +19,7 @@ export const accounts = sqliteTable('accounts', {
   allowedCountries: text('allowed_countries'),
   /** Fraud guard rule 5: at most this many send debits in a rolling 24 h; null = no cap. */
   dailyCreditLimit: integer('daily_credit_limit'),
-  /** Whether the five test recipients short-circuit (DECISIONS.md section 6); off for production accounts. */
+  /** Whether the five test recipients short-circuit (docs/api.md#test-recipients); off for production accounts. */
   testRecipients: integer('test_recipients', { mode: 'boolean' }).notNull().default(true),
 })
 
@@ -144,7 +144,7 @@ export const keyHits = sqliteTable(
 )
 
 /**
- * One row per failed verify attempt, per recipient (DECISIONS.md section 10).
+ * One row per failed verify attempt, per recipient (docs/api.md#hardening).
  * The recipient hash is keyed by account too, so it alone is the subject.
  */
 export const recipientFailures = sqliteTable(
@@ -168,7 +168,7 @@ export const settings = sqliteTable('settings', {
 })
 
 /**
- * Outgoing webhook endpoints (EXTENSIONS.md section 3). `events` is null (every
+ * Outgoing webhook endpoints (docs/api.md#events). `events` is null (every
  * type) or a list written `,type,type,` so one `instr` matches a type. Secrets
  * are AES-256-GCM ciphertexts (lib/secret-box.ts) under a key derived from the
  * server secret: the database alone does not give them away. `prev_secret`
@@ -260,7 +260,7 @@ export const eventDeliveries = sqliteTable(
 )
 
 /**
- * Idempotency-Key records (EXTENSIONS.md section 2, otp/idempotency.ts): one
+ * Idempotency-Key records (docs/api.md#idempotency-keys, otp/idempotency.ts): one
  * per API key, method, path and key, taken in the operation's write
  * transaction, so concurrent requests and other processes see it. The body is
  * kept as a keyed hash only; the stored response (`status`, `body`, the exact
@@ -292,7 +292,7 @@ export const idempotencyKeys = sqliteTable(
 )
 
 /**
- * Fraud guard (EXTENSIONS.md section 5): one row per accepted sms/voice send
+ * Fraud guard (docs/api.md#fraud-guard): one row per accepted sms/voice send
  * to a real recipient, the subject of rules 2-4. `counted` is 0 for a send
  * that monitor mode let through although a rule would have refused it: it
  * counts toward no rule, so monitor decides exactly as enforce would.

@@ -1,8 +1,8 @@
 /**
- * Retention sweep (DECISIONS.md section 8): verifications go `retention_days`
+ * Retention sweep (docs/api.md#retention): verifications go `retention_days`
  * after they expire; window rows go once they are older than their window;
  * Idempotency-Key records `idempotency.retention_hours` after their first
- * request (EXTENSIONS.md section 2).
+ * request (docs/api.md#idempotency-keys).
  *
  * Under load the window tables gain a row per request, so a minute's sweep
  * can have hundreds of thousands of rows to delete. `maxRows` bounds each

@@ -1,4 +1,4 @@
--- The event outbox (EXTENSIONS.md section 3): webhook endpoints (secrets sealed), events, and one delivery row per (event, endpoint).
+-- The event outbox (docs/api.md#events): webhook endpoints (secrets sealed), events, and one delivery row per (event, endpoint).
 CREATE TABLE `event_deliveries` (
 	`event_seq` integer NOT NULL,
 	`endpoint_id` integer NOT NULL,

@@ -1,4 +1,4 @@
--- Fraud guard (EXTENSIONS.md section 5): account settings, sends counted by rules 2-4 and their counts per minute, proven countries, rule 4 blocks.
+-- Fraud guard (docs/api.md#fraud-guard): account settings, sends counted by rules 2-4 and their counts per minute, proven countries, rule 4 blocks.
 CREATE TABLE `fraud_blocks` (
 	`account_id` integer NOT NULL,
 	`kind` text NOT NULL,
