@@ -44,19 +44,21 @@ describe('add', () => {
     await storage().write(async (r) => {
       await r.events.add(event('verification.attempt_failed', v, T0 + 1))
       await r.events.add(event('verification.sent', w, T0 + 1))
-      await r.events.add(event('verification.approved', v, T0 + 2))
+      await r.events.add(event('verification.attempt_failed', v, T0 + 2))
     })
+    await storage().write((r) => r.events.add(event('verification.approved', v, T0 + 3)))
     const rows = await stored()
     expect(rows.map((e) => [e.type, e.sequence])).toEqual([
       ['verification.sent', 1],
       ['verification.attempt_failed', 2],
       ['verification.sent', 1],
-      ['verification.approved', 3],
+      ['verification.attempt_failed', 3],
+      ['verification.approved', 4],
     ])
     expect(rows[0]!.body).toMatchObject({ type: 'verification.sent', account: 'default', data: { verification_id: v.id, sequence: 1, status: 'pending' } })
     expect(rows[0]!.body.occurred_at).toBe(new Date(T0).toISOString())
     const ids = rows.map((e) => e.body.id)
-    expect(new Set(ids).size).toBe(4)
+    expect(new Set(ids).size).toBe(5)
   })
 
   test('an event of no verification (send.blocked) has sequence 0', async () => {
