@@ -10,6 +10,7 @@ const engine = useEngine()
 const storage = () => engine().storage
 
 test('accounts: inserted with no code length and no balance, found by name, listed by id', async () => {
+  const zeta = await storage().write((r) => r.admin.insertAccount('zeta', T0))
   const acme = await storage().write((r) => r.admin.insertAccount('acme', T0))
   expect(acme).toEqual({ id: acme.id, name: 'acme', codeLength: null, balance: 0, createdAt: T0 })
   expect(await storage().read((r) => r.admin.findAccount('acme'))).toEqual(acme)
@@ -18,6 +19,7 @@ test('accounts: inserted with no code length and no balance, found by name, list
   const all = await storage().read((r) => r.admin.listAccounts())
   expect(all.map((a) => [a.id, a.name, a.codeLength])).toEqual([
     [DEFAULT_ACCOUNT, 'default', null],
+    [zeta.id, 'zeta', null],
     [acme.id, 'acme', 7],
   ])
 })
