@@ -5,7 +5,7 @@
  * nodes, with operator credit grants from the CLI now and then. Again and
  * again one node, picked at random, is killed with SIGKILL (sometimes during
  * its start-up) while the others go on; after every kill the database is
- * checked against everything the clients were told (scripts/lib/pg-invariants.ts),
+ * checked against everything the clients were told (scripts/kit/ledger.ts),
  * and the node is started again. At the end, once recovery has had its turn,
  * no send may be left unsettled.
  *
@@ -14,7 +14,7 @@
  */
 import { cliAsync, cliJson, numberArg, prng, report, seedFromArgs, sleep, spawnServer, unthrottledNoop, type ServerProc } from './lib/otpd.ts'
 import { sharedCluster } from './lib/pg-cluster.ts'
-import { pgLedgerViolations } from './lib/pg-invariants.ts'
+import { ledgerViolations } from './kit/ledger.ts'
 import { startLoad } from './lib/pg-load.ts'
 import { pgEnv, startNodes, stopNodes } from './lib/pg-nodes.ts'
 
@@ -60,7 +60,7 @@ for (let k = 0; k < KILLS; k++) {
   nodes[victim]!.proc.kill('SIGKILL')
   await nodes[victim]!.proc.exited
   // Answers already received are acknowledged: check them while the others go on.
-  const v = await pgLedgerViolations(url, load.ack)
+  const v = await ledgerViolations(url, load.ack)
   checks++
   violations.push(...v.map((x) => `after kill ${k + 1}: ${x}`))
   const { proc, listening } = spawnServer(env)
@@ -82,7 +82,7 @@ await load.stop()
 await Promise.all(pending)
 // Recovery (every 5 s, for sends older than the 1 s delivery budget + 2 s) settles what the killed nodes left.
 await sleep(9_000)
-const last = await pgLedgerViolations(url, load.ack, { settledAfterMs: 9_000 })
+const last = await ledgerViolations(url, load.ack, { settledAfterMs: 9_000 })
 checks++
 violations.push(...last.map((x) => `final: ${x}`))
 const odd = load.answers.filter(

@@ -3,7 +3,7 @@
  * send/verify load from several concurrent clients, kills it with SIGKILL at
  * random moments (some during start-up), and after every kill checks the
  * database file: integrity, the ledger, and every outcome a client was told
- * (scripts/lib/invariants.ts). Then restarts and goes on. Operator credit
+ * (scripts/kit/ledger.ts). Then restarts and goes on. Operator credit
  * grants from the CLI run now and then during the load.
  *
  * Usage: bun scripts/crash.ts [--kills=200] [--clients=8] [--seed=N]
@@ -11,7 +11,7 @@
  * `noop` provider, limits raised so the load is not throttled; lockouts last
  * an hour so every acknowledged lockout must still hold during the run.
  */
-import { checkDatabase, emptyAcknowledged } from './lib/invariants.ts'
+import { checkLedger, emptyAcknowledged } from './kit/ledger.ts'
 import { cliAsync, cliJson, makeEnv, numberArg, post, prng, report, seedFromArgs, sleep, spawnServer, unthrottledNoop } from './lib/otpd.ts'
 
 const KILLS = numberArg('kills', 200)
@@ -152,7 +152,7 @@ for (let k = 0; k < KILLS; k++) {
   await proc.exited
   url = null
   // Answers already received are acknowledged; the server is dead, so no more can arrive for this run.
-  const r = checkDatabase(env.dbPath, ack, Date.now())
+  const r = await checkLedger(env.dbPath, ack)
   checks += r.checks
   for (const v of r.violations) violations.push(`after kill ${k + 1}: ${v}`)
   if (violations.length > 20) break
@@ -162,7 +162,7 @@ for (let k = 0; k < KILLS; k++) {
 running = false
 await Promise.all([...clients, ...pendingCli])
 // The CLI grants that finished after the last kill are checked once more.
-const last = checkDatabase(env.dbPath, ack, Date.now())
+const last = await checkLedger(env.dbPath, ack)
 checks += last.checks
 violations.push(...last.violations.map((v) => `final: ${v}`))
 env.close()

@@ -7,7 +7,7 @@
  *
  * Usage: bun scripts/shutdown.ts [--rounds=20] [--clients=16] [--seed=N]
  */
-import { emptyAcknowledged } from './lib/invariants.ts'
+import { emptyAcknowledged } from './kit/ledger.ts'
 import { cliJson, makeEnv, numberArg, prng, report, seedFromArgs, unthrottledNoop } from './lib/otpd.ts'
 import { shutdownRound } from './lib/shutdown-round.ts'
 

@@ -24,7 +24,7 @@ import {
   verify,
   waitFor,
 } from './fault/harness.ts'
-import { inForceUnacknowledged, ledgerViolations, verificationRows } from './fault/ledger.ts'
+import { inForceUnacknowledged, ledgerRows, ledgerViolations, sends } from '../scripts/kit/ledger.ts'
 import { sqliteOnly } from './harness.ts'
 
 cleanUpAfterAll()
@@ -142,9 +142,9 @@ sqliteOnly('6. a full disk', () => {
     expect((await verify(s.url, key, ok.json.verification_id, '000000')).json.message).toBe('Invalid code')
 
     // A send whose accepted mark failed is refunded by recovery, without a restart.
-    await waitFor(() => verificationRows(env.dbPath).every((r) => r.delivery !== 'sending'), TIMEOUT_MS + 2000 + 8000)
-    expect(inForceUnacknowledged(env.dbPath, acked)).toEqual([])
-    expect(ledgerViolations(env.dbPath, { acknowledged: acked, settledAfterMs: TIMEOUT_MS + 2000 })).toEqual([])
+    await waitFor(async () => (await ledgerRows(env.dbPath)).every((r) => r.delivery !== 'sending'), TIMEOUT_MS + 2000 + 8000)
+    expect(await inForceUnacknowledged(env.dbPath, acked)).toEqual([])
+    expect(await ledgerViolations(env.dbPath, sends(acked), { settledAfterMs: TIMEOUT_MS + 2000 })).toEqual([])
     expect(await stop(s)).toBe(0)
   })
 })

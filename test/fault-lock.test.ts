@@ -20,7 +20,7 @@ import {
   verify,
   webhookProvider,
 } from './fault/harness.ts'
-import { inForceUnacknowledged, ledgerViolations } from './fault/ledger.ts'
+import { inForceUnacknowledged, ledgerViolations, sends } from '../scripts/kit/ledger.ts'
 import { sqliteOnly } from './harness.ts'
 
 cleanUpAfterAll()
@@ -87,8 +87,8 @@ sqliteOnly('7. another process holds the write lock for 10 s', () => {
     expect(after.status).toBe(200)
     acked.add(after.json.verification_id)
     expect((await verify(s.url, key, after.json.verification_id, gw.codeOf(after.json.verification_id)!)).json.message).toBe('Code verified successfully')
-    expect(inForceUnacknowledged(env.dbPath, acked)).toEqual([])
-    expect(ledgerViolations(env.dbPath, { acknowledged: [before.json.verification_id, inTime.json.verification_id] })).toEqual([])
+    expect(await inForceUnacknowledged(env.dbPath, acked)).toEqual([])
+    expect(await ledgerViolations(env.dbPath, sends([before.json.verification_id, inTime.json.verification_id]))).toEqual([])
     expect(await stop(s)).toBe(0)
   })
 })

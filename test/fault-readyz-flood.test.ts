@@ -5,7 +5,7 @@
 import { expect, setDefaultTimeout, test } from 'bun:test'
 import { statSync } from 'node:fs'
 import { call, cleanUpAfterAll, faultConfig, makeFaultEnv, provision, send, serve, stop } from './fault/harness.ts'
-import { ledgerViolations } from './fault/ledger.ts'
+import { ledgerViolations, sends } from '../scripts/kit/ledger.ts'
 import { sqliteOnly } from './harness.ts'
 
 cleanUpAfterAll()
@@ -49,7 +49,7 @@ sqliteOnly('8. a /readyz flood', () => {
     expect(walMax).toBeLessThan(64 << 20)
     const pageSize = 4096
     expect(size(env.dbPath) - dbBefore).toBeLessThanOrEqual(4 * pageSize)
-    expect(ledgerViolations(env.dbPath, { acknowledged: [ok.json.verification_id] })).toEqual([])
+    expect(await ledgerViolations(env.dbPath, sends([ok.json.verification_id]))).toEqual([])
     expect(await stop(s)).toBe(0)
   })
 })

@@ -6,7 +6,7 @@
  */
 import { expect, setDefaultTimeout, test } from 'bun:test'
 import { cleanUpAfterAll, faultConfig, makeFaultEnv, provision, send, serve, startGateway, stop, verify, waitFor, webhookProvider } from './fault/harness.ts'
-import { ledgerViolations, rowOf } from './fault/ledger.ts'
+import { ledgerViolations, rowOf, sends } from '../scripts/kit/ledger.ts'
 import { sqliteOnly } from './harness.ts'
 
 cleanUpAfterAll()
@@ -31,8 +31,8 @@ sqliteOnly('4. SIGTERM during an 8 s delivery', () => {
     expect(id).toBe(gw.delivered[0]!.verificationId)
     const code = await Promise.race([s.proc.exited, Bun.sleep(8000).then(() => null)])
     expect(code).toBe(0)
-    expect(rowOf(env.dbPath, id)).toMatchObject({ delivery: 'accepted', debits: 1, refunds: 0 })
-    expect(ledgerViolations(env.dbPath, { acknowledged: [id] })).toEqual([])
+    expect(await rowOf(env.dbPath, id)).toMatchObject({ delivery: 'accepted', debits: 1, refunds: 0 })
+    expect(await ledgerViolations(env.dbPath, sends([id]))).toEqual([])
   })
 })
 
@@ -53,17 +53,17 @@ sqliteOnly('5. kill -9 during delivery', () => {
     s.proc.kill('SIGKILL')
     expect((await pending).status).toBe(-1)
     await s.proc.exited
-    expect(rowOf(env.dbPath, id)).toMatchObject({ delivery: 'sending', debits: 1, refunds: 0 })
+    expect(await rowOf(env.dbPath, id)).toMatchObject({ delivery: 'sending', debits: 1, refunds: 0 })
 
     gw.respond = () => new Response(null, { status: 204 })
     const again = await serve(env)
-    const refunded = await waitFor(() => rowOf(env.dbPath, id)?.refunds === 1, TIMEOUT_MS + 2000 + 8000)
-    expect(rowOf(env.dbPath, id)).toMatchObject({ delivery: 'unknown', debits: 1, refunds: 1 })
+    const refunded = await waitFor(async () => (await rowOf(env.dbPath, id))?.refunds === 1, TIMEOUT_MS + 2000 + 8000)
+    expect(await rowOf(env.dbPath, id)).toMatchObject({ delivery: 'unknown', debits: 1, refunds: 1 })
     expect(refunded).toBe(true)
     const verified = await verify(again.url, key, id, code)
     expect(verified.status).toBe(200)
     expect(verified.json.message).toBe('Code verified successfully')
-    expect(ledgerViolations(env.dbPath, { acknowledged: [kept.json.verification_id], settledAfterMs: TIMEOUT_MS + 2000 })).toEqual([])
+    expect(await ledgerViolations(env.dbPath, sends([kept.json.verification_id]), { settledAfterMs: TIMEOUT_MS + 2000 })).toEqual([])
     expect(await stop(again)).toBe(0)
   })
 })

@@ -3,7 +3,7 @@
  * (test/fault/shim.c): a flush (fdatasync) that fails is fatal, as in
  * PostgreSQL; a write (pwrite) that fails fails only its requests; a refund
  * that cannot be written is made by recovery later. The database is checked
- * afterwards (test/fault/ledger.ts).
+ * afterwards (scripts/kit/ledger.ts).
  */
 import { expect, setDefaultTimeout, test } from 'bun:test'
 import {
@@ -22,7 +22,7 @@ import {
   waitFor,
   webhookProvider,
 } from './fault/harness.ts'
-import { inForceUnacknowledged, ledgerViolations, rowOf, verificationRows } from './fault/ledger.ts'
+import { inForceUnacknowledged, ledgerRows, ledgerViolations, rowOf, sends } from '../scripts/kit/ledger.ts'
 import { sqliteOnly } from './harness.ts'
 
 cleanUpAfterAll()
@@ -62,11 +62,11 @@ sqliteOnly('1. the WAL flush fails', () => {
     for (const a of answers) expect(a.status === -1 || (a.status === 500 && SEND_500.includes(a.json.error))).toBe(true)
 
     const again = await serve(env)
-    const settled = await waitFor(() => verificationRows(env.dbPath).every((r) => r.delivery !== 'sending'), STALE_MS + 8000)
-    expect(ledgerViolations(env.dbPath, { acknowledged: acked, settledAfterMs: STALE_MS })).toEqual([])
+    const settled = await waitFor(async () => (await ledgerRows(env.dbPath)).every((r) => r.delivery !== 'sending'), STALE_MS + 8000)
+    expect(await ledgerViolations(env.dbPath, sends(acked), { settledAfterMs: STALE_MS })).toEqual([])
     expect(settled).toBe(true)
     // What was acknowledged before the fault still holds, delivered and charged; its code verifies.
-    expect([...acked].map((id) => rowOf(env.dbPath, id)?.delivery)).toEqual([...acked].map(() => 'accepted'))
+    expect(await Promise.all([...acked].map(async (id) => (await rowOf(env.dbPath, id))?.delivery))).toEqual([...acked].map(() => 'accepted'))
     const first = [...acked][0]!
     expect((await verify(again.url, key, first, gw.codeOf(first)!)).json.message).toBe('Code verified successfully')
     expect((await send(again.url, key)).status).toBe(200)
@@ -104,7 +104,7 @@ sqliteOnly('2. a commit fails for a moment', () => {
       expect(verifyDuringFault.json.error).toBe('Internal server error')
       // The sends were never recorded, so nothing was delivered and nothing is in force.
       expect(gw.delivered.length).toBe(delivered)
-      expect(inForceUnacknowledged(env.dbPath, acked)).toEqual([])
+      expect(await inForceUnacknowledged(env.dbPath, acked)).toEqual([])
       expect(s.proc.exitCode).toBeNull()
 
       // Works again, no restart: the code the failed verify did not use verifies now.
@@ -113,7 +113,7 @@ sqliteOnly('2. a commit fails for a moment', () => {
       acked.add(after.json.verification_id)
       expect((await verify(s.url, key, before.json.verification_id, beforeCode)).json.message).toBe('Code verified successfully')
       expect((await verify(s.url, key, after.json.verification_id, gw.codeOf(after.json.verification_id)!)).json.message).toBe('Code verified successfully')
-      expect(ledgerViolations(env.dbPath, { acknowledged: [after.json.verification_id] })).toEqual([])
+      expect(await ledgerViolations(env.dbPath, sends([after.json.verification_id]))).toEqual([])
       expect(await stop(s)).toBe(0)
     },
   )
@@ -138,20 +138,20 @@ sqliteOnly('3. the refund fails', () => {
     await Bun.sleep(400)
     expect(env.hits()).toBeGreaterThan(0)
     const id = gw.delivered[0]!.verificationId
-    const row = rowOf(env.dbPath, id)
+    const row = await rowOf(env.dbPath, id)
     expect(row?.debits).toBe(1)
 
-    const refunded = await waitFor(() => rowOf(env.dbPath, id)?.refunds === 1, STALE_MS + 8000)
-    expect(rowOf(env.dbPath, id)).toMatchObject({ debits: 1, refunds: 1 })
-    expect(['unknown', 'failed']).toContain(rowOf(env.dbPath, id)!.delivery ?? 'NULL')
+    const refunded = await waitFor(async () => (await rowOf(env.dbPath, id))?.refunds === 1, STALE_MS + 8000)
+    expect(await rowOf(env.dbPath, id)).toMatchObject({ debits: 1, refunds: 1 })
+    expect(['unknown', 'failed']).toContain((await rowOf(env.dbPath, id))!.delivery ?? 'NULL')
     expect(refunded).toBe(true)
     expect(s.proc.exitCode).toBeNull()
     gw.respond = () => new Response(null, { status: 204 })
     const ok = await send(s.url, key)
     expect(ok.status).toBe(200)
     // The answer does not wait for the `accepted` record (src/otp/send.ts): it follows.
-    expect(await waitFor(() => rowOf(env.dbPath, ok.json.verification_id)?.delivery === 'accepted', 5000)).toBe(true)
-    expect(ledgerViolations(env.dbPath, { acknowledged: [ok.json.verification_id], settledAfterMs: STALE_MS })).toEqual([])
+    expect(await waitFor(async () => (await rowOf(env.dbPath, ok.json.verification_id))?.delivery === 'accepted', 5000)).toBe(true)
+    expect(await ledgerViolations(env.dbPath, sends([ok.json.verification_id]), { settledAfterMs: STALE_MS })).toEqual([])
     expect(await stop(s)).toBe(0)
   })
 })

@@ -16,7 +16,7 @@ import { copyToPostgres } from '../src/store/copy-to-pg.ts'
 import { applyMigrations } from '../src/store/pg/migrate.ts'
 import { join } from 'node:path'
 import { cli, makeEnv, post, runFromSource, startServer, type OtpdEnv, type ServerProc } from '../scripts/lib/otpd.ts'
-import { pgLedgerViolations, pgSnapshot } from '../scripts/lib/pg-invariants.ts'
+import { ledgerViolations, pgSnapshot } from '../scripts/kit/ledger.ts'
 import { pgEnv, stopNodes } from '../scripts/lib/pg-nodes.ts'
 import { freshDatabase } from './pg/cluster.ts'
 import { startLoad } from '../scripts/lib/pg-load.ts'
@@ -149,7 +149,7 @@ describe.skipIf(!ON_PG)('otpd db copy', () => {
     expect(before).toBe(liteBalances.find((b) => b.name === 'acme')!.balance)
     expect((await post(pgServer.url, '/api/v1/send', k2.key, { channel: 'sms', recipient: '+14155550133' })).status).toBe(200)
     expect(json(pg, 'credits', 'balance', '--account', 'acme').balance).toBe(before - 1)
-    expect(await pgLedgerViolations(url, { sends: new Map([...loads[0]!.ack.sends, ...loads[1]!.ack.sends]) })).toEqual([])
+    expect(await ledgerViolations(url, { sends: new Map([...loads[0]!.ack.sends, ...loads[1]!.ack.sends]) })).toEqual([])
   })
 
   test('a copy that does not match its source is rolled back: the target stays empty', async () => {

@@ -12,7 +12,7 @@
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { cliAsync, cliJson, post, runFromSource, spawnServer, unthrottledNoop, type OtpdEnv, type ServerProc } from '../scripts/lib/otpd.ts'
-import { pgInForceUnacknowledged, pgLedgerViolations } from '../scripts/lib/pg-invariants.ts'
+import { inForceUnacknowledged, ledgerViolations } from '../scripts/kit/ledger.ts'
 import { pgEnv, startNodes, stopNodes } from '../scripts/lib/pg-nodes.ts'
 import { freshDatabase, startCluster, type PgCluster } from './pg/cluster.ts'
 import { startLoad } from '../scripts/lib/pg-load.ts'
@@ -102,8 +102,8 @@ describe.skipIf(!ON_PG)('PostgreSQL faults', () => {
 
       // After recovery has had its turn: every 200 holds, no 500 left a charge in force, the ledger balances.
       await Bun.sleep(SETTLE_MS)
-      expect(await pgLedgerViolations(url, load.ack, { settledAfterMs: SETTLE_MS })).toEqual([])
-      expect((await pgInForceUnacknowledged(url, load.ack.sends.keys())).map((r) => `${r.id} ${r.delivery}`)).toEqual([])
+      expect(await ledgerViolations(url, load.ack, { settledAfterMs: SETTLE_MS })).toEqual([])
+      expect((await inForceUnacknowledged(url, load.ack.sends.keys())).map((r) => `${r.id} ${r.delivery}`)).toEqual([])
     })
   }
 
@@ -149,7 +149,7 @@ describe.skipIf(!ON_PG)('PostgreSQL faults', () => {
     // Only the killed nodes' cut requests failed, and only as cut connections.
     expect(load.answers.filter((a) => a.status !== 200 && a.status !== 'network' && !lockout(a)).map((a) => `${a.what} ${a.status}`)).toEqual([])
     await Bun.sleep(SETTLE_MS)
-    expect(await pgLedgerViolations(url, load.ack, { settledAfterMs: SETTLE_MS })).toEqual([])
+    expect(await ledgerViolations(url, load.ack, { settledAfterMs: SETTLE_MS })).toEqual([])
     expect(load.ack.sends.size).toBeGreaterThan(100)
     expect(load.ack.verified.size).toBeGreaterThan(10)
     expect(load.ack.invalid.size).toBeGreaterThan(5)
@@ -174,6 +174,6 @@ describe.skipIf(!ON_PG)('PostgreSQL faults', () => {
       ...Array.from({ length: 50 }, () => readyz(node.url).then((status) => ({ status }))),
     ])
     expect(mixed.map((m) => m.status)).toEqual(Array(100).fill(200))
-    expect(await pgLedgerViolations(url)).toEqual([])
+    expect(await ledgerViolations(url)).toEqual([])
   })
 })

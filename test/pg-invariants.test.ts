@@ -1,13 +1,12 @@
 /**
- * The PostgreSQL ledger checks (scripts/lib/pg-invariants.ts) that the fault
+ * The ledger checks (scripts/kit/ledger.ts) on PostgreSQL, which the fault
  * tests and scripts/crash-pg.ts rely on: silent on a sound database, and each
  * kind of damage named. Runs when OTPD_TEST_DATABASE=postgres.
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { SQL } from 'bun'
 import { cliJson, post, runFromSource, unthrottledNoop, type ServerProc } from '../scripts/lib/otpd.ts'
-import { emptyAcknowledged } from '../scripts/lib/invariants.ts'
-import { pgInForceUnacknowledged, pgLedgerViolations } from '../scripts/lib/pg-invariants.ts'
+import { emptyAcknowledged, inForceUnacknowledged, ledgerViolations } from '../scripts/kit/ledger.ts'
 import { pgEnv, startNodes, stopNodes } from '../scripts/lib/pg-nodes.ts'
 import { freshDatabase } from './pg/cluster.ts'
 
@@ -34,25 +33,25 @@ describe.skipIf(!ON_PG)('PostgreSQL ledger checks', () => {
     const [first] = ack.sends.keys()
     expect((await post(nodes[0]!.url, '/api/v1/verify', key, { verification_id: first, code: '1234' })).json.verified).toBe(true)
     ack.verified.add(first!)
-    expect(await pgLedgerViolations(url, ack, { settledAfterMs: 60_000 })).toEqual([])
-    expect(await pgInForceUnacknowledged(url, ack.sends.keys())).toEqual([])
+    expect(await ledgerViolations(url, ack, { settledAfterMs: 60_000 })).toEqual([])
+    expect(await inForceUnacknowledged(url, ack.sends.keys())).toEqual([])
 
     // Told but not there.
     const ghost = crypto.randomUUID()
-    expect(await pgLedgerViolations(url, { ...ack, sends: new Map([...ack.sends, [ghost, 0]]) })).toEqual([`acknowledged send ${ghost}: not in the database`])
-    expect(await pgLedgerViolations(url, { ...ack, granted: 11 })).toEqual(['acknowledged grants 11 > grants in the ledger 10'])
+    expect(await ledgerViolations(url, { ...ack, sends: new Map([...ack.sends, [ghost, 0]]) })).toEqual([`acknowledged send ${ghost}: not in the database`])
+    expect(await ledgerViolations(url, { ...ack, granted: 11 })).toEqual(['acknowledged grants 11 > grants in the ledger 10'])
     // Charged, in force, never acknowledged: what a 500 must not leave.
-    expect((await pgInForceUnacknowledged(url, [...ack.sends.keys()].slice(1))).map((r) => r.id)).toEqual([first!])
+    expect((await inForceUnacknowledged(url, [...ack.sends.keys()].slice(1))).map((r) => r.id)).toEqual([first!])
 
     const sql = new SQL(url)
     try {
       await sql.unsafe('UPDATE accounts SET balance = balance + 1')
-      expect(await pgLedgerViolations(url, ack)).toEqual(['account default: grants 10 - debits 3 + refunds 0 != balance 8'])
+      expect(await ledgerViolations(url, ack)).toEqual(['account default: grants 10 - debits 3 + refunds 0 != balance 8'])
       await sql.unsafe('UPDATE accounts SET balance = balance - 1')
       await sql.unsafe('UPDATE verifications SET used_at = NULL WHERE id = $1', [first])
-      expect(await pgLedgerViolations(url, ack)).toEqual([`acknowledged verify ${first}: not used`])
+      expect(await ledgerViolations(url, ack)).toEqual([`acknowledged verify ${first}: not used`])
       await sql.unsafe(`UPDATE verifications SET delivery = 'failed' WHERE id = $1`, [first])
-      const v = await pgLedgerViolations(url, ack)
+      const v = await ledgerViolations(url, ack)
       expect(v.some((x) => x.startsWith(`verification ${first} (charged true, delivery failed`))).toBe(true)
       expect(v.some((x) => x.startsWith(`acknowledged send ${first}: charged true, status active, delivery failed`))).toBe(true)
     } finally {

@@ -6,7 +6,7 @@
  * debits = answered sends).
  */
 import { afterAll, expect, test } from 'bun:test'
-import { emptyAcknowledged } from '../scripts/lib/invariants.ts'
+import { emptyAcknowledged } from '../scripts/kit/ledger.ts'
 import { cliJson, makeEnv, prng, runFromSource, unthrottledNoop } from '../scripts/lib/otpd.ts'
 import { shutdownRound } from '../scripts/lib/shutdown-round.ts'
 

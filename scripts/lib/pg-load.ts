@@ -2,10 +2,10 @@
  * Mixed send/verify load from concurrent clients over several nodes, for the
  * PostgreSQL fault tests (test/pg-*.test.ts) and scripts/crash-pg.ts: every answer is classified, and what a client was
  * told (a 200 send, a verified code) is recorded as acknowledged, so the
- * database can be checked against it afterwards (scripts/lib/pg-invariants.ts).
+ * database can be checked against it afterwards (scripts/kit/ledger.ts).
  * A network error (a node killed under the request) acknowledges nothing.
  */
-import { emptyAcknowledged, type Acknowledged } from './invariants.ts'
+import { type Acknowledged, emptyAcknowledged } from '../kit/ledger.ts'
 import { post } from './otpd.ts'
 
 export interface Answer {

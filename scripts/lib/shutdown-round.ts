@@ -18,7 +18,7 @@
  */
 import { Database } from 'bun:sqlite'
 import { existsSync, statSync } from 'node:fs'
-import { checkDatabase, type Acknowledged } from './invariants.ts'
+import { type Acknowledged, checkLedger } from '../kit/ledger.ts'
 import { post, sleep, startServer, type OtpdEnv } from './otpd.ts'
 
 export interface RoundStats {
@@ -156,7 +156,7 @@ export async function shutdownRound(env: OtpdEnv, o: RoundOptions): Promise<Roun
   s.debits = countDebits(env.dbPath) - debitsBefore
   if (s.debits !== s.sendsAnswered)
     s.violations.push(`${s.debits} sends were processed (debited) but ${s.sendsAnswered} answered: a processed request lost its answer`)
-  const check = checkDatabase(env.dbPath, o.ack, Date.now(), { allSettled: true })
+  const check = await checkLedger(env.dbPath, o.ack, { allSettled: true })
   s.violations.push(...check.violations)
   return s
 }

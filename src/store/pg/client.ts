@@ -171,11 +171,3 @@ export function isDatabaseFault(err: unknown): boolean {
   // A lock wait past busy_timeout_ms (55P03) is contention, as SQLite's busy timeout: not the database failing.
   return state !== undefined && !/^(22|23|40)/.test(state) && state !== '55P03'
 }
-
-/** bigint columns arrive as strings: a number (every stored value is within 2^53). */
-export function num(v: unknown): number {
-  return typeof v === 'number' ? v : Number(v)
-}
-export function numOrNull(v: unknown): number | null {
-  return v === null || v === undefined ? null : num(v)
-}

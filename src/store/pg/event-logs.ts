@@ -5,10 +5,17 @@
  * recorded after it are exact across nodes.
  */
 import type { EventLog, KeyHitLog } from '../../otp/ports/index.ts'
-import { numOrNull, type Tx } from './client.ts'
+import { KEY_SQL } from '../sql/keys.ts'
+import { numOrNull } from '../sql/values.ts'
+import type { Tx } from './client.ts'
 import type { TxLocks } from './locks.ts'
 
-/** Per-key hits numbered 1, 2, 3... by `seq`: the n-th most recent is the row `max(seq) - n + 1`. */
+/**
+ * Per-key hits numbered 1, 2, 3... by `seq`: the n-th most recent is the row
+ * `max(seq) - n + 1`. PostgreSQL's own statements: max(seq) is read under
+ * the key's row lock, in the statement itself, where SQLite keeps a copy
+ * that only its single writer can keep exact.
+ */
 export class PgKeyHitLog implements KeyHitLog {
   constructor(
     private readonly tx: Tx,
@@ -36,14 +43,11 @@ export class PgRecipientFailureLog implements EventLog<Uint8Array> {
   ) {}
   async nthLatest(hash: Uint8Array, n: number): Promise<number | undefined> {
     await this.locks.recipient(hash)
-    const rows = await this.tx.q<{ at: unknown }>('SELECT at FROM recipient_failures WHERE recipient_hash = $1 ORDER BY at DESC LIMIT 1 OFFSET $2', [
-      hash,
-      n - 1,
-    ])
+    const rows = await this.tx.q(KEY_SQL.nthFailure, [hash, n - 1])
     return numOrNull(rows[0]?.at) ?? undefined
   }
   async record(hash: Uint8Array, at: number): Promise<void> {
     await this.locks.recipient(hash)
-    this.tx.exec('INSERT INTO recipient_failures (recipient_hash, at) VALUES ($1, $2)', [hash, at])
+    this.tx.exec(KEY_SQL.recordFailure, [hash, at])
   }
 }

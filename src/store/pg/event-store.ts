@@ -16,11 +16,33 @@
 import { eventBody } from '../../otp/events.ts'
 import type { EventOutbox, NewEvent } from '../../otp/ports/index.ts'
 import type { Verification } from '../../otp/types.ts'
-import { num, type Tx } from './client.ts'
+import { POSTGRES } from '../sql/dialect.ts'
+import { EXPIRY_CURSOR, eventSql, subscribed } from '../sql/events.ts'
+import { num } from '../sql/values.ts'
+import { toVerification } from '../sql/verifications.ts'
+import type { Tx } from './client.ts'
 import type { TxLocks } from './locks.ts'
-import { COLUMNS, toVerification } from './verification-store.ts'
 
-const CURSOR = 'events_expired_through'
+const SHARED = eventSql(POSTGRES)
+/** PostgreSQL's own: inside a write, the verifications found are locked (see expiredUnreported). */
+const EXPIRED_LOCKED = `${SHARED.expiredUnreported} FOR UPDATE OF v`
+
+/**
+ * PostgreSQL's own statements, where SQLite reads a copy kept under its
+ * single writer (store/sqlite/event-store.ts): the account's name and the
+ * verification's last sequence in one round trip, and the event with its
+ * deliveries in one statement (the event's number, from a sequence, is
+ * `RETURNING`'s), sent pipelined.
+ */
+const NAME_AND_SEQUENCE = `SELECT (SELECT name FROM accounts WHERE id = $1) AS name,
+  (SELECT coalesce(max(sequence), 0) FROM events WHERE verification_id = $2) AS n`
+// One delivery per endpoint of the account subscribed to the event's type.
+const INSERT_WITH_DELIVERIES = `WITH e AS (
+    INSERT INTO events (id, account_id, type, verification_id, sequence, occurred_at, body) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING seq
+  )
+  INSERT INTO event_deliveries (event_seq, endpoint_id, status, attempts, first_at, next_at, updated_at)
+  SELECT e.seq, w.id, 'pending', 0, $6, $6, $6 FROM e, webhook_endpoints w
+  WHERE w.account_id = $2 AND ${subscribed(POSTGRES, 'w', '$3')}`
 
 export class PgEventOutbox implements EventOutbox {
   constructor(
@@ -32,35 +54,16 @@ export class PgEventOutbox implements EventOutbox {
     const id = crypto.randomUUID()
     const v = e.verification
     if (v !== null) await this.locks.verification(v.seq)
-    const rows = await this.tx.q<{ name: string | null; n: unknown }>(
-      `SELECT (SELECT name FROM accounts WHERE id = $1) AS name,
-         (SELECT coalesce(max(sequence), 0) FROM events WHERE verification_id = $2) AS n`,
-      [e.accountId, v?.id ?? null],
-    )
+    const rows = await this.tx.q<{ name: string | null; n: unknown }>(NAME_AND_SEQUENCE, [e.accountId, v?.id ?? null])
     const name = rows[0]?.name
     if (name === null || name === undefined) throw new Error(`an event for account ${e.accountId}, which does not exist`)
     const sequence = v === null ? 0 : num(rows[0]!.n) + 1
     const body = eventBody(e, id, name, sequence)
-    // The event and one delivery per endpoint of the account subscribed to its type (`events` is `,t,t,` or null for all).
-    this.tx.exec(
-      `WITH e AS (
-         INSERT INTO events (id, account_id, type, verification_id, sequence, occurred_at, body) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING seq
-       )
-       INSERT INTO event_deliveries (event_seq, endpoint_id, status, attempts, first_at, next_at, updated_at)
-       SELECT e.seq, w.id, 'pending', 0, $6, $6, $6 FROM e, webhook_endpoints w
-       WHERE w.account_id = $2 AND (w.events IS NULL OR strpos(w.events, ',' || $3 || ',') > 0)`,
-      [id, e.accountId, e.type, v?.id ?? null, sequence, e.at, body],
-    )
+    this.tx.exec(INSERT_WITH_DELIVERIES, [id, e.accountId, e.type, v?.id ?? null, sequence, e.at, body])
   }
 
   async expiredUnreported(from: number, to: number, limit: number): Promise<Verification[]> {
-    const rows = await this.tx.q(
-      `SELECT ${COLUMNS} FROM verifications v
-       WHERE v.expires_at > $1 AND v.expires_at <= $2 AND v.used_at IS NULL AND v.status = 'active'
-         AND NOT EXISTS (SELECT 1 FROM events e WHERE e.verification_id = v.id AND e.type IN ('verification.expired', 'verification.canceled'))
-       ORDER BY v.expires_at, v.seq LIMIT $3${this.locks.locking ? ' FOR UPDATE OF v' : ''}`,
-      [from, to, limit],
-    )
+    const rows = await this.tx.q(this.locks.locking ? EXPIRED_LOCKED : SHARED.expiredUnreported, [from, to, limit])
     // Locked: a verify or cancel on another node that got there first is seen
     // (the row is checked again once its lock is free), and can no longer come between.
     const due = rows.map(toVerification)
@@ -71,12 +74,12 @@ export class PgEventOutbox implements EventOutbox {
   /** Inside a write, the scan's lock comes first: the cursor and the events it reads are the last scan's, committed. */
   async expiryCursor(): Promise<number | null> {
     await this.locks.expiryScan()
-    const rows = await this.tx.q<{ value: string }>('SELECT value FROM settings WHERE name = $1', [CURSOR])
+    const rows = await this.tx.q<{ value: string }>(SHARED.cursor, [EXPIRY_CURSOR])
     return rows[0] === undefined ? null : Number(rows[0].value)
   }
 
   async setExpiryCursor(at: number): Promise<void> {
     await this.locks.expiryScan()
-    this.tx.exec('INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value', [CURSOR, String(at)])
+    this.tx.exec(SHARED.setCursor, [EXPIRY_CURSOR, String(at)])
   }
 }

@@ -1,6 +1,6 @@
 /**
  * The fraud guard's counters and account settings on PostgreSQL
- * (otp/fraud.ts FraudStore, as store/sqlite/fraud-store.ts).
+ * (otp/ports/fraud.ts FraudStore): the shared statements of store/sql/fraud.ts.
  *
  * Exact across nodes: SQLite decides every rule under its single writer;
  * here, inside a write, each rule's first read takes an advisory lock of its
@@ -20,14 +20,30 @@
  * setting changed from any node's CLI applies to the next send.
  */
 import type { AccountFraudSettings, BlockRow, CountryStats, FraudSendRow, FraudStore, ScopeKind } from '../../otp/ports/index.ts'
-import { num, numOrNull, type Tx } from './client.ts'
+import { POSTGRES } from '../sql/dialect.ts'
+import { exactConversion, fraudSql, MINUTE_MS, minutesConversion, toBlock, toCountryStats, toCounts, toSendCounts, toSettings } from '../sql/fraud.ts'
+import { ascendingTimes, numOrNull } from '../sql/values.ts'
+import type { Tx } from './client.ts'
 import type { TxLocks } from './locks.ts'
 
-type Row = Record<string, unknown>
+const SHARED = fraudSql(POSTGRES)
 
-const MINUTE = 60_000
+/**
+ * PostgreSQL's own: a window across minutes in one statement, from the shared
+ * counts (the partial minutes at both ends exactly, the whole minutes from
+ * the counters), where SQLite runs them one by one.
+ */
+const CONVERSION = (kind: ScopeKind) =>
+  `SELECT h.sends + t.sends + coalesce(w.sends, 0) AS sends, h.approved + t.approved + coalesce(w.approved, 0) AS approved
+   FROM (${exactConversion(POSTGRES, kind, '$3', '$4')}) h, (${exactConversion(POSTGRES, kind, '$5', '$6')}) t,
+     (${minutesConversion('$7', '$8', '$9')}) w`
+const CONVERSION_ACROSS = { prefix: CONVERSION('prefix'), country: CONVERSION('country') }
 
-const BLOCK_COLUMNS = 'account_id, kind, scope, started_at, until, level, counts_from'
+/** PostgreSQL's own: both scopes of a send in one statement (a VALUES list with column names, which SQLite cannot name). */
+const COUNT_MINUTE = `INSERT INTO fraud_minutes (account_id, kind, scope, minute, sends, approved)
+  SELECT $1, k.kind, k.scope, $4::bigint, $5::int, $6::int FROM (VALUES ('country', $2::text), ('prefix', $3::text)) AS k(kind, scope)
+  WHERE k.kind = 'country' OR $3::text <> $2::text
+  ON CONFLICT (account_id, kind, scope, minute) DO UPDATE SET sends = fraud_minutes.sends + excluded.sends, approved = fraud_minutes.approved + excluded.approved`
 
 export class PgFraudStore implements FraudStore {
   constructor(
@@ -36,50 +52,30 @@ export class PgFraudStore implements FraudStore {
   ) {}
 
   async accountSettings(accountId: number): Promise<AccountFraudSettings> {
-    const rows = await this.tx.q<Row>('SELECT allowed_countries, daily_credit_limit, test_recipients FROM accounts WHERE id = $1', [accountId])
-    const row = rows[0]
-    const allowed = row?.allowed_countries as string | null | undefined
-    return {
-      allowedCountries: allowed == null ? null : allowed.split(','),
-      dailyCreditLimit: numOrNull(row?.daily_credit_limit),
-      testRecipients: row ? row.test_recipients === true : true,
-    }
+    return toSettings((await this.tx.q(SHARED.settings, [accountId]))[0])
   }
 
   async setAccountSettings(accountId: number, change: Partial<AccountFraudSettings>): Promise<void> {
     if (change.allowedCountries !== undefined) {
-      this.tx.exec('UPDATE accounts SET allowed_countries = $2 WHERE id = $1', [
-        accountId,
-        change.allowedCountries === null ? null : change.allowedCountries.join(','),
-      ])
+      this.tx.exec(SHARED.setAllowedCountries, [accountId, change.allowedCountries === null ? null : change.allowedCountries.join(',')])
     }
-    if (change.dailyCreditLimit !== undefined) this.tx.exec('UPDATE accounts SET daily_credit_limit = $2 WHERE id = $1', [accountId, change.dailyCreditLimit])
-    if (change.testRecipients !== undefined) this.tx.exec('UPDATE accounts SET test_recipients = $2 WHERE id = $1', [accountId, change.testRecipients])
+    if (change.dailyCreditLimit !== undefined) this.tx.exec(SHARED.setDailyCreditLimit, [accountId, change.dailyCreditLimit])
+    if (change.testRecipients !== undefined) this.tx.exec(SHARED.setTestRecipients, [accountId, change.testRecipients])
   }
 
   async ipSendTimes(ipHash: Uint8Array, since: number): Promise<number[]> {
     await this.locks.named(`fraud-ip:${Buffer.from(ipHash).toString('hex')}`)
-    const rows = await this.tx.q<Row>('SELECT at FROM fraud_sends WHERE ip_hash = $1 AND at > $2 AND counted AND ip_hash IS NOT NULL ORDER BY at', [
-      ipHash,
-      since,
-    ])
-    return rows.map((r) => num(r.at))
+    return ascendingTimes(await this.tx.q(SHARED.ipSendTimes, [ipHash, since]), 'at')
   }
 
   async countrySendTimes(accountId: number, country: string, since: number): Promise<number[]> {
     await this.locks.named(countryLock(accountId, country))
-    const rows = await this.tx.q<Row>('SELECT at FROM fraud_sends WHERE account_id = $1 AND country = $2 AND at > $3 AND counted ORDER BY at', [
-      accountId,
-      country,
-      since,
-    ])
-    return rows.map((r) => num(r.at))
+    return ascendingTimes(await this.tx.q(SHARED.countrySendTimes, [accountId, country, since]), 'at')
   }
 
   async lastApproval(accountId: number, country: string): Promise<number | null> {
     await this.locks.named(countryLock(accountId, country))
-    const rows = await this.tx.q<Row>('SELECT last_approved_at FROM fraud_countries WHERE account_id = $1 AND country = $2', [accountId, country])
-    return numOrNull(rows[0]?.last_approved_at)
+    return numOrNull((await this.tx.q(SHARED.lastApproval, [accountId, country]))[0]?.last_approved_at)
   }
 
   /**
@@ -87,118 +83,77 @@ export class PgFraudStore implements FraudStore {
    * partial minutes at both ends exactly from fraud_sends, in one statement.
    */
   async conversion(accountId: number, kind: ScopeKind, scope: string, from: number, to: number): Promise<{ sends: number; approved: number }> {
-    const column = kind === 'prefix' ? 'prefix' : 'country'
-    const exact = (a: string, b: string) =>
-      `SELECT count(*) AS sends, count(approved_at) AS approved FROM fraud_sends WHERE account_id = $1 AND ${column} = $2 AND at >= ${a} AND at <= ${b} AND counted`
-    const first = Math.floor(from / MINUTE)
-    const last = Math.floor(to / MINUTE)
+    const first = Math.floor(from / MINUTE_MS)
+    const last = Math.floor(to / MINUTE_MS)
     if (first === last) {
-      const rows = await this.tx.q<Row>(exact('$3', '$4'), [accountId, scope, from, to])
-      return { sends: num(rows[0]?.sends ?? 0), approved: num(rows[0]?.approved ?? 0) }
+      const rows = await this.tx.q(kind === 'prefix' ? SHARED.prefixConversion : SHARED.countryConversion, [accountId, scope, from, to])
+      return toCounts(rows[0])
     }
-    const rows = await this.tx.q<Row>(
-      `SELECT h.sends + t.sends + coalesce(w.sends, 0) AS sends, h.approved + t.approved + coalesce(w.approved, 0) AS approved
-       FROM (${exact('$3', '$4')}) h, (${exact('$5', '$6')}) t,
-         (SELECT sum(sends) AS sends, sum(approved) AS approved FROM fraud_minutes
-          WHERE account_id = $1 AND kind = $7 AND scope = $2 AND minute >= $8 AND minute <= $9) w`,
-      [accountId, scope, from, (first + 1) * MINUTE - 1, last * MINUTE, to, kind, first + 1, last - 1],
-    )
-    return { sends: num(rows[0]!.sends), approved: num(rows[0]!.approved) }
+    const rows = await this.tx.q(CONVERSION_ACROSS[kind], [
+      accountId,
+      scope,
+      from,
+      (first + 1) * MINUTE_MS - 1,
+      last * MINUTE_MS,
+      to,
+      kind,
+      first + 1,
+      last - 1,
+    ])
+    return toCounts(rows[0])
   }
 
   async block(accountId: number, kind: ScopeKind, scope: string): Promise<BlockRow | undefined> {
     await this.locks.named(blockLock(accountId, kind, scope))
-    const rows = await this.tx.q<Row>(`SELECT ${BLOCK_COLUMNS} FROM fraud_blocks WHERE account_id = $1 AND kind = $2 AND scope = $3`, [accountId, kind, scope])
+    const rows = await this.tx.q(SHARED.block, [accountId, kind, scope])
     return rows[0] === undefined ? undefined : toBlock(rows[0])
   }
 
   async saveBlock(b: BlockRow): Promise<void> {
     await this.locks.named(blockLock(b.accountId, b.kind, b.scope))
-    this.tx.exec(
-      `INSERT INTO fraud_blocks (${BLOCK_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)
-       ON CONFLICT (account_id, kind, scope) DO UPDATE SET started_at = $4, until = $5, level = $6, counts_from = $7`,
-      [b.accountId, b.kind, b.scope, b.startedAt, b.until, b.level, b.countsFrom],
-    )
+    this.tx.exec(SHARED.saveBlock, [b.accountId, b.kind, b.scope, b.startedAt, b.until, b.level, b.countsFrom])
   }
 
   async recordSend(s: FraudSendRow): Promise<void> {
-    this.tx.exec('INSERT INTO fraud_sends (seq, account_id, at, country, prefix, ip_hash, counted) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
-      s.seq,
-      s.accountId,
-      s.at,
-      s.country,
-      s.prefix,
-      s.ipHash,
-      s.counted,
-    ])
+    this.tx.exec(SHARED.recordSend, [s.seq, s.accountId, s.at, s.country, s.prefix, s.ipHash, s.counted])
     if (s.counted) await this.countMinute(s, 1, 0)
   }
 
   async dropSend(seq: number): Promise<void> {
-    const rows = await this.tx.q<Row>('DELETE FROM fraud_sends WHERE seq = $1 RETURNING account_id, at, country, prefix, counted, approved_at', [seq])
-    const row = rows[0]
-    if (row === undefined || row.counted !== true) return
-    await this.countMinute(sendOf(row), -1, row.approved_at === null ? 0 : -1)
+    const row = (await this.tx.q(SHARED.dropSend, [seq]))[0]
+    if (row === undefined) return
+    const s = toSendCounts(row)
+    if (s.counted) await this.countMinute(s, -1, s.approved ? -1 : 0)
   }
 
   async approved(seq: number, at: number): Promise<void> {
-    const rows = await this.tx.q<Row>(
-      'UPDATE fraud_sends SET approved_at = $2 WHERE seq = $1 AND approved_at IS NULL RETURNING account_id, at, country, prefix, counted',
-      [seq, at],
-    )
-    const row = rows[0]
+    const row = (await this.tx.q(SHARED.approve, [seq, at]))[0]
     // Only a send that counted proves its country: monitor decides as enforce would, where that send would not exist.
-    if (row === undefined || row.counted !== true) return
-    this.tx.exec(
-      `INSERT INTO fraud_countries (account_id, country, last_approved_at) VALUES ($1, $2, $3)
-       ON CONFLICT (account_id, country) DO UPDATE SET last_approved_at = greatest(fraud_countries.last_approved_at, excluded.last_approved_at)`,
-      [row.account_id, row.country, at],
-    )
+    if (row === undefined) return
+    const s = toSendCounts(row)
+    if (!s.counted) return
+    this.tx.exec(SHARED.prove, [s.accountId, s.country, at])
     // Counted in the minute of the send: the window is about when sends were made.
-    await this.countMinute(sendOf(row), 0, 1)
+    await this.countMinute(s, 0, 1)
   }
 
   /** Both scopes of a send, in one statement; a number whose prefix is its country has one. */
   private async countMinute(s: { accountId: number; at: number; country: string; prefix: string }, sends: number, approved: number): Promise<void> {
-    const minute = Math.floor(s.at / MINUTE)
-    this.tx.exec(
-      `INSERT INTO fraud_minutes (account_id, kind, scope, minute, sends, approved)
-       SELECT $1, k.kind, k.scope, $4::bigint, $5::int, $6::int FROM (VALUES ('country', $2::text), ('prefix', $3::text)) AS k(kind, scope)
-       WHERE k.kind = 'country' OR $3::text <> $2::text
-       ON CONFLICT (account_id, kind, scope, minute) DO UPDATE SET sends = fraud_minutes.sends + excluded.sends, approved = fraud_minutes.approved + excluded.approved`,
-      [s.accountId, s.country, s.prefix, minute, sends, approved],
-    )
+    this.tx.exec(COUNT_MINUTE, [s.accountId, s.country, s.prefix, Math.floor(s.at / MINUTE_MS), sends, approved])
   }
 
   async nthLatestDebit(accountId: number, since: number, n: number): Promise<number | undefined> {
     await this.locks.named(`fraud-account:${accountId}`)
-    // Newest first along credit_ledger_send_debits: it reads at most n rows (and their refund look-ups).
-    const rows = await this.tx.q<Row>(
-      `SELECT d.created_at AS at FROM credit_ledger d
-       WHERE d.account_id = $1 AND d.kind = 'debit' AND d.verification_id IS NOT NULL AND d.created_at > $2
-         AND NOT EXISTS (SELECT 1 FROM credit_ledger r WHERE r.verification_id = d.verification_id AND r.kind = 'refund')
-       ORDER BY d.created_at DESC LIMIT 1 OFFSET greatest($3::int - 1, 0)`,
-      [accountId, since, n],
-    )
-    return numOrNull(rows[0]?.at) ?? undefined
+    const rows = await this.tx.q(SHARED.nthLatestDebit, [accountId, since, Math.max(n - 1, 0)])
+    return numOrNull(rows[0]?.created_at) ?? undefined
   }
 
   async activeBlocks(accountId: number | undefined, now: number): Promise<BlockRow[]> {
-    const rows = await this.tx.q<Row>(
-      `SELECT ${BLOCK_COLUMNS} FROM fraud_blocks WHERE until > $1 AND ($2::int < 0 OR account_id = $2::int)
-       ORDER BY account_id, until DESC, kind COLLATE "C", scope COLLATE "C"`,
-      [now, accountId ?? -1],
-    )
-    return rows.map(toBlock)
+    return (await this.tx.q(SHARED.activeBlocks, [now, accountId ?? -1])).map(toBlock)
   }
 
   async countryStats(accountId: number | undefined, since: number): Promise<CountryStats[]> {
-    const rows = await this.tx.q<Row>(
-      `SELECT account_id, country, count(*) AS sends, count(approved_at) AS approved FROM fraud_sends
-       WHERE at > $1 AND ($2::int < 0 OR account_id = $2::int) GROUP BY account_id, country ORDER BY account_id, sends DESC, country COLLATE "C"`,
-      [since, accountId ?? -1],
-    )
-    return rows.map((r) => ({ accountId: num(r.account_id), country: r.country as string, sends: num(r.sends), approved: num(r.approved) }))
+    return (await this.tx.q(SHARED.countryStats, [since, accountId ?? -1])).map(toCountryStats)
   }
 }
 
@@ -208,20 +163,4 @@ function countryLock(accountId: number, country: string): string {
 
 function blockLock(accountId: number, kind: ScopeKind, scope: string): string {
   return `fraud-block:${accountId}:${kind}:${scope}`
-}
-
-function sendOf(r: Row): { accountId: number; at: number; country: string; prefix: string } {
-  return { accountId: num(r.account_id), at: num(r.at), country: r.country as string, prefix: r.prefix as string }
-}
-
-function toBlock(r: Row): BlockRow {
-  return {
-    accountId: num(r.account_id),
-    kind: r.kind as ScopeKind,
-    scope: r.scope as string,
-    startedAt: numOrNull(r.started_at),
-    until: numOrNull(r.until),
-    level: num(r.level),
-    countsFrom: num(r.counts_from),
-  }
 }

@@ -4,9 +4,12 @@
  *
  * A new table group, after its SQLite version: its table in schema.ts (the
  * same names and meanings), `bun run db:generate:pg --name <topic>` and the
- * new file in migrations/index.ts, a store file taking `(tx, locks)` whose
- * methods that decide a rule first take the subject's lock (locks.ts, in the
- * order key, verification, recipient, account), and its line here.
+ * new file in migrations/index.ts, its statements in store/sql/ beside the
+ * SQLite version's (one text for both where the dialects agree), a store file
+ * taking `(tx, locks)` whose methods that decide a rule first take the
+ * subject's lock (locks.ts, in the order key, verification, recipient,
+ * account), and its line here. test/store/contract/ then runs the same cases
+ * on both engines.
  */
 import type { Repos } from '../../otp/ports/index.ts'
 import { PgAdminStore, PgCreditStore, PgKeyStore } from './admin-store.ts'

@@ -1,9 +1,12 @@
 /**
  * Rolling-window event logs: per-key request hits and per-recipient verify
- * failures. Plain bun:sqlite prepared statements: they run on every request.
+ * failures. Prepared once per connection: they run on every request.
  */
 import type { EventLog, KeyHitLog } from '../../otp/ports/index.ts'
+import { KEY_SQL } from '../sql/keys.ts'
+import { numOrNull } from '../sql/values.ts'
 import type { Db } from './db.ts'
+import { type Prepared, prepareShared } from './shared-sql.ts'
 import type { StaleSource } from './stale.ts'
 
 /**
@@ -13,6 +16,10 @@ import type { StaleSource } from './stale.ts'
  * transaction. `last` is remembered per key between transactions and read
  * again once the storage (storage.ts) says another connection wrote or a rollback
  * undid a write (`onStale`), so it is always the database's.
+ *
+ * SQLite's own statements: the copy of `last` is exact only under SQLite's
+ * single writer (PostgreSQL reads max(seq) under the key's lock instead,
+ * store/pg/event-logs.ts).
  */
 export class SqliteKeyHitLog implements KeyHitLog {
   private readonly lastQ
@@ -49,26 +56,23 @@ export class SqliteKeyHitLog implements KeyHitLog {
  * Subjects are recipient hashes (already keyed by account). A count first
  * (the common answer: fewer than n), then the n-th most recent by offset; the
  * limit keeps a recipient's failures near n, as none is recorded once it is
- * reached. An ORDER BY costs SQLite a sorter set-up even for no rows, so it
- * runs only when the count says the answer exists.
+ * reached. The count is SQLite's own: an ORDER BY costs SQLite a sorter
+ * set-up even for no rows, so the shared look-up runs only when the count
+ * says the answer exists.
  */
 export class RecipientFailureLog implements EventLog<Uint8Array> {
   private readonly countQ
-  private readonly nthQ
-  private readonly insertQ
+  private readonly q: Record<'nthFailure' | 'recordFailure', Prepared>
   constructor(db: Db) {
     const c = db.$client
     this.countQ = c.prepare<{ n: number }, [Uint8Array]>('SELECT count(*) AS n FROM recipient_failures WHERE recipient_hash = ?1')
-    this.nthQ = c.prepare<{ at: number }, [Uint8Array, number]>(
-      'SELECT at FROM recipient_failures WHERE recipient_hash = ?1 ORDER BY at DESC LIMIT 1 OFFSET ?2 - 1',
-    )
-    this.insertQ = c.prepare<unknown, [Uint8Array, number]>('INSERT INTO recipient_failures (recipient_hash, at) VALUES (?1, ?2)')
+    this.q = prepareShared(c, { nthFailure: KEY_SQL.nthFailure, recordFailure: KEY_SQL.recordFailure })
   }
   async nthLatest(hash: Uint8Array, n: number): Promise<number | undefined> {
     if (this.countQ.get(hash)!.n < n) return undefined
-    return this.nthQ.get(hash, n)?.at
+    return numOrNull(this.q.nthFailure.get(hash, n - 1)?.at) ?? undefined
   }
   async record(hash: Uint8Array, at: number): Promise<void> {
-    this.insertQ.run(hash, at)
+    this.q.recordFailure.run(hash, at)
   }
 }

@@ -15,11 +15,14 @@
 import { eventBody } from '../../otp/events.ts'
 import type { EventOutbox, NewEvent } from '../../otp/ports/index.ts'
 import type { Verification } from '../../otp/types.ts'
+import { SQLITE } from '../sql/dialect.ts'
+import { EXPIRY_CURSOR, eventSql, subscribed } from '../sql/events.ts'
+import { toVerification } from '../sql/verifications.ts'
 import type { Db } from './db.ts'
+import { type Prepared, prepareShared } from './shared-sql.ts'
 import type { StaleSource } from './stale.ts'
-import { VERIFICATION_COLUMNS, type VerificationRow } from './verification-store.ts'
 
-const CURSOR = 'events_expired_through'
+const SHARED = eventSql(SQLITE)
 /** The hash purpose of event ids: their own family, apart from verification ids. */
 export const EVENT_ID_PURPOSE = 'event-id'
 
@@ -41,9 +44,7 @@ export class SqliteEventOutbox implements EventOutbox {
   private readonly sequenceQ
   private readonly insertQ
   private readonly fanOutQ
-  private readonly expiredQ
-  private readonly cursorQ
-  private readonly setCursorQ
+  private readonly q: Record<keyof typeof SHARED, Prepared>
   private readonly hasEndpointQ
   private readonly lastSeqQ
   private lastSeq: number | undefined
@@ -63,6 +64,9 @@ export class SqliteEventOutbox implements EventOutbox {
       this.withEndpoints.clear()
       this.sequences.clear()
     })
+    // SQLite's own statements: it numbers events under its single writer, names
+    // each by its number, and keeps the verification's number beside its id
+    // (PostgreSQL draws numbers from a sequence, store/pg/event-store.ts).
     this.lastSeqQ = c.prepare<{ seq: number | null }, []>('SELECT max(seq) AS seq FROM events')
     this.hasEndpointQ = c.prepare<{ one: number }, [number]>('SELECT 1 AS one FROM webhook_endpoints WHERE account_id = ?1 LIMIT 1')
     this.accountQ = c.prepare<{ name: string }, [number]>('SELECT name FROM accounts WHERE id = ?1')
@@ -73,22 +77,13 @@ export class SqliteEventOutbox implements EventOutbox {
     this.insertQ = c.prepare<unknown, [number, string, number, string, string | null, number | null, number, number, string]>(
       'INSERT INTO events (seq, id, account_id, type, verification_id, verification_seq, sequence, occurred_at, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)',
     )
-    // One delivery per endpoint of the account subscribed to the type (`events` is `,t,t,` or null for all).
+    // One delivery per endpoint of the account subscribed to the type.
     this.fanOutQ = c.prepare<unknown, [number, number, number, string]>(
       `INSERT INTO event_deliveries (event_seq, endpoint_id, status, attempts, first_at, next_at, updated_at)
-       SELECT ?1, id, 'pending', 0, ?2, ?2, ?2 FROM webhook_endpoints
-       WHERE account_id = ?3 AND (events IS NULL OR instr(events, ',' || ?4 || ',') > 0)`,
+       SELECT ?1, w.id, 'pending', 0, ?2, ?2, ?2 FROM webhook_endpoints w
+       WHERE w.account_id = ?3 AND ${subscribed(SQLITE, 'w', '?4')}`,
     )
-    this.expiredQ = c.prepare<VerificationRow, [number, number, number]>(
-      `SELECT ${VERIFICATION_COLUMNS} FROM verifications v
-       WHERE v.expires_at > ?1 AND v.expires_at <= ?2 AND v.used_at IS NULL AND v.status = 'active'
-         AND NOT EXISTS (SELECT 1 FROM events e WHERE e.verification_seq = v.seq AND e.verification_id = v.id AND e.type IN ('verification.expired', 'verification.canceled'))
-       ORDER BY v.expires_at LIMIT ?3`,
-    )
-    this.cursorQ = c.prepare<{ value: string }, [string]>('SELECT value FROM settings WHERE name = ?1')
-    this.setCursorQ = c.prepare<unknown, [string, string]>(
-      'INSERT INTO settings (name, value) VALUES (?1, ?2) ON CONFLICT (name) DO UPDATE SET value = excluded.value',
-    )
+    this.q = prepareShared(c, SHARED)
   }
 
   async add(e: NewEvent): Promise<void> {
@@ -137,16 +132,16 @@ export class SqliteEventOutbox implements EventOutbox {
   }
 
   async expiredUnreported(from: number, to: number, limit: number): Promise<Verification[]> {
-    return this.expiredQ.all(from, to, limit).map((r) => ({ ...r, charged: r.charged === 1 }))
+    return this.q.expiredUnreported.all(from, to, limit).map(toVerification)
   }
 
   async expiryCursor(): Promise<number | null> {
-    const v = this.cursorQ.get(CURSOR)?.value
+    const v = this.q.cursor.get(EXPIRY_CURSOR)?.value
     return v === undefined ? null : Number(v)
   }
 
   async setExpiryCursor(at: number): Promise<void> {
-    this.setCursorQ.run(CURSOR, String(at))
+    this.q.setCursor.run(EXPIRY_CURSOR, String(at))
   }
 
   private accountName(id: number): string {

@@ -1,0 +1,19 @@
+/**
+ * Balances and the credit ledger (otp/ports/credits.ts CreditStore): the
+ * statements both engines run. The balance never goes below zero: a debit is
+ * one guarded UPDATE (`balance >= amount`), checked and moved in one
+ * statement, and its ledger row is written in the same transaction.
+ */
+
+export const LEDGER_COLUMNS = 'account_id, kind, amount, verification_id, note, created_at'
+
+export const CREDIT_SQL = {
+  balance: 'SELECT balance FROM accounts WHERE id = $1',
+  codeLength: 'SELECT code_length FROM accounts WHERE id = $1',
+  /** `$1` the amount, `$2` the account: moves nothing when the balance does not cover it. */
+  debit: 'UPDATE accounts SET balance = balance - $1 WHERE id = $2 AND balance >= $1',
+  /** `$1` the account, `$2` the signed amount. */
+  move: 'UPDATE accounts SET balance = balance + $2 WHERE id = $1',
+  /** `$1` the account, `$2` the kind, `$3` the amount (positive: the kind gives the sign), `$4` the verification, `$5` a note, `$6` when. */
+  ledger: `INSERT INTO credit_ledger (${LEDGER_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6)`,
+} as const

@@ -1,0 +1,92 @@
+/**
+ * KeyStore and the rolling-window logs (KeyHitLog, the recipient failure
+ * log) contract: what authentication, the per-key limit and the recipient
+ * failure cap read, the same on every engine.
+ */
+import { describe, expect, test } from 'bun:test'
+import type { EventLog } from '../../../src/otp/ports/index.ts'
+import type { Repos } from '../../../src/otp/ports/index.ts'
+import { accountWithKey, DEFAULT_ACCOUNT, defaultKey, hash, T0, useEngine } from './data.ts'
+
+const engine = useEngine()
+const storage = () => engine().storage
+
+describe('KeyStore', () => {
+  test('findByPrefix answers every key with that prefix, with its account, status and hash', async () => {
+    const key = await defaultKey(storage(), 'pk_one')
+    const { accountId, keyId } = await accountWithKey(storage(), 'acme', 'pk_two')
+    expect(await storage().read((r) => r.keys.findByPrefix('pk_one'))).toEqual([
+      { id: key, accountId: DEFAULT_ACCOUNT, prefix: 'pk_one', status: 'active', keyHash: 'hash-of-pk_one' },
+    ])
+    await storage().write((r) => r.admin.setKeyStatus(keyId, 'revoked'))
+    expect(await storage().read((r) => r.keys.findByPrefix('pk_two'))).toEqual([
+      { id: keyId, accountId, prefix: 'pk_two', status: 'revoked', keyHash: 'hash-of-pk_two' },
+    ])
+    expect(await storage().read((r) => r.keys.findByPrefix('pk_none'))).toEqual([])
+  })
+
+  test('touch records when the key was last used', async () => {
+    const key = await defaultKey(storage())
+    const other = await defaultKey(storage(), 'pk_other')
+    await storage().write((r) => r.keys.touch(key, T0 + 5))
+    const keys = await storage().read((r) => r.admin.listKeys())
+    expect(keys.map((k) => [k.id, k.lastUsedAt])).toEqual([
+      [key, T0 + 5],
+      [other, null],
+    ])
+  })
+})
+
+/** Both logs answer the same contract: the n-th most recent event of a subject. */
+function windowCases<S>(name: string, log: (r: Repos) => EventLog<S>, subjects: () => Promise<[S, S]>) {
+  describe(name, () => {
+    test('nthLatest is the n-th most recent time of the subject, none while it has fewer than n', async () => {
+      const [a, b] = await subjects()
+      const nth = (s: S, n: number) => storage().write((r) => log(r).nthLatest(s, n))
+      expect(await nth(a, 1)).toBeUndefined()
+      for (const at of [T0 + 1, T0 + 2, T0 + 3]) await storage().write((r) => log(r).record(a, at))
+      await storage().write((r) => log(r).record(b, T0 + 9))
+      expect(await nth(a, 1)).toBe(T0 + 3)
+      expect(await nth(a, 2)).toBe(T0 + 2)
+      expect(await nth(a, 3)).toBe(T0 + 1)
+      expect(await nth(a, 4)).toBeUndefined()
+      expect(await nth(b, 1)).toBe(T0 + 9)
+      expect(await nth(b, 2)).toBeUndefined()
+    })
+
+    test('a time recorded in a transaction counts in that transaction and after it', async () => {
+      const [a] = await subjects()
+      const seen = await storage().write(async (r) => {
+        await log(r).record(a, T0 + 1)
+        await log(r).record(a, T0 + 2)
+        return [await log(r).nthLatest(a, 1), await log(r).nthLatest(a, 2)]
+      })
+      expect(seen).toEqual([T0 + 2, T0 + 1])
+      expect(await storage().read((r) => log(r).nthLatest(a, 2))).toBe(T0 + 1)
+    })
+
+    test('a transaction that fails records nothing', async () => {
+      const [a] = await subjects()
+      await storage().write((r) => log(r).record(a, T0 + 1))
+      const failing = storage().write(async (r) => {
+        await log(r).record(a, T0 + 2)
+        throw new Error('rolled back (test)')
+      })
+      await expect(failing).rejects.toThrow('rolled back (test)')
+      expect(await storage().write((r) => log(r).nthLatest(a, 1))).toBe(T0 + 1)
+      await storage().write((r) => log(r).record(a, T0 + 3))
+      expect(await storage().write((r) => log(r).nthLatest(a, 2))).toBe(T0 + 1)
+    })
+  })
+}
+
+windowCases(
+  'KeyHitLog (per-key window)',
+  (r) => r.keyHits,
+  async () => [await defaultKey(storage(), 'pk_a'), await defaultKey(storage(), 'pk_b')],
+)
+windowCases(
+  'recipient failure log',
+  (r) => r.failures,
+  async () => [hash('alice'), hash('bob')],
+)
