@@ -3,11 +3,11 @@
  * read, the 401/403 answers, key status changes, per-key isolation of
  * verifications, and what the database keeps of keys and codes.
  */
-import { afterEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { pgBinDir } from '../kit/pg-cluster.ts'
-import { createHarness, ON_PG, TEST, type Harness, type Result } from '../kit/harness.ts'
+import { expectError, harnessPerTest, ON_PG, TEST, type Harness } from '../kit/harness.ts'
 
 const REQUIRED = 'API key is required. Provide it via Authorization: Bearer <token> or x-api-key header'
 const INVALID = 'Invalid API key'
@@ -16,7 +16,7 @@ const ENDPOINTS = ['/api/v1/send', '/api/v1/verify'] as const
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
 
 let h: Harness
-afterEach(() => h?.close())
+const start = harnessPerTest()
 
 const base62 = (n: number) => Array.from({ length: n }, (_, i) => BASE62[(i * 7 + 3) % 62]).join('')
 const sendBody = { channel: 'sms', recipient: TEST.PHONE_SUCCESS }
@@ -24,39 +24,34 @@ const sendBody = { channel: 'sms', recipient: TEST.PHONE_SUCCESS }
 /** A request that passes authentication answers 200 (send to a test recipient). */
 const sendWith = (headers: Record<string, string>) => h.call('/api/v1/send', sendBody, { key: null, headers })
 
-function expectError(r: Result, status: number, error: string) {
-  expect(r.status).toBe(status)
-  expect(r.json).toEqual({ error, request_id: r.headers.get('x-request-id') })
-}
-
 describe('which header carries the key', () => {
   test('Authorization: Bearer <key> is accepted', async () => {
-    h = await createHarness()
+    h = await start()
     const r = await sendWith({ authorization: `Bearer ${h.key}` })
     expect(r.status).toBe(200)
     expect(r.json.success).toBe(true)
   })
 
   test('x-api-key: <key> is accepted', async () => {
-    h = await createHarness()
+    h = await start()
     const r = await sendWith({ 'x-api-key': h.key })
     expect(r.status).toBe(200)
     expect(r.json.success).toBe(true)
   })
 
   test('Bearer wins: a valid Bearer with a garbage x-api-key is accepted', async () => {
-    h = await createHarness()
+    h = await start()
     const r = await sendWith({ authorization: `Bearer ${h.key}`, 'x-api-key': 'garbage' })
     expect(r.status).toBe(200)
   })
 
   test('a Bearer token with a space in it is an invalid key, not a missing one', async () => {
-    h = await createHarness()
+    h = await start()
     expectError(await sendWith({ authorization: `Bearer ${h.key} extra` }), 401, INVALID)
   })
 
   test('Bearer wins: a garbage Bearer with a valid x-api-key is rejected as invalid', async () => {
-    h = await createHarness()
+    h = await start()
     expectError(await sendWith({ authorization: 'Bearer garbage', 'x-api-key': h.key }), 401, INVALID)
   })
 })
@@ -72,14 +67,14 @@ describe('missing key: 401 with the "required" message', () => {
   for (const endpoint of ENDPOINTS) {
     for (const [name, headers] of cases) {
       test(`${endpoint}: ${name}`, async () => {
-        h = await createHarness()
+        h = await start()
         expectError(await h.call(endpoint, {}, { key: null, headers }), 401, REQUIRED)
       })
     }
   }
 
   test('Authorization: Basic with a valid x-api-key uses the x-api-key', async () => {
-    h = await createHarness()
+    h = await start()
     expect((await sendWith({ authorization: 'Basic dXNlcjpwYXNz', 'x-api-key': h.key })).status).toBe(200)
   })
 })
@@ -96,7 +91,7 @@ describe('wrong key: 401 Invalid API key', () => {
   for (const endpoint of ENDPOINTS) {
     for (const [name, make] of cases) {
       test(`${endpoint}: ${name}`, async () => {
-        h = await createHarness()
+        h = await start()
         expectError(await h.call(endpoint, {}, { key: make(h) }), 401, INVALID)
       })
     }
@@ -105,7 +100,7 @@ describe('wrong key: 401 Invalid API key', () => {
 
 describe('key status', () => {
   test('a revoked key answers 401 Invalid API key on both endpoints', async () => {
-    h = await createHarness()
+    h = await start()
     const k = await h.server.admin.createKey({ name: 'soon revoked' })
     expect((await h.send(sendBody, k.key)).status).toBe(200)
     await h.server.admin.setKeyStatus(k.prefix, 'revoked')
@@ -115,7 +110,7 @@ describe('key status', () => {
   })
 
   test('a disabled key answers 403 on both endpoints, and works again once re-enabled', async () => {
-    h = await createHarness()
+    h = await start()
     const k = await h.server.admin.createKey({ name: 'toggled' })
     const sent = await h.send(sendBody, k.key)
     expect(sent.status).toBe(200)
@@ -144,12 +139,12 @@ describe('per-key isolation of verifications', () => {
   }
 
   test('another key of the same account gets 404', async () => {
-    h = await createHarness()
+    h = await start()
     await notFound((await h.server.admin.createKey({ name: 'b' })).key)
   })
 
   test('a key of another account gets 404', async () => {
-    h = await createHarness()
+    h = await start()
     await h.server.admin.createAccount('other')
     await notFound((await h.server.admin.createKey({ name: 'c', account: 'other' })).key)
   })
@@ -157,7 +152,7 @@ describe('per-key isolation of verifications', () => {
 
 describe('key format and storage', () => {
   test('created keys are otpd_ + at least 32 base62 characters, prefix = the next 8', async () => {
-    h = await createHarness()
+    h = await start()
     const a = await h.server.admin.createKey({ name: 'a' })
     const b = await h.server.admin.createKey({ name: 'b' })
     for (const k of [a, b]) {
@@ -170,7 +165,7 @@ describe('key format and storage', () => {
   })
 
   test('the database (file and WAL) holds neither a key nor a delivered code in clear', async () => {
-    h = await createHarness({ credits: 5 })
+    h = await start({ credits: 5 })
     const k = await h.server.admin.createKey({ name: 'stored' })
     // Ten-digit codes, so a match by chance (in a timestamp, say) is out of the question.
     await h.server.admin.setCodeLength('default', 10)

@@ -6,11 +6,10 @@
  * parallel. With 6-digit codes that bounds the chance of a hit at 100 / 10^6
  * = 0.01 % a day (1 % with 4 digits).
  */
-import { afterEach, expect, test } from 'bun:test'
-import { createHarness, DAY, MINUTE, type Harness } from '../kit/harness.ts'
+import { expect, test } from 'bun:test'
+import { DAY, harnessPerTest, MINUTE } from '../kit/harness.ts'
 
-let h: Harness
-afterEach(() => h?.close())
+const start = harnessPerTest()
 
 const LOCKED = 'Too many failed attempts. Please try again in 15 minutes or request a new code.'
 const RECIPIENT = '+14155550123'
@@ -19,8 +18,8 @@ const guess = (i: number) => String(100000 + (i % 800000))
 const CODE = '999999'
 
 test('fresh codes every 4 minutes, 5 guesses each: exactly 100 guesses are compared in 24 hours, then every code of the recipient is locked', async () => {
-  h = await createHarness({ credits: 1000 })
-  const start = h.clock.now()
+  const h = await start({ credits: 1000 })
+  const t0 = h.clock.now()
   let compared = 0
   let locked = 0
   let sends = 0
@@ -49,15 +48,15 @@ test('fresh codes every 4 minutes, 5 guesses each: exactly 100 guesses are compa
   const fresh = await h.send({ channel: 'sms', recipient: RECIPIENT, code: CODE })
   const r = await h.verify({ verification_id: fresh.json.verification_id, code: CODE })
   expect(r.status).toBe(429)
-  expect(r.json.retry_after).toBe(Math.ceil((start + DAY - h.clock.now()) / 1000))
+  expect(r.json.retry_after).toBe(Math.ceil((t0 + DAY - h.clock.now()) / 1000))
   // Once the oldest failures leave the window, guessing resumes at the pace they leave.
-  h.clock.set(start + DAY)
+  h.clock.set(t0 + DAY)
   const later = await h.send({ channel: 'sms', recipient: RECIPIENT, code: CODE })
   expect((await h.verify({ verification_id: later.json.verification_id, code: CODE })).json.verified).toBe(true)
 })
 
 test('300 parallel wrong guesses over 60 verifications of one recipient: exactly 100 are compared', async () => {
-  h = await createHarness({
+  const h = await start({
     credits: 1000,
     config: { limits: { recipient_per_minute: 1000, recipient_per_hour: 1000, recipient_per_day: 1000, key_requests_per_minute: 10_000 } },
   })

@@ -5,32 +5,20 @@
  * approved/expired/failed ones 409; the body rules; the common rules of new
  * paths.
  */
-import { afterEach, describe, expect, test } from 'bun:test'
-import { createHarness, TEST, type Harness, type HarnessOptions, type Result } from '../kit/harness.ts'
+import { describe, expect, test } from 'bun:test'
+import type { OutboundMessage } from '../../src/otp/types.ts'
+import { deliverEvents } from '../kit/events.ts'
+import { expectError, harnessPerTest, RecordingDelivery, sendReal, TEST, type Harness, type Result } from '../kit/harness.ts'
+import { receiverPerTest } from '../kit/webhook-receiver.ts'
 
-let h: Harness | undefined
-afterEach(() => {
-  h?.close()
-  h = undefined
-})
-const start = async (opts: HarnessOptions = {}) => (h = await createHarness(opts))
+const start = harnessPerTest()
+const receiver = receiverPerTest()
 
 const PHONE = '+14155550123'
 const WRONG = '000000'
 const cancelPath = (id: string) => `/api/v1/verifications/${id}/cancel`
 const cancel = (h: Harness, id: string, key?: string | null) => h.call(cancelPath(id), undefined, { key, headers: {} })
 const status = (h: Harness, id: string) => h.call(`/api/v1/verifications/${id}`, undefined, { method: 'GET', headers: {} })
-
-async function sendReal(h: Harness, recipient = PHONE, extra: Record<string, unknown> = {}) {
-  const r = await h.send({ channel: 'sms', recipient, ...extra })
-  expect(r.status).toBe(200)
-  return { id: r.json.verification_id as string, code: h.delivery.lastCode() }
-}
-
-function expectError(r: Result, code: number, error: string) {
-  expect(r.status).toBe(code)
-  expect(r.json).toEqual({ error, request_id: r.headers.get('x-request-id')! })
-}
 
 function expectCanceled(r: Result, id: string) {
   expect(r.status).toBe(200)
@@ -211,4 +199,47 @@ describe('common rules of new paths', () => {
     h.clock.advance(60_000)
     expect((await status(h, id)).json.status).toBe('pending')
   })
+})
+
+describe('a cancel while the delivery is under way', () => {
+  function held(fail: boolean) {
+    let seen: OutboundMessage | undefined
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    class Held extends RecordingDelivery {
+      override async deliver(m: OutboundMessage): Promise<{ provider: string }> {
+        seen = m
+        await gate
+        if (fail) throw new Error('provider unavailable (test)')
+        return { provider: 'recording' }
+      }
+    }
+    return { delivery: new Held(), seen: () => seen, release: () => release() }
+  }
+
+  for (const fail of [false, true]) {
+    test(`then the provider ${fail ? 'fails (refunded: nothing was delivered)' : 'takes it (not refunded)'}: the status stays canceled, and every event says canceled`, async () => {
+      const d = held(fail)
+      const h = await start({ delivery: d.delivery, credits: 1 })
+      const rx = receiver()
+      await h.server.webhooks.add({ url: rx.url })
+      const sending = h.send({ channel: 'sms', recipient: '+14155550123' })
+      while (!d.seen()) await Bun.sleep(5)
+      const id = d.seen()!.verificationId
+      const c = await h.call(`/api/v1/verifications/${id}/cancel`, undefined, { headers: {} })
+      expect(c.json).toMatchObject({ success: true, status: 'canceled' })
+      d.release()
+      expect((await sending).status).toBe(fail ? 500 : 200)
+      await h.server.storage.settled()
+      const s = await h.call(`/api/v1/verifications/${id}`, undefined, { method: 'GET' })
+      expect(s.json).toMatchObject({ status: 'canceled', delivery: { status: fail ? 'failed' : 'accepted' } })
+      expect((await h.server.admin.balance()).balance).toBe(fail ? 1 : 0)
+      await deliverEvents(h)
+      const events = rx.received.filter((r) => r.json.data.verification_id === id).map((r) => [r.json.type, r.json.data.status])
+      expect(events).toEqual([
+        ['verification.canceled', 'canceled'],
+        [fail ? 'verification.delivery_failed' : 'verification.sent', 'canceled'],
+      ])
+    })
+  }
 })

@@ -5,24 +5,19 @@
  * racing on the same subjects. SQLite is exact by its single writer;
  * PostgreSQL by the locks of store/pg/locks.ts.
  */
-import { afterEach, expect, test } from 'bun:test'
-import { webhookSignature } from '../../src/delivery/webhook-provider.ts'
-import { createHarness, type Harness, type HarnessOptions } from '../kit/harness.ts'
+import { expect, test } from 'bun:test'
+import { harnessPerTest, type Harness, type HarnessOptions } from '../kit/harness.ts'
 import { us } from '../kit/fraud.ts'
-import { startReceiver, type Receiver } from '../kit/webhook-receiver.ts'
+import { postReceipt, RECORDING_RECEIPTS } from '../kit/receipts.ts'
+import { receiverPerTest } from '../kit/webhook-receiver.ts'
 
-const open: { h: Harness[]; rx: Receiver[] } = { h: [], rx: [] }
-afterEach(() => {
-  for (const h of open.h.splice(0)) h.close()
-  for (const rx of open.rx.splice(0)) rx.stop()
-})
+const start = harnessPerTest()
+const receiver = receiverPerTest()
 
-const RECEIPT_SECRET = 'whsec-receipts-0123456789abcdef'
-/** Receipts on: the recording delivery's provider name is a configured webhook provider. */
+/** Receipts on (RECORDING_RECEIPTS), and room in every limit. */
 const BASE: HarnessOptions = {
   config: {
-    server: { public_url: 'https://otp.example.com' },
-    providers: { recording: { type: 'webhook', url: 'http://127.0.0.1:9/otp', secret_env: 'RECEIPT_SECRET' } },
+    ...RECORDING_RECEIPTS.config,
     limits: {
       key_requests_per_minute: 1_000_000,
       max_failed_attempts: 1000,
@@ -33,15 +28,14 @@ const BASE: HarnessOptions = {
     },
     fraud: { mode: 'off' },
   },
-  env: { RECEIPT_SECRET },
+  env: RECORDING_RECEIPTS.env,
 }
 
 /** Two nodes on one database: the second is another server (its own connections) with the same key and clock. */
 async function twoNodes(opts: HarnessOptions = {}): Promise<[Harness, Harness]> {
   const merged = { ...BASE, ...opts, config: { ...BASE.config, ...(opts.config ?? {}) } }
-  const a = await createHarness({ credits: 10_000, ...merged })
-  open.h.push(a)
-  const b = await createHarness({
+  const a = await start({ credits: 10_000, ...merged })
+  const b = await start({
     ...merged,
     credits: undefined,
     dir: a.dir,
@@ -51,7 +45,6 @@ async function twoNodes(opts: HarnessOptions = {}): Promise<[Harness, Harness]> 
     clock: a.clock,
     delivery: a.delivery,
   })
-  open.h.push(b)
   return [a, b]
 }
 
@@ -105,14 +98,7 @@ test('receipts over two nodes: the first final status stays, with one event', as
     const sent = await a.send({ channel: 'sms', recipient: `+1415555${String(2000 + round)}` })
     const id = sent.json.verification_id as string
     await settled(a)
-    const post = (h: Harness, status: 'delivered' | 'undelivered') => {
-      const body = JSON.stringify({ verification_id: id, status })
-      return h.call('/api/v1/receipts/recording', undefined, {
-        key: null,
-        raw: body,
-        headers: { 'x-otpd-signature': webhookSignature(RECEIPT_SECRET, Math.floor(a.clock.now() / 1000), body) },
-      })
-    }
+    const post = (h: Harness, status: 'delivered' | 'undelivered') => postReceipt(h, id, status)
     const answers = await Promise.all([post(a, 'delivered'), post(b, 'undelivered'), post(b, 'delivered'), post(a, 'undelivered')])
     expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200])
     const [row] = await a.sql('SELECT delivery FROM verifications WHERE id = $1', [id])
@@ -142,8 +128,7 @@ test('the expiry scan on two nodes at once reports each expiry once', async () =
 
 test('webhook deliveries: two nodes delivering at once send each event once (one sender at a time by its lease)', async () => {
   const [a, b] = await twoNodes()
-  const rx = startReceiver()
-  open.rx.push(rx)
+  const rx = receiver()
   await a.server.webhooks.add({ url: rx.url })
   for (let i = 0; i < 40; i++) expect((await a.send({ channel: 'sms', recipient: `+1415555${String(4000 + i)}` })).status).toBe(200)
   await settled(a)

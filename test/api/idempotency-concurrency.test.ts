@@ -4,18 +4,15 @@
  * in the operation's write transaction, so one key runs its operation once
  * whatever arrives at the same time and wherever.
  */
-import { afterEach, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { cleanUpAfterEach, cliEnv, queryDatabase, startServer, type CliEnv } from '../kit/cli.ts'
-import { createHarness, type Harness } from '../kit/harness.ts'
+import { harnessPerTest, type Harness } from '../kit/harness.ts'
 
 // The cross-process tests start `otpd` processes.
 setDefaultTimeout(60_000)
 
 let h: Harness | undefined
-afterEach(() => {
-  h?.close()
-  h = undefined
-})
+const start = harnessPerTest()
 cleanUpAfterEach()
 
 const PHONE = '+14155550123'
@@ -74,7 +71,7 @@ async function query(where: Harness | CliEnv, sql: string): Promise<Record<strin
 
 describe('one process', () => {
   test('50 concurrent sends with one key and one body: one delivery, one debit; the other 49 the stored answer or 409', async () => {
-    h = await createHarness({ credits: 10, config: { limits: { key_requests_per_minute: 10_000 } } })
+    h = await start({ credits: 10, config: { limits: { key_requests_per_minute: 10_000 } } })
     const base = h.listen()
     const body = { channel: 'sms', recipient: PHONE }
     const answers = await Promise.all(Array.from({ length: 50 }, () => post(base, '/api/v1/send', h!.key, body, 'double-click')))
@@ -94,7 +91,7 @@ describe('one process', () => {
   })
 
   test('50 concurrent verifies of a wrong code with one key: one attempt', async () => {
-    h = await createHarness({ credits: 1, config: { limits: { key_requests_per_minute: 10_000 } } })
+    h = await start({ credits: 1, config: { limits: { key_requests_per_minute: 10_000 } } })
     const base = h.listen()
     const sent = await post(base, '/api/v1/send', h.key, { channel: 'sms', recipient: PHONE }, 's')
     const body = { verification_id: sent.json.verification_id, code: '000000' }
@@ -105,7 +102,7 @@ describe('one process', () => {
   })
 
   test('a replay after a restart answers the stored response', async () => {
-    h = await createHarness({ credits: 2 })
+    h = await start({ credits: 2 })
     const body = { channel: 'sms', recipient: PHONE }
     const first = await post(h.listen(), '/api/v1/send', h.key, body, 'k')
     expect(first.status).toBe(200)

@@ -5,23 +5,21 @@
  * request runs, retention, and a send left running by a stopped process.
  * Concurrency, restarts and processes: idempotency-concurrency.test.ts.
  */
-import { afterEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { RECOVERY_MARGIN_MS } from '../../src/otp/recovery.ts'
-import type { OutboundMessage } from '../../src/otp/types.ts'
-import { createHarness, RecordingDelivery, TEST, type Harness, type HarnessOptions } from '../kit/harness.ts'
+import { eventTypes } from '../kit/events.ts'
+import { harnessPerTest, RecordingDelivery, StuckDelivery, TEST, type Harness } from '../kit/harness.ts'
 import { sameDatabase } from '../kit/same-database.ts'
 
-let h: Harness | undefined
-afterEach(() => {
-  h?.close()
-  h = undefined
-})
-const start = async (opts: HarnessOptions = {}) => (h = await createHarness(opts))
+const start = harnessPerTest()
 
 const PHONE = '+14155550123'
 const SEND = '/api/v1/send'
 const VERIFY = '/api/v1/verify'
 const cancelPath = (id: string) => `/api/v1/verifications/${id}/cancel`
+const statusOf = (h: Harness, id: string, headers: Record<string, string> = {}) => h.call(`/api/v1/verifications/${id}`, undefined, { method: 'GET', headers })
+/** Options of `h.call` that send this Idempotency-Key. */
+const withKey = (key: string) => ({ headers: { 'idempotency-key': key } })
 
 interface Raw {
   status: number
@@ -46,7 +44,7 @@ async function post(h: Harness, path: string, body: unknown, key: string | null,
   return { status: res.status, headers: res.headers, text, json: JSON.parse(text) }
 }
 
-function expectError(r: Raw, code: number, error: string) {
+function expectError(r: Pick<Raw, 'status' | 'headers' | 'json'>, code: number, error: string) {
   expect(r.status).toBe(code)
   expect(r.json).toEqual({ error, request_id: r.headers.get('x-request-id')! })
   expect(r.headers.get('idempotent-replayed')).toBeNull()
@@ -101,6 +99,38 @@ describe('the header', () => {
     expectError(await post(h, SEND, '{', '', { apiKey: 'otpd_' + 'z'.repeat(40) }), 401, 'Invalid API key')
     expectError(await post(h, SEND, '{', ''), 400, 'Idempotency-Key must be 1-255 visible ASCII characters')
     expectError(await post(h, SEND, '{', 'ok'), 400, 'Request body must be valid JSON')
+  })
+
+  test('a refused Idempotency-Key (400) still counts toward the per-key limit, like any authenticated request', async () => {
+    const h = await start({ config: { limits: { key_requests_per_minute: 2 } } })
+    expectError(
+      await h.call(SEND, { channel: 'sms', recipient: TEST.PHONE_SUCCESS }, withKey('')),
+      400,
+      'Idempotency-Key must be 1-255 visible ASCII characters',
+    )
+    expectError(await h.call(cancelPath('x'), undefined, withKey('a b')), 400, 'Idempotency-Key must be 1-255 visible ASCII characters')
+    const limited = await h.call(SEND, { channel: 'sms', recipient: TEST.PHONE_SUCCESS }, withKey('ok'))
+    expect(limited.status).toBe(429)
+    expect(limited.json.error).toBe('Rate limit exceeded: Maximum 2 requests per minute. Please try again in 60 seconds.')
+    expect(limited.headers.get('retry-after')).toBe('60')
+  })
+
+  test('only the three POSTs read it: on GET status it is ignored whatever its value, each read answers afresh, never a replay, never a 400', async () => {
+    const h = await start()
+    const id = (await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })).json.verification_id as string
+    const ids = new Set<string>()
+    for (const key of ['read-1', 'read-1', '', 'two words']) {
+      const r = await statusOf(h, id, { 'idempotency-key': key })
+      expect(r.status).toBe(200)
+      expect(r.json).toMatchObject({ success: true, verification_id: id, status: 'pending' })
+      expect(r.headers.get('idempotent-replayed')).toBeNull()
+      expect(r.headers.get('x-request-id')).toBe(r.json.request_id)
+      ids.add(r.json.request_id)
+    }
+    expect(ids.size).toBe(4)
+    // A read after an approval shows the change: nothing was stored for it.
+    await h.verify({ verification_id: id, code: '123456' })
+    expect((await statusOf(h, id, { 'idempotency-key': 'read-1' })).json.status).toBe('approved')
   })
 })
 
@@ -242,7 +272,6 @@ describe('send', () => {
 
   test('while the first request runs: 409 with the exact text (422 for another body); then the stored answer', async () => {
     let release!: () => void
-    h = undefined
     const delivery = new RecordingDelivery()
     delivery.gate = new Promise<void>((r) => (release = r))
     const hh = await start({ credits: 2, delivery })
@@ -311,6 +340,20 @@ describe('verify', () => {
     expectReplay(await post(h, VERIFY, { verification_id: id, code: h.delivery.lastCode() }, 'lock'), locked)
     expect((await post(h, VERIFY, { verification_id: id, code: h.delivery.lastCode() }, null)).json.verified).toBe(true)
   })
+
+  test('a 400 is not stored; the fixed request with the same key runs; another body then is 422', async () => {
+    const h = await start()
+    const id = (await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })).json.verification_id as string
+    expectError(await h.call(VERIFY, { verification_id: id }, withKey('v')), 400, 'code is required')
+    expectError(await h.call(VERIFY, { verification_id: id, code: '12' }, withKey('v')), 400, 'code must be a numeric string between 4-10 digits')
+    expectError(await h.call(VERIFY, { code: '123456' }, withKey('v')), 400, 'verification_id is required')
+    const first = await h.call(VERIFY, { verification_id: id, code: '123456' }, withKey('v'))
+    expect(first.json).toMatchObject({ success: true, verified: true })
+    expectError(await h.call(VERIFY, { verification_id: id, code: '654321' }, withKey('v')), 422, 'Idempotency-Key was already used with a different request')
+    const again = await h.call(VERIFY, { code: '123456', verification_id: id }, withKey('v'))
+    expect(again.headers.get('idempotent-replayed')).toBe('true')
+    expect(again.json).toEqual(first.json)
+  })
 })
 
 describe('cancel', () => {
@@ -335,6 +378,50 @@ describe('cancel', () => {
     const nf = await post(h, cancelPath('nope'), undefined, 'c', { contentType: null })
     expect(nf.status).toBe(404)
     expectReplay(await post(h, cancelPath('nope'), undefined, 'c', { contentType: null }), nf)
+  })
+
+  test('a 400 (bad body) and a 401 are not stored; the fixed request with the same key runs', async () => {
+    const h = await start()
+    const id = (await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })).json.verification_id as string
+    expectError(await h.call(cancelPath(id), undefined, { raw: '[1]', ...withKey('c') }), 400, 'Request body must be a JSON object')
+    expectError(await h.call(cancelPath(id), undefined, { key: 'otpd_' + 'q'.repeat(40), ...withKey('c') }), 401, 'Invalid API key')
+    expect((await statusOf(h, id)).json.status).toBe('pending')
+    const first = await h.call(cancelPath(id), undefined, { raw: '', ...withKey('c') })
+    expect(first.json).toMatchObject({ success: true, verification_id: id, status: 'canceled' })
+    expect(first.headers.get('idempotent-replayed')).toBeNull()
+  })
+})
+
+describe('a replay runs nothing, so it writes no event', () => {
+  test('replays of a send, a wrong code, a right code and a cancel add no event', async () => {
+    const h = await start({ credits: 3 })
+    const body = { channel: 'sms', recipient: PHONE }
+    const sent = await h.call(SEND, body, withKey('s'))
+    const id = sent.json.verification_id as string
+    const code = h.delivery.lastCode()
+    await h.server.storage.settled()
+    for (let i = 0; i < 3; i++) expect((await h.call(SEND, body, withKey('s'))).headers.get('idempotent-replayed')).toBe('true')
+    expect(await eventTypes(h)).toEqual(['verification.sent'])
+    const wrong = { verification_id: id, code: code === '000000' ? '111111' : '000000' }
+    for (let i = 0; i < 3; i++) expect((await h.call(VERIFY, wrong, withKey('w'))).json.message).toBe('Invalid code')
+    expect(await eventTypes(h)).toEqual(['verification.sent', 'verification.attempt_failed'])
+    const other = (await h.send({ channel: 'sms', recipient: '+14155550124' })).json.verification_id as string
+    await h.server.storage.settled()
+    for (let i = 0; i < 3; i++) expect((await h.call(cancelPath(other), undefined, withKey('c'))).status).toBe(200)
+    for (let i = 0; i < 3; i++) expect((await h.call(VERIFY, { verification_id: id, code }, withKey('r'))).json.verified).toBe(true)
+    expect(await eventTypes(h)).toEqual([
+      'verification.sent',
+      'verification.attempt_failed',
+      'verification.sent',
+      'verification.canceled',
+      'verification.approved',
+    ])
+  })
+
+  test('a replayed test-recipient send writes no second verification.sent', async () => {
+    const h = await start()
+    for (let i = 0; i < 3; i++) await h.call(SEND, { channel: 'email', recipient: TEST.EMAIL_SUCCESS }, withKey('t'))
+    expect(await eventTypes(h)).toEqual(['verification.sent'])
   })
 })
 
@@ -372,21 +459,16 @@ describe('retention', () => {
 
 describe('a send left running by a process that stopped', () => {
   test('answers 409 until recovery settles the send as unknown, then the 200 the send answered', async () => {
-    let seen: OutboundMessage | undefined
-    class Stuck extends RecordingDelivery {
-      override async deliver(m: OutboundMessage): Promise<{ provider: string }> {
-        seen = m
-        return new Promise(() => {}) // the process stops during the delivery: no outcome is ever recorded
-      }
-    }
-    const h1 = await start({ credits: 2, delivery: new Stuck() })
+    // The process stops during the delivery: no outcome is ever recorded.
+    const stuck = new StuckDelivery()
+    const h1 = await start({ credits: 2, delivery: stuck })
     const body = { channel: 'sms', recipient: PHONE, code: '4321' }
     void post(h1, SEND, body, 'k')
-    while (!seen) await Bun.sleep(5)
+    while (!stuck.seen) await Bun.sleep(5)
+    const seen = stuck.seen
     const firstRequestId = JSON.parse((await h1.sql('SELECT body FROM idempotency_keys'))[0]!.body).request_id as string
     // A restart on the same file, as after kill -9.
     const h2 = await h1.restart()
-    h = h2
     h2.delivery.gate = null
     expectError(await post(h2, SEND, body, 'k'), 409, 'A request with this Idempotency-Key is still in progress')
     h2.clock.advance(10_000 + RECOVERY_MARGIN_MS + 1)

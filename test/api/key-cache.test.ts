@@ -8,14 +8,14 @@ import { afterEach, describe, expect, test } from 'bun:test'
 import { openCore, type Core } from '../../src/app.ts'
 import { resolveConfig } from '../../src/config/load.ts'
 import { KEY_CACHE_MS } from '../../src/otp/api-keys.ts'
-import { createHarness, TEST, testDatabase, type Harness } from '../kit/harness.ts'
+import { harnessPerTest, TEST, testDatabase, type Harness } from '../kit/harness.ts'
 
 let h: Harness
+const start = harnessPerTest()
 let cli: Core
 afterEach(async () => {
   if (cli?.pg) await cli.pg.close()
   else cli?.close()
-  h?.close()
 })
 
 /** Another process's view of the same database, as `otpd keys ...` has it. */
@@ -27,7 +27,7 @@ describe('a change from another process applies within 1 s', () => {
     ['disabled', 403, 'API key is disabled'],
     ['revoked', 401, 'Invalid API key'],
   ] as const)('%s: the old status at most until 1 s after the change, the new one from then on', async (status, code, error) => {
-    h = await createHarness()
+    h = await start()
     cli = await otherProcess()
     const k = await h.server.admin.createKey({ name: 'victim' })
     expect((await probe(k.key)).status).toBe(404) // looked up and cached now
@@ -41,7 +41,7 @@ describe('a change from another process applies within 1 s', () => {
   })
 
   test('the cache is what delays it: before the bound the old status may still answer, never after', async () => {
-    h = await createHarness()
+    h = await start()
     cli = await otherProcess()
     const k = await h.server.admin.createKey({ name: 'victim' })
     const t0 = h.clock.now()
@@ -57,7 +57,7 @@ describe('a change from another process applies within 1 s', () => {
   })
 
   test('a key created by another process works at once (unknown keys are never cached)', async () => {
-    h = await createHarness()
+    h = await start()
     cli = await otherProcess()
     expect((await probe('otpd_' + 'A'.repeat(40))).status).toBe(401)
     const k = await cli.admin.createKey({ name: 'new' })
@@ -66,7 +66,7 @@ describe('a change from another process applies within 1 s', () => {
 })
 
 test('a change through the server itself applies to the very next request', async () => {
-  h = await createHarness()
+  h = await start()
   const k = await h.server.admin.createKey({ name: 'victim' })
   expect((await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS }, k.key)).status).toBe(200)
   await h.server.admin.setKeyStatus(k.prefix, 'disabled')
@@ -74,7 +74,7 @@ test('a change through the server itself applies to the very next request', asyn
 })
 
 test('last_used_at is written at most once a second, and is never more than 1 s behind', async () => {
-  h = await createHarness()
+  h = await start()
   const lastUsed = async () => (await h.server.admin.listKeys())[0]!.lastUsedAt
   const t0 = h.clock.now()
   expect((await probe(h.key)).status).toBe(404)
@@ -93,7 +93,7 @@ test.each([
   ['another process', async () => (cli = await otherProcess()).admin],
   ['the server itself', async () => h.server.admin],
 ])('a code length set through %s applies to the very next send, without waiting', async (_where, admin) => {
-  h = await createHarness({ credits: 10 })
+  h = await start({ credits: 10 })
   let n = 0
   const codeOf = async () => {
     // A new recipient each time: the per-recipient limit stays out of the way.

@@ -6,20 +6,18 @@
  */
 import { afterEach, expect, test } from 'bun:test'
 import { cleanUpAfterEach, cliEnv, post, startServer, type CliEnv, type RunningServer } from '../kit/cli.ts'
-import { createHarness, TEST, type Harness } from '../kit/harness.ts'
+import { harnessPerTest, TEST } from '../kit/harness.ts'
 
-let h: Harness | undefined
+const start = harnessPerTest()
 let env: CliEnv | undefined
 let servers: RunningServer[] = []
 cleanUpAfterEach()
 afterEach(() => {
-  h?.close()
-  h = undefined
   servers = []
 })
 
 test('one process: of 60 simultaneous requests of every kind, exactly the limit are admitted', async () => {
-  h = await createHarness({ config: { limits: { key_requests_per_minute: 25 } } })
+  const h = await start({ config: { limits: { key_requests_per_minute: 25 } } })
   const sent = await h.send({ channel: 'sms', recipient: TEST.PHONE_FAIL })
   const kinds = [
     () => h!.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS }),
@@ -50,4 +48,33 @@ test('two processes on one database: exactly the limit are admitted', async () =
   expect(statuses.filter((s) => s !== 429)).toHaveLength(40)
   expect(statuses.filter((s) => s === 429)).toHaveLength(80)
   expect(statuses.filter((s) => s >= 500)).toEqual([])
+}, 30_000)
+
+test('one process over a socket: 300 parallel requests, exactly 120 admitted', async () => {
+  const h = await start()
+  const url = h.listen()
+  const rs = await Promise.all(
+    Array.from({ length: 300 }, (_, i) =>
+      i % 2
+        ? post(url, '/api/v1/verify', h.key, { verification_id: 'x', code: '123456' })
+        : post(url, '/api/v1/send', h.key, { channel: 'sms', recipient: '+15550100001' }),
+    ),
+  )
+  const limited = rs.filter((r) => r.status === 429)
+  expect(rs.length - limited.length).toBe(120)
+  for (const r of limited) expect(r.json.error).toBe('Rate limit exceeded: Maximum 120 requests per minute. Please try again in 60 seconds.')
+})
+
+test('two processes on one database, at the default limit: 300 parallel requests, exactly 120 admitted', async () => {
+  env = cliEnv()
+  const key = env.json('keys', 'create').key
+  servers = [await startServer(env), await startServer(env)]
+  const rs = await Promise.all(
+    Array.from({ length: 300 }, (_, i) => post(servers[i % 2]!.url, '/api/v1/verify', key, { verification_id: 'x', code: '123456' })),
+  )
+  // Real clock here: retry_after may be 59 or 60 depending on when the first request landed.
+  expect(rs.filter((r) => r.status === 404 && r.json.error === 'Verification not found')).toHaveLength(120)
+  const limited = rs.filter((r) => r.status === 429)
+  expect(limited).toHaveLength(180)
+  for (const r of limited) expect(r.json.error).toMatch(/^Rate limit exceeded: Maximum 120 requests per minute\. Please try again in (59|60) seconds\.$/)
 }, 30_000)

@@ -3,20 +3,12 @@
  * admitted requests in any rolling 60 s, across both endpoints, per key,
  * stored in the database.
  */
-import { afterEach, describe, expect, test } from 'bun:test'
-import { createHarness, TEST, type Harness, type Result } from '../kit/harness.ts'
+import { describe, expect, test } from 'bun:test'
+import { harnessPerTest, TEST, type Harness, type Result } from '../kit/harness.ts'
 
 let h: Harness
-const open: Harness[] = []
-afterEach(() => {
-  // Restarted harnesses share the directory; the first one removes it, so close it last.
-  for (const x of open.splice(0).reverse()) x.close()
-})
-const start = async (config?: Record<string, any>) => {
-  h = await createHarness({ config })
-  open.push(h)
-  return h
-}
+const harness = harnessPerTest()
+const start = async (config?: Record<string, any>) => (h = await harness({ config }))
 
 const limited = (seconds: number, max = 120) => `Rate limit exceeded: Maximum ${max} requests per minute. Please try again in ${seconds} seconds.`
 
@@ -137,7 +129,6 @@ describe('scope and persistence', () => {
     h.clock.set(t0 + 20_000)
     await spend(20)
     const after = await h.restart()
-    open.push(after)
     h = after
     // After the restart, pass the original key explicitly.
     expectLimited(await ping(after.key), 40)

@@ -2,26 +2,21 @@
  * Routing, request ids, body handling and the order of checks
  * (DECISIONS.md sections 1, 3 and 9).
  */
-import { afterEach, describe, expect, test } from 'bun:test'
-import { createHarness, TEST, UUID_V4, type Harness, type Result } from '../kit/harness.ts'
+import { describe, expect, test } from 'bun:test'
+import { expectError, harnessPerTest, TEST, UUID_V4, type Harness, type Result } from '../kit/harness.ts'
 
 const SEND = '/api/v1/send'
 const VERIFY = '/api/v1/verify'
 const MAX_BODY = 16 * 1024
 
 let h: Harness
-afterEach(() => h?.close())
+const start = harnessPerTest()
 
 /** A request built by hand: no default headers, so Content-Type can be left out. */
 async function rawRequest(path: string, init: RequestInit): Promise<Result> {
   const res = await h.server.http.handle(new Request(`http://localhost${path}`, init))
   const text = await res.text()
   return { status: res.status, headers: res.headers, json: JSON.parse(text) }
-}
-
-function expectError(r: Result, status: number, error: string) {
-  expect(r.status).toBe(status)
-  expect(r.json).toEqual({ error, request_id: r.headers.get('x-request-id') })
 }
 
 /** A JSON object of exactly `size` bytes that is a valid send to a test recipient. */
@@ -34,7 +29,7 @@ function sendBodyOfSize(size: number): string {
 describe('routing', () => {
   for (const path of ['/', '/api/v1', '/api/v1/nope', '/api/v2/send', '/API/V1/SEND', '/api/v1/sends']) {
     test(`unknown path ${path} -> 404 Not found`, async () => {
-      h = await createHarness()
+      h = await start()
       expectError(await h.call(path, {}), 404, 'Not found')
     })
   }
@@ -42,14 +37,14 @@ describe('routing', () => {
   for (const path of [SEND, VERIFY]) {
     for (const method of ['GET', 'PUT', 'DELETE', 'PATCH']) {
       test(`${method} ${path} -> 405 Method not allowed`, async () => {
-        h = await createHarness()
+        h = await start()
         expectError(await h.call(path, method === 'GET' ? undefined : {}, { method }), 405, 'Method not allowed')
       })
     }
   }
 
   test('routing comes before authentication: 404 and 405 without any key', async () => {
-    h = await createHarness()
+    h = await start()
     expectError(await h.call('/api/v1/nope', {}, { key: null }), 404, 'Not found')
     expectError(await h.call(SEND, undefined, { method: 'GET', key: null }), 405, 'Method not allowed')
     expectError(await h.call(VERIFY, {}, { method: 'DELETE', key: 'garbage' }), 405, 'Method not allowed')
@@ -58,7 +53,7 @@ describe('routing', () => {
 
 describe('request ids and content type', () => {
   test('every kind of response carries a lower-case v4 request_id equal to X-Request-Id', async () => {
-    h = await createHarness({ config: { limits: { key_requests_per_minute: 4 } } })
+    h = await start({ config: { limits: { key_requests_per_minute: 4 } } })
     const sent = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
     const responses: [number, Result][] = [
       [200, sent],
@@ -85,7 +80,7 @@ describe('request ids and content type', () => {
 
 describe('body size', () => {
   test(`a body of exactly ${MAX_BODY} bytes is accepted`, async () => {
-    h = await createHarness()
+    h = await start()
     const raw = sendBodyOfSize(MAX_BODY)
     expect(Buffer.byteLength(raw)).toBe(MAX_BODY)
     const r = await h.call(SEND, undefined, { raw })
@@ -94,7 +89,7 @@ describe('body size', () => {
   })
 
   test(`a body of ${MAX_BODY + 1} bytes -> 413 Request body too large`, async () => {
-    h = await createHarness()
+    h = await start()
     const raw = sendBodyOfSize(MAX_BODY + 1)
     expect(Buffer.byteLength(raw)).toBe(MAX_BODY + 1)
     expectError(await h.call(SEND, undefined, { raw }), 413, 'Request body too large')
@@ -102,7 +97,7 @@ describe('body size', () => {
   })
 
   test('a streamed body (no Content-Length) over the cap -> 413', async () => {
-    h = await createHarness()
+    h = await start()
     const chunk = new TextEncoder().encode(sendBodyOfSize(MAX_BODY + 1))
     const body = new ReadableStream({
       start(c) {
@@ -121,7 +116,7 @@ describe('Content-Type', () => {
   const body = JSON.stringify({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
 
   test('missing Content-Type -> 400', async () => {
-    h = await createHarness()
+    h = await start()
     for (const path of [SEND, VERIFY]) {
       expectError(await rawRequest(path, { method: 'POST', body, headers: auth() }), 400, 'Content-Type must be application/json')
     }
@@ -129,14 +124,14 @@ describe('Content-Type', () => {
 
   for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/jsonx', 'multipart/form-data; boundary=x']) {
     test(`Content-Type ${type} -> 400`, async () => {
-      h = await createHarness()
+      h = await start()
       expectError(await h.call(SEND, undefined, { raw: body, headers: { 'content-type': type } }), 400, 'Content-Type must be application/json')
     })
   }
 
   for (const type of ['application/json; charset=utf-8', 'Application/JSON', 'application/json;charset=UTF-8']) {
     test(`Content-Type ${type} is accepted`, async () => {
-      h = await createHarness()
+      h = await start()
       expect((await h.call(SEND, undefined, { raw: body, headers: { 'content-type': type } })).status).toBe(200)
     })
   }
@@ -153,20 +148,20 @@ describe('JSON parsing', () => {
   for (const path of [SEND, VERIFY]) {
     for (const [name, raw] of invalid) {
       test(`${path}: ${name} -> 400 Request body must be valid JSON`, async () => {
-        h = await createHarness()
+        h = await start()
         expectError(await h.call(path, undefined, { raw }), 400, 'Request body must be valid JSON')
       })
     }
     for (const raw of ['[]', '"x"', '1', 'null', 'true', '[{"channel":"sms"}]']) {
       test(`${path}: ${raw} -> 400 Request body must be a JSON object`, async () => {
-        h = await createHarness()
+        h = await start()
         expectError(await h.call(path, undefined, { raw }), 400, 'Request body must be a JSON object')
       })
     }
   }
 
   test('unknown fields are ignored', async () => {
-    h = await createHarness()
+    h = await start()
     const r = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS, extra: { nested: [1, 2] } })
     expect(r.status).toBe(200)
   })
@@ -174,7 +169,7 @@ describe('JSON parsing', () => {
 
 describe('order of checks', () => {
   test('authentication (401/403) beats a bad body', async () => {
-    h = await createHarness()
+    h = await start()
     expectError(
       await h.call(SEND, undefined, { key: null, raw: '{not json' }),
       401,
@@ -187,7 +182,7 @@ describe('order of checks', () => {
   })
 
   test('the per-key rate limit (429) beats a bad body', async () => {
-    h = await createHarness({ config: { limits: { key_requests_per_minute: 3 } } })
+    h = await start({ config: { limits: { key_requests_per_minute: 3 } } })
     for (let i = 0; i < 3; i++) expect((await h.call(SEND, undefined, { raw: '{' })).status).toBe(400)
     const bad: Parameters<Harness['call']>[2][] = [
       { raw: '{' },
@@ -207,7 +202,7 @@ describe('order of checks', () => {
   })
 
   test('body errors beat field validation', async () => {
-    h = await createHarness()
+    h = await start()
     const badFields = JSON.stringify({ channel: 'fax', code: 'abc' })
     expectError(await h.call(SEND, undefined, { raw: badFields, headers: { 'content-type': 'text/plain' } }), 400, 'Content-Type must be application/json')
     expectError(await h.call(VERIFY, undefined, { raw: `{"code":"1","pad":"${'x'.repeat(MAX_BODY)}"}` }), 413, 'Request body too large')

@@ -6,20 +6,19 @@
  */
 import type { TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
-import { afterEach, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import { ErrorResponse, LockoutResponse, SendBody, SendResponse, VerifyBody, VerifyResponse } from '../../src/http/models.ts'
 import { validateSend, validateVerify } from '../../src/http/validate.ts'
-import { createHarness, TEST, type Harness } from '../kit/harness.ts'
+import { harnessPerTest, TEST } from '../kit/harness.ts'
 
-let h: Harness
-afterEach(() => h?.close())
+const start = harnessPerTest()
 
 function expectShape(schema: TSchema, body: unknown) {
   expect([...Value.Errors(schema, body)].map((e) => `${e.path} ${e.message}`)).toEqual([])
 }
 
 test('send success, verify results, errors and the lockout each match their schema', async () => {
-  h = await createHarness({ config: { limits: { key_requests_per_minute: 40 } } })
+  const h = await start({ config: { limits: { key_requests_per_minute: 40 } } })
   const sent = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
   expectShape(SendResponse, sent.json)
   const id = sent.json.verification_id
@@ -45,7 +44,7 @@ test('send success, verify results, errors and the lockout each match their sche
 })
 
 test('a rate-limit error matches the error schema, with retry_after', async () => {
-  h = await createHarness({ config: { limits: { key_requests_per_minute: 1 } } })
+  const h = await start({ config: { limits: { key_requests_per_minute: 1 } } })
   await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
   const limited = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
   expect(limited.status).toBe(429)

@@ -7,20 +7,18 @@
 import { afterEach, expect, spyOn, test } from 'bun:test'
 import * as crypto from 'node:crypto'
 import { scan, type Secret } from '../../scripts/kit/scan.ts'
-import { createHarness, databaseBytes, TEST, type Harness } from '../kit/harness.ts'
+import { databaseBytes, harnessPerTest, TEST } from '../kit/harness.ts'
 
-let h: Harness | undefined
+const start = harnessPerTest()
 const spies: { mockRestore(): void }[] = []
 afterEach(() => {
   for (const s of spies.splice(0)) s.mockRestore()
-  h?.close()
-  h = undefined
 })
 
 const SERVER_SECRET = 'srv-secret-' + crypto.randomBytes(16).toString('hex')
 
 test('after sends, verifies and key changes, no key, code or server secret is in the database, its WAL or the logs', async () => {
-  h = await createHarness({ credits: 1000, config: { server: { secret: SERVER_SECRET } } })
+  const h = await start({ credits: 1000, config: { server: { secret: SERVER_SECRET } } })
   await h.server.admin.setCodeLength('default', 10)
   const secrets: Secret[] = [{ kind: 'server secret', value: SERVER_SECRET }]
   const keys = [h.key]
@@ -69,7 +67,7 @@ test('after sends, verifies and key changes, no key, code or server secret is in
 })
 
 test('a verify compares the code as equal-length HMACs with timingSafeEqual, right or wrong', async () => {
-  h = await createHarness({ credits: 10 })
+  const h = await start({ credits: 10 })
   const sent = await h.send({ channel: 'sms', recipient: '+14155550123', code: '48151623' })
   const spy = spyOn(crypto, 'timingSafeEqual')
   spies.push(spy)
@@ -83,7 +81,7 @@ test('a verify compares the code as equal-length HMACs with timingSafeEqual, rig
 })
 
 test('an API key is checked by comparing HMACs with timingSafeEqual, never the key itself', async () => {
-  h = await createHarness()
+  const h = await start()
   const spy = spyOn(crypto, 'timingSafeEqual')
   spies.push(spy)
   // The right key, and a wrong one that shares its display prefix (so a stored row is compared).

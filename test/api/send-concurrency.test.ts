@@ -4,8 +4,8 @@
  * same time can neither overspend credits nor exceed a recipient's limit.
  * Deliveries are held at a gate so the sends really overlap.
  */
-import { afterEach, expect, test } from 'bun:test'
-import { createHarness, RecordingDelivery, type Harness, type Result } from '../kit/harness.ts'
+import { expect, test } from 'bun:test'
+import { harnessPerTest, RecordingDelivery, type Result } from '../kit/harness.ts'
 import type { OutboundMessage } from '../../src/otp/types.ts'
 
 /** A RecordingDelivery that counts deliveries started (held at the gate or not). */
@@ -17,15 +17,11 @@ class CountingDelivery extends RecordingDelivery {
   }
 }
 
-let h: Harness | undefined
-afterEach(() => {
-  h?.close()
-  h = undefined
-})
+const harness = harnessPerTest()
 
 async function start(credits: number) {
   const delivery = new CountingDelivery()
-  h = await createHarness({ credits, delivery })
+  const h = await harness({ credits, delivery })
   let release!: () => void
   delivery.gate = new Promise<void>((r) => (release = r))
   return { h, delivery, release }

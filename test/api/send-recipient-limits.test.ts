@@ -3,20 +3,10 @@
  * windows of a minute, an hour and 24 hours, counted per account and recipient
  * across channels, driven by the manual clock.
  */
-import { afterEach, expect, test } from 'bun:test'
-import { createHarness, DAY, HOUR, MINUTE, type Harness, type HarnessOptions, type Result } from '../kit/harness.ts'
+import { expect, test } from 'bun:test'
+import { DAY, harnessPerTest, HOUR, MINUTE, type Result } from '../kit/harness.ts'
 
-const open: Harness[] = []
-afterEach(() => {
-  // A restarted harness shares its directory with the first; close it first.
-  for (const x of open.reverse()) x.close()
-  open.length = 0
-})
-const start = async (opts: HarnessOptions = {}) => {
-  const h = await createHarness(opts)
-  open.push(h)
-  return h
-}
+const start = harnessPerTest()
 
 const PHONE = '+14155550123'
 const SECOND = 1000
@@ -186,7 +176,6 @@ test('limits survive a restart', async () => {
   h.clock.advance(15 * SECOND)
   await h.send({ channel: 'sms', recipient: PHONE })
   const again = await h.restart()
-  open.push(again)
   expectLimited(await again.send({ channel: 'sms', recipient: PHONE }, h.key), 2, 'minute', 45)
   again.clock.advance(45 * SECOND)
   expect((await again.send({ channel: 'sms', recipient: PHONE }, h.key)).status).toBe(200)
@@ -199,6 +188,5 @@ test('the hour window survives a restart too', async () => {
     h.clock.advance(10 * MINUTE)
   }
   const again = await h.restart()
-  open.push(again)
   expectLimited(await again.send({ channel: 'sms', recipient: PHONE }), 3, 'hour', (HOUR - 30 * MINUTE) / SECOND)
 })

@@ -4,14 +4,14 @@
  * expects 200 sits next to the 400 it borders, so both sides of each limit are
  * pinned down.
  */
-import { afterEach, beforeEach, expect, test } from 'bun:test'
-import { createHarness, type Harness } from '../kit/harness.ts'
+import { beforeEach, expect, test } from 'bun:test'
+import { harnessPerTest, type Harness } from '../kit/harness.ts'
 
 let h: Harness
+const start = harnessPerTest({ credits: 1 })
 beforeEach(async () => {
-  h = await createHarness({ credits: 1 })
+  h = await start()
 })
-afterEach(() => h.close())
 
 const CHANNEL = 'channel is required and must be one of: sms, email, voice'
 const PHONE = 'recipient must be a valid E.164 phone number for SMS and voice channels'

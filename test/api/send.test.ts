@@ -3,15 +3,10 @@
  * reaches the delivery provider, code lengths, credits and delivery failure.
  * Per-recipient limits are in send-recipient-limits.test.ts.
  */
-import { afterEach, expect, test } from 'bun:test'
-import { createHarness, TEST, UUID_V4, type Harness, type HarnessOptions } from '../kit/harness.ts'
+import { expect, test } from 'bun:test'
+import { harnessPerTest, TEST, UUID_V4 } from '../kit/harness.ts'
 
-let h: Harness | undefined
-afterEach(() => {
-  h?.close()
-  h = undefined
-})
-const start = async (opts: HarnessOptions = {}) => (h = await createHarness(opts))
+const start = harnessPerTest()
 
 const PHONE = '+14155550123'
 const NO_CREDITS = 'Insufficient credits. Please purchase more credits.'

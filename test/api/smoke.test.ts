@@ -1,11 +1,10 @@
-import { afterEach, expect, test } from 'bun:test'
-import { createHarness, TEST, UUID_V4, type Harness } from '../kit/harness.ts'
+import { expect, test } from 'bun:test'
+import { harnessPerTest, TEST, UUID_V4 } from '../kit/harness.ts'
 
-let h: Harness
-afterEach(() => h?.close())
+const start = harnessPerTest()
 
 test('a send to a test recipient can be verified with 123456', async () => {
-  h = await createHarness()
+  const h = await start()
   const sent = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
   expect(sent.status).toBe(200)
   expect(sent.json.verification_id).toMatch(UUID_V4)
@@ -14,7 +13,7 @@ test('a send to a test recipient can be verified with 123456', async () => {
 })
 
 test('a real send delivers a code that verifies', async () => {
-  h = await createHarness({ credits: 1 })
+  const h = await start({ credits: 1 })
   const sent = await h.send({ channel: 'email', recipient: 'ada@example.com' })
   expect(sent.status).toBe(200)
   const ok = await h.verify({ verification_id: sent.json.verification_id, code: h.delivery.lastCode() })

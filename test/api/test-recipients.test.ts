@@ -2,15 +2,10 @@
  * Test recipients (spec section 8, DECISIONS.md section 6): the five reserved
  * recipients, on every channel they work with, with a balance of 0.
  */
-import { afterEach, expect, test } from 'bun:test'
-import { createHarness, TEST, type Harness, type HarnessOptions, type Result } from '../kit/harness.ts'
+import { describe, expect, test } from 'bun:test'
+import { harnessPerTest, TEST, type Harness, type Result } from '../kit/harness.ts'
 
-let h: Harness | undefined
-afterEach(() => {
-  h?.close()
-  h = undefined
-})
-const start = async (opts: HarnessOptions = {}) => (h = await createHarness(opts))
+const start = harnessPerTest()
 
 type Mode = 'success' | 'fail' | 'expired'
 interface Row {
@@ -172,4 +167,28 @@ test('a test send does not use up the limit of real recipients', async () => {
   expect((await h.send({ channel: 'sms', recipient: '+15550100004' })).status).toBe(200)
   expect((await h.send({ channel: 'sms', recipient: '+15550100004' })).status).toBe(200)
   expect(h.delivery.sent.map((m) => m.recipient)).toEqual(['+15550100004', '+15550100004'])
+})
+
+describe("the recipient failure cap does not apply to test recipients: the verification's own lockout does", () => {
+  const statusOf = (h: Harness, id: string) => h.call(`/api/v1/verifications/${id}`, undefined, { method: 'GET', headers: {} })
+  for (const [name, recipient] of [
+    ['the SUCCESS test phone', TEST.PHONE_SUCCESS],
+    ['the FAIL test phone', TEST.PHONE_FAIL],
+  ] as const) {
+    test(`${name}: failures past the cap lock neither the status nor verify; its own 15-minute lockout still applies`, async () => {
+      const h = await start({ config: { limits: { recipient_failures_per_day: 3, max_failed_attempts: 5 } } })
+      const a = (await h.send({ channel: 'sms', recipient })).json.verification_id as string
+      for (let i = 0; i < 4; i++) expect((await h.verify({ verification_id: a, code: '000000' })).json.message).toBe('Invalid code')
+      expect((await statusOf(h, a)).json).toMatchObject({ status: 'pending', failed_attempts: 4 })
+      const b = (await h.send({ channel: 'sms', recipient })).json.verification_id as string
+      expect((await statusOf(h, b)).json).toMatchObject({ status: 'pending', failed_attempts: 0 })
+      const r = await h.verify({ verification_id: b, code: '123456' })
+      expect(r.status).toBe(200)
+      expect(r.json.message).toBe(recipient === TEST.PHONE_SUCCESS ? 'Code verified successfully' : 'Invalid code')
+      // The fifth failure of one verification is its own lockout, as for any recipient.
+      await h.verify({ verification_id: a, code: '000000' })
+      expect((await statusOf(h, a)).json).toMatchObject({ status: 'locked', failed_attempts: 5 })
+      expect((await h.verify({ verification_id: a, code: '123456' })).status).toBe(429)
+    })
+  }
 })

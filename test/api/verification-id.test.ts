@@ -4,10 +4,10 @@
  * number read back only with the server secret, and through the API an id
  * altered to name another row finds nothing.
  */
-import { afterEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { Hasher } from '../../src/lib/secrets.ts'
 import { MAX_SEQ, VerificationIds } from '../../src/lib/verification-id.ts'
-import { createHarness, UUID_V4, type Harness } from '../kit/harness.ts'
+import { harnessPerTest, UUID_V4 } from '../kit/harness.ts'
 
 const ids = new VerificationIds(new Hasher(Buffer.from('a'.repeat(64), 'hex')))
 
@@ -66,11 +66,10 @@ describe('the codec', () => {
 })
 
 describe('through the API', () => {
-  let h: Harness
-  afterEach(() => h.close())
+  const start = harnessPerTest()
 
   test('an id altered to name another row of the same key is not found, and that row is untouched', async () => {
-    h = await createHarness({ credits: 10 })
+    const h = await start({ credits: 10 })
     const a = await h.send({ channel: 'sms', recipient: '+14155550101', code: '111111' })
     const b = await h.send({ channel: 'sms', recipient: '+14155550102', code: '222222' })
     const codec = new VerificationIds(h.server.hasher)

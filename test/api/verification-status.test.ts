@@ -4,33 +4,17 @@
  * new paths (authentication, per-key limit, request id, 404 for another key's
  * verification, 405). Reading is not an attempt and changes nothing.
  */
-import { afterEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { RECOVERY_MARGIN_MS } from '../../src/otp/recovery.ts'
 import type { OutboundMessage } from '../../src/otp/types.ts'
-import { createHarness, RecordingDelivery, TEST, type Harness, type HarnessOptions, type Result } from '../kit/harness.ts'
+import { expectError, harnessPerTest, RecordingDelivery, sendReal, StuckDelivery, TEST, type Harness } from '../kit/harness.ts'
 
-let h: Harness | undefined
-afterEach(() => {
-  h?.close()
-  h = undefined
-})
-const start = async (opts: HarnessOptions = {}) => (h = await createHarness(opts))
+const start = harnessPerTest()
 
 const PHONE = '+14155550123'
 const WRONG = '000000'
 const status = (h: Harness, id: string, key?: string | null) => h.call(`/api/v1/verifications/${id}`, undefined, { method: 'GET', key, headers: {} })
 const iso = (ms: number) => new Date(ms).toISOString()
-
-async function sendReal(h: Harness, recipient = PHONE, extra: Record<string, unknown> = {}) {
-  const r = await h.send({ channel: 'sms', recipient, ...extra })
-  expect(r.status).toBe(200)
-  return { id: r.json.verification_id as string, code: h.delivery.lastCode() }
-}
-
-function expectError(r: Result, code: number, error: string) {
-  expect(r.status).toBe(code)
-  expect(r.json).toEqual({ error, request_id: r.headers.get('x-request-id')! })
-}
 
 /** The verification's stored row, read directly. */
 async function row(h: Harness, id: string) {
@@ -98,16 +82,12 @@ describe('the answer', () => {
   })
 
   test('delivery `unknown` after recovery: still pending, the code still verifies', async () => {
-    let seen: OutboundMessage | undefined
-    class Stuck extends RecordingDelivery {
-      override async deliver(m: OutboundMessage): Promise<{ provider: string }> {
-        seen = m
-        return new Promise(() => {}) // the process "stops" during the delivery
-      }
-    }
-    const h = await start({ credits: 1, delivery: new Stuck() })
+    // The process "stops" during the delivery.
+    const stuck = new StuckDelivery()
+    const h = await start({ credits: 1, delivery: stuck })
     void h.send({ channel: 'sms', recipient: PHONE, code: '4321' })
-    while (!seen) await Bun.sleep(5)
+    while (!stuck.seen) await Bun.sleep(5)
+    const seen = stuck.seen
     h.clock.advance(10_000 + RECOVERY_MARGIN_MS + 1)
     expect(await h.server.recover()).toBe(1)
     const r = await status(h, seen.verificationId)

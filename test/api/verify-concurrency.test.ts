@@ -3,28 +3,17 @@
  * the lockout holds under parallel guesses) and verify state across a restart
  * (DECISIONS.md section 5: counters live in the database).
  */
-import { afterEach, describe, expect, test } from 'bun:test'
-import { createHarness, TEST, type Harness, type Result } from '../kit/harness.ts'
+import { describe, expect, test } from 'bun:test'
+import { post } from '../kit/cli.ts'
+import { harnessPerTest, TEST, type Harness, type HarnessOptions, type Result } from '../kit/harness.ts'
 
 const LOCKED = 'Too many failed attempts. Please try again in 15 minutes or request a new code.'
 
 let h: Harness
-const open: Harness[] = []
-afterEach(() => {
-  // A restarted harness shares the directory; the first one removes it, so close it last.
-  for (const x of open.splice(0).reverse()) x.close()
-})
-async function start(opts: Parameters<typeof createHarness>[0] = {}) {
-  h = await createHarness(opts)
-  open.push(h)
-  return h
-}
+const harness = harnessPerTest()
+const start = async (opts: HarnessOptions = {}) => (h = await harness(opts))
 /** Restarts and keeps using the original key (the restarted harness's default key is a new one). */
-async function restart() {
-  h = await h.restart()
-  open.push(h)
-  return h
-}
+const restart = async () => (h = await h.restart())
 
 const sendTest = async (): Promise<string> => {
   const r = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS, expires_in: 3600 }, h.key)
@@ -96,6 +85,20 @@ describe('concurrent verifies', () => {
       [`429 ${LOCKED}`]: 15,
     })
     expectLocked(await verify(id, '123456'), 900)
+  })
+
+  test('200 parallel verifies of a real code over a socket: exactly one succeeds', async () => {
+    await start({ credits: 1, config: { limits: { key_requests_per_minute: 1000 } } })
+    const url = h.listen()
+    const sent = await post(url, '/api/v1/send', h.key, { channel: 'sms', recipient: '+14155550123', code: '27182818' })
+    expect(sent.status).toBe(200)
+    const rs = await Promise.all(
+      Array.from({ length: 200 }, () => post(url, '/api/v1/verify', h.key, { verification_id: sent.json.verification_id, code: '27182818' })),
+    )
+    expect(tally(rs.map((r) => ({ status: r.status, message: r.json.message ?? r.json.error })))).toEqual({
+      '200 Code verified successfully': 1,
+      '200 Code already used': 199,
+    })
   })
 })
 

@@ -3,15 +3,15 @@
  * validation, look-up, the state machine, the order of its checks, the
  * per-verification lockout and the per-recipient failure cap.
  */
-import { afterEach, describe, expect, test } from 'bun:test'
-import { createHarness, HOUR, TEST, type Harness, type Result } from '../kit/harness.ts'
+import { describe, expect, test } from 'bun:test'
+import { expectError, harnessPerTest, HOUR, TEST, type Harness, type Result } from '../kit/harness.ts'
 
 const LOCKED = 'Too many failed attempts. Please try again in 15 minutes or request a new code.'
 const CODE_FORMAT = 'code must be a numeric string between 4-10 digits'
 const WRONG = '000000'
 
 let h: Harness
-afterEach(() => h?.close())
+const start = harnessPerTest()
 
 /** A verification of the SUCCESS test recipient (code 123456). */
 async function sendTest(expiresIn = 300, recipient: string = TEST.PHONE_SUCCESS): Promise<string> {
@@ -40,11 +40,6 @@ function expectLocked(r: Result, retryAfter: number, message = LOCKED) {
   expect(r.headers.get('retry-after')).toBe(String(retryAfter))
 }
 
-function expectError(r: Result, status: number, error: string) {
-  expect(r.status).toBe(status)
-  expect(r.json).toEqual({ error, request_id: r.headers.get('x-request-id') })
-}
-
 async function failTimes(id: string, n: number) {
   for (let i = 0; i < n; i++) expectResult(await verify(id, WRONG), false, 'Invalid code')
 }
@@ -68,13 +63,13 @@ describe('validation', () => {
   ]
   for (const [name, body, error] of rows) {
     test(`${name} -> 400 ${error}`, async () => {
-      h = await createHarness()
+      h = await start()
       expectError(await h.verify(body), 400, error)
     })
   }
 
   test('codes of 4 and 10 digits pass validation (and are compared)', async () => {
-    h = await createHarness()
+    h = await start()
     const v = await sendTest()
     expectResult(await verify(v, '1234'), false, 'Invalid code')
     expectResult(await verify(v, '1234567890'), false, 'Invalid code')
@@ -91,7 +86,7 @@ describe('look-up', () => {
   ]
   for (const [name, make] of ids) {
     test(`${name} -> 404 Verification not found`, async () => {
-      h = await createHarness()
+      h = await start()
       const real = await sendTest()
       expectError(await verify(make(real), '123456'), 404, 'Verification not found')
     })
@@ -100,7 +95,7 @@ describe('look-up', () => {
 
 describe('state machine', () => {
   test('correct code -> verified; afterwards any code -> Code already used', async () => {
-    h = await createHarness()
+    h = await start()
     const v = await sendTest()
     expectResult(await verify(v, '123456'), true, 'Code verified successfully')
     expectResult(await verify(v, '123456'), false, 'Code already used')
@@ -108,7 +103,7 @@ describe('state machine', () => {
   })
 
   test('wrong code -> 200 Invalid code, and the verification stays valid', async () => {
-    h = await createHarness()
+    h = await start()
     const v = await sendTest()
     expectResult(await verify(v, WRONG), false, 'Invalid code')
     expectResult(await verify(v, '12345'), false, 'Invalid code')
@@ -116,7 +111,7 @@ describe('state machine', () => {
   })
 
   test('a real code verifies; a near miss does not', async () => {
-    h = await createHarness({ credits: 1 })
+    h = await start({ credits: 1 })
     const { id, code } = await sendReal('+14155550101')
     const nearMiss = code.slice(0, -1) + String((Number(code.at(-1)) + 1) % 10)
     expectResult(await verify(id, nearMiss), false, 'Invalid code')
@@ -124,7 +119,7 @@ describe('state machine', () => {
   })
 
   test('valid until 1 ms before expires_at; expired at exactly expires_at', async () => {
-    h = await createHarness()
+    h = await start()
     const sentAt = h.clock.now()
     const r = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS, expires_in: 60 })
     expect(r.json.expires_at).toBe(new Date(sentAt + 60_000).toISOString())
@@ -139,7 +134,7 @@ describe('state machine', () => {
 
 describe('order of checks', () => {
   test('used beats expired', async () => {
-    h = await createHarness()
+    h = await start()
     const v = await sendTest(60)
     expectResult(await verify(v, '123456'), true, 'Code verified successfully')
     h.clock.advance(61_000)
@@ -147,7 +142,7 @@ describe('order of checks', () => {
   })
 
   test('expired beats locked', async () => {
-    h = await createHarness()
+    h = await start()
     const v = await sendTest(60)
     await failTimes(v, 5)
     expectLocked(await verify(v, '123456'), 900)
@@ -156,7 +151,7 @@ describe('order of checks', () => {
   })
 
   test('locked beats compare: the correct code is refused while locked', async () => {
-    h = await createHarness()
+    h = await start()
     const v = await sendTest()
     await failTimes(v, 5)
     expectLocked(await verify(v, '123456'), 900)
@@ -165,7 +160,7 @@ describe('order of checks', () => {
 
   test('attempts on used or expired verifications are not failures', async () => {
     // A per-recipient cap of 3 would trip if any of these 10 attempts counted.
-    h = await createHarness({ config: { limits: { recipient_failures_per_day: 3 } } })
+    h = await start({ config: { limits: { recipient_failures_per_day: 3 } } })
     const used = await sendTest(60)
     expectResult(await verify(used, '123456'), true, 'Code verified successfully')
     for (let i = 0; i < 5; i++) expectResult(await verify(used, WRONG), false, 'Code already used')
@@ -180,7 +175,7 @@ describe('order of checks', () => {
 
 describe('lockout', () => {
   test('the 5th wrong code still answers Invalid code; then every verify answers the 429 body', async () => {
-    h = await createHarness()
+    h = await start()
     const v = await sendTest()
     await failTimes(v, 4)
     expectResult(await verify(v, WRONG), false, 'Invalid code')
@@ -189,7 +184,7 @@ describe('lockout', () => {
   })
 
   test('retry_after counts down in whole seconds, rounded up; at 900 s a correct code verifies', async () => {
-    h = await createHarness()
+    h = await start()
     const v = await sendTest(3600)
     await failTimes(v, 5)
     const lockedAt = h.clock.now()
@@ -210,7 +205,7 @@ describe('lockout', () => {
   })
 
   test('when the lock ends the counter is 0: five more failures are needed to lock again', async () => {
-    h = await createHarness()
+    h = await start()
     const v = await sendTest(3600)
     await failTimes(v, 5)
     h.clock.advance(900_000)
@@ -219,14 +214,14 @@ describe('lockout', () => {
   })
 
   test('four failures do not lock: the correct code still verifies', async () => {
-    h = await createHarness()
+    h = await start()
     const v = await sendTest()
     await failTimes(v, 4)
     expectResult(await verify(v, '123456'), true, 'Code verified successfully')
   })
 
   test('a new send to the same recipient is not affected by the old lock, which stays', async () => {
-    h = await createHarness({ credits: 2 })
+    h = await start({ credits: 2 })
     const old = await sendReal('+14155550102')
     await failTimes(old.id, 5)
     expectLocked(await verify(old.id, old.code), 900)
@@ -237,7 +232,7 @@ describe('lockout', () => {
   })
 
   test('limits.max_failed_attempts and limits.lockout_seconds are honoured', async () => {
-    h = await createHarness({ config: { limits: { max_failed_attempts: 3, lockout_seconds: 120 } } })
+    h = await start({ config: { limits: { max_failed_attempts: 3, lockout_seconds: 120 } } })
     const v = await sendTest(3600)
     await failTimes(v, 3)
     const message = 'Too many failed attempts. Please try again in 2 minutes or request a new code.'
@@ -251,7 +246,7 @@ describe('lockout', () => {
 
 describe('per-recipient failure cap (DECISIONS.md section 10)', () => {
   test('failures across verifications of one recipient lock all of its verifications', async () => {
-    h = await createHarness({ credits: 10, config: { limits: { recipient_failures_per_day: 7, max_failed_attempts: 100 } } })
+    h = await start({ credits: 10, config: { limits: { recipient_failures_per_day: 7, max_failed_attempts: 100 } } })
     const alice = '+14155550103'
     const t0 = h.clock.now()
     const first = await sendReal(alice)
@@ -282,7 +277,7 @@ describe('per-recipient failure cap (DECISIONS.md section 10)', () => {
   })
 
   test('the cap is per account: the same number under another account is not locked', async () => {
-    h = await createHarness({ credits: 10, config: { limits: { recipient_failures_per_day: 3, max_failed_attempts: 100 } } })
+    h = await start({ credits: 10, config: { limits: { recipient_failures_per_day: 3, max_failed_attempts: 100 } } })
     const shared = '+14155550105'
     const mine = await sendReal(shared)
     await failTimes(mine.id, 3)

@@ -6,17 +6,16 @@
  * code or full recipient.
  */
 import { afterEach, expect, test } from 'bun:test'
-import { createHarness, type Harness } from '../kit/harness.ts'
+import { harnessPerTest, type Harness } from '../kit/harness.ts'
 import { hang, refusedPort, startVendorStub, type VendorStub } from '../kit/vendor-stub.ts'
 
 const SID = 'AC' + 'f'.repeat(32)
 const TOKEN = 'twilio-token-must-not-leak'
 const HOOK_SECRET = 'webhook-secret-must-not-leak'
 const RECIPIENT = '+14155550123'
+const start = harnessPerTest()
 const stubs: VendorStub[] = []
-const harnesses: Harness[] = []
 afterEach(() => {
-  harnesses.splice(0).forEach((h) => h.close())
   stubs.splice(0).forEach((s) => s.close())
 })
 
@@ -44,13 +43,12 @@ async function setup(behaviours: Behaviour[], timeoutMs = 3000) {
     providers[name] = { type: 'twilio', account_sid: SID, auth_token_env: 'TWILIO_AUTH_TOKEN', from: '+15005550006', base_url: url }
     return name
   })
-  const h = await createHarness({
+  const h = await start({
     credits: 3,
     configuredDelivery: true,
     env: { TWILIO_AUTH_TOKEN: TOKEN, HOOK_SECRET },
     config: { delivery: { timeout_ms: timeoutMs }, channels: { sms: names }, providers },
   })
-  harnesses.push(h)
   return { h, names, order }
 }
 
@@ -130,7 +128,7 @@ test('a webhook provider fails over to the next one too (mixed provider types)',
   const hook = startVendorStub(() => new Response('down', { status: 502 }))
   const ok = startVendorStub(() => new Response(null, { status: 204 }))
   stubs.push(hook, ok)
-  const h = await createHarness({
+  const h = await start({
     credits: 1,
     configuredDelivery: true,
     env: { HOOK_SECRET },
@@ -139,7 +137,6 @@ test('a webhook provider fails over to the next one too (mixed provider types)',
       providers: { hook: { type: 'webhook', url: hook.url, secret_env: 'HOOK_SECRET' }, backup: { type: 'webhook', url: ok.url, secret_env: 'HOOK_SECRET' } },
     },
   })
-  harnesses.push(h)
   const r = await h.send({ channel: 'voice', recipient: RECIPIENT })
   expect(r.status).toBe(200)
   expect(hook.requests).toHaveLength(1)

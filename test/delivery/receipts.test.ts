@@ -10,7 +10,7 @@ import twilio from 'twilio'
 import { resolveConfig } from '../../src/app-config.ts'
 import { webhookSignature } from '../../src/delivery/webhook-provider.ts'
 import type { NewEvent } from '../../src/otp/ports/index.ts'
-import { createHarness, TEST, type Harness } from '../kit/harness.ts'
+import { harnessPerTest, TEST, type Harness } from '../kit/harness.ts'
 import { sameDatabase } from '../kit/same-database.ts'
 import { watchEvents } from '../kit/watch-events.ts'
 import { startVendorStub, type VendorStub } from '../kit/vendor-stub.ts'
@@ -22,6 +22,7 @@ const VONAGE_SIG_SECRET = 'vonage-signature-secret-0123'
 const HOOK_SECRET = 'whsec-gateway-0123456789abcdef'
 const ENV = { TWILIO_AUTH_TOKEN: TOKEN, VONAGE_API_SECRET: 'vonage-api-secret', VONAGE_SIGNATURE_SECRET: VONAGE_SIG_SECRET, HOOK_SECRET }
 
+const start = harnessPerTest()
 const open: { close(): void }[] = []
 afterEach(() => open.splice(0).forEach((o) => o.close()))
 
@@ -53,13 +54,12 @@ async function setup(kind: Kind, opts: { publicUrl?: string | null; answer?: () 
     printer: { type: 'log' },
   }
   const server = opts.publicUrl === null ? {} : { public_url: opts.publicUrl ?? PUBLIC }
-  const h = await createHarness({
+  const h = await start({
     credits: 20,
     configuredDelivery: true,
     env: ENV,
     config: { server, providers, channels: { sms: [NAMES[kind]], email: ['printer'] }, limits: { recipient_per_minute: 100, recipient_per_hour: 100 } },
   })
-  open.push(h)
   return { h, stub }
 }
 

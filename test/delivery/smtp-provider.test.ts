@@ -9,7 +9,7 @@ import { ProviderOptions } from '../../src/delivery/options.ts'
 import { RecipientRejectedError } from '../../src/delivery/provider.ts'
 import { readSmtp, SmtpProvider } from '../../src/delivery/smtp-provider.ts'
 import type { OutboundMessage } from '../../src/otp/types.ts'
-import { createHarness, type Harness } from '../kit/harness.ts'
+import { harnessPerTest } from '../kit/harness.ts'
 import { outbound, OUTBOUND_AT } from '../kit/outbound.ts'
 import { CA_FILE, decodeHeader, decodeQuotedPrintable, parseRaw, startSmtpStub, type SmtpStub } from '../kit/smtp-stub.ts'
 
@@ -17,10 +17,9 @@ const PASSWORD = 's3cret-smtp-password'
 const ENV = { OTPD_SMTP_PASSWORD: PASSWORD }
 const NOW = OUTBOUND_AT
 
+const start = harnessPerTest()
 const stubs: SmtpStub[] = []
-const harnesses: Harness[] = []
 afterEach(async () => {
-  for (const h of harnesses.splice(0)) h.close()
   for (const s of stubs.splice(0)) await s.close()
 })
 
@@ -147,13 +146,12 @@ describe('sessions', () => {
 test('a server that accepts the connection but never greets is cut at the time budget and the next one is tried', async () => {
   const silent = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
   const b = await stub()
-  const h = await createHarness({
+  const h = await start({
     credits: 1,
     configuredDelivery: true,
     env: ENV,
     config: { delivery: { timeout_ms: 1000 }, channels: { email: ['mail', 'backup'] }, providers: { mail: table(silent.port), backup: table(b.port) } },
   })
-  harnesses.push(h)
   const started = performance.now()
   const sent = await h.send({ channel: 'email', recipient: 'erin@example.org' })
   silent.stop(true)
@@ -230,13 +228,12 @@ describe('the raw message', () => {
 
 describe('through the API', () => {
   async function harness(port: number, extraProviders: Record<string, unknown> = {}, email = ['mail']) {
-    const h = await createHarness({
+    const h = await start({
       credits: 5,
       configuredDelivery: true,
       env: ENV,
       config: { channels: { email }, providers: { mail: table(port), ...extraProviders } },
     })
-    harnesses.push(h)
     return h
   }
 

@@ -3,24 +3,16 @@
  * ...`, and a real `otpd serve` killed with SIGKILL between the change and the
  * delivery, whose event still arrives after the restart.
  */
-import { afterEach, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import { cleanUpAfterEach, cliEnv, post, startServer } from '../kit/cli.ts'
 import { ManualClock } from '../../src/lib/clock.ts'
-import { createHarness, TEST, UUID_V4, type Harness } from '../kit/harness.ts'
-import { signatureValid, startReceiver, type Receiver } from '../kit/webhook-receiver.ts'
+import { harnessPerTest, MINUTE, TEST, UUID_V4 } from '../kit/harness.ts'
+import { deliverEvents } from '../kit/events.ts'
+import { receiverPerTest, signatureValid } from '../kit/webhook-receiver.ts'
 
 cleanUpAfterEach()
-const open: { rx: Receiver[]; h: Harness[] } = { rx: [], h: [] }
-afterEach(() => {
-  for (const h of open.h.splice(0)) h.close()
-  for (const rx of open.rx.splice(0)) rx.stop()
-})
-
-function receiver(): Receiver {
-  const rx = startReceiver()
-  open.rx.push(rx)
-  return rx
-}
+const start = harnessPerTest()
+const receiver = receiverPerTest()
 
 test('kill -9 of otpd serve between the change and the delivery loses no event: it arrives after the restart, same webhook-id', async () => {
   const env = cliEnv()
@@ -115,8 +107,7 @@ test('otpd events list filters by account and status; replay keeps the id', asyn
   const env = cliEnv()
   expect(env.run('accounts', 'create', 'acme').code).toBe(0)
   // The CLI runs on the real clock: the harness's starts there too.
-  const h = await createHarness({ dir: env.dir, databaseUrl: env.databaseUrl, clock: new ManualClock(Date.now()) })
-  open.h.push(h)
+  const h = await start({ dir: env.dir, databaseUrl: env.databaseUrl, clock: new ManualClock(Date.now()) })
   const rx = receiver()
   await h.server.webhooks.add({ url: rx.url })
   const acmeKey = (await h.server.admin.createKey({ name: 'acme', account: 'acme' })).key
@@ -154,4 +145,27 @@ test('otpd events list filters by account and status; replay keeps the id', asyn
   expect(resent[1]!.body).toBe(resent[0]!.body)
   expect(ids(['--status', 'delivered'])).toEqual([all[0].id, all[1].id])
   expect(env.run('events', 'replay', all[2].id).stdout).toBe(`event ${all[2].id} (verification.sent) has no endpoint subscribed to it now: nothing to send\n`)
+}, 60_000)
+
+test('`otpd events replay --failed` puts every failed delivery back, with its event id', async () => {
+  const env = cliEnv()
+  const h = await start({ dir: env.dir, databaseUrl: env.databaseUrl, clock: new ManualClock(Date.now()) })
+  const rx = receiver()
+  rx.statuses.push(...Array(200).fill(500))
+  await h.server.webhooks.add({ url: rx.url })
+  await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
+  for (let i = 0; i < 400 && (await h.server.webhooks.events({}))[0]!.status === 'pending'; i++) {
+    await deliverEvents(h)
+    h.clock.advance(5 * MINUTE)
+  }
+  const [failed] = await h.server.webhooks.events({})
+  expect(failed!.status).toBe('failed')
+  const r = env.run('events', 'replay', '--failed')
+  expect([r.code, r.stdout]).toEqual([0, '1 failed delivery of 1 event will be sent again by the running server\n'])
+  expect(env.json('events', 'list', '--status', 'pending').map((e: { id: string }) => e.id)).toEqual([failed!.id])
+  rx.statuses.length = 0
+  h.clock.advance(MINUTE)
+  await deliverEvents(h)
+  expect(rx.received.at(-1)!.id).toBe(failed!.id)
+  expect((await h.server.webhooks.events({}))[0]!.status).toBe('delivered')
 }, 60_000)

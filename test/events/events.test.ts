@@ -4,62 +4,31 @@
  * one row per event type, the body's exact fields, the retry schedule on the
  * injected clock, rotation, replay, the outbox's atomicity and leases.
  */
-import { afterEach, expect, test } from 'bun:test'
-import { createHarness, HOUR, MINUTE, ON_PG, TEST, UUID_V4, type Harness } from '../kit/harness.ts'
-import { signatureValid, startReceiver, type Received, type Receiver } from '../kit/webhook-receiver.ts'
+import { expect, test } from 'bun:test'
+import { harnessPerTest, HOUR, MINUTE, ON_PG, TEST, UUID_V4, type Harness } from '../kit/harness.ts'
+import { receiverPerTest, signatureValid, type Received } from '../kit/webhook-receiver.ts'
+import { deliverEvents } from '../kit/events.ts'
+import { postReceipt, RECORDING_RECEIPTS } from '../kit/receipts.ts'
 import { emit } from '../../src/otp/events.ts'
-import { webhookSignature } from '../../src/delivery/webhook-provider.ts'
 import type { EventType } from '../../src/otp/ports/index.ts'
 
-const open: { h: Harness[]; rx: Receiver[] } = { h: [], rx: [] }
-afterEach(() => {
-  for (const h of open.h.splice(0)) h.close()
-  for (const rx of open.rx.splice(0)) rx.stop()
-})
-
-/**
- * Receipts are on, and the recording delivery's provider name is also a
- * configured webhook provider, so a receipt signed with its secret reaches
- * the verifications it took (EXTENSIONS.md section 4).
- */
-const RECEIPT_SECRET = 'whsec-receipts-0123456789abcdef'
-const RECEIPTS = {
-  config: {
-    server: { public_url: 'https://otp.example.com' },
-    providers: { recording: { type: 'webhook', url: 'http://127.0.0.1:9/otp', secret_env: 'RECEIPT_SECRET' } },
-  },
-  env: { RECEIPT_SECRET },
-}
+const start = harnessPerTest()
+const receiver = receiverPerTest()
 
 /** The provider's signed receipt for `id` (200 whatever it changed). */
 async function receipt(h: Harness, id: string, status: 'delivered' | 'undelivered'): Promise<void> {
   await h.server.storage.settled()
-  const body = JSON.stringify({ verification_id: id, status })
-  const r = await h.call('/api/v1/receipts/recording', undefined, {
-    key: null,
-    raw: body,
-    headers: { 'x-otpd-signature': webhookSignature(RECEIPT_SECRET, Math.floor(h.clock.now() / 1000), body) },
-  })
-  expect(r.status).toBe(200)
+  expect((await postReceipt(h, id, status)).status).toBe(200)
 }
 
+/** Receipts on (RECORDING_RECEIPTS), one endpoint on a receiver, the expiry scan started. */
 async function setup(opts: { events?: string } = {}) {
-  const h = await createHarness({ credits: 100, ...RECEIPTS })
-  open.h.push(h)
-  const rx = startReceiver()
-  open.rx.push(rx)
+  const h = await start({ credits: 100, ...RECORDING_RECEIPTS })
+  const rx = receiver()
   const endpoint = await h.server.webhooks.add({ url: rx.url, events: opts.events })
   // The first expiry scan starts the cursor (serve runs it at start).
   await h.server.events.scanExpired(true)
   return { h, rx, endpoint, secret: endpoint.secret }
-}
-
-/** Runs the delivery loop's passes (the settle of a send is written after its answer: wait for it first). */
-async function deliver(h: Harness): Promise<number> {
-  await h.server.storage.settled()
-  let n = 0
-  for (let tried = await h.server.events.deliverDue(); tried > 0; tried = await h.server.events.deliverDue()) n += tried
-  return n
 }
 
 async function expectSigned(secret: string, r: Received): Promise<void> {
@@ -210,7 +179,7 @@ for (const row of ROWS) {
     const { h, rx, secret } = await setup()
     const id = await row.act(h)
     await h.server.events.scanExpired(true)
-    await deliver(h)
+    await deliverEvents(h)
     const got = rx.received.filter((r) => r.json.type === row.type)
     expect(got).toHaveLength(1)
     const r = got[0]!
@@ -244,7 +213,7 @@ test('sequence counts the events of one verification from 1, in order', async ()
   await h.server.storage.settled()
   await wrong(h, id)
   await h.verify({ verification_id: id, code: h.delivery.lastCode() })
-  await deliver(h)
+  await deliverEvents(h)
   expect(rx.received.map((r) => [r.json.type, r.json.data.sequence, r.json.data.status])).toEqual([
     ['verification.sent', 1, 'pending'],
     ['verification.attempt_failed', 2, 'pending'],
@@ -252,29 +221,11 @@ test('sequence counts the events of one verification from 1, in order', async ()
   ])
 })
 
-test('an expiry is reported once, and not for a used or failed verification', async () => {
-  const { h, rx } = await setup()
-  const used = (await sendSms(h, '+14155550001')).json.verification_id
-  await h.verify({ verification_id: used, code: h.delivery.lastCode() })
-  h.delivery.fail = true
-  await sendSms(h, '+14155550002')
-  h.delivery.fail = false
-  const left = (await sendSms(h, '+14155550003')).json.verification_id
-  h.clock.advance(4 * MINUTE)
-  expect(await h.server.events.scanExpired(true)).toBe(0)
-  h.clock.advance(MINUTE)
-  expect(await h.server.events.scanExpired(true)).toBe(1)
-  h.clock.advance(MINUTE)
-  expect(await h.server.events.scanExpired(true)).toBe(0)
-  await deliver(h)
-  expect(rx.received.filter((r) => r.json.type === 'verification.expired').map((r) => r.json.data.verification_id)).toEqual([left])
-})
-
 test('an endpoint gets only its subscribed types; an event with no endpoint is still listed', async () => {
   const { h, rx } = await setup({ events: 'verification.approved' })
   const id = (await sendSms(h)).json.verification_id
   await h.verify({ verification_id: id, code: h.delivery.lastCode() })
-  await deliver(h)
+  await deliverEvents(h)
   expect(rx.received.map((r) => r.json.type)).toEqual(['verification.approved'])
   const listed = await h.server.webhooks.events({})
   expect(listed.map((e) => [e.type, e.status])).toEqual([
@@ -287,14 +238,14 @@ test('a receiver that fails 3 times gets the event on the 4th try, with the same
   const { h, rx, secret } = await setup()
   rx.statuses.push(500, 503, 404)
   await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
-  expect(await deliver(h)).toBe(1)
+  expect(await deliverEvents(h)).toBe(1)
   for (const wait of [30_000, 60_000, 120_000]) {
     h.clock.advance(wait - 1)
-    expect(await deliver(h)).toBe(0)
+    expect(await deliverEvents(h)).toBe(0)
     h.clock.advance(wait * 0.1 + 1)
-    expect(await deliver(h)).toBe(1)
+    expect(await deliverEvents(h)).toBe(1)
   }
-  expect(await deliver(h)).toBe(0)
+  expect(await deliverEvents(h)).toBe(0)
   expect(rx.received).toHaveLength(4)
   expect(new Set(rx.received.map((r) => r.id)).size).toBe(1)
   expect(new Set(rx.received.map((r) => r.body)).size).toBe(1)
@@ -316,7 +267,7 @@ test('tries stop 24 h after the first (at most 1 h apart): the event is failed; 
   const start = h.clock.now()
   const times: number[] = []
   for (let i = 0; i < 400 && (await h.server.webhooks.events({}))[0]!.status === 'pending'; i++) {
-    if ((await deliver(h)) > 0) times.push(h.clock.now())
+    if ((await deliverEvents(h)) > 0) times.push(h.clock.now())
     h.clock.advance(5 * MINUTE)
   }
   const gaps = times.slice(1).map((t, i) => t - times[i]!)
@@ -330,7 +281,7 @@ test('tries stop 24 h after the first (at most 1 h apart): the event is failed; 
   rx.statuses.length = 0
   expect(await h.server.webhooks.replayFailed()).toEqual({ events: 1, deliveries: 1 })
   expect(await h.server.webhooks.events({ status: 'failed' })).toEqual([])
-  expect(await deliver(h)).toBe(1)
+  expect(await deliverEvents(h)).toBe(1)
   expect(rx.received.at(-1)!.id).toBe(id)
   expect((await h.server.webhooks.events({ status: 'delivered' })).map((e) => e.id)).toEqual([id])
 })
@@ -339,7 +290,7 @@ test('a rotated secret: both signatures (new first) verify for 24 h, then only t
   const { h, rx, endpoint, secret: old } = await setup()
   const { secret: fresh } = await h.server.webhooks.rotateSecret(String(endpoint.id))
   await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
-  await deliver(h)
+  await deliverEvents(h)
   const r = rx.received[0]!
   expect(r.signatures).toHaveLength(2)
   expect(await signatureValid(fresh, r, r.signatures[0]!)).toBe(true)
@@ -347,7 +298,7 @@ test('a rotated secret: both signatures (new first) verify for 24 h, then only t
   expect(await signatureValid(old, r, r.signatures[0]!)).toBe(false)
   h.clock.advance(24 * HOUR)
   await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
-  await deliver(h)
+  await deliverEvents(h)
   const later = rx.received[1]!
   expect(later.signatures).toHaveLength(1)
   expect(await signatureValid(fresh, later, later.signatures[0]!)).toBe(true)
@@ -356,12 +307,12 @@ test('a rotated secret: both signatures (new first) verify for 24 h, then only t
 test('a replay sends the same id and body again, signed afresh', async () => {
   const { h, rx, secret } = await setup()
   await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
-  await deliver(h)
+  await deliverEvents(h)
   h.clock.advance(MINUTE)
   const first = rx.received[0]!
   expect((await h.server.webhooks.replay(first.id)).deliveries).toBe(1)
   expect((await h.server.webhooks.events({}))[0]!.status).toBe('pending')
-  await deliver(h)
+  await deliverEvents(h)
   const again = rx.received[1]!
   expect([again.id, again.body]).toEqual([first.id, first.body])
   expect(again.timestamp).not.toBe(first.timestamp)
@@ -371,7 +322,7 @@ test('a replay sends the same id and body again, signed afresh', async () => {
 test('no event exists for a change that was rolled back', async () => {
   const { h, rx } = await setup()
   const sent = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
-  await deliver(h)
+  await deliverEvents(h)
   const before = (await h.server.webhooks.events({})).length
   const [row] = await h.sql('SELECT seq, key_id AS "keyId" FROM verifications')
   const v = await h.server.storage.read((r) => r.verifications.findForKey(sent.json.verification_id, Number(row!.seq), Number(row!.keyId)))
@@ -383,18 +334,17 @@ test('no event exists for a change that was rolled back', async () => {
     }),
   ).rejects.toThrow('the change failed')
   expect(await h.server.webhooks.events({})).toHaveLength(before)
-  expect(await deliver(h)).toBe(0)
+  expect(await deliverEvents(h)).toBe(0)
   expect(rx.received).toHaveLength(1)
 })
 
 test('two servers on one database: a leased delivery is sent by one of them at a time', async () => {
   const { h, rx } = await setup()
-  const other = await createHarness({ dir: h.dir, key: h.key, clock: h.clock })
-  open.h.push(other)
+  const other = await start({ dir: h.dir, key: h.key, clock: h.clock })
   let release!: () => void
   rx.hold = new Promise((r) => (release = r))
   await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
-  const both = Promise.all([deliver(h), deliver(other)])
+  const both = Promise.all([deliverEvents(h), deliverEvents(other)])
   await rx.arrival(1)
   await Bun.sleep(200)
   release()
@@ -405,7 +355,7 @@ test('two servers on one database: a leased delivery is sent by one of them at a
 test('secrets are sealed in the database and never logged', async () => {
   const { h, secret } = await setup()
   await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
-  await deliver(h)
+  await deliverEvents(h)
   await h.server.storage.settled()
   const raw = secret.slice('whsec_'.length)
   const keyBytes = Buffer.from(raw, 'base64')
@@ -424,7 +374,7 @@ test('the retention sweep removes events past retention once none of their deliv
   rx.statuses.push(500)
   await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
   await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
-  await deliver(h)
+  await deliverEvents(h)
   h.clock.advance(8 * 24 * HOUR)
   // One delivered, one still pending (its first try failed, its retry not yet made).
   expect((await h.server.sweep()).events).toBe(1)
@@ -448,7 +398,7 @@ test('an endpoint whose sealed secret was changed in the database is a failed tr
   const { h, rx } = await setup()
   await h.sql(ON_PG ? "UPDATE webhook_endpoints SET secret = decode(repeat('00', 40), 'hex')" : 'UPDATE webhook_endpoints SET secret = zeroblob(40)')
   await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
-  expect(await deliver(h)).toBe(1)
+  expect(await deliverEvents(h)).toBe(1)
   expect(rx.received).toHaveLength(0)
   const [e] = await h.server.webhooks.events({})
   expect([e!.status, e!.attempts, e!.lastError]).toEqual(['pending', 1, 'a sealed secret is not in a known format'])

@@ -5,16 +5,11 @@
  * the delivery budget is refunded as `unknown`, once, and its code stays
  * verifiable until it expires. Killed processes: test/faults/*.test.ts.
  */
-import { afterEach, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import { RECOVERY_MARGIN_MS } from '../../src/otp/recovery.ts'
-import { createHarness, type Harness, type HarnessOptions } from '../kit/harness.ts'
+import { harnessPerTest, type Harness } from '../kit/harness.ts'
 
-let h: Harness | undefined
-afterEach(() => {
-  h?.close()
-  h = undefined
-})
-const start = async (opts: HarnessOptions = {}) => (h = await createHarness(opts))
+const start = harnessPerTest()
 
 const PHONE = '+14155550123'
 const TIMEOUT_MS = 10_000
@@ -103,7 +98,7 @@ test('recovery after a restart: a send left sending by a stopped process is refu
   // The state a process killed during delivery leaves behind (once the outcome, written after the answer, has landed).
   await first.server.storage.settled()
   await first.sql("UPDATE verifications SET delivery = 'sending', delivery_provider = NULL WHERE id = $1", [ok.json.verification_id])
-  h = await first.restart()
+  const h = await first.restart()
   h.clock.advance(TIMEOUT_MS + RECOVERY_MARGIN_MS)
   expect(await h.server.recover()).toBe(1)
   expect(await h.server.recover()).toBe(0)

@@ -4,17 +4,13 @@
  * fraud_sends must equal an exact count over fraud_sends for any window,
  * through sends, approvals and dropped (undelivered) sends.
  */
-import { afterEach, expect, test } from 'bun:test'
-import { createHarness, type Harness } from '../kit/harness.ts'
+import { expect, test } from 'bun:test'
+import { harnessPerTest } from '../kit/harness.ts'
 
-let h: Harness | undefined
-afterEach(() => {
-  h?.close()
-  h = undefined
-})
+const start = harnessPerTest()
 
 test('conversion by minutes equals the exact count for random windows', async () => {
-  h = await createHarness()
+  const h = await start()
   let seed = 7
   const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31
   const T0 = Date.UTC(2026, 0, 1)

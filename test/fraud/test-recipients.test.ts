@@ -4,20 +4,17 @@
  * makes the five behave like any other recipient; with the default, the
  * recipient failure cap never applies to them.
  */
-import { afterEach, expect, test } from 'bun:test'
-import { balance, guarded } from '../kit/fraud.ts'
-import { createHarness, MINUTE, TEST, type Harness } from '../kit/harness.ts'
+import { expect, test } from 'bun:test'
+import { balance, guardedPerTest, refusals, us } from '../kit/fraud.ts'
+import { harnessPerTest, MINUTE, TEST } from '../kit/harness.ts'
 
-let h: Harness | undefined
-afterEach(() => {
-  h?.close()
-  h = undefined
-})
+const start = harnessPerTest()
+const guarded = guardedPerTest()
 
 const LOCKED = 'Too many failed attempts. Please try again in 15 minutes or request a new code.'
 
 test('test recipients off: charged and delivered like real ones, with a random code; on again: the short-circuit is back', async () => {
-  h = await guarded()
+  const h = await guarded()
   await h.server.fraud.setAccount('default', { testRecipients: false })
   const before = await balance(h)
   for (const [channel, recipient] of [
@@ -49,7 +46,7 @@ test('test recipients off: charged and delivered like real ones, with a random c
 })
 
 test('test recipients off with a balance of 0: 402 like any recipient', async () => {
-  h = await createHarness()
+  const h = await start()
   await h.server.fraud.setAccount('default', { testRecipients: false })
   expect((await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })).status).toBe(402)
   await h.server.fraud.setAccount('default', { testRecipients: true })
@@ -57,7 +54,7 @@ test('test recipients off with a balance of 0: 402 like any recipient', async ()
 })
 
 test('200 wrong codes to the FAIL phone (5 on each of 40 verifications) never produce the recipient-cap 429', async () => {
-  h = await createHarness()
+  const h = await start()
   for (let v = 0; v < 40; v++) {
     const sent = await h.send({ channel: 'sms', recipient: TEST.PHONE_FAIL })
     expect(sent.status).toBe(200)
@@ -75,4 +72,42 @@ test('200 wrong codes to the FAIL phone (5 on each of 40 verifications) never pr
     h.clock.advance(MINUTE) // within the per-key 120 requests a minute
   }
   // A real recipient still meets the cap (100 failures in 24 h by default).
+})
+
+test('test recipients pass every rule, even with each one saturated, and count toward none', async () => {
+  const h = await guarded({ allowed_countries: ['US'], ip_per_hour: 1, new_country_per_hour: 1 })
+  await h.server.fraud.setAccount('default', { dailyCreditLimit: 1 })
+  expect((await h.send({ channel: 'sms', recipient: us(1), ip: '192.0.2.1' })).status).toBe(200)
+  // Rule 1 (a test phone is ZZ), rule 2 (the IP is full), rule 3 (US is full), rule 5 (the cap is reached).
+  expect((await h.send({ channel: 'sms', recipient: us(2) })).status).toBe(429)
+  for (const [channel, recipient] of [
+    ['sms', TEST.PHONE_SUCCESS],
+    ['voice', TEST.PHONE_FAIL],
+    ['sms', TEST.PHONE_EXPIRED],
+    ['email', TEST.EMAIL_SUCCESS],
+  ] as const) {
+    expect((await h.send({ channel, recipient, ip: '192.0.2.1' })).status).toBe(200)
+  }
+  expect(Number((await h.sql('SELECT count(*) AS n FROM fraud_sends'))[0]!.n)).toBe(1)
+  expect(await refusals(h, { rule: 'geo', country: 'ZZ', decision: 'refused' })).toBe(0)
+})
+
+test('the recipient failure cap spares the test recipients, and applies to them again with --test-recipients off', async () => {
+  const h = await guarded({}, { config: { limits: { key_requests_per_minute: 1000, recipient_failures_per_day: 3 } } })
+  const failures = async (recipient: string, n: number) => {
+    const sent = await h.send({ channel: 'sms', recipient })
+    expect(sent.status).toBe(200)
+    const wrong = h.delivery.sent.length > 0 && h.delivery.lastCode() === '000000' ? '111111' : '000000'
+    const answers: string[] = []
+    for (let i = 0; i < n; i++) answers.push((await h.verify({ verification_id: sent.json.verification_id, code: wrong })).json.message)
+    return answers
+  }
+  // Default: 3 failures on two verifications each, every one compared.
+  expect(await failures(TEST.PHONE_SUCCESS, 3)).toEqual(['Invalid code', 'Invalid code', 'Invalid code'])
+  expect(await failures(TEST.PHONE_SUCCESS, 1)).toEqual(['Invalid code'])
+  // Off: the number is a recipient like any other, whose failures count toward the cap.
+  await h.server.fraud.setAccount('default', { testRecipients: false, allowedCountries: ['*'] })
+  expect(await failures(TEST.PHONE_SUCCESS, 3)).toEqual(['Invalid code', 'Invalid code', 'Invalid code'])
+  const capped = await failures(TEST.PHONE_SUCCESS, 1)
+  expect(capped).toEqual(['Too many failed attempts. Please try again in 15 minutes or request a new code.'])
 })

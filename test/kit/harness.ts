@@ -5,7 +5,7 @@
  * manual clock, and a memory logger. Drive it with `call()` (app.handle), or
  * over a real port with `listen()`.
  */
-import { describe, test } from 'bun:test'
+import { afterEach, describe, expect, test } from 'bun:test'
 import { SQL } from 'bun'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -46,6 +46,15 @@ export class RecordingDelivery implements Delivery {
     const m = this.sent.at(-1)
     if (!m) throw new Error('nothing was delivered')
     return /(\d{4,10})(?!.*\d)/.exec(m.text)![1]!
+  }
+}
+
+/** A delivery that takes each message and never answers, as a process stopped during the delivery leaves it; `seen` is the last message it took. */
+export class StuckDelivery extends RecordingDelivery {
+  seen: OutboundMessage | undefined
+  override async deliver(message: OutboundMessage): Promise<{ provider: string }> {
+    this.seen = message
+    return new Promise(() => {})
   }
 }
 
@@ -231,6 +240,50 @@ export async function createHarness(opts: HarnessOptions = {}): Promise<Harness>
     },
   }
   return h
+}
+
+/**
+ * The set-up of a file whose tests each build their own harness: registers an
+ * afterEach that closes every harness built through the returned `start`
+ * during the test (and every one their restart() built), newest first, since
+ * a restart shares its directory with the harness it replaced. `start(opts)`
+ * takes `defaults` with `opts` over them (key by key, not deeply).
+ */
+export function harnessPerTest(defaults: HarnessOptions = {}): (opts?: HarnessOptions) => Promise<Harness> {
+  const open: Harness[] = []
+  afterEach(() => {
+    for (const h of open.splice(0).reverse()) h.close()
+  })
+  const track = (h: Harness): Harness => {
+    let closed = false
+    const { close, restart } = h
+    h.close = () => {
+      if (closed) return
+      closed = true
+      close()
+    }
+    // restart() closes the server it replaces; the new one is tracked in its place.
+    h.restart = async () => {
+      closed = true
+      return track(await restart())
+    }
+    open.push(h)
+    return h
+  }
+  return async (opts = {}) => track(await createHarness({ ...defaults, ...opts }))
+}
+
+/** `r` is a documented error: this status, and the body `{ error, request_id }` with the id of its X-Request-Id header. */
+export function expectError(r: Pick<Result, 'status' | 'headers' | 'json'>, status: number, error: string): void {
+  expect(r.status).toBe(status)
+  expect(r.json).toEqual({ error, request_id: r.headers.get('x-request-id')! })
+}
+
+/** A send to a real (not test) recipient, which must succeed: its verification id and the code the provider got. */
+export async function sendReal(h: Harness, recipient = '+14155550123', extra: Record<string, unknown> = {}): Promise<{ id: string; code: string }> {
+  const r = await h.send({ channel: 'sms', recipient, ...extra })
+  expect(r.status).toBe(200)
+  return { id: r.json.verification_id as string, code: h.delivery.lastCode() }
 }
 
 /** Test recipients (DECISIONS.md section 6). */

@@ -5,6 +5,7 @@
  * "<id>.<timestamp>.<body>")>`, key = base64-decoded part after `whsec_`,
  * several signatures space-separated.
  */
+import { afterEach } from 'bun:test'
 
 export interface Received {
   id: string
@@ -65,6 +66,19 @@ export function startReceiver(): Receiver {
   })
   rx.url = `http://127.0.0.1:${server.port}/hook`
   return rx
+}
+
+/** The set-up of a file whose tests start receivers: the returned function starts one, stopped when the test ends. */
+export function receiverPerTest(): () => Receiver {
+  const open: Receiver[] = []
+  afterEach(() => {
+    for (const rx of open.splice(0)) rx.stop()
+  })
+  return () => {
+    const rx = startReceiver()
+    open.push(rx)
+    return rx
+  }
 }
 
 /** Whether `signature` (one `v1,...` item) is valid for `secret` over this delivery. */

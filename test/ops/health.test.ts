@@ -1,17 +1,17 @@
 /** GET /healthz and GET /readyz: no key, not rate limited, 503 naming what is wrong. */
-import { afterEach, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import { READY_CACHE_MS } from '../../src/app.ts'
-import { createHarness, ON_PG, TEST, UUID_V4, type Harness } from '../kit/harness.ts'
+import { harnessPerTest, ON_PG, TEST, UUID_V4, type Harness } from '../kit/harness.ts'
 
 const MIGRATIONS_TABLE = ON_PG ? 'drizzle.__drizzle_migrations' : '__drizzle_migrations'
 
 let h: Harness
-afterEach(() => h?.close())
+const start = harnessPerTest()
 
 const get = (path: string, headers: Record<string, string> = {}) => h.call(path, undefined, { method: 'GET', key: null, headers })
 
 test('/healthz answers 200 without a key, with a request id', async () => {
-  h = await createHarness()
+  h = await start()
   const r = await get('/healthz')
   expect(r.status).toBe(200)
   expect(r.headers.get('content-type')).toContain('application/json')
@@ -20,14 +20,14 @@ test('/healthz answers 200 without a key, with a request id', async () => {
 })
 
 test('/readyz answers 200 with every check ok on a healthy server', async () => {
-  h = await createHarness()
+  h = await start()
   const r = await get('/readyz')
   expect(r.status).toBe(200)
   expect(r.json).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', delivery: 'ok' }, request_id: r.headers.get('x-request-id') })
 })
 
 test('a database that refuses writes makes /readyz 503 naming the database; the cause goes to the log', async () => {
-  h = await createHarness()
+  h = await start()
   await h.failWrites(true) // every write now fails as on a read-only file
   // Readiness only reads (app.ts): a write that fails is what tells it.
   expect((await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })).status).toBe(500)
@@ -49,7 +49,7 @@ test('a database that refuses writes makes /readyz 503 naming the database; the 
 })
 
 test('a database without the migrations this version needs makes /readyz 503 naming migrations', async () => {
-  h = await createHarness()
+  h = await start()
   await h.sql(`DELETE FROM ${MIGRATIONS_TABLE}`)
   const r = await get('/readyz')
   expect(r.status).toBe(503)
@@ -58,7 +58,7 @@ test('a database without the migrations this version needs makes /readyz 503 nam
 })
 
 test('an invalid delivery configuration makes /readyz 503 naming delivery', async () => {
-  h = await createHarness()
+  h = await start()
   // The loader refuses such a config at start; readiness re-checks what the running process holds.
   ;(h.server.config.providers as Record<string, Record<string, unknown>>).broken = { type: 'carrier-pigeon' }
   const r = await get('/readyz')
@@ -68,7 +68,7 @@ test('an invalid delivery configuration makes /readyz 503 naming delivery', asyn
 })
 
 test('several failing checks are all named; a closed database is a 503, not a 500', async () => {
-  h = await createHarness()
+  h = await start()
   if (h.server.pg) await h.server.pg.close()
   else h.server.db!.$client.close()
   const r = await get('/readyz')
@@ -78,7 +78,7 @@ test('several failing checks are all named; a closed database is a 503, not a 50
 })
 
 test('health endpoints ignore keys and do not count toward the per-key limit', async () => {
-  h = await createHarness({ config: { limits: { key_requests_per_minute: 2 } } })
+  h = await start({ config: { limits: { key_requests_per_minute: 2 } } })
   for (let i = 0; i < 5; i++) {
     expect((await get('/healthz', { authorization: `Bearer ${h.key}` })).status).toBe(200)
     expect((await get('/readyz', { authorization: `Bearer ${h.key}` })).status).toBe(200)
@@ -90,7 +90,7 @@ test('health endpoints ignore keys and do not count toward the per-key limit', a
 })
 
 test('another method on a health path is 405; HEAD is answered like GET', async () => {
-  h = await createHarness()
+  h = await start()
   for (const path of ['/healthz', '/readyz']) {
     const r = await h.call(path, {}, { method: 'POST', key: null })
     expect(r.status).toBe(405)
@@ -101,7 +101,7 @@ test('another method on a health path is 405; HEAD is answered like GET', async 
 })
 
 test('/readyz answers from its last look for READY_CACHE_MS (on the injected clock), then looks again', async () => {
-  h = await createHarness()
+  h = await start()
   expect((await get('/readyz')).status).toBe(200)
   await h.sql(`DELETE FROM ${MIGRATIONS_TABLE}`)
   // Within the bound: the last look's answer.

@@ -1,11 +1,10 @@
 /** DECISIONS.md section 9: masked recipients, no keys or codes in logs, 500s without internals. */
-import { afterEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { createLogger, LOG_FLUSH_MS, stdoutLines } from '../../src/lib/logger.ts'
 import { maskRecipient } from '../../src/lib/mask.ts'
-import { createHarness, TEST, type Harness } from '../kit/harness.ts'
+import { harnessPerTest, TEST } from '../kit/harness.ts'
 
-let h: Harness
-afterEach(() => h?.close())
+const start = harnessPerTest()
 
 // The title shows the masked form only: a test run's output holds no clear recipient (.ci/run scans it).
 test.each([
@@ -20,7 +19,7 @@ test.each([
 })
 
 test('after sends, verifies and a failed delivery the log holds no key, code or clear recipient', async () => {
-  h = await createHarness({ credits: 10 })
+  const h = await start({ credits: 10 })
   const real = '+14155550123'
   const sent = await h.send({ channel: 'sms', recipient: real })
   const code = h.delivery.lastCode()
@@ -42,7 +41,7 @@ test('after sends, verifies and a failed delivery the log holds no key, code or 
 })
 
 test('an internal fault in verify is a generic 500; the cause is logged with the request id', async () => {
-  h = await createHarness()
+  const h = await start()
   await h.failWrites(true) // every write now throws (a closed handle no longer does: statements are prepared once)
   const r = await h.verify({ verification_id: '00000000-0000-4000-8000-000000000000', code: '123456' })
   expect(r.status).toBe(500)
@@ -54,7 +53,7 @@ test('an internal fault in verify is a generic 500; the cause is logged with the
 })
 
 test('an internal fault in send is 500 Failed to send verification, without internals', async () => {
-  h = await createHarness()
+  const h = await start()
   await h.failWrites(true)
   const r = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
   expect(r.status).toBe(500)

@@ -1,5 +1,5 @@
 /** GET /metrics: Prometheus text format, who may read it, and what it counts. */
-import { afterEach, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -8,10 +8,10 @@ import { resolveConfig } from '../../src/config/load.ts'
 import { ManualClock } from '../../src/lib/clock.ts'
 import { createMemoryLogger } from '../../src/lib/logger.ts'
 import { Counter, Gauge, Histogram, Registry } from '../../src/lib/prometheus.ts'
-import { createHarness, ON_PG, TEST, testDatabase, testSqliteOnly, type Harness } from '../kit/harness.ts'
+import { harnessPerTest, ON_PG, TEST, testDatabase, testSqliteOnly, type Harness } from '../kit/harness.ts'
 
 let h: Harness
-afterEach(() => h?.close())
+const start = harnessPerTest()
 
 const TOKEN = 'metrics-token-0123456789abcdef0123456789'
 
@@ -93,7 +93,7 @@ test('label sets that would run together stay separate series; a value on a buck
 })
 
 test('without admin listener or token, /metrics on the main listener is a 404 like any unknown path', async () => {
-  h = await createHarness()
+  h = await start()
   const r = await h.call('/metrics', undefined, { method: 'GET', key: null })
   const unknown = await h.call('/nothing-here', undefined, { method: 'GET', key: null })
   expect(r.status).toBe(404)
@@ -102,7 +102,7 @@ test('without admin listener or token, /metrics on the main listener is a 404 li
 })
 
 test('with server.metrics_token: no token 401, a wrong one 401, the right one 200; the token is never echoed or logged', async () => {
-  h = await createHarness({ config: { server: { metrics_token: TOKEN } } })
+  h = await start({ config: { server: { metrics_token: TOKEN } } })
   const none = await scrape({})
   expect(none.status).toBe(401)
   expect(JSON.parse(none.text).error).toBe('Metrics token is required. Provide it via Authorization: Bearer <token>')
@@ -123,7 +123,7 @@ test('with server.metrics_token: no token 401, a wrong one 401, the right one 20
 })
 
 test('requests, sends, verifies, rate-limit rejections and credit balances are counted', async () => {
-  h = await createHarness({
+  h = await start({
     credits: 2,
     config: { server: { metrics_token: TOKEN }, limits: { recipient_per_minute: 1, recipient_failures_per_day: 3, key_requests_per_minute: 30 } },
   })
@@ -185,7 +185,7 @@ test('requests, sends, verifies, rate-limit rejections and credit balances are c
 })
 
 test('the request duration histogram resolves answers below 5 ms: bounds from 0.5 ms, cumulative, one count per request', async () => {
-  h = await createHarness({ config: { server: { metrics_token: TOKEN } } })
+  h = await start({ config: { server: { metrics_token: TOKEN } } })
   const route = { route: '/api/v1/verify' }
   for (let i = 0; i < 3; i++) await h.verify({ verification_id: '00000000-0000-4000-8000-000000000000', code: '123456' })
   const { samples } = parse((await scrape()).text)
@@ -200,7 +200,7 @@ test('the request duration histogram resolves answers below 5 ms: bounds from 0.
 })
 
 test('per-key rate-limit rejections are counted by kind', async () => {
-  h = await createHarness({ config: { server: { metrics_token: TOKEN }, limits: { key_requests_per_minute: 1 } } })
+  h = await start({ config: { server: { metrics_token: TOKEN }, limits: { key_requests_per_minute: 1 } } })
   await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
   await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
   await h.verify({ verification_id: 'x', code: '123456' })
@@ -248,7 +248,7 @@ test('provider attempts feed a latency histogram per channel and provider (route
 })
 
 test('the admin app serves /metrics without a token, health and readiness, and nothing of the API', async () => {
-  h = await createHarness()
+  h = await start()
   const get = (path: string, method = 'GET') => h.server.adminHttp.handle(new Request(`http://localhost${path}`, { method }))
   expect((await get('/metrics')).status).toBe(200)
   expect((await get('/healthz')).status).toBe(200)

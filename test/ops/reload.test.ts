@@ -1,13 +1,12 @@
 /** Issue 22: what Server.reload (SIGHUP) applies at once, and what it leaves for a restart. */
-import { afterEach, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { resolveConfig } from '../../src/app-config.ts'
-import { createHarness, TEST, type Harness } from '../kit/harness.ts'
+import { harnessPerTest, TEST, type Harness } from '../kit/harness.ts'
 
-let h: Harness
-afterEach(() => h?.close())
+const start = harnessPerTest()
 
 /** The harness's database (a SQLite file, or its PostgreSQL database and secret) with `extra` over it. */
 const configWith = (h: Harness, extra: Record<string, any>) => {
@@ -19,7 +18,7 @@ const configWith = (h: Harness, extra: Record<string, any>) => {
 }
 
 test('a new per-key limit, lockout and code length are in force for the next request', async () => {
-  h = await createHarness({ credits: 10 })
+  const h = await start({ credits: 10 })
   for (let i = 0; i < 3; i++) expect((await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })).status).toBe(200)
   const restart = h.server.reload(
     configWith(h, { limits: { key_requests_per_minute: 4, max_failed_attempts: 1, lockout_seconds: 60 }, codes: { default_length: 8 } }),
@@ -35,7 +34,7 @@ test('a new per-key limit, lockout and code length are in force for the next req
 })
 
 test('the lockout message follows the new lockout_seconds', async () => {
-  h = await createHarness()
+  const h = await start()
   h.server.reload(configWith(h, { limits: { max_failed_attempts: 1, lockout_seconds: 60 } }))
   const sent = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
   expect((await h.verify({ verification_id: sent.json.verification_id, code: '000000' })).json.message).toBe('Invalid code')
@@ -45,7 +44,7 @@ test('the lockout message follows the new lockout_seconds', async () => {
 })
 
 test('settings that need a restart are named and keep their running values; a second reload compares with what runs', async () => {
-  h = await createHarness()
+  const h = await start()
   const next = configWith(h, { server: { listen: '127.0.0.1:9999', metrics_token: 'x'.repeat(40) }, database: { path: h.dbPath, busy_timeout_ms: 100 } })
   expect(h.server.reload(next)).toEqual(['server.listen', 'server.metrics_token', 'database.busy_timeout_ms'])
   expect(h.server.reload(next)).toEqual(['server.listen', 'server.metrics_token', 'database.busy_timeout_ms'])
@@ -82,7 +81,7 @@ test('a renewed certificate at the same paths is named as waiting for a restart 
       if (p.exitCode !== 0) throw new Error(p.stderr.toString())
     }
     make('first')
-    h = await createHarness({ config: { server: { tls: { cert, key } } } })
+    const h = await start({ config: { server: { tls: { cert, key } } } })
     const same = configWith(h, { server: { tls: { cert, key } } })
     expect(h.server.reload(same)).toEqual([])
     make('renewed')

@@ -1,5 +1,5 @@
 /** One structured log line per request: what it holds, and what it never holds. */
-import { afterEach, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -7,15 +7,15 @@ import { buildServer, READY_CACHE_MS } from '../../src/app.ts'
 import { resolveConfig } from '../../src/config/load.ts'
 import { ManualClock } from '../../src/lib/clock.ts'
 import { createLogger } from '../../src/lib/logger.ts'
-import { createHarness, TEST, testDatabase, UUID_V4, type Harness } from '../kit/harness.ts'
+import { harnessPerTest, TEST, testDatabase, UUID_V4, type Harness } from '../kit/harness.ts'
 
 let h: Harness
-afterEach(() => h?.close())
+const start = harnessPerTest()
 
 const requestLines = () => h.logs.map((l) => JSON.parse(l) as Record<string, any>).filter((l) => l.msg === 'request')
 
 test('a send logs one JSON line: time, request id, key prefix, route, status, duration, masked recipient', async () => {
-  h = await createHarness({ credits: 1 })
+  h = await start({ credits: 1 })
   const r = await h.send({ channel: 'sms', recipient: '+14155550123' })
   expect(r.status).toBe(200)
   const lines = requestLines()
@@ -42,7 +42,7 @@ test('a send logs one JSON line: time, request id, key prefix, route, status, du
 })
 
 test('every request gets exactly one line, errors and unknown paths included', async () => {
-  h = await createHarness()
+  h = await start()
   const results = [
     await h.send({ channel: 'email', recipient: TEST.EMAIL_SUCCESS }),
     await h.verify({ verification_id: 'nope', code: '123456' }),
@@ -71,7 +71,7 @@ test('every request gets exactly one line, errors and unknown paths included', a
 })
 
 test('a malformed key leaves no trace in the log; an unknown well-formed one only its display prefix', async () => {
-  h = await createHarness()
+  h = await start()
   const malformed = 'sk_live_SECRETSECRETSECRET'
   expect((await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS }, malformed)).status).toBe(401)
   const unknown = 'otpd_' + 'Z'.repeat(40)
@@ -85,7 +85,7 @@ test('a malformed key leaves no trace in the log; an unknown well-formed one onl
 })
 
 test('an invalid recipient is still logged masked, never in clear', async () => {
-  h = await createHarness()
+  h = await start()
   const r = await h.send({ channel: 'sms', recipient: '14155550123999' })
   expect(r.status).toBe(400)
   expect(requestLines()[0]!.recipient).toBe('14155******999')

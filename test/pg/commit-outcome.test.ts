@@ -16,10 +16,10 @@
  *
  * Runs when OTPD_TEST_DATABASE=postgres, on a cluster of its own.
  */
-import { afterAll, afterEach, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { RECOVERY_MARGIN_MS } from '../../src/otp/recovery.ts'
 import type { CommitPoint, PgStorage } from '../../src/store/pg/storage.ts'
-import { createHarness, ON_PG, type Harness } from '../kit/harness.ts'
+import { harnessPerTest, ON_PG, type Harness } from '../kit/harness.ts'
 import { startCluster, type PgCluster } from '../kit/pg-cluster.ts'
 
 setDefaultTimeout(60_000)
@@ -27,10 +27,7 @@ setDefaultTimeout(60_000)
 const PHONE = '+14155550123'
 let cluster: PgCluster | undefined
 let h: Harness | undefined
-afterEach(() => {
-  h?.close()
-  h = undefined
-})
+const harness = harnessPerTest()
 afterAll(() => cluster?.destroy())
 
 /** A harness on a fresh database of this file's cluster, whose connections commit without waiting for a standby unless told to. */
@@ -40,7 +37,7 @@ async function start(): Promise<{ h: Harness; storage: PgStorage; db: string }> 
   const url = await cluster.freshDatabase('commit_outcome')
   const db = new URL(url).pathname.slice(1)
   await cluster.psql(`ALTER DATABASE ${db} SET synchronous_commit = local`)
-  h = await createHarness({ databaseUrl: url, credits: 10 })
+  h = await harness({ databaseUrl: url, credits: 10 })
   return { h, storage: h.server.pg!.storage, db }
 }
 

@@ -1,18 +1,14 @@
 import { Database } from 'bun:sqlite'
-import { afterEach, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { migrationFiles, migrationJournal } from '../../src/store/sqlite/migrations/index.ts'
 import { applyMigrations, migrationsCurrent, openDatabase } from '../../src/store/sqlite/db.ts'
 import { loadSecret } from '../../src/store/secret.ts'
-import { createHarness, TEST, testSqliteOnly, type Harness } from '../kit/harness.ts'
+import { harnessPerTest, TEST, testSqliteOnly } from '../kit/harness.ts'
 
-let h: Harness | undefined
-afterEach(() => {
-  h?.close()
-  h = undefined
-})
+const start = harnessPerTest()
 
 test('every migration drizzle-kit wrote is embedded, and nothing else', () => {
   const dir = join(import.meta.dir, '..', '..', 'src', 'store', 'sqlite', 'migrations')
@@ -25,7 +21,7 @@ test('every migration drizzle-kit wrote is embedded, and nothing else', () => {
 })
 
 testSqliteOnly('a fresh database is migrated, in WAL mode, with foreign keys and the default account', async () => {
-  h = await createHarness()
+  const h = await start()
   const client = h.server.db!.$client
   expect(client.query('PRAGMA journal_mode').get()).toEqual({ journal_mode: 'wal' })
   expect(client.query('PRAGMA foreign_keys').get()).toEqual({ foreign_keys: 1 })
@@ -36,7 +32,7 @@ testSqliteOnly('a fresh database is migrated, in WAL mode, with foreign keys and
 })
 
 testSqliteOnly('migrations apply once: reopening (or a second process) changes nothing', async () => {
-  h = await createHarness()
+  const h = await start()
   const client = new Database(h.dbPath)
   applyMigrations(client)
   applyMigrations(client)
@@ -46,7 +42,7 @@ testSqliteOnly('migrations apply once: reopening (or a second process) changes n
 })
 
 testSqliteOnly('database.synchronous = NORMAL is applied', async () => {
-  h = await createHarness({ config: { database: { synchronous: 'NORMAL' } } })
+  const h = await start({ config: { database: { synchronous: 'NORMAL' } } })
   expect(h.server.db!.$client.query('PRAGMA synchronous').get()).toEqual({ synchronous: 1 })
 })
 
@@ -66,7 +62,7 @@ testSqliteOnly('the generated secret is 0600 and a new data directory 0700', () 
 })
 
 test('the credit ledger balances: grants - debits + refunds = balance', async () => {
-  h = await createHarness({ credits: 5 })
+  const h = await start({ credits: 5 })
   await h.send({ channel: 'sms', recipient: '+14155550001' })
   h.delivery.fail = true
   await h.send({ channel: 'sms', recipient: '+14155550002' })
@@ -85,7 +81,7 @@ test('the credit ledger balances: grants - debits + refunds = balance', async ()
 })
 
 test('a request records when its key was last used', async () => {
-  h = await createHarness()
+  const h = await start()
   expect((await h.server.admin.listKeys())[0]!.lastUsedAt).toBeNull()
   await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
   expect((await h.server.admin.listKeys())[0]!.lastUsedAt).toBe(h.clock.now())

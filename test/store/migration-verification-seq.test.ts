@@ -16,7 +16,7 @@ import { VerificationIds } from '../../src/lib/verification-id.ts'
 import { generateKey } from '../../src/otp/api-keys.ts'
 import { migrationFiles, migrationJournal } from '../../src/store/sqlite/migrations/index.ts'
 import { secretPath } from '../../src/store/secret.ts'
-import { createHarness, DAY, UUID_V4, type Harness } from '../kit/harness.ts'
+import { DAY, harnessPerTest, UUID_V4 } from '../kit/harness.ts'
 import { testSqliteOnly } from '../kit/harness.ts'
 
 const NOW = Date.UTC(2026, 0, 1, 12, 0, 0)
@@ -24,11 +24,9 @@ const SECRET_HEX = 'c'.repeat(64)
 const RECIPIENT = '+14155550100'
 const CAPPED = '+14155550199'
 
+const start = harnessPerTest()
 let dir: string | undefined
-let h: Harness | undefined
 afterEach(() => {
-  h?.close()
-  h = undefined
   if (dir) rmSync(dir, { recursive: true, force: true })
 })
 
@@ -73,7 +71,7 @@ testSqliteOnly('verifications made before the upgrade verify by their old ids an
   const hasher = new Hasher(Buffer.from(SECRET_HEX, 'hex'))
   const old = legacyDatabase(dbPath, hasher)
   const clock = new ManualClock(NOW)
-  h = await createHarness({ dir, key: old.key, clock })
+  const h = await start({ dir, key: old.key, clock })
 
   // Stored as bytes now: the code's whole HMAC, the recipient's first 16 bytes.
   const row = h.server
@@ -120,7 +118,7 @@ testSqliteOnly('an old id whose row number was reused by a newer verification do
   const dbPath = join(dir, 'otpd.db')
   writeFileSync(secretPath(dbPath), `${SECRET_HEX}\n`, { mode: 0o600 })
   const old = legacyDatabase(dbPath, new Hasher(Buffer.from(SECRET_HEX, 'hex')))
-  h = await createHarness({ dir, key: old.key, clock: new ManualClock(NOW) })
+  const h = await start({ dir, key: old.key, clock: new ManualClock(NOW) })
   // Every verification gone but the old ids kept: row numbers start again at 1.
   h.server.db!.$client.run('DELETE FROM verifications')
   const fresh = await h.send({ channel: 'sms', recipient: '+14155550124', code: '654321' })

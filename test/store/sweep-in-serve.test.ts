@@ -8,15 +8,16 @@
 import { expect, test } from 'bun:test'
 import { ManualClock } from '../../src/lib/clock.ts'
 import { cleanUpAfterEach, cliEnv, queryDatabase, startServer, type CliEnv, type RunningServer } from '../kit/cli.ts'
-import { createHarness, DAY, TEST } from '../kit/harness.ts'
+import { DAY, harnessPerTest, TEST } from '../kit/harness.ts'
 
 let env: CliEnv | undefined
 let server: RunningServer | undefined
 cleanUpAfterEach()
+const start = harnessPerTest()
 
 test('serve sweeps at start: verifications 7 days past expiry and old counters go, recent ones stay', async () => {
   env = cliEnv()
-  const old = await createHarness({ dir: env.dir, ownsDir: false, credits: 1, clock: new ManualClock(Date.now() - 10 * DAY), databaseUrl: env.databaseUrl })
+  const old = await start({ dir: env.dir, ownsDir: false, credits: 1, clock: new ManualClock(Date.now() - 10 * DAY), databaseUrl: env.databaseUrl })
   // A real recipient: test recipients record no failures (the recipient cap spares them, DECISIONS.md section 6).
   const gone = await old.send({ channel: 'sms', recipient: '+14155550123', code: '123456', expires_in: 3600 })
   await old.verify({ verification_id: gone.json.verification_id, code: '000000' })

@@ -1,14 +1,13 @@
 /** DECISIONS.md section 8: retention sweep of verifications and window counters. */
-import { afterEach, expect, test } from 'bun:test'
-import { createHarness, DAY, TEST, type Harness } from '../kit/harness.ts'
+import { expect, test } from 'bun:test'
+import { DAY, harnessPerTest, TEST, type Harness } from '../kit/harness.ts'
 
-let h: Harness
-afterEach(() => h?.close())
+const start = harnessPerTest()
 
 const count = async (h: Harness, table: string) => Number((await h.sql(`SELECT count(*) AS n FROM ${table}`))[0]!.n)
 
 test('verifications are deleted retention.days after they expire, not before', async () => {
-  h = await createHarness({ config: { retention: { days: 2 } } })
+  const h = await start({ config: { retention: { days: 2 } } })
   const sent = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS, expires_in: 600 })
   h.clock.advance(600_000 + 2 * DAY - 1)
   expect((await h.server.sweep()).verifications).toBe(0)
@@ -19,7 +18,7 @@ test('verifications are deleted retention.days after they expire, not before', a
 })
 
 test('request and failure counters are pruned once outside their window', async () => {
-  h = await createHarness({ credits: 1 })
+  const h = await start({ credits: 1 })
   // A real recipient: test recipients record no failures (the cap spares them, DECISIONS.md section 6).
   const sent = await h.send({ channel: 'sms', recipient: '+14155550123', code: '123456' })
   await h.verify({ verification_id: sent.json.verification_id, code: '000000' })
@@ -33,7 +32,7 @@ test('request and failure counters are pruned once outside their window', async 
 })
 
 test('the sweep keeps what the per-recipient limits still need', async () => {
-  h = await createHarness({ credits: 3, config: { retention: { days: 1 } } })
+  const h = await start({ credits: 3, config: { retention: { days: 1 } } })
   await h.send({ channel: 'sms', recipient: '+14155550123', expires_in: 60 })
   await h.send({ channel: 'sms', recipient: '+14155550123', expires_in: 60 })
   await h.server.sweep()
@@ -42,7 +41,7 @@ test('the sweep keeps what the per-recipient limits still need', async () => {
 })
 
 test('a bounded sweep deletes at most maxRows per table, oldest first, and says when there may be more', async () => {
-  h = await createHarness()
+  const h = await start()
   for (let i = 0; i < 5; i++) {
     await h.verify({})
     h.clock.advance(1_000)
