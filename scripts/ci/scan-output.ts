@@ -3,7 +3,7 @@
  * never be printed, and exits 1 naming each offending line with the secret
  * itself redacted. Usage: bun scripts/ci/scan-output.ts FILE... (or stdin).
  *
- * What counts (DECISIONS.md section 9: keys, codes and clear recipients never
+ * What counts (docs/api.md#errors: keys, codes and clear recipients never
  * reach the output):
  * - an API key: `otpd_` + 40 base62 characters, or a bare 40-character base62
  *   body mixing upper case, lower case and digits (a key with its prefix cut);

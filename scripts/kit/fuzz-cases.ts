@@ -1,5 +1,5 @@
 /**
- * Generated hostile requests for the fuzz run (issue 4, item 5), from a seeded
+ * Generated hostile requests for the fuzz run (docs/reliability.md), from a seeded
  * PRNG so a run reproduces: malformed and truncated JSON, wrong types, huge and
  * deeply nested bodies, unicode and NUL, duplicate keys, odd and repeated
  * headers, wrong content types, long URLs, wrong methods, and raw bytes that

@@ -1,5 +1,5 @@
 /**
- * Looks for secrets in files and logs (issue 4, item 6): each secret in clear,
+ * Looks for secrets in files and logs (docs/reliability.md): each secret in clear,
  * and the secret part of an API key (after its display prefix) in 12-character
  * windows, so a key stored in pieces or truncated would still be found. The
  * server secret and provider secrets are also looked for hex- and base64-encoded.

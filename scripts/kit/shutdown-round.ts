@@ -1,5 +1,5 @@
 /**
- * One SIGTERM-under-load round (issue 4, item 8), shared by scripts/proofs/shutdown.ts
+ * One SIGTERM-under-load round (docs/reliability.md), shared by scripts/proofs/shutdown.ts
  * and test/faults/shutdown.test.ts. Clients keep sending over keep-alive connections;
  * a few "slow" clients are in the middle of uploading a body when the signal
  * comes. Then: a new connection must be refused, the slow uploads must still

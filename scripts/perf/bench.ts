@@ -1,5 +1,5 @@
 /**
- * The benchmark behind `scripts/bench` (see BENCHMARKS.md). Drives
+ * The benchmark behind `scripts/bench` (see docs/benchmarks.md). Drives
  * POST /api/v1/verify and POST /api/v1/send with wrk, each otpd run on a
  * fresh database seeded the same way, in one of two modes:
  *
@@ -65,9 +65,9 @@ Without --compare: otpd (--binary, built first unless --no-build) against a bare
            of alternating order (ref new, new ref, ...; --pairs, default 2), each run on its own fresh
            database seeded the same way; prints both and the ratio new/ref. Build a reference from git
            outside the tree, e.g.:
-             git worktree add --detach /tmp/otpd-ref c5e3cd5
-             (cd /tmp/otpd-ref && bun install --frozen-lockfile && bun run build)
-             scripts/bench --compare /tmp/otpd-ref/dist/otpd --modes FULL
+             git worktree add --detach ../otpd-ref <commit>
+             (cd ../otpd-ref && bun install --frozen-lockfile && bun run build)
+             scripts/bench --compare ../otpd-ref/dist/otpd --modes FULL
 --compare-ref GITREF: the same, building the reference itself from git into $TMPDIR/otpd-ref-<commit>
            (git archive, bun install --frozen-lockfile, bun run build; reused once built)
 --max-others PCT: with --compare, a pair during which other work took more than PCT % of the

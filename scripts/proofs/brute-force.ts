@@ -1,5 +1,5 @@
 /**
- * Brute-force bound (issue 4, item 7; DECISIONS.md section 10) against two
+ * Brute-force bound (docs/api.md#hardening, docs/reliability.md) against two
  * compiled server processes on one database, default verify limits (5 per
  * verification, 100 per recipient per 24 h). The attacker may create as many
  * verifications as it likes (send limits raised for the demonstration) and

@@ -1,5 +1,5 @@
 /**
- * CLI under load (issue 4, item 4): while the compiled server runs at full
+ * CLI under load (docs/reliability.md): while the compiled server runs at full
  * load (clients sending and verifying as fast as it answers), an operator
  * creates, disables and enables keys and adds credits from the CLI, two
  * commands at a time. Zero 500s, every CLI command exits 0, no SQLITE_BUSY or
@@ -86,7 +86,7 @@ const operator = async (steps: number) => {
     if (fresh.status !== 400) violations.push(`a key just created answered ${fresh.status} (expected 400 for an empty body)`)
     await run('keys', 'disable', String(k.id), '--json')
     counts.disable++
-    // Key look-ups are cached for up to 1 s (BENCHMARKS.md): a disable must show within that bound.
+    // Key look-ups are cached for up to 1 s (docs/benchmarks.md): a disable must show within that bound.
     const off = await untilStatus(k.key, (st) => st === 403)
     if (off.status !== 403) violations.push(`a key disabled ${Math.round(off.ms)} ms ago still answered ${off.status}`)
     await run('keys', 'enable', String(k.id), '--json')

@@ -1,5 +1,5 @@
 /**
- * Concurrency (issue 4, item 3) against two compiled server processes on one
+ * Concurrency (docs/reliability.md) against two compiled server processes on one
  * database file (inside one process the event loop already serialises much;
  * two processes prove the IMMEDIATE transactions). Each scenario runs
  * --rounds times on a fresh database; requests are spread over both servers.

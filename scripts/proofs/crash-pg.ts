@@ -1,5 +1,5 @@
 /**
- * The crash suite on PostgreSQL (issue 21): three `otpd serve` nodes on one
+ * The crash suite on PostgreSQL (docs/reliability.md): three `otpd serve` nodes on one
  * throwaway cluster (scripts/kit/pg-cluster.ts) under mixed load (sends,
  * right and wrong codes, lockouts) from concurrent clients spread over the
  * nodes, with operator credit grants from the CLI now and then. Again and

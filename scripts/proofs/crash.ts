@@ -1,5 +1,5 @@
 /**
- * Crash safety (issue 4, item 1). Runs the compiled server under mixed
+ * Crash safety (docs/reliability.md). Runs the compiled server under mixed
  * send/verify load from several concurrent clients, kills it with SIGKILL at
  * random moments (some during start-up), and after every kill checks the
  * database file: integrity, the ledger, and every outcome a client was told

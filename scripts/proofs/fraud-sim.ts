@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 /**
- * Pumping simulation (issue 24, acceptance; README "Fraud guard"): one
+ * Pumping simulation (docs/fraud-guard.md): one
  * simulated day on the injected clock, in process with the real app on a real
  * SQLite file, run once in `enforce` and once in `monitor` mode on the same
  * traffic (a seeded generator):

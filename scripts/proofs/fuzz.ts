@@ -1,5 +1,5 @@
 /**
- * Fuzz (issue 4, item 5): generated hostile requests against the compiled
+ * Fuzz (docs/reliability.md): generated hostile requests against the compiled
  * server over real sockets (fetch, and raw TCP for bytes that are barely HTTP).
  * Zero 5xx from otpd, zero crashes, zero error-level log lines, and every 4xx
  * carries a documented message and a request id (scripts/kit/fuzz-runner.ts).

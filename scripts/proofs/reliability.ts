@@ -1,5 +1,5 @@
 /**
- * Runs every reliability script of issue 4 in turn against a fresh build of
+ * Runs every reliability script (docs/reliability.md) in turn against a fresh build of
  * dist/otpd and prints each one's figures, then a summary. Exits 1 if any
  * script found a violation. About 10 minutes on 2 cores.
  *

@@ -1,5 +1,5 @@
 /**
- * Secrets at rest and in logs (issue 4, item 6). Runs the compiled server at
+ * Secrets at rest and in logs (docs/reliability.md). Runs the compiled server at
  * debug log level with a distinctive server secret and a distinctive provider
  * secret in the environment, sends and verifies with 10-digit codes (custom
  * ones, and generated ones that a local recording webhook receives, so the
@@ -9,7 +9,7 @@
  * (scripts/kit/scan.ts). A positive control proves the scan finds what it seeks.
  *
  * Usage: bun scripts/proofs/secrets.ts [--sends=300] [--seed=N]
- * Without a `webhook` provider in the binary (issue 3), a `noop` provider is
+ * Should the binary lack the `webhook` provider, a `noop` provider is
  * used: then only custom codes are known, and the provider secret is only in
  * the environment.
  */

@@ -1,5 +1,5 @@
 /**
- * Shutdown under load (issue 4, item 8): SIGTERM the compiled server while
+ * Shutdown under load (docs/reliability.md): SIGTERM the compiled server while
  * clients send and verify and slow clients are mid-upload, over many rounds
  * (scripts/kit/shutdown-round.ts). Every request the server processed is
  * answered (debits = 200s), in-flight uploads finish, new connections are

@@ -1,5 +1,5 @@
 /**
- * Authentication (spec section 5, DECISIONS.md section 2): which header is
+ * Authentication (docs/api.md#authentication): which header is
  * read, the 401/403 answers, key status changes, per-key isolation of
  * verifications, and what the database keeps of keys and codes.
  */

@@ -1,5 +1,5 @@
 /**
- * Brute-force bound (issue 4, item 7; DECISIONS.md section 10) with the default
+ * Brute-force bound (docs/api.md#hardening, docs/api.md#lockout) with the default
  * limits: an attacker who keeps requesting fresh codes for one recipient and
  * spends 5 guesses on each (never tripping the per-verification lockout) gets
  * exactly 100 guesses compared per rolling 24 hours, sequentially or in

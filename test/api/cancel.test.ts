@@ -1,9 +1,9 @@
 /**
- * POST /api/v1/verifications/{verification_id}/cancel (EXTENSIONS.md section
- * 1): pending and locked verifications become canceled (verify then answers
- * 404, status shows canceled, no refund), a canceled one answers the same 200,
+ * POST /api/v1/verifications/{verification_id}/cancel (docs/api.md#cancel):
+ * pending and locked verifications become canceled (verify then answers 404,
+ * status shows canceled, no refund), a canceled one answers the same 200,
  * approved/expired/failed ones 409; the body rules; the common rules of new
- * paths.
+ * paths; a cancel while the delivery is under way (every event says canceled).
  */
 import { describe, expect, test } from 'bun:test'
 import type { OutboundMessage } from '../../src/otp/types.ts'

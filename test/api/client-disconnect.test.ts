@@ -1,5 +1,5 @@
 /**
- * Found by the fuzz (issue 4, item 5): a client that goes away in the middle of
+ * Found by the fuzz (fuzz.test.ts): a client that goes away in the middle of
  * its body made the body read throw, which took the route's 500 path and wrote
  * an error-level "request failed" line per disconnect (log noise anyone could
  * cause). A broken body is the client's problem: no fault, no error logged.

@@ -1,6 +1,7 @@
 /**
- * Issue 23's rules stay exact when two otpd nodes share one database (issue
- * 21: "exact across nodes"): two servers, each with its own connections, on
+ * The rules of events, cancel, receipts and the fraud guard stay exact when
+ * two otpd nodes share one database (docs/multi-node.md): two servers, each
+ * with its own connections, on
  * one SQLite file or one PostgreSQL database (OTPD_TEST_DATABASE=postgres),
  * racing on the same subjects. SQLite is exact by its single writer;
  * PostgreSQL by the locks of store/pg/locks.ts.

@@ -1,5 +1,5 @@
 /**
- * Fuzz, the fast version of scripts/proofs/fuzz.ts (issue 4, item 5): 10,000
+ * Fuzz, the fast version of scripts/proofs/fuzz.ts (docs/reliability.md): 10,000
  * generated hostile requests over a real socket to the real app. No 5xx, no
  * error logged, every 4xx a documented message with a request id.
  */

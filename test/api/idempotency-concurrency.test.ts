@@ -1,6 +1,6 @@
 /**
  * Idempotency keys under concurrency, across a restart and across processes
- * (EXTENSIONS.md section 2, issue 23 acceptance): the record is a row taken
+ * (docs/api.md#idempotency-keys): the record is a row taken
  * in the operation's write transaction, so one key runs its operation once
  * whatever arrives at the same time and wherever.
  */

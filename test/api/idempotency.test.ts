@@ -1,8 +1,9 @@
 /**
- * Idempotency keys (EXTENSIONS.md section 2) on send, verify and cancel: the
- * header's rules, the scope, what is stored (and what is not), verbatim
- * replays that run nothing again, 422 for another body, 409 while the first
- * request runs, retention, and a send left running by a stopped process.
+ * Idempotency keys (docs/api.md#idempotency-keys) on send, verify and cancel:
+ * the header's rules (and GET status, which ignores it), the scope, what is
+ * stored (and what is not), verbatim replays that run nothing again and write
+ * no event, 422 for another body, 409 while the first request runs,
+ * retention, and a send left running by a stopped process.
  * Concurrency, restarts and processes: idempotency-concurrency.test.ts.
  */
 import { describe, expect, test } from 'bun:test'

@@ -2,7 +2,8 @@
  * The per-key limit is decided inside each operation's transaction (or a
  * small one for requests that end before their operation), so it stays exact
  * when many requests arrive together, in one process or across two `otpd
- * serve` processes on one database file.
+ * serve` processes on one database file. scripts/proofs/concurrency.ts runs
+ * these figures against the compiled binary.
  */
 import { afterEach, expect, test } from 'bun:test'
 import { cleanUpAfterEach, cliEnv, post, startServer, type CliEnv, type RunningServer } from '../kit/cli.ts'

@@ -1,5 +1,5 @@
 /**
- * The per-key request limit (spec section 8, DECISIONS.md section 5): 120
+ * The per-key request limit (docs/api.md#limits): 120
  * admitted requests in any rolling 60 s, across both endpoints, per key,
  * stored in the database.
  */

@@ -1,6 +1,6 @@
 /**
- * The served OpenAPI document through the tools people point at it (issue 23,
- * item 5): Redocly's linter with its recommended rules, the OpenAPI 3.1 schema
+ * The served OpenAPI document through the tools people point at it:
+ * Redocly's linter with its recommended rules, the OpenAPI 3.1 schema
  * (@seriousme/openapi-schema-validator, from npm, so CI needs nothing else), and a client
  * generated with openapi-typescript (default options) and called with
  * openapi-fetch against a real server on loopback. Each tool also meets a
@@ -160,7 +160,7 @@ test('openapi-typescript (default options) generates types a client typechecks a
   writeFileSync(join(dir, 'wrong.ts'), WRONG)
 }, 120_000)
 
-// Needs the status and cancel routes (EXTENSIONS.md section 1, the `life` branch of issue 23).
+// Needs the status and cancel routes (docs/api.md#verification-status, docs/api.md#cancel).
 test('a client generated with openapi-typescript and called with openapi-fetch goes through send, status, verify and cancel', async () => {
   generateClient()
   const r = await runAsync(['bun', join(dir, 'client.ts')], { OTPD_BASE: base, OTPD_KEY: h.key })

@@ -123,7 +123,7 @@ test('the document is structurally OpenAPI 3.1, and every reference resolves', (
       .reduce((n: any, p: string) => n?.[p], doc)
     expect(target, r).toBeDefined()
   }
-  // The API key, as the spec describes it: Bearer (recommended) or x-api-key.
+  // The API key, as docs/api.md#authentication describes it: Bearer (recommended) or x-api-key.
   expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' })
   expect(doc.components.securitySchemes.apiKeyHeader).toMatchObject({ type: 'apiKey', in: 'header', name: 'x-api-key' })
   expect(doc.paths['/api/v1/send'].post.security).toEqual([{ bearerAuth: [] }, { apiKeyHeader: [] }])
@@ -396,7 +396,7 @@ test('fixed value sets are enums; the five test recipients are documented', () =
     expect(recipients).toContain(r)
     expect(doc.info.description).toContain(`\`${r}\``)
   }
-  // The send's 403 and 429 carry the fraud guard's messages (EXTENSIONS.md section 5), the 400 the ip field's.
+  // The send's 403 and 429 carry the fraud guard's messages (docs/api.md#fraud-guard), the 400 the ip field's.
   const send = JSON.stringify(doc.paths['/api/v1/send'].post.responses)
   expect(send).toContain('ip must be a valid IPv4 or IPv6 address')
   const sendSchema = (status: number) => schemaFor('/api/v1/send', 'post', status)

@@ -1,4 +1,4 @@
-/** DECISIONS.md sections 2 and 4: codes and keys are uniform (no modulo bias). */
+/** Codes and keys are uniform, with no modulo bias (docs/api.md#hardening). */
 import { expect, test } from 'bun:test'
 import { randomBase62, randomDigits } from '../../src/lib/random.ts'
 

@@ -1,6 +1,7 @@
 /**
  * Routing, request ids, body handling and the order of checks
- * (DECISIONS.md sections 1, 3 and 9).
+ * (docs/api.md#order-of-checks, docs/api.md#request-bodies-and-validation,
+ * docs/api.md#errors).
  */
 import { describe, expect, test } from 'bun:test'
 import { expectError, harnessPerTest, TEST, UUID_V4, type Harness, type Result } from '../kit/harness.ts'

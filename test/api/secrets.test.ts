@@ -1,5 +1,5 @@
 /**
- * Secrets (issue 4, item 6; DECISIONS.md sections 2, 4, 9): after a run, the
+ * Secrets (docs/api.md#hardening): after a run, the
  * database, its WAL and the logs hold no API key, code or server secret in
  * clear; keys and codes are compared as equal-length HMACs with
  * crypto.timingSafeEqual. The fast version of scripts/proofs/secrets.ts.

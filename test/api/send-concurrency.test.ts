@@ -1,5 +1,5 @@
 /**
- * Concurrent sends (DECISIONS.md section 7): the debit, the verification and
+ * Concurrent sends (docs/api.md#credits): the debit, the verification and
  * the per-recipient counters are written together, so sends in flight at the
  * same time can neither overspend credits nor exceed a recipient's limit.
  * Deliveries are held at a gate so the sends really overlap.

@@ -1,5 +1,5 @@
 /**
- * Per-recipient send limits (spec section 8, DECISIONS.md section 5): rolling
+ * Per-recipient send limits (docs/api.md#limits): rolling
  * windows of a minute, an hour and 24 hours, counted per account and recipient
  * across channels, driven by the manual clock.
  */

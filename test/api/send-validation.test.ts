@@ -1,6 +1,7 @@
 /**
- * Send request validation: every row of DECISIONS.md section 3's send table and
- * the spec's section 7 send 400 rows, with the exact messages. A row that
+ * Send request validation: every row of the send table in
+ * docs/api.md#request-bodies-and-validation and every send 400 of
+ * docs/api.md#errors, with the exact messages. A row that
  * expects 200 sits next to the 400 it borders, so both sides of each limit are
  * pinned down.
  */

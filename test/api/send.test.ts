@@ -1,5 +1,5 @@
 /**
- * Send (spec 4.1, DECISIONS.md sections 1, 4, 7): the success response, what
+ * Send (docs/api.md#send-a-code, docs/api.md#credits): the success response, what
  * reaches the delivery provider, code lengths, credits and delivery failure.
  * Per-recipient limits are in send-recipient-limits.test.ts.
  */

@@ -1,6 +1,7 @@
 /**
- * Test recipients (spec section 8, DECISIONS.md section 6): the five reserved
- * recipients, on every channel they work with, with a balance of 0.
+ * Test recipients (docs/api.md#test-recipients): the five reserved
+ * recipients, on every channel they work with, with a balance of 0; the
+ * recipient failure cap spares them, their own lockout does not.
  */
 import { describe, expect, test } from 'bun:test'
 import { harnessPerTest, TEST, type Harness, type Result } from '../kit/harness.ts'
@@ -24,7 +25,7 @@ const rows: Row[] = [
   { name: 'TEST_EMAIL_SUCCESS', channel: 'email', recipient: TEST.EMAIL_SUCCESS, mode: 'success' },
   { name: 'TEST_EMAIL_FAIL', channel: 'email', recipient: TEST.EMAIL_FAIL, mode: 'fail' },
 ]
-// The literal values are part of the contract (DECISIONS.md section 6).
+// The literal values are part of the contract (docs/api.md#test-recipients).
 test('the five test recipients have the documented values', () => {
   expect(TEST).toEqual({
     PHONE_SUCCESS: '+15550100001',
@@ -124,7 +125,7 @@ for (const row of rows.filter((r) => r.mode === 'expired')) {
     const h = await start()
     const r = await h.send({ channel: row.channel, recipient: row.recipient, expires_in: 3600 })
     expect(r.json.expires_at).toBe(new Date(h.clock.now()).toISOString())
-    // Attempts on an expired verification are not failures (DECISIONS.md section 4).
+    // Attempts on an expired verification are not failures (docs/api.md#verification-states).
     for (const code of ['123456', '000000', '000000', '000000', '000000', '000000', '123456']) {
       const v = await h.verify({ verification_id: r.json.verification_id, code })
       expect([v.status, v.json.verified, v.json.message]).toEqual([200, false, 'Code expired'])

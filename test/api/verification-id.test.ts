@@ -1,6 +1,6 @@
 /**
  * Verification ids that carry their row number (lib/verification-id.ts):
- * still lower-case v4 UUIDs that look random (DECISIONS.md section 4), the
+ * still lower-case v4 UUIDs that look random (docs/api.md#verification-states), the
  * number read back only with the server secret, and through the API an id
  * altered to name another row finds nothing.
  */

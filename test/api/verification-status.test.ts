@@ -1,6 +1,6 @@
 /**
- * GET /api/v1/verifications/{verification_id} (EXTENSIONS.md section 1): the
- * fields, each status in the spec's order, `delivery`, and the common rules of
+ * GET /api/v1/verifications/{verification_id} (docs/api.md#verification-status):
+ * the fields, each status in the documented order, `delivery`, and the common rules of
  * new paths (authentication, per-key limit, request id, 404 for another key's
  * verification, 405). Reading is not an attempt and changes nothing.
  */
@@ -96,7 +96,7 @@ describe('the answer', () => {
   })
 })
 
-describe('status, in the spec order', () => {
+describe('status, in the documented order', () => {
   test('failed: no provider took it (delivery failed), and it stays failed after its expiry', async () => {
     const h = await start({ credits: 1 })
     h.delivery.fail = true

@@ -1,7 +1,8 @@
 /**
- * Verify under concurrency (a code verifies at most once, spec 4.2 rule 2;
- * the lockout holds under parallel guesses) and verify state across a restart
- * (DECISIONS.md section 5: counters live in the database).
+ * Verify under concurrency (a code verifies at most once,
+ * docs/api.md#verify-a-code; the lockout holds under parallel guesses), also
+ * over a real socket, and verify state across a restart (the counters live in
+ * the database, docs/api.md#limits).
  */
 import { describe, expect, test } from 'bun:test'
 import { post } from '../kit/cli.ts'
@@ -141,7 +142,7 @@ describe('state survives a restart', () => {
   })
 
   test('the per-recipient failure count survives a restart', async () => {
-    // A real recipient: the cap spares test recipients (DECISIONS.md section 6).
+    // A real recipient: the cap spares test recipients (docs/api.md#test-recipients).
     await start({ credits: 2, config: { limits: { recipient_failures_per_day: 4, max_failed_attempts: 100 } } })
     const sendReal = async () =>
       (await h.send({ channel: 'sms', recipient: '+14155550177', code: '123456', expires_in: 3600 }, h.key)).json.verification_id as string

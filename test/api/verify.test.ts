@@ -1,5 +1,6 @@
 /**
- * Verify (spec sections 3, 4.2 and 7; DECISIONS.md sections 1, 3, 4 and 10):
+ * Verify (docs/api.md#verify-a-code, docs/api.md#verification-states,
+ * docs/api.md#order-of-checks, docs/api.md#lockout, docs/api.md#errors):
  * validation, look-up, the state machine, the order of its checks, the
  * per-verification lockout and the per-recipient failure cap.
  */
@@ -244,7 +245,7 @@ describe('lockout', () => {
   })
 })
 
-describe('per-recipient failure cap (DECISIONS.md section 10)', () => {
+describe('per-recipient failure cap', () => {
   test('failures across verifications of one recipient lock all of its verifications', async () => {
     h = await start({ credits: 10, config: { limits: { recipient_failures_per_day: 7, max_failed_attempts: 100 } } })
     const alice = '+14155550103'

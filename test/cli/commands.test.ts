@@ -156,7 +156,7 @@ describe('config and version', () => {
     env = cliEnv()
     expect(env.run('version').stdout).toMatch(/^otpd \d+\.\d+\.\d+ \(bun \d+\.\d+\.\d+\)\n$/)
     expect(env.json('version').version).toMatch(/^\d+\.\d+\.\d+$/)
-    // One version string (issue 22): --version prints what `version` prints.
+    // One version string: --version prints what `version` prints.
     expect(env.run('--version').stdout).toBe(env.run('version').stdout)
   })
 })

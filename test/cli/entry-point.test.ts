@@ -1,5 +1,5 @@
 /**
- * Issue 22 through the real entry point: commands need only what they use,
+ * The CLI through the real entry point (docs/operating.md): commands need only what they use,
  * config discovery, no database made by a command that only reads, credits
  * deduct, and the small consistencies (help, error prefix).
  */

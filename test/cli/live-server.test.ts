@@ -88,7 +88,7 @@ test('a second server on a port in use exits 1 with one line', async () => {
   server = await startServer(env)
   const r = await env.runAsync('serve', '--listen', server.url.replace('http://', ''))
   expect(r.code).toBe(1)
-  // Issue 22: a bind error names the address and the real cause.
+  // A bind error names the address and the real cause.
   const address = server.url.replace('http://', '')
   expect(r.stderr).toBe(
     `otpd: error: cannot listen on ${address} (server.listen): the address is already in use (another otpd, or another program) [EADDRINUSE]\n`,

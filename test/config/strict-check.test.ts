@@ -1,4 +1,4 @@
-/** Issue 22: a strict config check, config discovery, and the env file. */
+/** A strict config check, config discovery, and the env file (docs/configuration.md). */
 import { afterEach, describe, expect, test } from 'bun:test'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'

@@ -1,4 +1,4 @@
-/** `server.public_url` (EXTENSIONS.md section 4): a checked URL, and what it asks of the providers that get receipts. */
+/** `server.public_url` (docs/api.md#delivery-receipts): a checked URL, and what it asks of the providers that get receipts. */
 import { expect, test } from 'bun:test'
 import { ConfigError, loadConfig } from '../../src/app-config.ts'
 import { RESTART_ONLY } from '../../src/app-reload.ts'

@@ -1,5 +1,5 @@
 /**
- * Delivery receipts (EXTENSIONS.md section 4), end to end: a real send through
+ * Delivery receipts (docs/api.md#delivery-receipts), end to end: a real send through
  * the configured provider to a local vendor stub, which records the callback
  * otpd asked for; then the vendor's receipt, signed as the vendor signs it
  * (Twilio by its own Node library), posted to /api/v1/receipts/{provider}.
@@ -63,7 +63,7 @@ async function setup(kind: Kind, opts: { publicUrl?: string | null; answer?: () 
   return { h, stub }
 }
 
-/** The events the server writes, as the outbox (EXTENSIONS.md section 3) is handed them. */
+/** The events the server writes, as the outbox (docs/api.md#events) is handed them. */
 async function recordEvents(h: Harness): Promise<NewEvent[]> {
   return watchEvents(h)
 }
@@ -148,7 +148,7 @@ test("twilio: a receipt signed by Twilio's library is accepted; delivered -> del
   // A later receipt changes nothing, and so reports nothing.
   expect((await postTwilio(h, twilioCallback(stub), twilioReceipt(twilioCallback(stub), 'failed'))).status).toBe(200)
   expect(events).toHaveLength(1)
-  // The status route shows it (EXTENSIONS.md section 1).
+  // The status route shows it (docs/api.md#verification-status).
   const shown = await h.call(`/api/v1/verifications/${id}`, undefined, { method: 'GET' })
   expect(shown.json.status).toBe('pending')
   expect(shown.json.delivery).toEqual({ status: 'delivered', provider: 'twilio_main', updated_at: new Date(h.clock.now()).toISOString() })

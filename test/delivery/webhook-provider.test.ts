@@ -1,4 +1,4 @@
-/** The `webhook` provider: the JSON body, and the signature checked by a receiver written here as the README tells. */
+/** The `webhook` provider: the JSON body, and the signature checked by a receiver written here as docs/delivery.md tells. */
 import { afterEach, expect, test } from 'bun:test'
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { ProviderOptions } from '../../src/delivery/options.ts'
@@ -12,7 +12,7 @@ const NOW = OUTBOUND_AT
 const stubs: VendorStub[] = []
 afterEach(() => stubs.splice(0).forEach((s) => s.close()))
 
-/** What a receiver does (README "Delivery"): recompute the HMAC over "<t>.<raw body>", compare in constant time, refuse stale t. */
+/** What a receiver does (docs/delivery.md): recompute the HMAC over "<t>.<raw body>", compare in constant time, refuse stale t. */
 function receiverAccepts(req: Recorded, secret: string, nowSeconds: number): boolean {
   const m = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(req.headers['x-otpd-signature'] ?? '')
   if (!m) return false

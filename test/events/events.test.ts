@@ -1,5 +1,5 @@
 /**
- * Events (EXTENSIONS.md section 3) against a real HTTP receiver on loopback
+ * Events (docs/api.md#events) against a real HTTP receiver on loopback
  * that checks every signature independently (test/kit/webhook-receiver.ts):
  * one row per event type, the body's exact fields, the retry schedule on the
  * injected clock, rotation, replay, the outbox's atomicity and leases.

@@ -1,5 +1,5 @@
 /**
- * SIGTERM under load (issue 4, item 8), the fast version of scripts/proofs/shutdown.ts,
+ * SIGTERM under load (docs/reliability.md), the fast version of scripts/proofs/shutdown.ts,
  * on `bun src/main.ts serve`: requests written before the signal are all
  * answered, uploads in flight finish, new connections are then refused, the
  * process exits 0 and the database is closed cleanly (no -wal, integrity ok,
@@ -34,7 +34,7 @@ test('SIGTERM under load, three rounds: nothing written before the signal fails,
 
 test('SIGTERM right after start, and a quiet stop, exit 0 with nothing on stderr', async () => {
   const { cliEnv, startServer } = await import('../kit/cli.ts')
-  // Every channel has a real provider: otherwise serve warns (on stderr, issue 22) that codes only reach the log.
+  // Every channel has a real provider: otherwise serve warns (on stderr) that codes only reach the log.
   const e = cliEnv(
     '[providers.hook]\ntype = "webhook"\nurl = "http://127.0.0.1:9/otp"\nsecret_env = "OTPD_TEST_WEBHOOK_SECRET"\n[channels]\nsms = ["hook"]\nemail = ["hook"]\nvoice = ["hook"]\n',
     { OTPD_TEST_WEBHOOK_SECRET: 'a-secret-for-the-test-only-0123456789' },

@@ -1,5 +1,5 @@
 /**
- * The fraud guard through real `otpd` processes (EXTENSIONS.md section 5):
+ * The fraud guard through real `otpd` processes (docs/fraud-guard.md):
  * exact counters across two servers on one database, settings from the CLI
  * reaching a running server, and `otpd fraud status|unblock` and
  * `otpd accounts set` as an operator runs them.

@@ -1,5 +1,5 @@
 /**
- * Fraud guard rule 4 (EXTENSIONS.md section 5): conversion blocks per prefix
+ * Fraud guard rule 4 (docs/api.md#fraud-guard): conversion blocks per prefix
  * and country, the grace period, escalation (15 min x4, at most 12 h), expiry
  * and `unblock`, on the injected clock.
  */

@@ -35,7 +35,7 @@ test('Idempotency-Key: a guard 429 is stored and replayed verbatim (Retry-After 
   expect((await post({ channel: 'email', recipient: 'a@example.com' }, 'c')).json).toEqual(capped.json)
   expect(h.delivery.sent).toHaveLength(1)
 
-  // The geo 403 is not stored (section 2 lists 403 among the answers not stored): allow the country, retry, it sends.
+  // The geo 403 is not stored (docs/api.md#idempotency-keys lists 403 among the answers not stored): allow the country, retry, it sends.
   await h.server.fraud.setAccount('default', { allowedCountries: ['US'] })
   const geo = await post({ channel: 'sms', recipient: uz(3) }, 'd')
   expect(geo.status).toBe(403)

@@ -1,7 +1,8 @@
 /**
  * Fraud guard rules 1, 2, 3 and 5, the `ip` field, the order of the rules, and
- * the modes (EXTENSIONS.md section 5), on the real app with an injected clock.
- * Rule 4 (conversion blocks) is in conversion.test.ts.
+ * the config (docs/api.md#fraud-guard), on the real app with an injected
+ * clock. Rule 4 (conversion blocks) is in conversion.test.ts, the order and
+ * the modes in order-and-modes.test.ts.
  */
 import { describe, expect, test } from 'bun:test'
 import { loadConfig, resolveConfig } from '../../src/app-config.ts'
@@ -45,7 +46,7 @@ describe('phone numbers to countries and prefixes (libphonenumber-js metadata)',
   })
 })
 
-test('the [fraud] defaults are those of section 5', () => {
+test('the [fraud] defaults are the documented ones', () => {
   expect(resolveConfig({}).fraud).toEqual({
     mode: 'enforce',
     allowed_countries: ['*'],

@@ -1,8 +1,8 @@
 /**
- * Test recipients and the fraud guard's account settings (EXTENSIONS.md
- * section 5, DECISIONS.md section 6 as clarified): `--test-recipients off`
- * makes the five behave like any other recipient; with the default, the
- * recipient failure cap never applies to them.
+ * Test recipients and the fraud guard (docs/api.md#fraud-guard,
+ * docs/api.md#test-recipients): they pass every rule and count toward none;
+ * `--test-recipients off` makes the five behave like any other recipient;
+ * with the default, the recipient failure cap never applies to them.
  */
 import { expect, test } from 'bun:test'
 import { balance, guardedPerTest, refusals, us } from '../kit/fraud.ts'
@@ -64,7 +64,7 @@ test('200 wrong codes to the FAIL phone (5 on each of 40 verifications) never pr
       expect(r.status).toBe(200)
       expect(r.json.message).toBe('Invalid code')
     }
-    // Its own lockout still applies (DECISIONS.md section 4): the 6th attempt is locked.
+    // Its own lockout still applies (docs/api.md#lockout): the 6th attempt is locked.
     const locked = await h.verify({ verification_id: sent.json.verification_id, code: '123456' })
     expect(locked.status).toBe(429)
     expect(locked.json.message).toBe(LOCKED)

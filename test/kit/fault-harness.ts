@@ -243,7 +243,7 @@ export const send = (url: string, key: string, timeoutMs?: number) =>
 
 export const verify = (url: string, key: string, id: string, code: string) => call(url, '/api/v1/verify', { key, body: { verification_id: id, code } })
 
-/** The documented 500 bodies (spec section 7). */
+/** The documented 500 bodies (docs/api.md#errors). */
 export const SEND_500 = ['Failed to send verification', 'Internal server error']
 
 /** Polls `check` every 100 ms until it returns true or `ms` passed; returns its last result. */

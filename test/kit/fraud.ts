@@ -1,8 +1,8 @@
-/** Shared pieces of the fraud guard tests (EXTENSIONS.md section 5). */
+/** Shared pieces of the fraud guard tests (docs/api.md#fraud-guard). */
 import { DAY, harnessPerTest, type Harness, type HarnessOptions } from './harness.ts'
 import { receiverPerTest, type Receiver } from './webhook-receiver.ts'
 
-/** Uzbekistan mobile numbers in the prefix +99890123 (the example of section 5). */
+/** Uzbekistan mobile numbers in the prefix +99890123 (the example of docs/api.md#fraud-guard). */
 export const uz = (i: number) => `+99890123${String(i).padStart(4, '0')}`
 /** Another prefix of Uzbekistan: +99893555. */
 export const uz2 = (i: number) => `+99893555${String(i).padStart(4, '0')}`
@@ -19,7 +19,7 @@ export const PUMPING = (s: number) => `Sending to this destination is temporaril
 /**
  * The set-up of a fraud test file (harnessPerTest): the returned
  * `guarded(fraud, opts)` builds a harness with the guard at its defaults
- * (section 5) plus `fraud` overrides, and plenty of room in every other
+ * (docs/api.md#fraud-guard) plus `fraud` overrides, and plenty of room in every other
  * limit; it is closed when the test ends.
  */
 export function guardedPerTest(): (fraud?: Record<string, unknown>, opts?: HarnessOptions) => Promise<Harness> {

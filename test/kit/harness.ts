@@ -155,7 +155,7 @@ export async function createHarness(opts: HarnessOptions = {}): Promise<Harness>
   const delivery = opts.delivery ?? new RecordingDelivery()
   const logger = createMemoryLogger()
   const raw = structuredClone(opts.config ?? {})
-  // The fraud guard (EXTENSIONS.md section 5) is off unless a test sets [fraud]: the v1
+  // The fraud guard (docs/api.md#fraud-guard) is off unless a test sets [fraud]: the v1
   // tests send many codes to numbers of countries never approved, which it would refuse.
   raw.fraud ??= { mode: 'off' }
   raw.database = { ...(raw.database ?? {}), path: dbPath }
@@ -286,7 +286,7 @@ export async function sendReal(h: Harness, recipient = '+14155550123', extra: Re
   return { id: r.json.verification_id as string, code: h.delivery.lastCode() }
 }
 
-/** Test recipients (DECISIONS.md section 6). */
+/** Test recipients (docs/api.md#test-recipients). */
 export const TEST = {
   PHONE_SUCCESS: '+15550100001',
   PHONE_FAIL: '+15550100002',

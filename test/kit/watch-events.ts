@@ -1,5 +1,5 @@
 /**
- * Watches the events a server hands its outbox (EXTENSIONS.md section 3), on
+ * Watches the events a server hands its outbox (docs/api.md#events), on
  * either engine: every write's `events.add` is seen on its way to the real
  * outbox (SQLite's writes share one repositories object, PostgreSQL's each
  * have their own). An event of a write that is rolled back is seen too.

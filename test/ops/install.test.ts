@@ -54,7 +54,7 @@ describe.skipIf(!linux)('install.sh into a DESTDIR', () => {
         '0640 etc/otpd/otp.config.toml',
         '0644 etc/systemd/system/otpd.service',
         '0755 usr/local/bin/otpd',
-        '0644 usr/share/doc/otpd/README.md', // issue 22: where `otpd --help` points
+        '0644 usr/share/doc/otpd/README.md', // where `otpd --help` points
       ].sort(),
     )
     expect(mode('var/lib/otpd')).toBe('0750')

@@ -1,4 +1,4 @@
-/** Issue 22: logs that fit journald: stderr for warnings and errors, `<N>` prefixes, one line per repeated error per 10 s. */
+/** Logs that fit journald (docs/operating.md): stderr for warnings and errors, `<N>` prefixes, one line per repeated error per 10 s. */
 import { describe, expect, test } from 'bun:test'
 import { createLogger, REPEAT_WINDOW_MS } from '../../src/lib/logger.ts'
 

@@ -1,4 +1,4 @@
-/** DECISIONS.md section 9: masked recipients, no keys or codes in logs, 500s without internals. */
+/** Masked recipients, no keys or codes in logs, 500s without internals (docs/api.md#errors, docs/operating.md). */
 import { describe, expect, test } from 'bun:test'
 import { createLogger, LOG_FLUSH_MS, stdoutLines } from '../../src/lib/logger.ts'
 import { maskRecipient } from '../../src/lib/mask.ts'

@@ -144,7 +144,7 @@ test('requests, sends, verifies, rate-limit rejections and credit balances are c
   await h.verify({ verification_id: real.json.verification_id, code: h.delivery.sent[0]!.text.slice(-6) })
   for (let i = 0; i < 5; i++) await h.verify({ verification_id: test1.json.verification_id, code: '000000' })
   expect((await h.verify({ verification_id: test1.json.verification_id, code: '123456' })).status).toBe(429) // lockout
-  // The failure cap (not for test recipients, DECISIONS.md section 6): the 3rd failure of a real recipient fills it.
+  // The failure cap (not for test recipients, docs/api.md#test-recipients): the 3rd failure of a real recipient fills it.
   for (let i = 0; i < 3; i++) await h.verify({ verification_id: voice.json.verification_id, code: '000000' })
   expect((await h.verify({ verification_id: voice.json.verification_id, code: '123456' })).status).toBe(429) // failure cap
   await h.verify({ verification_id: '00000000-0000-4000-8000-000000000000', code: '123456' }) // 404

@@ -1,4 +1,4 @@
-/** Issue 22: what Server.reload (SIGHUP) applies at once, and what it leaves for a restart. */
+/** What Server.reload (SIGHUP) applies at once, and what it leaves for a restart (docs/operating.md). */
 import { expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'

@@ -1,5 +1,5 @@
 /**
- * Issue 22, `otpd serve` as a daemon: SIGHUP reloads under traffic (a bad
+ * `otpd serve` as a daemon (docs/operating.md): SIGHUP reloads under traffic (a bad
  * config is refused and the old one stays), journald priority prefixes, a
  * closed stdout, and a `stopped` line.
  */

@@ -59,7 +59,7 @@ describe('the systemd unit', () => {
     expect(s.get('User')).toEqual(['otpd'])
     expect(s.get('Group')).toEqual(['otpd'])
     expect(s.get('ExecStart')).toEqual(['/usr/local/bin/otpd serve --config /etc/otpd/otp.config.toml'])
-    // systemctl reload: serve reloads its config on SIGHUP (issue 22).
+    // systemctl reload: serve reloads its config on SIGHUP (docs/operating.md).
     expect(s.get('ExecReload')).toEqual(['/bin/kill -HUP $MAINPID'])
     expect(s.get('WorkingDirectory')).toEqual(['/var/lib/otpd'])
     expect(s.get('EnvironmentFile')).toEqual(['-/etc/otpd/otpd.env'])

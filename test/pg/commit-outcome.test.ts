@@ -166,7 +166,7 @@ describe.skipIf(!ON_PG)('a COMMIT whose answer is lost', () => {
     expect(h.logs.join('\n')).toContain('could not be asked within 1000 ms')
     cluster!.start()
     await standbyNeverAnswers(false)
-    // In force after all (the window the README names): recorded sending, with its debit.
+    // In force after all (the window docs/operating.md names under faults and recovery): recorded sending, with its debit.
     const rows = await h.sql('SELECT id, delivery FROM verifications WHERE test_mode IS NULL')
     expect(rows.map((r) => r.delivery)).toEqual(['sending'])
     expect(await balance(h)).toBe(9)

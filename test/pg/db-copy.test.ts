@@ -1,5 +1,5 @@
 /**
- * `otpd db copy --to postgres://…` (issue 21, item 6): a SQLite database
+ * `otpd db copy --to postgres://…` (docs/multi-node.md): a SQLite database
  * filled under load by a real `otpd serve` (concurrent sends and verifies on
  * two accounts, wrong codes, a disabled and a revoked key), copied into an
  * empty PostgreSQL database; then a server on the copy, with the SQLite
@@ -61,7 +61,7 @@ describe.skipIf(!ON_PG)('otpd db copy', () => {
     const kGone = json(lite, 'keys', 'create', '--account', 'acme')
     json(lite, 'credits', 'add', '5000')
     json(lite, 'credits', 'add', '3000', '--account', 'acme', '--note', 'invoice 7')
-    // Issue 23 and the fraud guard: an endpoint (its events pile up in the outbox meanwhile) and an account setting to carry over.
+    // Events and the fraud guard: an endpoint (its events pile up in the outbox meanwhile) and an account setting to carry over.
     const hook = json(lite, 'webhooks', 'add', '--url', 'http://127.0.0.1:9/otpd-events', '--account', 'acme')
     json(lite, 'accounts', 'set', 'acme', '--daily-credit-limit', '100000')
 

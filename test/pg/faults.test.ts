@@ -1,5 +1,5 @@
 /**
- * Faults with PostgreSQL (issue 21, item 5), on real `otpd serve` processes:
+ * Faults with PostgreSQL (docs/multi-node.md), on real `otpd serve` processes:
  * - PostgreSQL restarted under load (pg_ctl stop -m fast, then -m immediate):
  *   requests during the outage get the documented 500 and leave nothing in
  *   force, /readyz answers 503, and every node serves again within seconds of
@@ -92,7 +92,7 @@ describe.skipIf(!ON_PG)('PostgreSQL faults', () => {
       // While it was down (after the stop returned, before the start began) only the documented 500.
       const during = load.answers.filter((a) => a.at >= downFrom && a.at < upAt)
       expect(during.length).toBeGreaterThan(0)
-      // Spec section 7: send's 500 says `Failed to send verification`, verify's `Internal server error`.
+      // docs/api.md#errors: send's 500 says `Failed to send verification`, verify's `Internal server error`.
       const documented = { send: 'Failed to send verification', verify: 'Internal server error' }
       const off = during.filter((a) => (a.status !== 500 || a.body.error !== documented[a.what]) && !lockout(a))
       expect(off.map((a) => `${a.what} ${a.status} ${JSON.stringify(a.body)}`)).toEqual([])

@@ -1,6 +1,6 @@
 /**
- * Three `otpd serve` processes on one PostgreSQL database (issue 21,
- * acceptance): the rules hold exactly across nodes, in each of 5 rounds, and
+ * Three `otpd serve` processes on one PostgreSQL database (docs/multi-node.md):
+ * the rules hold exactly across nodes, in each of 5 rounds, and
  * a key disabled or revoked from the CLI is refused by every node within 1 s.
  *
  * Two groups of three nodes share the database: `wide` (a per-key limit out of

@@ -1,7 +1,7 @@
 /**
  * `otpd backup FILE` (store/sqlite/backup.ts): what it prints and refuses, and a
  * backup taken while a real server takes sends and verifies restores, by the
- * README's steps, into a server whose keys, balances and pending
+ * steps of docs/operating.md, into a server whose keys, balances and pending
  * verifications all work.
  */
 import { Database } from 'bun:sqlite'
@@ -118,7 +118,7 @@ testSqliteOnly('a backup taken under load restores into a server whose keys, bal
   expect(ledger.find((r) => r.balance < 100000)).toBeDefined()
   expect(sends).toBeGreaterThan(pending.length) // it holds sends made under load too
 
-  // Restore as the README says, on a new machine: the backup at database.path, the secret beside it.
+  // Restore as docs/operating.md says, on a new machine: the backup at database.path, the secret beside it.
   const restored = cliEnv(unthrottledNoop(), {}, { noDatabase: true })
   const db = join(restored.dir, 'otpd.db')
   copyFileSync(file, db)

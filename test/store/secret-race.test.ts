@@ -1,5 +1,5 @@
 /**
- * Found while checking crash safety (issue 4, item 1): the generated server
+ * Found while checking crash safety (scripts/proofs/crash.ts): the generated server
  * secret was created empty and then written, so a process starting at the same
  * moment (a CLI beside a fresh `serve`) could read an empty file and fail with
  * "not a valid otpd secret", and a crash in between left that empty file for

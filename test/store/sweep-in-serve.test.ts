@@ -1,5 +1,5 @@
 /**
- * Retention (issue 4, item 8; DECISIONS.md section 8) in the real server
+ * Retention (docs/api.md#retention) in the real server
  * process: `otpd serve` sweeps when it starts (and every minute), deleting
  * verifications `retention.days` after they expired and counters outside their
  * window, and keeping everything younger. test/store/sweep.test.ts covers the exact
@@ -18,7 +18,7 @@ const start = harnessPerTest()
 test('serve sweeps at start: verifications 7 days past expiry and old counters go, recent ones stay', async () => {
   env = cliEnv()
   const old = await start({ dir: env.dir, ownsDir: false, credits: 1, clock: new ManualClock(Date.now() - 10 * DAY), databaseUrl: env.databaseUrl })
-  // A real recipient: test recipients record no failures (the recipient cap spares them, DECISIONS.md section 6).
+  // A real recipient: test recipients record no failures (the recipient cap spares them, docs/api.md#test-recipients).
   const gone = await old.send({ channel: 'sms', recipient: '+14155550123', code: '123456', expires_in: 3600 })
   await old.verify({ verification_id: gone.json.verification_id, code: '000000' })
   old.clock.set(Date.now() - 6 * DAY) // expired 6 days ago: kept (retention is 7 days after expiry)

@@ -1,4 +1,4 @@
-/** DECISIONS.md section 8: retention sweep of verifications and window counters. */
+/** The retention sweep of verifications and window counters (docs/api.md#retention). */
 import { expect, test } from 'bun:test'
 import { DAY, harnessPerTest, TEST, type Harness } from '../kit/harness.ts'
 
@@ -19,7 +19,7 @@ test('verifications are deleted retention.days after they expire, not before', a
 
 test('request and failure counters are pruned once outside their window', async () => {
   const h = await start({ credits: 1 })
-  // A real recipient: test recipients record no failures (the cap spares them, DECISIONS.md section 6).
+  // A real recipient: test recipients record no failures (the cap spares them, docs/api.md#test-recipients).
   const sent = await h.send({ channel: 'sms', recipient: '+14155550123', code: '123456' })
   await h.verify({ verification_id: sent.json.verification_id, code: '000000' })
   expect(await count(h, 'key_hits')).toBe(2)
