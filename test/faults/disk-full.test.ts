@@ -81,7 +81,7 @@ async function traffic(url: string, key: string, clients: number, ms: number, ac
   return answers
 }
 
-sqliteOnly('6. a full disk', () => {
+sqliteOnly('a full disk', () => {
   test('sends answer 500 with nothing in force, few error lines, /readyz 503; all recovers once space is freed', async () => {
     const holder = makeFaultEnv('disk-full-holder', '')
     const dataDir = join(holder.dir, 'data')

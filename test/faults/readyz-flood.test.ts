@@ -19,7 +19,7 @@ const size = (path: string) => {
   }
 }
 
-sqliteOnly('8. a /readyz flood', () => {
+sqliteOnly('a /readyz flood', () => {
   test('16 clients for 5 s: the WAL stays under 64 MB and the database file grows by a few pages at most', async () => {
     const env = makeFaultEnv('readyz', faultConfig(1000))
     const key = provision(env)

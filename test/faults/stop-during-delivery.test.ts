@@ -24,7 +24,7 @@ import { sqliteOnly } from '../kit/harness.ts'
 cleanUpAfterAll()
 setDefaultTimeout(40_000)
 
-sqliteOnly('4. SIGTERM during an 8 s delivery', () => {
+sqliteOnly('SIGTERM during an 8 s delivery', () => {
   test('the in-flight send is answered 200 after its delivery, then the process exits 0; the row is accepted', async () => {
     const gw = startGateway()
     // The stop grace is longer than the delivery timeout, so a delivery within it finishes.
@@ -48,7 +48,7 @@ sqliteOnly('4. SIGTERM during an 8 s delivery', () => {
   })
 })
 
-sqliteOnly('5. kill -9 during delivery', () => {
+sqliteOnly('kill -9 during delivery', () => {
   test('after a restart the send is refunded as unknown, and its code still verifies before it expires', async () => {
     const TIMEOUT_MS = 1000
     const gw = startGateway()

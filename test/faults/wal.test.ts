@@ -32,7 +32,7 @@ setDefaultTimeout(40_000)
 const TIMEOUT_MS = 1000
 const STALE_MS = TIMEOUT_MS + 2000
 
-sqliteOnly('1. the WAL flush fails', () => {
+sqliteOnly('the WAL flush fails', () => {
   test('the process logs the failed flush and exits non-zero unanswered; after a restart recovery refunds what was sending', async () => {
     const gw = startGateway()
     const env = makeFaultEnv('flush', faultConfig(TIMEOUT_MS, webhookProvider(gw)))
@@ -75,7 +75,7 @@ sqliteOnly('1. the WAL flush fails', () => {
   })
 })
 
-sqliteOnly('2. a commit fails for a moment', () => {
+sqliteOnly('a commit fails for a moment', () => {
   test.each(['EIO', 'ENOSPC'] as const)(
     '(%s) the requests answer 500 with nothing in force; the server keeps running and works again without a restart',
     async (errno) => {
@@ -119,7 +119,7 @@ sqliteOnly('2. a commit fails for a moment', () => {
   )
 })
 
-sqliteOnly('3. the refund fails', () => {
+sqliteOnly('the refund fails', () => {
   test('the send answers 500; recovery refunds the debit later, without a restart', async () => {
     const gw = startGateway()
     const env = makeFaultEnv('refund', faultConfig(TIMEOUT_MS, webhookProvider(gw)))

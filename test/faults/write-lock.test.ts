@@ -43,7 +43,7 @@ async function holdLock(dbPath: string) {
   return { proc, lockedAt: performance.now() }
 }
 
-sqliteOnly('7. another process holds the write lock for 10 s', () => {
+sqliteOnly('another process holds the write lock for 10 s', () => {
   test('/healthz stays fast; a send past busy_timeout answers 500 with nothing in force; one within it succeeds', async () => {
     const gw = startGateway()
     const env = makeFaultEnv('lock', faultConfig(1000, webhookProvider(gw)), { database: `busy_timeout_ms = ${BUSY_MS}` })
