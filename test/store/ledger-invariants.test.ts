@@ -7,7 +7,7 @@
  */
 import { afterEach, expect, test } from 'bun:test'
 import { emptyAcknowledged, inForceUnacknowledged, ledgerRows, ledgerViolations, sends } from '../../scripts/kit/ledger.ts'
-import { createHarness, type Harness, TEST } from '../harness.ts'
+import { createHarness, type Harness, TEST } from '../kit/harness.ts'
 
 let h: Harness | undefined
 afterEach(() => {

@@ -18,8 +18,8 @@ import type { Storage } from '../../../src/otp/ports/index.ts'
 import { openPostgres } from '../../../src/store/pg/engine.ts'
 import { openDatabase, openReader } from '../../../src/store/sqlite/db.ts'
 import { SqliteStorage } from '../../../src/store/sqlite/storage.ts'
-import { ON_PG, PG_TEST_SECRET } from '../../harness.ts'
-import { freshDatabase } from '../../pg/cluster.ts'
+import { ON_PG, PG_TEST_SECRET } from '../../kit/harness.ts'
+import { freshDatabase } from '../../kit/pg-cluster.ts'
 
 export interface ContractEngine {
   name: 'sqlite' | 'postgres'

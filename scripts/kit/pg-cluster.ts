@@ -1,0 +1,237 @@
+/**
+ * A throwaway PostgreSQL cluster for tests and benches: Debian's initdb and
+ * pg_ctl in a temp directory, run as a non-root user (initdb refuses root: as
+ * root we use `runuser -u postgres --`), listening on 127.0.0.1 on a free port
+ * and on a unix socket in the temp dir, trust auth, fsync on (tests check
+ * durability), settings sized for a small shared box.
+ *
+ * One cluster per process (`sharedCluster()`), started by its first caller and
+ * stopped with `pg_ctl stop -m immediate` and removed when the process exits.
+ * A watchdog shell does the same if the process dies without running its exit
+ * handlers (kill -9, a crashed test runner), so no postmaster outlives us.
+ * `startCluster()` makes an extra private one (the caller destroys it).
+ */
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync, appendFileSync, readFileSync } from 'node:fs'
+import { tmpdir, userInfo } from 'node:os'
+import { join } from 'node:path'
+
+/** The superuser initdb creates (-U): the same name whichever OS user runs it. */
+const SUPERUSER = 'postgres'
+
+export interface PgCluster {
+  readonly host: string
+  readonly port: number
+  /** The temp directory: data/, the unix socket and postgres.log live here. */
+  readonly dir: string
+  readonly dataDir: string
+  readonly logFile: string
+  /** postgres://postgres@127.0.0.1:<port>/<db> (trust auth: no password). */
+  url(database?: string): string
+  /** A new empty database with a unique name; returns its URL. */
+  freshDatabase(prefix?: string): Promise<string>
+  /** Runs SQL as the superuser with psql; returns psql's unaligned output. */
+  psql(sql: string, database?: string): Promise<string>
+  /** pg_ctl stop (fast: clients disconnected, checkpoint; immediate: like a crash). */
+  stop(mode?: 'fast' | 'immediate' | 'smart'): void
+  /** pg_ctl start on the same data directory and port; waits until it accepts connections. */
+  start(): void
+  running(): boolean
+  /** Stops (immediate) and removes the temp directory. */
+  destroy(): void
+}
+
+/** The newest /usr/lib/postgresql/<ver>/bin with initdb, or PG_BIN when set. */
+export function pgBinDir(): string {
+  const fromEnv = process.env.PG_BIN
+  if (fromEnv) return fromEnv
+  const root = '/usr/lib/postgresql'
+  const versions = existsSync(root)
+    ? readdirSync(root)
+        .filter((v) => existsSync(join(root, v, 'bin', 'initdb')))
+        .sort((a, b) => Number(b) - Number(a))
+    : []
+  if (versions.length === 0) {
+    throw new Error('PostgreSQL binaries not found in /usr/lib/postgresql/<version>/bin: apt-get install postgresql (Debian)')
+  }
+  return join(root, versions[0]!, 'bin')
+}
+
+interface RunAs {
+  prefix: string[]
+  uid: number
+  gid: number
+}
+
+/** Who runs initdb and the server: ourselves when not root, else the `postgres` user. */
+function runAs(): RunAs {
+  const me = userInfo()
+  if (me.uid !== 0) return { prefix: [], uid: me.uid, gid: me.gid }
+  const line = readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('postgres:'))
+  if (!line) throw new Error('running as root and no `postgres` user exists: initdb refuses root (apt-get install postgresql creates that user)')
+  const [, , uid, gid] = line.split(':')
+  return { prefix: ['runuser', '-u', 'postgres', '--'], uid: Number(uid), gid: Number(gid) }
+}
+
+function run(cmd: string[], what: string): string {
+  const p = Bun.spawnSync(cmd, { stdout: 'pipe', stderr: 'pipe' })
+  if (p.exitCode !== 0) throw new Error(`${what} failed (${p.exitCode}): ${p.stderr.toString()}${p.stdout.toString()}`)
+  return p.stdout.toString()
+}
+
+/** A port the kernel just gave us and released (a short race we accept; start retries). */
+function freePort(): number {
+  const s = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+  const port = s.port
+  s.stop(true)
+  return port
+}
+
+function settings(port: number, dir: string): string {
+  return `
+# scripts/kit/pg-cluster.ts: a throwaway cluster for tests and benches
+listen_addresses = '127.0.0.1'
+port = ${port}
+unix_socket_directories = '${dir}'
+max_connections = 200
+shared_buffers = 64MB
+fsync = on
+synchronous_commit = on
+full_page_writes = on
+max_wal_size = 256MB
+log_min_messages = warning
+log_line_prefix = '%m [%p] '
+`
+}
+
+/** Starts a new cluster in its own temp dir. The caller must destroy() it. */
+export function startCluster(): PgCluster {
+  const bin = pgBinDir()
+  const who = runAs()
+  const dir = mkdtempSync(join(tmpdir(), 'otpd-pg-'))
+  chownSync(dir, who.uid, who.gid)
+  const dataDir = join(dir, 'data')
+  const logFile = join(dir, 'postgres.log')
+  run([...who.prefix, join(bin, 'initdb'), '-D', dataDir, '-U', SUPERUSER, '-A', 'trust', '-E', 'UTF8', '--no-locale', '--no-sync'], 'initdb')
+  writeFileSync(join(dataDir, 'pg_hba.conf'), 'local all all trust\nhost all all 127.0.0.1/32 trust\n')
+  let port = 0
+  let up = false
+  const pgctl = (...args: string[]) => [...who.prefix, join(bin, 'pg_ctl'), '-D', dataDir, ...args]
+  const isUp = () => Bun.spawnSync(pgctl('status'), { stdout: 'ignore', stderr: 'ignore' }).exitCode === 0
+  const start = () => {
+    run(pgctl('-l', logFile, '-w', '-t', '60', 'start'), `pg_ctl start (see ${logFile})`)
+    up = true
+  }
+  const confFile = join(dataDir, 'postgresql.conf')
+  const baseConf = readFileSync(confFile, 'utf8')
+  for (let attempt = 0; ; attempt++) {
+    port = freePort()
+    writeFileSync(confFile, baseConf)
+    appendFileSync(confFile, settings(port, dir))
+    try {
+      start()
+      break
+    } catch (e) {
+      if (attempt >= 2) {
+        rmSync(dir, { recursive: true, force: true })
+        throw e
+      }
+    }
+  }
+  const watchdog = spawnWatchdog(pgctl('stop', '-m', 'immediate', '-w'), dir)
+  let seq = 0
+  const psql = async (sql: string, database = 'postgres') => {
+    const p = Bun.spawn(
+      [join(bin, 'psql'), '-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-h', dir, '-p', String(port), '-U', SUPERUSER, '-d', database, '-c', sql],
+      {
+        stdout: 'pipe',
+        stderr: 'pipe',
+      },
+    )
+    const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited])
+    if (code !== 0) throw new Error(`psql failed (${code}): ${err}`)
+    return out
+  }
+  const spares = new Map<string, Promise<string | null>>()
+  const createDatabase = async (prefix: string) => {
+    const name = `${prefix}_${process.pid}_${++seq}_${Math.random().toString(36).slice(2, 8)}`
+    await psql(`CREATE DATABASE "${name}"`)
+    return `postgres://${SUPERUSER}@127.0.0.1:${port}/${name}`
+  }
+  const cluster: PgCluster = {
+    host: '127.0.0.1',
+    port,
+    dir,
+    dataDir,
+    logFile,
+    url: (database = 'postgres') => `postgres://${SUPERUSER}@127.0.0.1:${port}/${database}`,
+    async freshDatabase(prefix = 'otpd_test') {
+      // CREATE DATABASE takes about a third of a second (fsync on): one is made
+      // ahead while the caller works, so the next caller of the same prefix gets it at once.
+      const ready = spares.get(prefix)
+      spares.delete(prefix)
+      const url = (ready && (await ready)) || (await createDatabase(prefix))
+      const next = createDatabase(prefix).catch(() => null)
+      spares.set(prefix, next)
+      return url
+    },
+    psql,
+    stop(mode = 'fast') {
+      if (!up) return
+      run(pgctl('stop', '-m', mode, '-w', '-t', '60'), 'pg_ctl stop')
+      up = false
+    },
+    start() {
+      if (isUp()) {
+        up = true
+        return
+      }
+      start()
+    },
+    running: isUp,
+    destroy() {
+      if (up || isUp()) Bun.spawnSync(pgctl('stop', '-m', 'immediate', '-w'), { stdout: 'ignore', stderr: 'ignore' })
+      up = false
+      watchdog.kill('SIGKILL')
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+  return cluster
+}
+
+/**
+ * A detached shell that waits for this process to die, then stops the cluster
+ * and removes its directory: the cleanup that survives kill -9.
+ */
+function spawnWatchdog(stopCmd: string[], dir: string): Bun.Subprocess {
+  const quoted = stopCmd.map((a) => `'${a.replaceAll("'", `'\\''`)}'`).join(' ')
+  const script = `while kill -0 ${process.pid} 2>/dev/null; do sleep 1; done; ${quoted} >/dev/null 2>&1; rm -rf '${dir}'`
+  const p = Bun.spawn(['sh', '-c', script], { stdin: 'ignore', stdout: 'ignore', stderr: 'ignore', detached: true })
+  p.unref()
+  return p
+}
+
+let shared: PgCluster | undefined
+
+/** This process's cluster: started by the first caller, destroyed at exit. */
+export function sharedCluster(): PgCluster {
+  if (shared) return shared
+  shared = startCluster()
+  const c = shared
+  process.on('exit', () => c.destroy())
+  // A stop signal ends the process without its exit handlers: clean up first
+  // (the watchdog would too, a second later; this is the quick way).
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
+    process.once(signal, () => {
+      c.destroy()
+      process.exit(128 + ({ SIGHUP: 1, SIGINT: 2, SIGTERM: 15 } as const)[signal])
+    })
+  }
+  return c
+}
+
+/** The URL of a new empty database on this process's cluster. */
+export function freshDatabase(prefix?: string): Promise<string> {
+  return sharedCluster().freshDatabase(prefix)
+}

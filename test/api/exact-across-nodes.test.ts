@@ -1,0 +1,162 @@
+/**
+ * The rules of events, cancel, receipts and the fraud guard stay exact when
+ * two otpd nodes share one database (docs/multi-node.md): two servers, each
+ * with its own connections, on
+ * one SQLite file or one PostgreSQL database (OTPD_TEST_DATABASE=postgres),
+ * racing on the same subjects. SQLite is exact by its single writer;
+ * PostgreSQL by the locks of store/pg/locks.ts.
+ */
+import { expect, test } from 'bun:test'
+import { harnessPerTest, type Harness, type HarnessOptions } from '../kit/harness.ts'
+import { us } from '../kit/fraud.ts'
+import { postReceipt, RECORDING_RECEIPTS } from '../kit/receipts.ts'
+import { receiverPerTest } from '../kit/webhook-receiver.ts'
+
+const start = harnessPerTest()
+const receiver = receiverPerTest()
+
+/** Receipts on (RECORDING_RECEIPTS), and room in every limit. */
+const BASE: HarnessOptions = {
+  config: {
+    ...RECORDING_RECEIPTS.config,
+    limits: {
+      key_requests_per_minute: 1_000_000,
+      max_failed_attempts: 1000,
+      recipient_failures_per_day: 100_000,
+      recipient_per_minute: 1000,
+      recipient_per_hour: 1000,
+      recipient_per_day: 1000,
+    },
+    fraud: { mode: 'off' },
+  },
+  env: RECORDING_RECEIPTS.env,
+}
+
+/** Two nodes on one database: the second is another server (its own connections) with the same key and clock. */
+async function twoNodes(opts: HarnessOptions = {}): Promise<[Harness, Harness]> {
+  const merged = { ...BASE, ...opts, config: { ...BASE.config, ...(opts.config ?? {}) } }
+  const a = await start({ credits: 10_000, ...merged })
+  const b = await start({
+    ...merged,
+    credits: undefined,
+    dir: a.dir,
+    ownsDir: false,
+    key: a.key,
+    databaseUrl: a.databaseUrl,
+    clock: a.clock,
+    delivery: a.delivery,
+  })
+  return [a, b]
+}
+
+async function settled(...hs: Harness[]): Promise<void> {
+  for (const h of hs) await h.server.storage.settled()
+}
+
+/** The outbox's events of one verification, in sequence order. */
+async function eventsOf(h: Harness, id: string): Promise<{ type: string; sequence: number }[]> {
+  const rows = await h.sql('SELECT type, sequence FROM events WHERE verification_id = $1 ORDER BY sequence', [id])
+  return rows.map((r) => ({ type: r.type as string, sequence: Number(r.sequence) }))
+}
+
+test('event sequence: 40 wrong codes at once over two nodes number the events 1, 2, 3... without a gap or a repeat', async () => {
+  const [a, b] = await twoNodes()
+  const sent = await a.send({ channel: 'sms', recipient: '+14155550123', code: '123456' })
+  expect(sent.status).toBe(200)
+  const id = sent.json.verification_id as string
+  await settled(a)
+  const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).verify({ verification_id: id, code: '000000' })))
+  expect(answers.every((r) => r.status === 200 && r.json.verified === false)).toBe(true)
+  const events = await eventsOf(a, id)
+  expect(events.map((e) => e.sequence)).toEqual(Array.from({ length: 41 }, (_, i) => i + 1))
+  expect(events.filter((e) => e.type === 'verification.attempt_failed')).toHaveLength(40)
+  expect(Number((await a.sql('SELECT failed_attempts FROM verifications WHERE id = $1', [id]))[0]!.failed_attempts)).toBe(40)
+})
+
+test('cancel against verify of the right code, over two nodes: exactly one of them wins, and only its event is written', async () => {
+  const [a, b] = await twoNodes()
+  for (let round = 0; round < 8; round++) {
+    const sent = await a.send({ channel: 'sms', recipient: `+1415555${String(1000 + round)}`, code: '123456' })
+    const id = sent.json.verification_id as string
+    await settled(a)
+    const [verified, canceled] = await Promise.all([
+      (round % 2 ? a : b).verify({ verification_id: id, code: '123456' }),
+      (round % 2 ? b : a).call(`/api/v1/verifications/${id}/cancel`, undefined),
+    ])
+    const wonVerify = verified.status === 200 && verified.json.verified === true
+    const wonCancel = canceled.status === 200 && canceled.json.status === 'canceled'
+    expect(wonVerify !== wonCancel).toBe(true)
+    if (wonVerify) expect([canceled.status, canceled.json.error]).toEqual([409, 'Verification is already approved'])
+    else expect([verified.status, verified.json.error]).toEqual([404, 'Verification not found'])
+    const types = (await eventsOf(a, id)).map((e) => e.type)
+    expect(types).toEqual(['verification.sent', wonVerify ? 'verification.approved' : 'verification.canceled'])
+  }
+})
+
+test('receipts over two nodes: the first final status stays, with one event', async () => {
+  const [a, b] = await twoNodes()
+  for (let round = 0; round < 6; round++) {
+    const sent = await a.send({ channel: 'sms', recipient: `+1415555${String(2000 + round)}` })
+    const id = sent.json.verification_id as string
+    await settled(a)
+    const post = (h: Harness, status: 'delivered' | 'undelivered') => postReceipt(h, id, status)
+    const answers = await Promise.all([post(a, 'delivered'), post(b, 'undelivered'), post(b, 'delivered'), post(a, 'undelivered')])
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200])
+    const [row] = await a.sql('SELECT delivery FROM verifications WHERE id = $1', [id])
+    const finals = (await eventsOf(a, id)).filter((e) => e.type === 'verification.delivered' || e.type === 'verification.undelivered')
+    expect(finals).toHaveLength(1)
+    expect(finals[0]!.type).toBe(`verification.${row!.delivery}`)
+  }
+})
+
+test('the expiry scan on two nodes at once reports each expiry once', async () => {
+  const [a, b] = await twoNodes()
+  await a.server.events.scanExpired(true) // the first scan starts the cursor
+  const ids: string[] = []
+  for (let i = 0; i < 30; i++) ids.push((await a.send({ channel: 'sms', recipient: `+1415555${String(3000 + i)}`, expires_in: 60 })).json.verification_id)
+  await settled(a)
+  a.clock.advance(61_000)
+  await Promise.all([
+    a.server.events.scanExpired(true),
+    b.server.events.scanExpired(true),
+    a.server.events.scanExpired(true),
+    b.server.events.scanExpired(true),
+  ])
+  const rows = await a.sql("SELECT verification_id, count(*) AS n FROM events WHERE type = 'verification.expired' GROUP BY verification_id")
+  expect(rows.map((r) => r.verification_id).sort()).toEqual([...ids].sort())
+  expect(rows.every((r) => Number(r.n) === 1)).toBe(true)
+})
+
+test('webhook deliveries: two nodes delivering at once send each event once (one sender at a time by its lease)', async () => {
+  const [a, b] = await twoNodes()
+  const rx = receiver()
+  await a.server.webhooks.add({ url: rx.url })
+  for (let i = 0; i < 40; i++) expect((await a.send({ channel: 'sms', recipient: `+1415555${String(4000 + i)}` })).status).toBe(200)
+  await settled(a)
+  const passes = async (h: Harness) => {
+    let n = 0
+    for (let tried = await h.server.events.deliverDue(); tried > 0; tried = await h.server.events.deliverDue()) n += tried
+    return n
+  }
+  const tried = await Promise.all([passes(a), passes(b), passes(a), passes(b)])
+  expect(tried.reduce((x, y) => x + y, 0)).toBe(40)
+  const ids = rx.received.map((r) => r.id)
+  expect(ids).toHaveLength(40)
+  expect(new Set(ids).size).toBe(40)
+  expect((await a.server.webhooks.events({ limit: 100 })).every((e) => e.status === 'delivered')).toBe(true)
+})
+
+test('fraud guard over two nodes: the daily credit cap and the per-IP limit admit exactly their numbers', async () => {
+  const [a, b] = await twoNodes({ config: { fraud: { mode: 'enforce', ip_per_hour: 3 } } })
+  // Several keys of one account: one key's requests already wait for one another (the per-key limit's lock).
+  const keys = [a.key, ...(await Promise.all([1, 2, 3].map(async (i) => (await a.server.admin.createKey({ name: `k${i}` })).key)))]
+  const node = (i: number) => (i % 2 ? a : b)
+  await a.server.fraud.setAccount('default', { dailyCreditLimit: 7 })
+  const emails = await Promise.all(Array.from({ length: 30 }, (_, i) => node(i).send({ channel: 'email', recipient: `u${i}@example.com` }, keys[i % 4])))
+  expect(emails.filter((r) => r.status === 200)).toHaveLength(7)
+  expect(emails.filter((r) => r.status === 429)).toHaveLength(23)
+  await a.server.fraud.setAccount('default', { dailyCreditLimit: null })
+  const sms = await Promise.all(Array.from({ length: 20 }, (_, i) => node(i).send({ channel: 'sms', recipient: us(100 + i), ip: '198.51.100.7' }, keys[i % 4])))
+  expect(sms.filter((r) => r.status === 200)).toHaveLength(3)
+  expect(sms.filter((r) => r.status === 429)).toHaveLength(17)
+})

@@ -1,0 +1,81 @@
+/**
+ * The events of a lockout by the recipient's failure cap
+ * (docs/api.md#lockout, docs/api.md#events): the failure that fills the cap
+ * reports status `locked` and starts verification.locked with the wait verify
+ * then answers; with the verification's own lockout at once, the longer wait;
+ * a test recipient is exempt from the cap.
+ */
+import { describe, expect, test } from 'bun:test'
+import { deliverEvents, eventTypes, sendSettled } from '../kit/events.ts'
+import { harnessPerTest, HOUR, MINUTE, TEST, type Harness } from '../kit/harness.ts'
+import { RECORDING_RECEIPTS } from '../kit/receipts.ts'
+import { receiverPerTest, type Receiver } from '../kit/webhook-receiver.ts'
+
+const start = harnessPerTest({ credits: 20, env: RECORDING_RECEIPTS.env })
+const receiver = receiverPerTest()
+
+/** A server with these limits, whose first expiry scan has run (as serve does at start), and a receiver for every event. */
+async function setup(limits: Record<string, number>): Promise<{ h: Harness; rx: Receiver }> {
+  const h = await start({ config: { ...RECORDING_RECEIPTS.config, limits } })
+  await h.server.events.scanExpired(true)
+  const rx = receiver()
+  await h.server.webhooks.add({ url: rx.url })
+  return { h, rx }
+}
+
+/** The `data` of a verification's events as the receiver got them, by sequence. */
+async function dataOf(h: Harness, rx: Receiver, id: string): Promise<Record<string, any>[]> {
+  await deliverEvents(h)
+  return rx.received
+    .map((r) => r.json.data)
+    .filter((d) => d.verification_id === id)
+    .sort((a, b) => a.sequence - b.sequence)
+}
+
+describe("a lockout of the recipient's failure cap", () => {
+  test('the failure that fills the cap reports status locked and starts verification.locked with the wait verify then answers', async () => {
+    const { h, rx } = await setup({ recipient_failures_per_day: 3, max_failed_attempts: 100 })
+    const t0 = h.clock.now()
+    const first = await sendSettled(h, '+14155550123', { expires_in: 3600 })
+    await h.verify({ verification_id: first, code: '00000000' })
+    h.clock.advance(MINUTE)
+    const second = await sendSettled(h, '+14155550123', { expires_in: 3600 })
+    await h.verify({ verification_id: second, code: '00000000' })
+    h.clock.advance(MINUTE)
+    await h.verify({ verification_id: second, code: '00000000' }) // the 3rd failure of the recipient: the cap is full
+    const wait = (t0 + 24 * HOUR - h.clock.now()) / 1000
+    expect((await dataOf(h, rx, second)).map((d) => [d.sequence, d.status, d.failed_attempts ?? d.retry_after ?? null])).toEqual([
+      [1, 'pending', null],
+      [2, 'pending', 1],
+      [3, 'locked', 2],
+      [4, 'locked', wait],
+    ])
+    expect(await eventTypes(h, second)).toEqual(['verification.sent', 'verification.attempt_failed', 'verification.attempt_failed', 'verification.locked'])
+    // What GET and verify say agree with the events.
+    expect((await h.call(`/api/v1/verifications/${second}`, undefined, { method: 'GET' })).json.status).toBe('locked')
+    const v = await h.verify({ verification_id: second, code: '00000000' })
+    expect([v.status, v.json.retry_after]).toEqual([429, wait])
+  })
+
+  test('its own lockout and the cap at once: retry_after is the longer wait', async () => {
+    const { h, rx } = await setup({ recipient_failures_per_day: 5, max_failed_attempts: 5 })
+    const id = await sendSettled(h, '+14155550123', { expires_in: 3600 })
+    for (let i = 0; i < 5; i++) await h.verify({ verification_id: id, code: '00000000' })
+    expect((await dataOf(h, rx, id)).filter((d) => d.retry_after !== undefined).map((d) => [d.status, d.retry_after])).toEqual([['locked', 86_400]])
+  })
+
+  test('a test recipient is exempt from the cap: only its own lockout reports locked', async () => {
+    const { h, rx } = await setup({ recipient_failures_per_day: 2, max_failed_attempts: 5 })
+    const id = (await h.send({ channel: 'sms', recipient: TEST.PHONE_FAIL })).json.verification_id as string
+    for (let i = 0; i < 5; i++) await h.verify({ verification_id: id, code: '123456' })
+    expect((await dataOf(h, rx, id)).map((d) => [d.status, d.test, d.failed_attempts ?? d.retry_after ?? null])).toEqual([
+      ['pending', true, null],
+      ['pending', true, 1],
+      ['pending', true, 2],
+      ['pending', true, 3],
+      ['pending', true, 4],
+      ['locked', true, 5],
+      ['locked', true, 900],
+    ])
+  })
+})

@@ -1,0 +1,110 @@
+/**
+ * The throwaway cluster itself: it runs as a non-root user, listens on
+ * 127.0.0.1 and a unix socket, hands out distinct empty databases, survives a
+ * stop/start with its committed data (fsync on), and is gone when its process
+ * exits, even by kill -9. Runs when OTPD_TEST_DATABASE=postgres (plain
+ * `bun test` needs no PostgreSQL installed).
+ */
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { existsSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { SQL } from 'bun'
+import { freshDatabase, sharedCluster, startCluster } from '../kit/pg-cluster.ts'
+
+setDefaultTimeout(60_000)
+
+describe.skipIf(process.env.OTPD_TEST_DATABASE !== 'postgres')('throwaway PostgreSQL cluster', () => {
+  test('fresh databases are distinct and empty; settings as documented', async () => {
+    const c = sharedCluster()
+    expect(sharedCluster()).toBe(c)
+    const a = await freshDatabase()
+    const b = await freshDatabase()
+    expect(a).not.toBe(b)
+    expect(a.startsWith(`postgres://postgres@127.0.0.1:${c.port}/`)).toBe(true)
+    const sql = new SQL(a)
+    try {
+      const tables = await sql`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'`
+      expect(tables[0].n).toBe(0)
+      const s = await sql`SELECT current_setting('fsync') AS fsync, current_setting('max_connections') AS mc, current_setting('listen_addresses') AS la`
+      expect(s[0]).toEqual({ fsync: 'on', mc: '200', la: '127.0.0.1' })
+      const owner = await sql`SELECT usename FROM pg_stat_activity WHERE pid = pg_backend_pid()`
+      expect(owner[0].usename).toBe('postgres')
+    } finally {
+      await sql.close()
+    }
+    // The server process does not run as root.
+    const pid = Number((await Bun.file(join(c.dataDir, 'postmaster.pid')).text()).split('\n')[0])
+    expect(statSync(`/proc/${pid}`).uid).not.toBe(0)
+    // The unix socket is in the temp dir.
+    expect(existsSync(join(c.dir, `.s.PGSQL.${c.port}`))).toBe(true)
+  })
+
+  test('stop and start keep committed rows, on the same port', async () => {
+    // A private cluster: the shared one serves the other test files of this process.
+    const c = startCluster()
+    const url = await c.freshDatabase('restart')
+    await c.psql('CREATE TABLE t (v int); INSERT INTO t VALUES (42)', new URL(url).pathname.slice(1))
+    c.stop('immediate')
+    expect(c.running()).toBe(false)
+    await expect(c.psql('SELECT 1')).rejects.toThrow()
+    c.start()
+    expect(c.running()).toBe(true)
+    expect((await c.psql('SELECT v FROM t', new URL(url).pathname.slice(1))).trim()).toBe('42')
+    c.destroy()
+  })
+
+  test('a private cluster is removed by destroy()', () => {
+    const c = startCluster()
+    expect(c.running()).toBe(true)
+    c.destroy()
+    expect(existsSync(c.dir)).toBe(false)
+  })
+
+  test('a process killed with -9 leaves no cluster behind (the watchdog stops it)', async () => {
+    const script = `import { sharedCluster } from ${JSON.stringify(join(import.meta.dir, '..', 'kit', 'pg-cluster.ts'))}
+const c = sharedCluster(); console.log(c.dir); await Bun.sleep(60_000)`
+    const p = Bun.spawn(['bun', '-e', script], { stdout: 'pipe', stderr: 'inherit' })
+    const reader = p.stdout.getReader()
+    let out = ''
+    while (!out.includes('\n')) {
+      const { value, done } = await reader.read()
+      if (done) break
+      out += new TextDecoder().decode(value)
+    }
+    const dir = out.trim()
+    expect(existsSync(join(dir, 'data', 'postmaster.pid'))).toBe(true)
+    p.kill('SIGKILL')
+    await p.exited
+    const deadline = Date.now() + 15_000
+    while (existsSync(dir) && Date.now() < deadline) await Bun.sleep(200)
+    expect(existsSync(dir)).toBe(false)
+  })
+
+  test('SIGTERM stops and removes the shared cluster at once', async () => {
+    const script = `import { sharedCluster } from ${JSON.stringify(join(import.meta.dir, '..', 'kit', 'pg-cluster.ts'))}
+const c = sharedCluster(); console.log(c.dir); await Bun.sleep(60_000)`
+    const p = Bun.spawn(['bun', '-e', script], { stdout: 'pipe', stderr: 'inherit' })
+    const reader = p.stdout.getReader()
+    let out = ''
+    while (!out.includes('\n')) {
+      const { value, done } = await reader.read()
+      if (done) break
+      out += new TextDecoder().decode(value)
+    }
+    const dir = out.trim()
+    expect(existsSync(dir)).toBe(true)
+    p.kill('SIGTERM')
+    expect(await p.exited).toBe(143)
+    expect(existsSync(dir)).toBe(false)
+  })
+
+  test('a normal exit stops and removes the shared cluster', async () => {
+    const script = `import { sharedCluster } from ${JSON.stringify(join(import.meta.dir, '..', 'kit', 'pg-cluster.ts'))}
+console.log(sharedCluster().dir)`
+    const p = Bun.spawnSync(['bun', '-e', script], { stdout: 'pipe', stderr: 'inherit' })
+    expect(p.exitCode).toBe(0)
+    const dir = p.stdout.toString().trim()
+    expect(dir.length).toBeGreaterThan(0)
+    expect(existsSync(dir)).toBe(false)
+  })
+})

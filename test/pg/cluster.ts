@@ -1,7 +1,0 @@
-/**
- * The tests' throwaway PostgreSQL cluster: one per test process, started by
- * the first caller, gone at exit. The code lives in scripts/lib/pg-cluster.ts
- * so that scripts (bench) use it without importing test files.
- */
-export { freshDatabase, pgBinDir, sharedCluster, startCluster } from '../../scripts/lib/pg-cluster.ts'
-export type { PgCluster } from '../../scripts/lib/pg-cluster.ts'

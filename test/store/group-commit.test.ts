@@ -1,0 +1,262 @@
+/**
+ * Group commit (store/sqlite/storage.ts): `write` calls made in one turn share one
+ * IMMEDIATE transaction, run in call order, a call that throws is undone alone
+ * (the batch runs again with a savepoint per call), and each settles only once
+ * the commit is done. Checked on a real SQLite file, with a second connection
+ * standing for another process. The calls write raw rows on the writer
+ * connection: what is under test is the engine's transactions, not the
+ * repositories.
+ */
+import { Database } from 'bun:sqlite'
+import { afterEach, expect } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { openDatabase, openReader, type Db } from '../../src/store/sqlite/db.ts'
+import { MAX_BATCH, SqliteStorage, StorageBusyError, StorageStoppedError } from '../../src/store/sqlite/storage.ts'
+import { testSqliteOnly } from '../kit/harness.ts'
+
+let dir: string
+let db: Db
+let reader: Db
+let other: Database
+let fatal: Error[]
+afterEach(() => {
+  other?.close()
+  reader?.$client.close()
+  db?.$client.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+/** As app.ts openCore builds it: a writer, a reader on the same file, the busy timeout and what a failed flush does. */
+function setUp(busyTimeoutMs = 5000) {
+  dir = mkdtempSync(join(tmpdir(), 'otpd-group-'))
+  const path = join(dir, 'g.db')
+  db = openDatabase({ path, busyTimeoutMs })
+  db.$client.run('CREATE TABLE t (n INTEGER NOT NULL)')
+  reader = openReader(db, path)
+  other = new Database(path)
+  other.run('PRAGMA busy_timeout = 5000')
+  fatal = []
+  return new SqliteStorage(db, reader, { busyTimeoutMs, onFatal: (err) => fatal.push(err) })
+}
+
+const insert = (n: number) => db.$client.run('INSERT INTO t (n) VALUES (?)', [n])
+const rows = (c: Database = other) =>
+  c
+    .query<{ n: number }, []>('SELECT n FROM t ORDER BY rowid')
+    .all()
+    .map((r) => r.n)
+
+testSqliteOnly('calls in one turn share one transaction, run in call order and see each other', async () => {
+  const storage = setUp()
+  const seenByOther: number[][] = []
+  const seenInside: number[][] = []
+  const results = await Promise.all(
+    [1, 2, 3].map((n) =>
+      storage.write(async () => {
+        insert(n)
+        seenInside.push(rows(db.$client))
+        seenByOther.push(rows())
+        return n * 10
+      }),
+    ),
+  )
+  expect(results).toEqual([10, 20, 30])
+  expect(seenInside).toEqual([[1], [1, 2], [1, 2, 3]])
+  // Nothing was committed while the batch ran: one transaction for the three.
+  expect(seenByOther).toEqual([[], [], []])
+  expect(rows()).toEqual([1, 2, 3])
+})
+
+testSqliteOnly('a promise settles only after the commit: another connection already sees the write', async () => {
+  const storage = setUp()
+  let visible: number[] = []
+  await storage.write(async () => insert(7)).then(() => (visible = rows()))
+  expect(visible).toEqual([7])
+})
+
+testSqliteOnly('a call that throws undoes only its own writes; the others land and resolve', async () => {
+  const storage = setUp()
+  const outcomes = await Promise.allSettled([
+    storage.write(async () => insert(1)),
+    storage.write(async () => {
+      insert(2)
+      insert(3)
+      throw new Error('item 2 fails')
+    }),
+    storage.write(async () => {
+      insert(4)
+      return rows(db.$client)
+    }),
+  ])
+  expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
+  expect((outcomes[1] as PromiseRejectedResult).reason.message).toBe('item 2 fails')
+  // The third call saw the first's write and not the failed one's.
+  expect((outcomes[2] as PromiseFulfilledResult<number[]>).value).toEqual([1, 4])
+  expect(rows()).toEqual([1, 4])
+})
+
+testSqliteOnly('calls run once when none throws; when one throws, the others run again and end as if it had not been there', async () => {
+  const storage = setUp()
+  const runs = [0, 0, 0]
+  await Promise.all(
+    [0, 1, 2].map((i) =>
+      storage.write(async () => {
+        runs[i]!++
+        insert(i)
+      }),
+    ),
+  )
+  expect(runs).toEqual([1, 1, 1])
+  const counted = [0, 0, 0]
+  const outcomes = await Promise.allSettled([
+    storage.write(async () => {
+      counted[0]!++
+      insert(10)
+      return rows(db.$client).length
+    }),
+    storage.write(async () => {
+      counted[1]!++
+      insert(11)
+      throw new Error('fails every time')
+    }),
+    storage.write(async () => {
+      counted[2]!++
+      insert(12)
+      return rows(db.$client).length
+    }),
+  ])
+  // The third never ran in the first pass (the batch stopped at the throw); the first ran twice.
+  expect(counted).toEqual([2, 2, 1])
+  expect(outcomes.map((o) => (o.status === 'fulfilled' ? o.value : 'rejected'))).toEqual([4, 'rejected', 5])
+  expect(rows()).toEqual([0, 1, 2, 10, 12])
+})
+
+testSqliteOnly('when the write lock cannot be had, every call of the batch rejects and nothing lands', async () => {
+  const storage = setUp(0)
+  other.run('BEGIN IMMEDIATE')
+  const outcomes = await Promise.allSettled([storage.write(async () => insert(1)), storage.write(async () => insert(2))])
+  expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected'])
+  for (const o of outcomes) expect((o as PromiseRejectedResult).reason).toBeInstanceOf(StorageBusyError)
+  other.run('COMMIT')
+  expect(rows()).toEqual([])
+  // The storage is usable again afterwards.
+  await storage.write(async () => insert(3))
+  expect(rows()).toEqual([3])
+})
+
+testSqliteOnly('a batch that finds the write lock taken is tried again on a timer, and lands once it is free within the busy timeout', async () => {
+  const storage = setUp(5000)
+  other.run('BEGIN IMMEDIATE')
+  let ticks = 0
+  const ticker = setInterval(() => ticks++, 5)
+  const pending = Promise.all([
+    storage.write(async () => {
+      insert(1)
+      return 1
+    }),
+    storage.write(async () => {
+      insert(2)
+      return 2
+    }),
+  ])
+  setTimeout(() => other.run('COMMIT'), 100)
+  const results = await pending
+  clearInterval(ticker)
+  expect(results).toEqual([1, 2])
+  expect(rows()).toEqual([1, 2])
+  // The wait was on timers: the event loop kept turning meanwhile.
+  expect(ticks).toBeGreaterThan(5)
+})
+
+testSqliteOnly('reads see committed state only and never wait for the write lock', async () => {
+  const storage = setUp()
+  await storage.write(async () => insert(1))
+  other.run('BEGIN IMMEDIATE')
+  other.run('INSERT INTO t (n) VALUES (2)')
+  const seen = await storage.read(async () => rows(reader.$client))
+  other.run('COMMIT')
+  expect(seen).toEqual([1])
+  expect(await storage.read(async () => rows(reader.$client))).toEqual([1, 2])
+})
+
+testSqliteOnly('more calls than one batch holds all land, in call order', async () => {
+  const storage = setUp()
+  const n = MAX_BATCH * 2 + 5
+  const results = await Promise.all(
+    Array.from({ length: n }, (_, i) =>
+      storage.write(async () => {
+        insert(i)
+        return i
+      }),
+    ),
+  )
+  expect(results).toEqual(Array.from({ length: n }, (_, i) => i))
+  expect(rows()).toEqual(results)
+})
+
+testSqliteOnly('calls made in a later turn get a transaction of their own', async () => {
+  const storage = setUp()
+  await storage.write(async () => insert(1))
+  let seenByOther: number[] = []
+  await storage.write(async () => {
+    insert(2)
+    seenByOther = rows()
+  })
+  expect(seenByOther).toEqual([1])
+})
+
+testSqliteOnly('onStale: heard when another connection committed or a call was rolled back; not after its own commits', async () => {
+  const storage = setUp()
+  let heard = 0
+  storage.onStale(() => heard++)
+  await storage.write(async () => insert(1)) // the first look at data_version
+  heard = 0
+  await storage.write(async () => insert(2))
+  await storage.write(async () => insert(3))
+  expect(heard).toBe(0)
+  other.run('INSERT INTO t (n) VALUES (4)')
+  await storage.write(async () => insert(5))
+  expect(heard).toBe(1)
+  await storage
+    .write(async () => {
+      throw new Error('rolled back')
+    })
+    .catch(() => {})
+  expect(heard).toBeGreaterThan(1)
+})
+
+testSqliteOnly('settleAfter: a batch is answered only once its durability promise resolves; a failed flush is fatal', async () => {
+  const storage = setUp()
+  let release!: () => void
+  let fail!: (e: Error) => void
+  const syncs: Promise<void>[] = []
+  storage.settleAfter(() => {
+    const p = new Promise<void>((resolve, reject) => {
+      release = resolve
+      fail = reject
+    })
+    syncs.push(p)
+    return p
+  })
+  let settled = false
+  const first = storage.write(async () => insert(1)).then(() => (settled = true))
+  await Bun.sleep(20)
+  // Committed (another connection sees it) but not yet answered.
+  expect(rows()).toEqual([1])
+  expect(settled).toBe(false)
+  release()
+  await first
+  expect(settled).toBe(true)
+  const second = storage.write(async () => insert(2))
+  await Bun.sleep(20)
+  fail(new Error('fsync failed'))
+  await expect(second).rejects.toThrow('fsync failed')
+  expect(syncs).toHaveLength(2)
+  // What is on disk is unknown: onFatal hears it, and nothing more is acknowledged.
+  expect(fatal.map((e) => e.message)).toEqual(['fsync failed'])
+  await expect(second).rejects.toBeInstanceOf(StorageStoppedError)
+  await expect(storage.write(async () => insert(3))).rejects.toBeInstanceOf(StorageStoppedError)
+  expect(syncs).toHaveLength(2)
+})
