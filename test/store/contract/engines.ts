@@ -5,19 +5,17 @@
  * Cases reach the repositories only through `Storage.write` and `read`, as
  * the domain does, and read or set up what no repository writes with `sql`.
  *
- * The engines are built here and nowhere else in the suite, so that this is
- * the one place to change when an engine is opened another way.
+ * The engines are opened here and nowhere else in the suite, through the
+ * engine seam, so a case runs on exactly what `otpd serve` runs.
  */
 import { Database } from 'bun:sqlite'
 import { SQL } from 'bun'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { pgConnection } from '../../../src/config/database.ts'
+import { resolveConfig } from '../../../src/app-config.ts'
 import type { Storage } from '../../../src/otp/ports/index.ts'
-import { openPostgres } from '../../../src/store/pg/engine.ts'
-import { openDatabase, openReader } from '../../../src/store/sqlite/db.ts'
-import { SqliteStorage } from '../../../src/store/sqlite/storage.ts'
+import { openEngine } from '../../../src/store/open-engine.ts'
 import { ON_PG, PG_TEST_SECRET } from '../../kit/harness.ts'
 import { freshDatabase } from '../../kit/pg-cluster.ts'
 
@@ -34,54 +32,46 @@ export interface ContractEngine {
   close(): Promise<void>
 }
 
-/** A fresh, migrated database on the engine of the test run. */
-export function openContractEngine(): Promise<ContractEngine> {
-  return ON_PG ? openPg() : openSqlite()
-}
-
-async function openSqlite(): Promise<ContractEngine> {
+/**
+ * A fresh, migrated database on the engine of the test run, opened the way
+ * otpd opens one (store/open-engine.ts), from the same `[database]` config.
+ */
+export async function openContractEngine(): Promise<ContractEngine> {
   const dir = mkdtempSync(join(tmpdir(), 'otpd-contract-'))
   const path = join(dir, 'otpd.db')
-  const writer = openDatabase({ path })
-  const reader = openReader(writer, path)
-  const storage = new SqliteStorage(writer, reader, {
-    busyTimeoutMs: 5_000,
+  const raw = ON_PG ? { database: { path, url: await freshDatabase('contract'), pool_size: 4 }, server: { secret: PG_TEST_SECRET } } : { database: { path } }
+  const engine = await openEngine(resolveConfig(raw, 'test', {}), {
     onFatal: (err) => {
       throw err
     },
   })
-  // Another connection, as another process: the storage sees its writes (data_version) and drops its copies.
-  const other = new Database(path, { strict: true })
-  other.run('PRAGMA busy_timeout = 5000')
+  const sql = ON_PG ? pgSql(raw.database.url as string) : sqliteSql(path)
   return {
-    name: 'sqlite',
-    storage,
-    sql: async (text, params = []) => other.query(text.replace(/\$(\d+)/g, '?$1')).all(...(params as never[])) as Record<string, unknown>[],
+    name: engine.name,
+    storage: engine.storage,
+    sql: sql.run,
     close: async () => {
-      storage.close()
-      other.close()
-      reader.$client.close()
-      writer.$client.close()
+      await sql.close()
+      await engine.close()
       rmSync(dir, { recursive: true, force: true })
     },
   }
 }
 
-async function openPg(): Promise<ContractEngine> {
-  const url = await freshDatabase('contract')
-  const engine = await openPostgres(
-    pgConnection({ url } as Parameters<typeof pgConnection>[0], {}),
-    { bytes: Buffer.from(PG_TEST_SECRET), source: 'server.secret' },
-    { poolSize: 4, lockTimeoutMs: 5_000 },
-  )
+/** Another connection, as another process: the SQLite storage sees its writes (data_version) and drops its copies. */
+function sqliteSql(path: string) {
+  const other = new Database(path, { strict: true })
+  other.run('PRAGMA busy_timeout = 5000')
+  return {
+    run: async (text: string, params: unknown[] = []) => other.query(text.replace(/\$(\d+)/g, '?$1')).all(...(params as never[])) as Record<string, unknown>[],
+    close: async () => other.close(),
+  }
+}
+
+function pgSql(url: string) {
   const admin = new SQL({ url, max: 1 })
   return {
-    name: 'postgres',
-    storage: engine.storage,
-    sql: async (text, params = []) => [...((await admin.unsafe(text, params)) as Record<string, unknown>[])],
-    close: async () => {
-      await admin.close()
-      await engine.close()
-    },
+    run: async (text: string, params: unknown[] = []) => [...((await admin.unsafe(text, params)) as Record<string, unknown>[])],
+    close: () => admin.close(),
   }
 }
