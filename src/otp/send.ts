@@ -28,7 +28,8 @@ import type { Delivery, FraudRule, Repos, Storage, StoredAnswer } from './ports/
 import type { Idempotency, IdempotencyOutcome, IdempotentRequest } from './idempotency.ts'
 import { maskPrefix } from '../lib/phone-country.ts'
 import type { KeyLimiter } from './key-limiter.ts'
-import { normalizeRecipient, TEST_CODE, testModeOf } from './test-recipients.ts'
+import { recipientIdentity } from './recipient-identity.ts'
+import { TEST_CODE, testModeOf } from './test-recipients.ts'
 import type { ApiKey, Channel, Limits, SendInput, Verification } from './types.ts'
 import { secondsUntil, waitForRoom } from './windows.ts'
 
@@ -79,10 +80,11 @@ export class SendService {
 
   async send(key: ApiKey, input: SendInput, requestId: string, idem?: IdempotentRequest<SendOutcome>): Promise<SendOutcome | IdempotencyOutcome> {
     const { d } = this
-    const normalized = normalizeRecipient(input.channel, input.recipient)
+    // Counted as its identity (docs/api.md#order-of-checks), delivered as written.
+    const counted = recipientIdentity(input.channel, input.recipient)
     // Keyed by account: one account's counters never touch another's, and the hash alone names the subject.
-    const recipientHash = d.hasher.digest(HASH_PURPOSE_RECIPIENT, `${key.accountId}:${normalized}`).subarray(0, RECIPIENT_HASH_BYTES)
-    let testMode = testModeOf(input.channel, normalized)
+    const recipientHash = d.hasher.digest(HASH_PURPOSE_RECIPIENT, `${key.accountId}:${counted}`).subarray(0, RECIPIENT_HASH_BYTES)
+    let testMode = testModeOf(input.channel, input.recipient)
     const expiresIn = (input.expiresIn ?? DEFAULT_EXPIRES_IN) * 1000
 
     // Inside the transaction that inserts it: the id carries the row's number.
@@ -159,7 +161,7 @@ export class SendService {
       }
       code = input.code ?? randomDigits((await r.credits.codeLength(key.accountId)) ?? d.defaultCodeLength)
       // The fraud guard, before the per-recipient limits (EXTENSIONS.md section 5).
-      const facts = { accountId: key.accountId, channel: input.channel, recipient: normalized, ipHash, now }
+      const facts = { accountId: key.accountId, channel: input.channel, recipient: counted, ipHash, now }
       const fraud = await d.guard.check(r, facts)
       verdict = fraud
       if (fraud.refusal) {
