@@ -5,7 +5,9 @@
  * The fraud guard (fraud.ts, EXTENSIONS.md section 5) decides in the first
  * transaction, after the test-recipient short-circuit and before the
  * per-recipient limits; a refusal there writes only its block and its
- * `send.blocked` event.
+ * `send.blocked` event. The per-recipient limits follow in the same
+ * transaction (docs/api.md#order-of-checks): the failure cap, then the send
+ * windows; a refusal of either writes nothing but an Idempotency-Key's answer.
  *
  * Two transactions around the delivery: the first decides the limits and
  * records the verification with its debit and delivery `sending`; the second
@@ -28,6 +30,7 @@ import type { Delivery, FraudRule, Repos, Storage, StoredAnswer } from './ports/
 import type { Idempotency, IdempotencyOutcome, IdempotentRequest } from './idempotency.ts'
 import { maskPrefix } from '../lib/phone-country.ts'
 import type { KeyLimiter } from './key-limiter.ts'
+import { failureCapWait } from './failure-cap.ts'
 import { recipientIdentity } from './recipient-identity.ts'
 import { TEST_CODE, testModeOf } from './test-recipients.ts'
 import type { ApiKey, Channel, Limits, SendInput, Verification } from './types.ts'
@@ -47,6 +50,8 @@ export type SendOutcome =
   /** `test`: a test recipient (nothing delivered, nothing charged). */
   | { kind: 'sent'; verificationId: string; expiresAt: number; test: boolean }
   | { kind: 'recipient_limited'; max: number; period: string; retryAfter: number }
+  /** The recipient's failure cap holds (docs/api.md#hardening): a code sent now could not be verified. */
+  | { kind: 'recipient_capped'; retryAfter: number }
   | { kind: 'no_credits' }
   | { kind: 'delivery_failed' }
   /** The fraud guard refused it (EXTENSIONS.md section 5): nothing delivered, charged or counted. */
@@ -179,6 +184,11 @@ export class SendService {
         // (EXTENSIONS.md section 2 names 403 among the answers not stored).
         return rule === 'geo' ? blocked : decided(blocked)
       }
+      // The per-recipient limits. First the failure cap: while it holds, a new
+      // code could not be verified, so none is sold, whatever the send windows
+      // say; its answer is stored for an Idempotency-Key like theirs.
+      const capWait = await failureCapWait(r, recipientHash, d.limits, now)
+      if (capWait > 0) return decided({ kind: 'recipient_capped', retryAfter: secondsUntil(capWait) })
       const times = await r.verifications.recipientSendTimes(recipientHash, now - LONGEST_WINDOW_MS)
       let worst: { max: number; period: string; wait: number } | null = null
       for (const w of WINDOWS) {

@@ -75,7 +75,7 @@ describe('per-recipient limits', () => {
 })
 
 describe('the failure cap', () => {
-  test('wrong codes for one spelling lock the verifications of another', async () => {
+  test('wrong codes for one spelling lock the verifications of another, and send to a third refuses', async () => {
     const h = await start({ config: { limits: { recipient_failures_per_day: 3, max_failed_attempts: 100 } } })
     const a = await h.send({ channel: 'email', recipient: 'Jane.Roe@gmail.com', code: '424242' })
     const b = await h.send({ channel: 'email', recipient: 'janeroe+login@googlemail.com', code: '535353' })
@@ -83,6 +83,9 @@ describe('the failure cap', () => {
     const locked = await h.verify({ verification_id: b.json.verification_id, code: '535353' })
     expect(locked.status).toBe(429)
     expect(locked.json.retry_after).toBe(DAY / 1000)
+    const refused = await h.send({ channel: 'email', recipient: 'j.a.n.e.r.o.e@gmail.com' })
+    expect(refused.status).toBe(429)
+    expect(refused.json.error).toBe(`Rate limit exceeded: too many failed attempts for this recipient. Please try again in ${DAY / 1000} seconds.`)
     // Another address is not held.
     expect((await h.send({ channel: 'email', recipient: 'jane.roe@example.com' })).status).toBe(200)
   })
