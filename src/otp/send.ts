@@ -25,7 +25,7 @@ import { randomDigits } from '../lib/random.ts'
 import type { Hasher } from '../lib/secrets.ts'
 import type { VerificationIds } from '../lib/verification-id.ts'
 import { emit } from './events.ts'
-import type { FraudGuard, FraudVerdict, Refusal } from './fraud.ts'
+import { ipScope, type FraudGuard, type FraudVerdict, type Refusal } from './fraud.ts'
 import type { Delivery, FraudRule, Repos, Storage, StoredAnswer } from './ports/index.ts'
 import type { Idempotency, IdempotencyOutcome, IdempotentRequest } from './idempotency.ts'
 import { maskPrefix } from '../lib/phone-country.ts'
@@ -145,7 +145,7 @@ export class SendService {
       if (answered !== 'real') return answered
       testMode = null
     }
-    const ipHash = input.ip === undefined ? null : d.hasher.digest(HASH_PURPOSE_IP, `${key.accountId}:${input.ip}`).subarray(0, RECIPIENT_HASH_BYTES)
+    const ipHash = input.ip === undefined ? null : d.hasher.digest(HASH_PURPOSE_IP, `${key.accountId}:${ipScope(input.ip)}`).subarray(0, RECIPIENT_HASH_BYTES)
 
     // Limits, credit and the new verification in one transaction: concurrent
     // sends cannot both see the last free slot or the last credit. A run of

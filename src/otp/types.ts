@@ -66,7 +66,7 @@ export interface SendInput {
   subject?: string
   expiresIn?: number
   code?: string
-  /** The end user's IP address, canonical (fraud guard rule 2). */
+  /** The end user's IP address, canonical (fraud guard rule 2 counts it as otp/fraud.ts ipScope says). */
   ip?: string
 }
 
