@@ -54,6 +54,11 @@ export function recipientRateLimitMessage(max: number, period: string, seconds: 
   return `Rate limit exceeded: Maximum ${max} verification codes per ${period}. Please try again in ${seconds} seconds.`
 }
 
+/** Send to a recipient while its failure cap holds (docs/api.md#hardening). */
+export function recipientFailureCapMessage(seconds: number): string {
+  return `Rate limit exceeded: too many failed attempts for this recipient. Please try again in ${seconds} seconds.`
+}
+
 /** Fraud guard rule 1 (docs/api.md#fraud-guard). */
 export function countryNotAllowedMessage(country: string): string {
   return `Sending to this destination country is not allowed: ${country}`

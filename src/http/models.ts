@@ -57,6 +57,10 @@ export const RecipientRateLimitMessage = t.String({
   pattern: '^Rate limit exceeded: Maximum [0-9]+ verification codes per (minute|hour|24 hours)\\. Please try again in [0-9]+ seconds\\.$',
   examples: ['Rate limit exceeded: Maximum 2 verification codes per minute. Please try again in 41 seconds.'],
 })
+export const RecipientFailureCapMessage = t.String({
+  pattern: '^Rate limit exceeded: too many failed attempts for this recipient\\. Please try again in [0-9]+ seconds\\.$',
+  examples: ['Rate limit exceeded: too many failed attempts for this recipient. Please try again in 3600 seconds.'],
+})
 export const LockoutMessage = t.String({
   pattern: '^Too many failed attempts\\. Please try again in [0-9]+ minutes? or request a new code\\.$',
   examples: ['Too many failed attempts. Please try again in 15 minutes or request a new code.'],

@@ -200,8 +200,8 @@ export function buildOpenApi(version: string): Json {
       ...idempotencyErrors(),
       '413': errors('Body over 16 KiB', [Msg.bodyTooLarge]),
       '429': errors(
-        'Per-key rate limit, per-recipient send limit, or the fraud guard (per-IP limit, suspected SMS pumping, daily credit cap)',
-        [M.RecipientRateLimitMessage, keyLimited, M.IpRateLimitMessage, M.PumpingBlockedMessage, M.DailyCreditLimitMessage],
+        'Per-key rate limit, per-recipient send limit or failure cap, or the fraud guard (per-IP limit, suspected SMS pumping, daily credit cap)',
+        [M.RecipientRateLimitMessage, keyLimited, M.RecipientFailureCapMessage, M.IpRateLimitMessage, M.PumpingBlockedMessage, M.DailyCreditLimitMessage],
         { retry: true, replay: true },
       ),
       '500': errors('Delivery failed (the credit is refunded) or an internal fault', [Msg.sendFailed], { replay: true }),

@@ -2,7 +2,15 @@
 import { Elysia } from 'elysia'
 import type { Logger } from '../lib/logger.ts'
 import { maskRecipient } from '../lib/mask.ts'
-import { countryNotAllowedMessage, dailyCreditLimitMessage, ipRateLimitMessage, Msg, pumpingBlockedMessage, recipientRateLimitMessage } from './messages.ts'
+import {
+  countryNotAllowedMessage,
+  dailyCreditLimitMessage,
+  ipRateLimitMessage,
+  Msg,
+  pumpingBlockedMessage,
+  recipientFailureCapMessage,
+  recipientRateLimitMessage,
+} from './messages.ts'
 import type { SendOutcome, SendService } from '../otp/send.ts'
 import type { SendInput } from '../otp/types.ts'
 import { admit, counted, keyLimitedReply, type GuardDeps } from './guard.ts'
@@ -24,6 +32,8 @@ export function sendReply(outcome: SendOutcome): Reply {
       }
     case 'recipient_limited':
       return errorReply(429, recipientRateLimitMessage(outcome.max, outcome.period, outcome.retryAfter), outcome.retryAfter)
+    case 'recipient_capped':
+      return errorReply(429, recipientFailureCapMessage(outcome.retryAfter), outcome.retryAfter)
     case 'no_credits':
       return errorReply(402, Msg.insufficientCredits)
     case 'delivery_failed':
@@ -58,6 +68,10 @@ function countSend(metrics: ServiceMetrics, input: SendInput, outcome: SendOutco
     metrics.rateLimited('key')
   } else if (outcome.kind === 'recipient_limited') {
     metrics.rateLimited('recipient')
+    metrics.send(input.channel, 'none', 'rate_limited')
+  } else if (outcome.kind === 'recipient_capped') {
+    // The kind verify's cap lockout counts under: one series per rule, whichever endpoint it refused.
+    metrics.rateLimited('recipient_failures')
     metrics.send(input.channel, 'none', 'rate_limited')
   } else if (outcome.kind === 'fraud_blocked') {
     metrics.send(input.channel, 'none', 'fraud_blocked')

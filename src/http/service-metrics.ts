@@ -48,7 +48,7 @@ export function createServiceMetrics(sources: MetricsSources) {
   const limited = registry.add(
     new Counter(
       'otpd_rate_limited_total',
-      'Requests refused by a limit: key (per-key rate), recipient (per-recipient sends), lockout (failed attempts on one verification), recipient_failures (failures per recipient in 24 h).',
+      'Requests refused by a limit: key (per-key rate), recipient (per-recipient sends), lockout (failed attempts on one verification), recipient_failures (the per-recipient failure cap: wrong codes per recipient in 24 h, on verify and send).',
       ['kind'],
     ),
   )

@@ -76,6 +76,7 @@ export function validateSend(body: Record<string, unknown>): Validated<SendInput
  * case, zeros compressed), through the URL parser; an IPv4-mapped IPv6
  * address as its IPv4 address, since it is the same end user. A zone
  * (`fe80::1%eth0`) names an interface of the caller, not an end user: refused.
+ * The fraud guard then counts an IPv6 address as its /64 (otp/fraud.ts ipScope).
  */
 export function canonicalIp(v: unknown): string | null {
   if (typeof v !== 'string' || v.length > 64) return null

@@ -74,6 +74,28 @@ const FIRST_BLOCK_MS = 15 * 60_000
 const MAX_BLOCK_MS = 12 * HOUR
 const ESCALATION = 4
 
+/**
+ * What an end user's address counts as for rule 2 (docs/api.md#fraud-guard),
+ * from its canonical text (http/validate.ts canonicalIp: IPv4 dotted decimal,
+ * an IPv4-mapped address already as its IPv4 address, any other IPv6 address
+ * in hex groups): an IPv4 address as itself, an IPv6 address as its /64
+ * network. An ISP hands one subscriber a whole /64 (or more), and the host
+ * bits are the subscriber's to change at will: counted one by one, each
+ * address would be a fresh hour of sends for the same end user.
+ */
+export function ipScope(canonical: string): string {
+  if (!canonical.includes(':')) return canonical
+  const [head = '', tail] = canonical.split('::')
+  const left = head === '' ? [] : head.split(':')
+  const right = tail === undefined || tail === '' ? [] : tail.split(':')
+  const groups = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right]
+  // The network's four groups, each without leading zeros: one text per /64.
+  return `${groups
+    .slice(0, 4)
+    .map((g) => Number.parseInt(g, 16).toString(16))
+    .join(':')}::/64`
+}
+
 /** How long the block at `level` lasts: 15 min x4 per level, at most 12 h. */
 export function blockDuration(level: number): number {
   return Math.min(FIRST_BLOCK_MS * ESCALATION ** Math.min(level, 10), MAX_BLOCK_MS)

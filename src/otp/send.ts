@@ -5,7 +5,9 @@
  * The fraud guard (fraud.ts, docs/api.md#fraud-guard) decides in the first
  * transaction, after the test-recipient short-circuit and before the
  * per-recipient limits; a refusal there writes only its block and its
- * `send.blocked` event.
+ * `send.blocked` event. The per-recipient limits follow in the same
+ * transaction (docs/api.md#order-of-checks): the failure cap, then the send
+ * windows; a refusal of either writes nothing but an Idempotency-Key's answer.
  *
  * Two transactions around the delivery: the first decides the limits and
  * records the verification with its debit and delivery `sending`; the second
@@ -23,12 +25,14 @@ import { randomDigits } from '../lib/random.ts'
 import type { Hasher } from '../lib/secrets.ts'
 import type { VerificationIds } from '../lib/verification-id.ts'
 import { emit } from './events.ts'
-import type { FraudGuard, FraudVerdict, Refusal } from './fraud.ts'
+import { ipScope, type FraudGuard, type FraudVerdict, type Refusal } from './fraud.ts'
 import type { Delivery, FraudRule, Repos, Storage, StoredAnswer } from './ports/index.ts'
 import type { Idempotency, IdempotencyOutcome, IdempotentRequest } from './idempotency.ts'
 import { maskPrefix } from '../lib/phone-country.ts'
 import type { KeyLimiter } from './key-limiter.ts'
-import { normalizeRecipient, TEST_CODE, testModeOf } from './test-recipients.ts'
+import { failureCapWait } from './failure-cap.ts'
+import { recipientIdentity } from './recipient-identity.ts'
+import { TEST_CODE, testModeOf } from './test-recipients.ts'
 import type { ApiKey, Channel, Limits, SendInput, Verification } from './types.ts'
 import { secondsUntil, waitForRoom } from './windows.ts'
 
@@ -46,6 +50,8 @@ export type SendOutcome =
   /** `test`: a test recipient (nothing delivered, nothing charged). */
   | { kind: 'sent'; verificationId: string; expiresAt: number; test: boolean }
   | { kind: 'recipient_limited'; max: number; period: string; retryAfter: number }
+  /** The recipient's failure cap holds (docs/api.md#hardening): a code sent now could not be verified. */
+  | { kind: 'recipient_capped'; retryAfter: number }
   | { kind: 'no_credits' }
   | { kind: 'delivery_failed' }
   /** The fraud guard refused it (docs/api.md#fraud-guard): nothing delivered, charged or counted. */
@@ -79,10 +85,11 @@ export class SendService {
 
   async send(key: ApiKey, input: SendInput, requestId: string, idem?: IdempotentRequest<SendOutcome>): Promise<SendOutcome | IdempotencyOutcome> {
     const { d } = this
-    const normalized = normalizeRecipient(input.channel, input.recipient)
+    // Counted as its identity (docs/api.md#order-of-checks), delivered as written.
+    const counted = recipientIdentity(input.channel, input.recipient)
     // Keyed by account: one account's counters never touch another's, and the hash alone names the subject.
-    const recipientHash = d.hasher.digest(HASH_PURPOSE_RECIPIENT, `${key.accountId}:${normalized}`).subarray(0, RECIPIENT_HASH_BYTES)
-    let testMode = testModeOf(input.channel, normalized)
+    const recipientHash = d.hasher.digest(HASH_PURPOSE_RECIPIENT, `${key.accountId}:${counted}`).subarray(0, RECIPIENT_HASH_BYTES)
+    let testMode = testModeOf(input.channel, input.recipient)
     const expiresIn = (input.expiresIn ?? DEFAULT_EXPIRES_IN) * 1000
 
     // Inside the transaction that inserts it: the id carries the row's number.
@@ -138,7 +145,7 @@ export class SendService {
       if (answered !== 'real') return answered
       testMode = null
     }
-    const ipHash = input.ip === undefined ? null : d.hasher.digest(HASH_PURPOSE_IP, `${key.accountId}:${input.ip}`).subarray(0, RECIPIENT_HASH_BYTES)
+    const ipHash = input.ip === undefined ? null : d.hasher.digest(HASH_PURPOSE_IP, `${key.accountId}:${ipScope(input.ip)}`).subarray(0, RECIPIENT_HASH_BYTES)
 
     // Limits, credit and the new verification in one transaction: concurrent
     // sends cannot both see the last free slot or the last credit. A run of
@@ -159,7 +166,7 @@ export class SendService {
       }
       code = input.code ?? randomDigits((await r.credits.codeLength(key.accountId)) ?? d.defaultCodeLength)
       // The fraud guard, before the per-recipient limits (docs/api.md#fraud-guard).
-      const facts = { accountId: key.accountId, channel: input.channel, recipient: normalized, ipHash, now }
+      const facts = { accountId: key.accountId, channel: input.channel, recipient: counted, ipHash, now }
       const fraud = await d.guard.check(r, facts)
       verdict = fraud
       if (fraud.refusal) {
@@ -177,6 +184,11 @@ export class SendService {
         // (docs/api.md#idempotency-keys names 403 among the answers not stored).
         return rule === 'geo' ? blocked : decided(blocked)
       }
+      // The per-recipient limits. First the failure cap: while it holds, a new
+      // code could not be verified, so none is sold, whatever the send windows
+      // say; its answer is stored for an Idempotency-Key like theirs.
+      const capWait = await failureCapWait(r, recipientHash, d.limits, now)
+      if (capWait > 0) return decided({ kind: 'recipient_capped', retryAfter: secondsUntil(capWait) })
       const times = await r.verifications.recipientSendTimes(recipientHash, now - LONGEST_WINDOW_MS)
       let worst: { max: number; period: string; wait: number } | null = null
       for (const w of WINDOWS) {

@@ -5,22 +5,9 @@
  * is what verify would answer: `locked` exactly when verify would answer the
  * lockout 429.
  */
+import { recipientCapWait } from './failure-cap.ts'
 import type { Repos, VerificationStatus } from './ports/index.ts'
 import type { Limits, Verification } from './types.ts'
-import { waitForRoomInLog } from './windows.ts'
-
-/** The window of the per-recipient failure cap (docs/api.md#hardening). */
-export const FAILURE_WINDOW_MS = 86_400_000
-
-/**
- * Inside a transaction: ms until the recipient's failure cap has room again; 0
- * when it has room now. The cap spares test recipients (docs/api.md#test-recipients): every key of the account shares them, and one team's test suite must not
- * lock out another's.
- */
-export async function recipientCapWait(r: Repos, v: Verification, limits: Limits, now: number): Promise<number> {
-  if (v.testMode !== null) return 0
-  return waitForRoomInLog(r.failures, v.recipientHash, FAILURE_WINDOW_MS, limits.recipientFailuresPerDay, now)
-}
 
 /** The status at `now`, given whether the recipient's failure cap holds it (pure). */
 export function decideStatus(v: Verification, now: number, recipientCapped: boolean): VerificationStatus {

@@ -38,7 +38,7 @@ export interface Verification {
   keyId: number
   accountId: number
   channel: Channel
-  /** HMAC of the account and normalised recipient, cut to RECIPIENT_HASH_BYTES: the subject of the per-recipient limits. */
+  /** HMAC of the account and the recipient's counting identity (recipient-identity.ts), cut to RECIPIENT_HASH_BYTES: the subject of the per-recipient limits and the failure cap. */
   recipientHash: Uint8Array
   recipientMask: string
   /** HMAC of the id and the code. */
@@ -66,7 +66,7 @@ export interface SendInput {
   subject?: string
   expiresIn?: number
   code?: string
-  /** The end user's IP address, canonical (fraud guard rule 2). */
+  /** The end user's IP address, canonical (fraud guard rule 2 counts it as otp/fraud.ts ipScope says). */
   ip?: string
 }
 

@@ -12,7 +12,7 @@ import type { Idempotency, IdempotencyOutcome, IdempotentRequest } from './idemp
 import type { KeyLimiter } from './key-limiter.ts'
 import type { Repos, Storage } from './ports/index.ts'
 import { HASH_PURPOSE_CODE } from './send.ts'
-import { recipientCapWait } from './status.ts'
+import { recipientCapWait } from './failure-cap.ts'
 import type { ApiKey, Limits, VerifyInput } from './types.ts'
 import { secondsUntil } from './windows.ts'
 

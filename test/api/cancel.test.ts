@@ -58,11 +58,12 @@ describe('what cancel does', () => {
 
   test("a verification locked by the recipient's failure cap becomes canceled", async () => {
     const h = await start({ credits: 2, config: { limits: { recipient_failures_per_day: 2, max_failed_attempts: 100 } } })
+    // Sent before the cap fills: send sells no code to a capped recipient (docs/api.md#hardening).
     const first = await sendReal(h)
-    await h.verify({ verification_id: first.id, code: WRONG })
-    await h.verify({ verification_id: first.id, code: WRONG })
     h.clock.advance(61_000)
     const second = await sendReal(h)
+    await h.verify({ verification_id: first.id, code: WRONG })
+    await h.verify({ verification_id: first.id, code: WRONG })
     expect((await status(h, second.id)).json.status).toBe('locked')
     expectCanceled(await cancel(h, second.id), second.id)
     expect((await status(h, second.id)).json.status).toBe('canceled')

@@ -154,10 +154,11 @@ describe('status, in the documented order', () => {
   test("locked: the recipient's failure cap locks a verification with no failure of its own, until the window has room", async () => {
     const h = await start({ credits: 3, config: { limits: { recipient_failures_per_day: 3, max_failed_attempts: 100 } } })
     const t0 = h.clock.now()
+    // Both sent before the cap fills: send sells no code to a capped recipient (docs/api.md#hardening).
     const first = await sendReal(h, PHONE, { expires_in: 3600 })
-    for (let i = 0; i < 3; i++) await h.verify({ verification_id: first.id, code: WRONG })
     h.clock.advance(61_000)
     const second = await sendReal(h, PHONE, { expires_in: 3600 })
+    for (let i = 0; i < 3; i++) await h.verify({ verification_id: first.id, code: WRONG })
     expect((await status(h, second.id)).json).toMatchObject({ status: 'locked', failed_attempts: 0 })
     expect((await status(h, first.id)).json).toMatchObject({ status: 'locked', failed_attempts: 3 })
     // Verify agrees: the lockout 429.

@@ -150,8 +150,11 @@ describe('state survives a restart', () => {
     for (let i = 0; i < 4; i++) expectResult(await verify(first, '000000'), false, 'Invalid code')
     h.clock.advance(3_600_000)
     await restart()
-    const second = await sendReal()
-    expectLocked(await verify(second, '123456'), 23 * 3600)
+    // The cap holds after the restart: send refuses a new code for 23 h (docs/api.md#hardening).
+    const second = await h.send({ channel: 'sms', recipient: '+14155550177' }, h.key)
+    expect(second.status).toBe(429)
+    expect(second.json.retry_after).toBe(23 * 3600)
+    expect(second.json.error).toBe(`Rate limit exceeded: too many failed attempts for this recipient. Please try again in ${23 * 3600} seconds.`)
   })
 
   test('per-recipient send counters survive a restart', async () => {

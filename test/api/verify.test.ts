@@ -41,6 +41,17 @@ function expectLocked(r: Result, retryAfter: number, message = LOCKED) {
   expect(r.headers.get('retry-after')).toBe(String(retryAfter))
 }
 
+/** Send while the recipient's failure cap holds (docs/api.md#hardening). */
+function expectCappedSend(r: Result, retryAfter: number) {
+  expect(r.status).toBe(429)
+  expect(r.json).toEqual({
+    error: `Rate limit exceeded: too many failed attempts for this recipient. Please try again in ${retryAfter} seconds.`,
+    request_id: r.headers.get('x-request-id'),
+    retry_after: retryAfter,
+  })
+  expect(r.headers.get('retry-after')).toBe(String(retryAfter))
+}
+
 async function failTimes(id: string, n: number) {
   for (let i = 0; i < n; i++) expectResult(await verify(id, WRONG), false, 'Invalid code')
 }
@@ -261,8 +272,8 @@ describe('per-recipient failure cap', () => {
     expect(wait).toBe(85_200)
     expectLocked(await verify(first.id, first.code), wait)
     expectLocked(await verify(second.id, second.code), wait)
-    const third = await sendReal(alice)
-    expectLocked(await verify(third.id, third.code), wait)
+    // No new code while the cap holds: send refuses with the same wait.
+    expectCappedSend(await h.send({ channel: 'sms', recipient: alice }), wait)
 
     // Other recipients of the account are not affected.
     const bob = await sendReal('+14155550104')
@@ -271,9 +282,9 @@ describe('per-recipient failure cap', () => {
 
     // Room returns exactly when the oldest failures leave the 24 h window.
     h.clock.set(t0 + 24 * HOUR - 1)
-    const fourth = await sendReal(alice)
-    expectLocked(await verify(fourth.id, fourth.code), 1)
+    expectCappedSend(await h.send({ channel: 'sms', recipient: alice }), 1)
     h.clock.set(t0 + 24 * HOUR)
+    const fourth = await sendReal(alice)
     expectResult(await verify(fourth.id, fourth.code), true, 'Code verified successfully')
   })
 

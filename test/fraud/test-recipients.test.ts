@@ -94,9 +94,11 @@ test('test recipients pass every rule, even with each one saturated, and count t
 
 test('the recipient failure cap spares the test recipients, and applies to them again with --test-recipients off', async () => {
   const h = await guarded({}, { config: { limits: { key_requests_per_minute: 1000, recipient_failures_per_day: 3 } } })
+  let last = ''
   const failures = async (recipient: string, n: number) => {
     const sent = await h.send({ channel: 'sms', recipient })
     expect(sent.status).toBe(200)
+    last = sent.json.verification_id
     const wrong = h.delivery.sent.length > 0 && h.delivery.lastCode() === '000000' ? '111111' : '000000'
     const answers: string[] = []
     for (let i = 0; i < n; i++) answers.push((await h.verify({ verification_id: sent.json.verification_id, code: wrong })).json.message)
@@ -108,6 +110,10 @@ test('the recipient failure cap spares the test recipients, and applies to them 
   // Off: the number is a recipient like any other, whose failures count toward the cap.
   await h.server.fraud.setAccount('default', { testRecipients: false, allowedCountries: ['*'] })
   expect(await failures(TEST.PHONE_SUCCESS, 3)).toEqual(['Invalid code', 'Invalid code', 'Invalid code'])
-  const capped = await failures(TEST.PHONE_SUCCESS, 1)
-  expect(capped).toEqual(['Too many failed attempts. Please try again in 15 minutes or request a new code.'])
+  const locked = await h.verify({ verification_id: last, code: '000000' })
+  expect(locked.json.message).toBe('Too many failed attempts. Please try again in 15 minutes or request a new code.')
+  // Capped: send sells it no new code either (docs/api.md#hardening).
+  const capped = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
+  expect(capped.status).toBe(429)
+  expect(capped.json.error).toBe(`Rate limit exceeded: too many failed attempts for this recipient. Please try again in ${24 * 3600} seconds.`)
 })
