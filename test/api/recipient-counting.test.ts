@@ -17,19 +17,20 @@ const balance = async (h: Harness) => (await h.server.admin.balance()).balance
 const perMinute = (s: number) => `Rate limit exceeded: Maximum 2 verification codes per minute. Please try again in ${s} seconds.`
 
 describe('the counting identity', () => {
+  // Titles name the rule, not the address: CI's output scan refuses an address in clear.
   test.each([
-    ['ann@example.com', 'ann@example.com'],
-    ['Ann@Example.COM', 'ann@example.com'],
-    ['ann+promo@example.com', 'ann@example.com'],
-    ['ann+a+b@example.com', 'ann@example.com'],
-    ['ann.lee+x@example.com', 'ann.lee@example.com'], // dots count outside gmail.com and googlemail.com
-    ['+only@example.com', '@example.com'],
-    ['John.Doe@gmail.com', 'johndoe@gmail.com'],
-    ['j.o.h.n.d.o.e+news@GoogleMail.com', 'johndoe@gmail.com'],
-    ['john.doe@gmail.com.au', 'john.doe@gmail.com.au'],
-    ['john.doe@mail.gmail.com', 'john.doe@mail.gmail.com'],
-    ['john.doe+x@googlemail.co.uk', 'john.doe@googlemail.co.uk'],
-  ])('email %s counts as %s', (written, counted) => {
+    ['as written', 'ann@example.com', 'ann@example.com'],
+    ['lower-cased', 'Ann@Example.COM', 'ann@example.com'],
+    ['without its +tag', 'ann+promo@example.com', 'ann@example.com'],
+    ['without everything from the first +', 'ann+a+b@example.com', 'ann@example.com'],
+    ['with its dots outside gmail.com and googlemail.com', 'ann.lee+x@example.com', 'ann.lee@example.com'],
+    ['with an empty local part when it starts with +', '+only@example.com', '@example.com'],
+    ['without the dots of a gmail.com local part', 'John.Doe@gmail.com', 'johndoe@gmail.com'],
+    ['googlemail.com as gmail.com, without dots or tag', 'j.o.h.n.d.o.e+news@GoogleMail.com', 'johndoe@gmail.com'],
+    ['with its dots for a domain that only starts with gmail.com', 'john.doe@gmail.com.au', 'john.doe@gmail.com.au'],
+    ['with its dots for a subdomain of gmail.com', 'john.doe@mail.gmail.com', 'john.doe@mail.gmail.com'],
+    ['with its dots for googlemail.co.uk', 'john.doe+x@googlemail.co.uk', 'john.doe@googlemail.co.uk'],
+  ])('an address counts %s', (_, written, counted) => {
     expect(recipientIdentity('email', written)).toBe(counted)
   })
 
@@ -106,7 +107,7 @@ describe('what is shown and stored', () => {
 })
 
 describe('test recipients are exact addresses', () => {
-  test('in any letter case they are test recipients: no credit, no delivery, code 123456', async () => {
+  test('in any letter case they are test recipients: no credit, no delivery, the fixed test code', async () => {
     const h = await start()
     for (const recipient of ['SUCCESS@otpd.test', 'Success@OTPD.TEST']) {
       const r = await h.send({ channel: 'email', recipient })

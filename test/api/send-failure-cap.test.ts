@@ -140,7 +140,7 @@ describe('test recipients are exempt', () => {
     expect((await h.verify({ verification_id: r.json.verification_id, code: '123456' })).json.message).toBe('Invalid code')
   })
 
-  test('success@otpd.test stays a test recipient while success+ci@otpd.test, an ordinary address counted as the same recipient, is capped', async () => {
+  test('the email test recipient stays one while the same address with a +tag, an ordinary address counted as the same recipient, is capped', async () => {
     const h = await start()
     const first = await capRecipient(h, 'success+ci@otpd.test', 'email')
     expectCapped(await h.send({ channel: 'email', recipient: 'Success+other@otpd.test' }), Math.ceil((first + DAY - h.clock.now()) / 1000))
