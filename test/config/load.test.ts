@@ -2,7 +2,8 @@ import { afterEach, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ConfigError, loadConfig, resolveConfig } from '../../src/app-config.ts'
+import { type ConfigError, loadConfig, resolveConfig } from '../../src/app-config.ts'
+import { configProblems as problems } from '../kit/config.ts'
 
 const dirs: string[] = []
 afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })))
@@ -13,16 +14,6 @@ function file(text: string): string {
   const f = join(d, 'otp.config.toml')
   writeFileSync(f, text)
   return f
-}
-
-function problems(fn: () => unknown): string[] {
-  try {
-    fn()
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems
-    throw err
-  }
-  throw new Error('expected a ConfigError')
 }
 
 test('no file and no environment gives the documented defaults', () => {

@@ -3,7 +3,8 @@ import { afterEach, describe, expect, test } from 'bun:test'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ConfigError, loadConfig, resolveConfig } from '../../src/app-config.ts'
+import { loadConfig, resolveConfig } from '../../src/app-config.ts'
+import { configProblems as problemsOf } from '../kit/config.ts'
 import { parseEnvFile } from '../../src/config/env-file.ts'
 import { findConfigFile, loadConfig as loadShape } from '../../src/config/load.ts'
 
@@ -14,16 +15,6 @@ function tempDir(): string {
   const d = mkdtempSync(join(tmpdir(), 'otpd-strict-'))
   dirs.push(d)
   return d
-}
-
-function problemsOf(fn: () => unknown): string[] {
-  try {
-    fn()
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems
-    throw err
-  }
-  throw new Error('expected a ConfigError')
 }
 
 function fileProblems(toml: string): string[] {

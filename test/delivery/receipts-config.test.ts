@@ -1,17 +1,10 @@
 /** `server.public_url` (docs/api.md#delivery-receipts): a checked URL, and what it asks of the providers that get receipts. */
 import { expect, test } from 'bun:test'
-import { ConfigError, loadConfig } from '../../src/app-config.ts'
+import { loadConfig } from '../../src/app-config.ts'
+import { configProblems } from '../kit/config.ts'
 import { RESTART_ONLY } from '../../src/app-reload.ts'
 
-function problems(env: Record<string, string>): string[] {
-  try {
-    loadConfig({ env, search: [] })
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems
-    throw err
-  }
-  return []
-}
+const problems = (env: Record<string, string>): string[] => configProblems(() => loadConfig({ env, search: [] }))
 
 test('server.public_url must be an http(s) URL without query, fragment or credentials', () => {
   for (const good of ['https://otp.example.com', 'https://otp.example.com/', 'http://10.0.0.5:8080/otp']) {

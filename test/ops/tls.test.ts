@@ -6,7 +6,8 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { ConfigError, resolveConfig } from '../../src/config/load.ts'
+import { resolveConfig } from '../../src/config/load.ts'
+import { configProblems } from '../kit/config.ts'
 import { cliEnv, startServer } from '../kit/cli.ts'
 import { TEST } from '../kit/harness.ts'
 
@@ -31,15 +32,7 @@ beforeAll(() => {
 })
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
-function problems(tls: Record<string, unknown>): string[] {
-  try {
-    resolveConfig({ server: { tls } })
-    return []
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems
-    throw err
-  }
-}
+const problems = (tls: Record<string, unknown>): string[] => configProblems(() => resolveConfig({ server: { tls } }))
 
 test('a certificate and its key are accepted', () => {
   expect(problems({ cert, key })).toEqual([])

@@ -13,7 +13,8 @@ import { SQL } from 'bun'
 import { randomBytes } from 'node:crypto'
 import { copyFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { ConfigError, resolveConfig } from '../../src/app-config.ts'
+import { resolveConfig } from '../../src/app-config.ts'
+import { configProblems } from '../kit/config.ts'
 import { pgConnection } from '../../src/config/database.ts'
 import { migrationFiles, migrationJournal } from '../../src/store/pg/migrations/index.ts'
 import { cleanUpAfterEach, cliEnv, startServer, type CliEnv } from '../kit/cli.ts'
@@ -25,15 +26,7 @@ cleanUpAfterEach()
 const MAIN = join(import.meta.dir, '..', '..', 'src', 'main.ts')
 const URL_ = 'postgres://otpd@db.example:5433/otpd'
 
-function problems(raw: Record<string, unknown>, env: Record<string, string> = {}): string[] {
-  try {
-    resolveConfig(raw, 'test', env)
-    return []
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems
-    throw err
-  }
-}
+const problems = (raw: Record<string, unknown>, env: Record<string, string> = {}): string[] => configProblems(() => resolveConfig(raw, 'test', env))
 
 test('every migration drizzle-kit wrote for PostgreSQL is embedded, and nothing else', () => {
   const dir = join(import.meta.dir, '..', '..', 'src', 'store', 'pg', 'migrations')
