@@ -1,6 +1,7 @@
 /**
  * Send: create a verification and deliver its code (docs/api.md#send-a-code,
- * #order-of-checks, #test-recipients, #credits). Denials are returned values; only faults throw.
+ * #order-of-checks, #test-recipients, #credits). Denials are returned values;
+ * only faults throw.
  *
  * The fraud guard (fraud.ts, docs/api.md#fraud-guard) decides in the first
  * transaction, after the test-recipient short-circuit and before the
@@ -241,7 +242,7 @@ export class SendService {
     // The verification and its debit are stored and the code delivered: the
     // send is in force, and the answer does not wait for this record to be
     // durable (waiting for a second flush cost a sixth of send's throughput,
-    // BENCHMARKS.md). If it is lost (a crash before its commit, a failed
+    // docs/benchmarks.md). If it is lost (a crash before its commit, a failed
     // commit), the send stays `sending` and recovery refunds it as `unknown`:
     // the one way a fault can cost the operator a credit, never the client.
     // A clean stop writes it first (Server.shutdown waits for queued writes).

@@ -1,9 +1,10 @@
 /**
- * A verification's status (docs/api.md#verification-status), decided in this order: `canceled`, `failed`, `approved`, `expired`, `locked` (its own
- * lockout, or the recipient's 24 h failure cap, docs/api.md#lockout and
- * docs/api.md#hardening), `pending`. The same rules verify applies, so the status a client reads
- * is what verify would answer: `locked` exactly when verify would answer the
- * lockout 429.
+ * A verification's status (docs/api.md#verification-status), decided in
+ * this order: `canceled`, `failed`, `approved`, `expired`, `locked` (its own
+ * lockout, docs/api.md#lockout, or the recipient's 24 h failure cap,
+ * docs/api.md#hardening), `pending`. The same rules verify applies, so the
+ * status a client reads is what verify would answer: `locked` exactly when
+ * verify would answer the lockout 429.
  */
 import { recipientCapWait } from './failure-cap.ts'
 import type { Repos, VerificationStatus } from './ports/index.ts'

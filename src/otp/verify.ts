@@ -1,8 +1,9 @@
 /**
  * Verify: the verification state machine (docs/api.md#verify-a-code,
- * #order-of-checks, #verification-states, #hardening). Every read and write of one attempt happens in one
- * transaction, so concurrent attempts on one code see each other; the per-key
- * limit is decided and counted in the same transaction.
+ * #order-of-checks, #verification-states, #hardening). Every read and write
+ * of one attempt happens in one transaction, so concurrent attempts on one
+ * code see each other; the per-key limit is decided and counted in the same
+ * transaction.
  */
 import type { Clock } from '../lib/clock.ts'
 import type { Hasher } from '../lib/secrets.ts'

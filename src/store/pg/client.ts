@@ -1,6 +1,6 @@
 /**
  * The PostgreSQL client: Bun's built-in `SQL` (chosen by measurement over the
- * `postgres` package: scripts/bench-pg-client.ts, BENCHMARKS.md), and the one
+ * `postgres` package: docs/benchmarks.md#the-postgresql-client), and the one
  * small interface the stores use, so they never see the client itself.
  *
  * A pool of `database.pool_size` connections per process. A query that finds

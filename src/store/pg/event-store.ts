@@ -1,5 +1,5 @@
 /**
- * The event outbox on PostgreSQL (otp/ports.ts EventOutbox, as
+ * The event outbox on PostgreSQL (otp/ports/events.ts EventOutbox, as
  * store/sqlite/event-store.ts): `add` runs inside the caller's write
  * transaction, so the event and its deliveries commit or roll back with the
  * change they report.

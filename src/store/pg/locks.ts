@@ -1,6 +1,6 @@
 /**
  * The locks that make the domain's rules exact across nodes. Every rule's
- * read and write share one transaction (otp/ports.ts); on PostgreSQL, at
+ * read and write share one transaction (otp/ports/storage.ts); on PostgreSQL, at
  * READ COMMITTED, the transaction first takes the lock of the rule's subject,
  * and every statement after it sees what the previous holder committed:
  *
@@ -20,10 +20,11 @@
  * statements after it run once the server has granted it, so it holds for
  * them exactly as if it had been awaited, without a round trip of its own.
  *
- * The lifecycle rules (idempotency, events) fit that order: an Idempotency-Key's record is decided
- * under the key's row lock (its scope names the key); an event's `sequence`
- * under its verification's row lock; the expiry scan under an advisory lock
- * of its own (store/pg/event-store.ts), which no request takes.
+ * The lifecycle rules (idempotency, events) fit that order: an
+ * Idempotency-Key's record is decided under the key's row lock (its scope
+ * names the key); an event's `sequence` under its verification's row lock;
+ * the expiry scan under an advisory lock of its own
+ * (store/pg/event-store.ts), which no request takes.
  *
  * The fraud guard (otp/fraud.ts check) decides its rules inside the send,
  * after the key and before the recipient, under advisory locks of their

@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL repositories of one transaction (otp/ports.ts Repos), or of
+ * The PostgreSQL repositories of one transaction (otp/ports/storage.ts Repos), or of
  * the pool for reads. One file per table group, as in store/sqlite/.
  *
  * A new table group, after its SQLite version: its table in schema.ts (the

@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL engine's Storage (otp/ports.ts): `write` is one transaction
+ * The PostgreSQL engine's Storage (otp/ports/storage.ts): `write` is one transaction
  * at READ COMMITTED on a pooled connection, in which every rule locks its
  * subject before reading it (store/pg/locks.ts); `read` runs on the pool
  * without a transaction and sees committed state only.

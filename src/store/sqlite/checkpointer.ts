@@ -27,7 +27,7 @@ export const BACKSTOP_PAGES = 80_000
  * flushes beside it, and a pause of a few ms: the fewer the better for the
  * tail, against a bigger WAL file (150-200 MB under sustained writes). In
  * alternated bench runs the median verify FULL p99 was 10.1 ms with 16 000
- * frames and 8.8 with 32 000 (the seventh round of BENCHMARKS.md as of c5e3cd5, in git history).
+ * frames and 8.8 with 32 000 (the seventh round of the benchmarks at c5e3cd5).
  */
 export const RESTART_FRAMES = 32_000
 /**

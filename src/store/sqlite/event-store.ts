@@ -1,5 +1,5 @@
 /**
- * The event outbox (otp/ports.ts EventOutbox): `add` runs inside the caller's
+ * The event outbox (otp/ports/events.ts EventOutbox): `add` runs inside the caller's
  * write transaction, so the event and its deliveries commit or roll back with
  * the change they report. The sequence number is read in that transaction,
  * under the write lock: exact even with several processes.

@@ -1,4 +1,4 @@
-/** The SQLite repositories of one connection (otp/ports.ts Repos). */
+/** The SQLite repositories of one connection (otp/ports/storage.ts Repos). */
 import type { Repos } from '../../otp/ports/index.ts'
 import { SqliteAdminStore, SqliteCreditStore, SqliteKeyStore } from './admin-store.ts'
 import type { Db } from './db.ts'

@@ -1,5 +1,5 @@
 /**
- * The embedded engine's Storage (otp/ports.ts): one writer connection with
+ * The embedded engine's Storage (otp/ports/storage.ts): one writer connection with
  * group commit, and one reader connection.
  *
  * Group commit: `write` calls made in one turn of the event loop run together
