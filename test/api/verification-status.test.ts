@@ -78,6 +78,8 @@ describe('the answer', () => {
     expect(during.json.delivery).toEqual({ status: 'sending', provider: null, updated_at: iso(h.clock.now()) })
     release()
     expect((await pending).status).toBe(200)
+    // The answer does not wait for the `accepted` record (docs/operating.md#faults-and-recovery): it lands just after.
+    await h.server.storage.settled()
     expect((await status(h, seen.verificationId)).json.delivery).toMatchObject({ status: 'accepted', provider: 'recording' })
   })
 
