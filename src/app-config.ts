@@ -14,6 +14,7 @@ import {
   type LoadOptions,
 } from './config/load.ts'
 import type { Config } from './config/schema.ts'
+import { checkEmailLook } from './delivery/email-html.ts'
 import { checkProviders } from './delivery/registry.ts'
 import { fraudCheck } from './app-fraud.ts'
 
@@ -22,12 +23,15 @@ export { ConfigError, type LoadedConfig }
 /** Providers and channels, when both sections passed the schema. */
 export const providerCheck: ConfigCheck = (config, valid, env) => (valid('providers') && valid('channels') ? checkProviders(config, env) : [])
 
+/** `[messages.email]`: the HTML template file, when one is named (delivery/email-html.ts). */
+export const emailLookCheck: ConfigCheck = (config, valid) => (valid('messages') ? checkEmailLook(config.messages.email) : [])
+
 export function loadConfig(opts: Omit<LoadOptions, 'checks'> = {}): LoadedConfig {
-  return loadShape({ ...opts, checks: [providerCheck, fraudCheck] })
+  return loadShape({ ...opts, checks: [providerCheck, fraudCheck, emailLookCheck] })
 }
 
 export function resolveConfig(raw: Record<string, unknown>, source = 'built-in defaults', env: Env = {}): Config {
-  return resolveShape(raw, source, env, [providerCheck, fraudCheck])
+  return resolveShape(raw, source, env, [providerCheck, fraudCheck, emailLookCheck])
 }
 
 /** Environment variables a provider names that the environment lacks, from the problems of a failed check. */

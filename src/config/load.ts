@@ -173,6 +173,7 @@ function expectation(schema: TSchema): string {
       return `a whole number from ${schema.minimum ?? 0} to ${schema.maximum ?? 'any'}`
     case 'string':
       if (schema.pattern && schema.description) return schema.description
+      if (schema.maxLength !== undefined) return `a string of ${schema.minLength ?? 0} to ${schema.maxLength} characters`
       return schema.minLength ? `a string of at least ${schema.minLength} characters` : 'a string'
     case 'number':
       return `a number from ${schema.minimum ?? 0} to ${schema.maximum ?? 'any'}`

@@ -100,6 +100,24 @@ export const FraudConfig = T.Object(
   strict,
 )
 
+/** The e-mail's HTML part (docs/messages.md#email): its look; its words come from the message. Checked further by delivery/email-html.ts. */
+export const MessagesEmailConfig = T.Object(
+  {
+    /** Optional: an https:// image shown at the top. */
+    logo_url: T.Optional(
+      T.String({ pattern: '^https://[^\\s"\'<>]+$', maxLength: 2000, description: 'an https:// URL without spaces, quotes or angle brackets' }),
+    ),
+    accent_color: T.String({ pattern: '^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$', default: '#2563eb', description: 'a colour written #rgb or #rrggbb' }),
+    /** Optional: plain text under the message (HTML-escaped; line breaks kept). */
+    footer: T.Optional(T.String({ minLength: 1, maxLength: 1000 })),
+    /** Optional: a file holding the whole HTML part, with placeholders; replaces the built-in layout. */
+    html_template: T.Optional(T.String({ minLength: 1 })),
+  },
+  strict,
+)
+
+export const MessagesConfig = T.Object({ email: MessagesEmailConfig }, strict)
+
 export const Config = T.Object(
   {
     server: ServerConfig,
@@ -113,6 +131,7 @@ export const Config = T.Object(
     providers: ProvidersConfig,
     logging: LoggingConfig,
     fraud: FraudConfig,
+    messages: MessagesConfig,
   },
   { additionalProperties: false },
 )

@@ -1,10 +1,14 @@
 /**
- * Builds the raw e-mail for a code: text/plain UTF-8, quoted-printable body,
- * RFC 2047 Subject and display name, CRLF line endings. Nothing a caller
- * supplies can start a header or end the DATA section: the subject and names
- * are encoded words, the body is quoted-printable with "." and "From " at the
- * start of a line encoded, and addresses are checked by `isSafeAddress`.
+ * Builds the raw e-mail for a code: multipart/alternative of a text/plain part
+ * (the message as written) and a text/html part (email-html.ts), both UTF-8
+ * quoted-printable; RFC 2047 Subject and display name; Content-Language from
+ * the message's locale; CRLF line endings. Nothing a caller supplies can start
+ * a header or end the DATA section: the subject and names are encoded words,
+ * the bodies are quoted-printable with "." and "From " at the start of a line
+ * encoded, and addresses are checked by `isSafeAddress`.
  */
+import type { OutboundMessage } from '../otp/types.ts'
+import { emailHtml, type EmailLook } from './email-html.ts'
 
 export interface Mailbox {
   name?: string
@@ -13,9 +17,9 @@ export interface Mailbox {
 
 export interface EmailParts {
   from: Mailbox
-  to: string
-  subject: string
-  text: string
+  /** The message: its recipient, subject, text, code and locale. */
+  message: Pick<OutboundMessage, 'recipient' | 'subject' | 'text' | 'code' | 'locale'>
+  look: EmailLook
   /** Milliseconds since the epoch. */
   date: number
   /** Without angle brackets: `uuid@domain`. */
@@ -23,6 +27,14 @@ export interface EmailParts {
 }
 
 const CRLF = '\r\n'
+/**
+ * Fixed, and yet it can never occur in a part: every "=" of a quoted-printable
+ * body is followed by two hex digits or ends its line, so "=_" never appears
+ * there, and the part headers are our own.
+ */
+export const BOUNDARY = '=_otpd_alternative'
+/** A BCP 47 tag as a header can carry it; anything else is left out. */
+const LANGUAGE_TAG = /^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*$/
 
 /** An address we are willing to put in a header and an SMTP command: printable ASCII, one @, no brackets, spaces or quotes. */
 export function isSafeAddress(address: string): boolean {
@@ -43,18 +55,21 @@ export function parseMailbox(value: string): Mailbox | undefined {
 }
 
 export function buildEmail(p: EmailParts): string {
+  const m = p.message
   const headers = [
     `Date: ${rfc5322Date(p.date)}`,
     `From: ${formatMailbox(p.from)}`,
-    `To: <${p.to}>`,
-    `Subject: ${encodeHeaderText(p.subject, 'Subject: '.length)}`,
+    `To: <${m.recipient}>`,
+    `Subject: ${encodeHeaderText(m.subject, 'Subject: '.length)}`,
     `Message-ID: <${p.messageId}>`,
     'MIME-Version: 1.0',
-    'Content-Type: text/plain; charset=UTF-8',
-    'Content-Transfer-Encoding: quoted-printable',
+    ...(LANGUAGE_TAG.test(m.locale) ? [`Content-Language: ${m.locale}`] : []),
+    `Content-Type: multipart/alternative; boundary="${BOUNDARY}"`,
     'Auto-Submitted: auto-generated',
   ]
-  return headers.join(CRLF) + CRLF + CRLF + quotedPrintable(p.text)
+  const part = (type: string, body: string) =>
+    [`--${BOUNDARY}`, `Content-Type: ${type}; charset=UTF-8`, 'Content-Transfer-Encoding: quoted-printable', '', quotedPrintable(body)].join(CRLF)
+  return [headers.join(CRLF), '', part('text/plain', m.text), part('text/html', emailHtml(p.look, m)), `--${BOUNDARY}--`].join(CRLF)
 }
 
 function formatMailbox(m: Mailbox): string {

@@ -5,6 +5,7 @@
  */
 import type { Config } from '../config/schema.ts'
 import { CHANNELS, type Channel } from '../otp/types.ts'
+import { emailLookOf, type EmailLook } from './email-html.ts'
 import { LogProvider } from './log-provider.ts'
 import { NoopProvider } from './noop-provider.ts'
 import { ProviderOptions, type Env } from './options.ts'
@@ -24,6 +25,8 @@ export interface ProviderContext {
   now?: () => number
   /** `server.public_url`: when set, providers that can ask their vendor for delivery receipts do (delivery/receipts.ts). */
   publicUrl?: string
+  /** `[messages.email]` read once by buildProviders, for the e-mail providers. */
+  emailLook?: EmailLook
 }
 
 interface ProviderType<S> {
@@ -40,7 +43,7 @@ interface ProviderType<S> {
 const type = <S>(t: ProviderType<S>): ProviderType<unknown> => t as ProviderType<unknown>
 
 const TYPES: Record<string, ProviderType<unknown>> = {
-  smtp: type({ channels: ['email'], read: readSmtp, create: (name, s, _ctx, now) => new SmtpProvider(name, s, now) }),
+  smtp: type({ channels: ['email'], read: readSmtp, create: (name, s, ctx, now) => new SmtpProvider(name, s, now, ctx.emailLook) }),
   twilio: type<TwilioSettings>({
     channels: ['sms', 'voice'],
     read: readTwilio,
@@ -107,7 +110,8 @@ export function checkProviders(config: Config, env: Env): string[] {
 }
 
 /** Providers per channel, in failover order. Assumes checkProviders found nothing. */
-export function buildProviders(config: Config, ctx: ProviderContext): Record<Channel, Provider[]> {
+export function buildProviders(config: Config, given: ProviderContext): Record<Channel, Provider[]> {
+  const ctx: ProviderContext = { ...given, emailLook: given.emailLook ?? emailLookOf(config.messages.email) }
   const now = ctx.now ?? Date.now
   const built = new Map<string, Provider>()
   const get = (name: string): Provider => {

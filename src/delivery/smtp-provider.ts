@@ -9,6 +9,7 @@ import { isIP } from 'node:net'
 import { SMTPClient } from 'smtp-client'
 import type { Channel, OutboundMessage } from '../otp/types.ts'
 import { randomUuid } from '../lib/random.ts'
+import { DEFAULT_LOOK, type EmailLook } from './email-html.ts'
 import { buildEmail, isSafeAddress, parseMailbox, type Mailbox } from './email-message.ts'
 import type { ProviderOptions } from './options.ts'
 import { RecipientRejectedError, type Provider } from './provider.ts'
@@ -61,15 +62,16 @@ export class SmtpProvider implements Provider {
     readonly name: string,
     private readonly s: SmtpSettings,
     private readonly now: () => number,
+    /** `[messages.email]`: the HTML part's look (email-html.ts). */
+    private readonly look: EmailLook = DEFAULT_LOOK,
   ) {}
 
   async send(m: OutboundMessage, signal: AbortSignal): Promise<void> {
     if (!isSafeAddress(m.recipient)) throw new RecipientRejectedError(`${this.name}: the recipient is not an address SMTP can carry`)
     const raw = buildEmail({
       from: this.s.from,
-      to: m.recipient,
-      subject: m.subject,
-      text: m.text,
+      message: m,
+      look: this.look,
       date: this.now(),
       messageId: `${randomUuid()}@${this.s.from.address.split('@')[1]}`,
     })

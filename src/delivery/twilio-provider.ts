@@ -1,6 +1,7 @@
 /**
  * The `twilio` provider: SMS through the Messages resource and voice through
- * the Calls resource with inline TwiML that says the code twice
+ * the Calls resource with inline TwiML (`twiml` below: the words as written,
+ * the code digit by digit, all said twice, in the message's language)
  * (POST /2010-04-01/Accounts/{sid}/Messages.json | Calls.json, form-encoded,
  * HTTP Basic auth with the account SID and auth token).
  *
@@ -14,6 +15,7 @@ import type { Channel, OutboundMessage, ReceiptState } from '../otp/types.ts'
 import { basicAuth, post, vendorCode, xmlEscape } from './http.ts'
 import type { ProviderOptions } from './options.ts'
 import { RecipientRejectedError, type Provider } from './provider.ts'
+import { voiceLanguage, voiceParts } from './voice-script.ts'
 import { receiptParams, sameSecret, single, type ReceiptReader, type ReceiptRequest, type ReceiptReading } from './receipts.ts'
 
 export interface TwilioSettings {
@@ -58,7 +60,7 @@ export class TwilioProvider implements Provider {
   async send(m: OutboundMessage, signal: AbortSignal): Promise<void> {
     const resource = m.channel === 'voice' ? 'Calls' : 'Messages'
     const form = new URLSearchParams({ To: m.recipient, From: this.s.from })
-    if (m.channel === 'voice') form.set('Twiml', twiml(m.text))
+    if (m.channel === 'voice') form.set('Twiml', twiml(m))
     else form.set('Body', m.text)
     if (this.receipts) form.set('StatusCallback', `${this.receipts}?verification_id=${encodeURIComponent(m.verificationId)}`)
     const res = await post(
@@ -81,11 +83,24 @@ export class TwilioProvider implements Provider {
   }
 }
 
-/** The code is said twice, with a pause between. `text` already reads the digits one by one ("1, 2, 3"). */
-export function twiml(text: string): string {
-  const say = `<Say>${xmlEscape(text)}</Say>`
-  return `<Response>${say}<Pause length="1"/>${say}</Response>`
+/**
+ * The call: each run of words in one `<Say>`, each digit of the code in its
+ * own `<Say>` with a `<Pause>` (1 second, the shortest TwiML has) between
+ * them, and the whole said again after a pause. Every `<Say>` names the
+ * message's language (voice-script.ts) and no voice, so Twilio uses its
+ * default voice for that language. Text is XML-escaped: a template holding
+ * `<`, `&` or quotes cannot add TwiML.
+ */
+export function twiml(m: Pick<OutboundMessage, 'text' | 'code' | 'locale'>): string {
+  const language = voiceLanguage(m.locale, 'twilio')
+  const say = (t: string) => `<Say${language ? ` language="${language}"` : ''}>${xmlEscape(t)}</Say>`
+  const once = voiceParts(m.text, m.code)
+    .map((p) => (p.kind === 'words' ? say(p.text) : p.digits.map(say).join(PAUSE)))
+    .join(PAUSE)
+  return `<Response>${once}${PAUSE}${once}</Response>`
 }
+
+const PAUSE = '<Pause length="1"/>'
 
 /**
  * Twilio's request signature: base64 HMAC-SHA1, keyed by the auth token, of

@@ -1,8 +1,9 @@
 /**
  * The `vonage` provider: SMS through the SMS API (POST /sms/json with api_key
  * and api_secret) and voice through the Voice API (POST /v1/calls, a JWT
- * signed with the application's private key, an NCCO `talk` action that
- * reads the code twice). Numbers go to Vonage without the leading "+".
+ * signed with the application's private key, an NCCO `talk` action whose
+ * SSML says the words as written and the code digit by digit, twice, in the
+ * message's language: `talkAction` below). Numbers go to Vonage without the leading "+".
  *
  * With `server.public_url` set, every SMS asks for a delivery receipt
  * (`status-report-req=1`, `callback` = the provider's receipt URL) and carries
@@ -15,9 +16,10 @@
 import { createHmac, createPrivateKey, createSign, type KeyObject } from 'node:crypto'
 import type { Channel, OutboundMessage, ReceiptState } from '../otp/types.ts'
 import { randomUuid } from '../lib/random.ts'
-import { post, vendorCode } from './http.ts'
+import { post, vendorCode, xmlEscape } from './http.ts'
 import type { ProviderOptions } from './options.ts'
 import { RecipientRejectedError, type Provider } from './provider.ts'
+import { voiceLanguage, voiceParts } from './voice-script.ts'
 import { receiptParams, sameSecret, single, type ReceiptReader, type ReceiptRequest, type ReceiptReading } from './receipts.ts'
 
 export interface VonageSettings {
@@ -134,7 +136,7 @@ export class VonageProvider implements Provider {
     const body = {
       to: [{ type: 'phone', number: m.recipient.replace(/^\+/, '') }],
       from: { type: 'phone', number: this.s.voiceFrom },
-      ncco: [{ action: 'talk', text: m.text, loop: 2 }],
+      ncco: [talkAction(m)],
     }
     const res = await post(
       `${this.s.voiceBaseUrl}/v1/calls`,
@@ -160,6 +162,22 @@ export class VonageProvider implements Provider {
     const signature = createSign('RSA-SHA256').update(input).sign(this.s.privateKey!).toString('base64url')
     return `${input}.${signature}`
   }
+}
+
+/**
+ * The NCCO `talk` action: SSML with the words XML-escaped (a template holding
+ * `<`, `&` or quotes cannot add markup), a 1-second break around the code and
+ * a 500 ms break between its digits, ending on a 1-second break so that the
+ * second reading (`loop: 2`) stands apart. `language` is the message's
+ * (voice-script.ts), absent when Vonage has none (its default, US English);
+ * the default style (0) is used, whose voices take SSML.
+ */
+export function talkAction(m: Pick<OutboundMessage, 'text' | 'code' | 'locale'>): { action: 'talk'; text: string; language?: string; loop: number } {
+  const ssml = voiceParts(m.text, m.code)
+    .map((p) => (p.kind === 'words' ? xmlEscape(p.text) : p.digits.join("<break time='500ms'/>")))
+    .join("<break time='1s'/>")
+  const language = voiceLanguage(m.locale, 'vonage')
+  return { action: 'talk', text: `<speak>${ssml}<break time='1s'/></speak>`, ...(language ? { language } : {}), loop: 2 }
 }
 
 /** The SMS API's signature of a parameter set (see the module comment), upper-case hex. */

@@ -217,6 +217,8 @@ export class SendService {
           recipient: input.recipient,
           text: renderMessage(input.message ?? DEFAULT_MESSAGE, code, input.channel),
           subject: input.subject ?? DEFAULT_SUBJECT,
+          locale: 'en',
+          code,
           verificationId: reserved.id,
           expiresAt: reserved.expiresAt,
         })

@@ -75,12 +75,21 @@ export interface VerifyInput {
   code: string
 }
 
-/** What a delivery provider is handed: the final text, never the bare code. */
+/**
+ * What a delivery provider is handed: the final text (the code already in it)
+ * and, apart, the code itself and the text's language, so that voice can read
+ * the code digit by digit in that language and e-mail can set it in large type.
+ * `code` is a secret like the code in `text`: never logged, never stored.
+ */
 export interface OutboundMessage {
   channel: Channel
   recipient: string
   text: string
   subject: string
+  /** BCP 47 tag of the text's language, such as `en` or `pt-BR`. */
+  locale: string
+  /** The code in clear, as `text` carries it (voice: digit by digit). */
+  code: string
   verificationId: string
   expiresAt: number
 }

@@ -1,7 +1,8 @@
 /** `otpd config check` sentences for provider problems, and `otpd send-test` through real providers on local stubs. */
 import { afterEach, expect, setDefaultTimeout, test } from 'bun:test'
+import PostalMime from 'postal-mime'
 import { cliEnv, type CliEnv } from '../kit/cli.ts'
-import { CA_FILE, decodeQuotedPrintable, parseRaw, startSmtpStub, type SmtpStub } from '../kit/smtp-stub.ts'
+import { CA_FILE, parseRaw, startSmtpStub, type SmtpStub } from '../kit/smtp-stub.ts'
 import { startVendorStub, type VendorStub } from '../kit/vendor-stub.ts'
 
 // These tests start `otpd` processes; bunfig.toml cannot raise bun's 5 s default per file.
@@ -123,9 +124,12 @@ test('send-test by e-mail through a real SMTP server with STARTTLS and AUTH', as
   expect(r.stdout).toMatch(/^sent a test email to o\*s@example\.com through mail \(smtp\) in \d+ ms\n$/)
   expect(smtp.received).toHaveLength(1)
   expect(smtp.received[0]!.secure).toBe(true)
-  const { headers, body } = parseRaw(smtp.received[0]!.raw)
+  const { headers } = parseRaw(smtp.received[0]!.raw)
   expect(Object.fromEntries(headers).Subject).toBe('otpd test message')
-  expect(decodeQuotedPrintable(body)).toBe('This is a test message from otpd.\r\nDelivery by e-mail works. No action is needed.')
+  // The plain part, as a MIME parser reads it (LF line ends, the break before the boundary kept).
+  const parsed = await PostalMime.parse(smtp.received[0]!.raw)
+  expect(parsed.text).toBe('This is a test message from otpd.\nDelivery by e-mail works. No action is needed.\n')
+  expect(parsed.html).toContain('<p style="margin:0 0 16px;">This is a test message from otpd.<br>\nDelivery by e-mail works. No action is needed.</p>')
 })
 
 test('the commented provider examples in otp.config.example.toml are valid when uncommented', async () => {

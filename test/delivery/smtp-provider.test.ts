@@ -1,10 +1,12 @@
 /**
  * The `smtp` provider against a real SMTP server on loopback (test/kit/smtp-stub.ts):
  * STARTTLS and implicit TLS with a private CA, AUTH PLAIN and LOGIN, refusals,
- * the raw message's exact headers and encoding, and a code sent by e-mail
- * through the API and verified through the API.
+ * the raw message's exact headers, parts and encoding, and a code sent by
+ * e-mail through the API and verified through the API. The HTML part has its
+ * own file (email-html.test.ts).
  */
 import { afterEach, describe, expect, test } from 'bun:test'
+import PostalMime from 'postal-mime'
 import { ProviderOptions } from '../../src/delivery/options.ts'
 import { RecipientRejectedError } from '../../src/delivery/provider.ts'
 import { readSmtp, SmtpProvider } from '../../src/delivery/smtp-provider.ts'
@@ -53,7 +55,35 @@ function provider(t: Record<string, unknown>, env: Record<string, string> = ENV)
 
 const message = (over: Partial<OutboundMessage> = {}) => outbound({ channel: 'email', recipient: 'bob@example.org', ...over })
 
-const INTENDED_HEADERS = ['Date', 'From', 'To', 'Subject', 'Message-ID', 'MIME-Version', 'Content-Type', 'Content-Transfer-Encoding', 'Auto-Submitted']
+const INTENDED_HEADERS = ['Date', 'From', 'To', 'Subject', 'Message-ID', 'MIME-Version', 'Content-Language', 'Content-Type', 'Auto-Submitted']
+const PART_HEADERS = (type: string): [string, string][] => [
+  ['Content-Type', `${type}; charset=UTF-8`],
+  ['Content-Transfer-Encoding', 'quoted-printable'],
+]
+
+/** A decoded part as postal-mime gives it: LF line ends, and the line break before the boundary kept (RFC 2046 gives it to the boundary). */
+const asParsed = (s: string) => `${s.replace(/\r\n/g, '\n')}\n`
+
+/**
+ * The raw message cut by hand at the boundary its Content-Type names (no
+ * preamble, no epilogue): the top headers, then each part's headers and its
+ * quoted-printable body decoded.
+ */
+function mime(raw: string) {
+  const { headers, body } = parseRaw(raw)
+  const boundary = /^multipart\/alternative; boundary="([^"]+)"$/.exec(Object.fromEntries(headers)['Content-Type']!)?.[1]
+  if (!boundary) throw new Error('not multipart/alternative')
+  const chunks = body.split(`--${boundary}`)
+  expect(chunks[0]).toBe('')
+  expect(chunks.at(-1)).toBe('--\r\n')
+  const parts = chunks.slice(1, -1).map((c) => {
+    expect(c.startsWith('\r\n') && c.endsWith('\r\n')).toBe(true)
+    const part = parseRaw(c.slice(2, -2))
+    return { headers: part.headers, text: decodeQuotedPrintable(part.body) }
+  })
+  expect(parts.map((p) => p.headers)).toEqual([PART_HEADERS('text/plain'), PART_HEADERS('text/html')])
+  return { headers, text: parts[0]!.text, html: parts[1]!.text }
+}
 
 describe('sessions', () => {
   test('STARTTLS then AUTH PLAIN: the message arrives over TLS with its envelope', async () => {
@@ -167,7 +197,7 @@ describe('the raw message', () => {
     await provider(table(s.port)).send(message(), AbortSignal.timeout(5000))
     const raw = s.received[0]!.raw
     expect(raw.replace(/\r\n/g, '')).not.toMatch(/[\r\n]/) // every line ends in CRLF
-    const { headers, body } = parseRaw(raw)
+    const { headers, text, html } = mime(raw)
     expect(headers.map(([k]) => k)).toEqual(INTENDED_HEADERS)
     const h = Object.fromEntries(headers)
     expect(h.Date).toBe('Thu, 01 Jan 2026 12:00:00 +0000')
@@ -175,9 +205,42 @@ describe('the raw message', () => {
     expect(h.To).toBe('<bob@example.org>')
     expect(h.Subject).toBe('Your Verification Code')
     expect(h['Message-ID']).toMatch(/^<[0-9a-f-]{36}@example\.com>$/)
-    expect(h['Content-Type']).toBe('text/plain; charset=UTF-8')
-    expect(h['Content-Transfer-Encoding']).toBe('quoted-printable')
-    expect(decodeQuotedPrintable(body)).toBe('Your verification code is: 424242')
+    expect(h['Content-Language']).toBe('en')
+    expect(h['Content-Type']).toBe('multipart/alternative; boundary="=_otpd_alternative"')
+    expect(text).toBe('Your verification code is: 424242')
+    expect(html).toStartWith('<!DOCTYPE html>\r\n<html lang="en" dir="ltr">\r\n')
+    expect(html).toContain('\r\n<p style="margin:0 0 16px;">Your verification code is:</p>\r\n')
+    expect(html).toContain('color:#2563eb;">424242</p>\r\n')
+    // An independent MIME parser reads the same two alternatives.
+    const parsed = await PostalMime.parse(raw)
+    expect([parsed.subject, parsed.text, parsed.html, parsed.attachments]).toEqual(['Your Verification Code', asParsed(text), asParsed(html), []])
+  })
+
+  test('a Spanish message: Content-Language es, the subject RFC 2047-encoded, both parts in Spanish', async () => {
+    const s = await stub()
+    const subject = 'Tu código de verificación'
+    await provider(table(s.port)).send(message({ locale: 'es', subject, text: 'Tu código: 424242' }), AbortSignal.timeout(5000))
+    const raw = s.received[0]!.raw
+    const { headers, text, html } = mime(raw)
+    const h = Object.fromEntries(headers)
+    expect(h['Content-Language']).toBe('es')
+    expect(h.Subject).toMatch(/^=\?UTF-8\?B\?[A-Za-z0-9+/=]+\?=$/)
+    expect(decodeHeader(h.Subject!)).toBe(subject)
+    expect(text).toBe('Tu código: 424242')
+    expect(html).toContain('<html lang="es" dir="ltr">')
+    expect(html).toContain('<title>Tu código de verificación</title>')
+    expect(html).toContain('<p style="margin:0 0 16px;">Tu código:</p>')
+    const parsed = await PostalMime.parse(raw)
+    expect([parsed.subject, parsed.text, parsed.html]).toEqual([subject, asParsed(text), asParsed(html)])
+    expect(parsed.headers.find((x) => x.key === 'content-language')?.value).toBe('es')
+  })
+
+  test('a locale that is not a language tag never reaches a header', async () => {
+    const s = await stub()
+    await provider(table(s.port)).send(message({ locale: 'en\r\nBcc: x@example.com' }), AbortSignal.timeout(5000))
+    const { headers, html } = mime(s.received[0]!.raw)
+    expect(headers.map(([k]) => k)).toEqual(INTENDED_HEADERS.filter((k) => k !== 'Content-Language'))
+    expect(html).toContain('<html lang="en" dir="ltr">')
   })
 
   const hostile = [
@@ -196,10 +259,11 @@ describe('the raw message', () => {
       expect(s.received).toHaveLength(1)
       const r = s.received[0]!
       expect(r.rcptTo).toEqual(['bob@example.org'])
-      const { headers, body } = parseRaw(r.raw)
+      const { headers, text: plain, html } = mime(r.raw)
       expect(headers.map(([k]) => k)).toEqual(INTENDED_HEADERS)
       expect(decodeHeader(Object.fromEntries(headers).Subject!)).toBe(c.subject)
-      expect(decodeQuotedPrintable(body)).toBe(text.replace(/\r\n?/g, '\n').replace(/\n/g, '\r\n'))
+      expect(plain).toBe(text.replace(/\r\n?/g, '\n').replace(/\n/g, '\r\n'))
+      expect(html).toContain('424242</p>')
       for (const line of r.raw.split('\r\n')) {
         expect(line.length).toBeLessThanOrEqual(78)
         expect(line.startsWith('.')).toBe(false)
@@ -249,11 +313,12 @@ describe('through the API', () => {
     expect(sent.status).toBe(200)
     const r = s.received[0]!
     expect(r.rcptTo).toEqual(['Alice.Smith@Example.org'])
-    const { headers, body } = parseRaw(r.raw)
+    const { headers, text, html } = mime(r.raw)
     expect(decodeHeader(Object.fromEntries(headers).Subject!)).toBe('Ihr Code für Acme')
-    const text = decodeQuotedPrintable(body)
     const code = /Ihr Code: (\d{6})\r\nGrüße$/.exec(text)![1]!
     expect(text).toBe(`Hallo!\r\n.\r\nIhr Code: ${code}\r\nGrüße`)
+    expect(html).toContain(`<p style="margin:0 0 16px;">Hallo!<br>\r\n.<br>\r\nIhr Code:</p>`)
+    expect(html).toContain(`;">${code}</p>\r\n<p style="margin:0 0 16px;">Grüße</p>`)
     const wrong = await h.verify({ verification_id: sent.json.verification_id, code: code === '000000' ? '111111' : '000000' })
     expect([wrong.status, wrong.json.verified, wrong.json.message]).toEqual([200, false, 'Invalid code'])
     const ok = await h.verify({ verification_id: sent.json.verification_id, code })
@@ -263,6 +328,32 @@ describe('through the API', () => {
     expect(h.logs.join('\n')).not.toContain(PASSWORD)
   })
 
+  test('[messages.email] dresses the HTML part of a code sent through the API; the plain part is the message alone', async () => {
+    const s = await stub()
+    const h = await start({
+      credits: 1,
+      configuredDelivery: true,
+      env: ENV,
+      config: {
+        channels: { email: ['mail'] },
+        providers: { mail: table(s.port) },
+        messages: { email: { logo_url: 'https://example.com/logo.png', accent_color: '#b91c1c', footer: 'Acme & Co\nSpringfield' } },
+      },
+    })
+    const sent = await h.send({ channel: 'email', recipient: 'frank@example.org' })
+    expect(sent.status).toBe(200)
+    const raw = s.received[0]!.raw
+    const { text, html } = mime(raw)
+    const code = /^Your verification code is: (\d{6})$/.exec(text)![1]!
+    expect(html).toContain('<img src="https://example.com/logo.png" alt="" height="40"')
+    expect(html).toContain(`color:#b91c1c;">${code}</p>`)
+    expect(html).toContain('color:#71717a;">Acme &amp; Co<br>\r\nSpringfield</p>')
+    const parsed = await PostalMime.parse(raw)
+    expect(parsed.html).toContain(`color:#b91c1c;">${code}</p>`)
+    expect(parsed.text).toBe(`Your verification code is: ${code}\n`)
+    expect((await h.verify({ verification_id: sent.json.verification_id, code })).json.verified).toBe(true)
+  })
+
   test('the longest hostile values the API accepts arrive intact; CR/LF in a subject is refused before any SMTP', async () => {
     const s = await stub()
     const h = await harness(s.port)
@@ -270,10 +361,9 @@ describe('through the API', () => {
     const template = `.{code}\n..\n.\nFrom me\n${'€. '.repeat(480)}`.slice(0, 1600)
     const sent = await h.send({ channel: 'email', recipient: 'long@example.org', subject, message: template })
     expect(sent.status).toBe(200)
-    const { headers, body } = parseRaw(s.received[0]!.raw)
+    const { headers, text } = mime(s.received[0]!.raw)
     expect(headers.map(([k]) => k)).toEqual(INTENDED_HEADERS)
     expect(decodeHeader(Object.fromEntries(headers).Subject!)).toBe(subject)
-    const text = decodeQuotedPrintable(body)
     const code = /^\.(\d{6})\r\n/.exec(text)![1]!
     expect(text).toBe(template.replace('{code}', code).replace(/\n/g, '\r\n'))
     for (const line of s.received[0]!.raw.split('\r\n')) expect(line.startsWith('.')).toBe(false)

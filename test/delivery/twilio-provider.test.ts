@@ -42,7 +42,7 @@ test('SMS: POST /2010-04-01/Accounts/{sid}/Messages.json, form To, From, Body, B
   expect(Object.fromEntries(new URLSearchParams(r.body))).toEqual({ To: '+14155550123', From: '+15005550006', Body: 'Code: 424242 & more ünïcode' })
 })
 
-test('voice: POST .../Calls.json with inline TwiML that says the digits twice', async () => {
+test('voice: POST .../Calls.json with inline TwiML: the words as written, the code digit by digit with pauses, all twice, escaped', async () => {
   const { stub, p } = setup()
   await p.send(msg({ channel: 'voice', text: 'Your code is 4, 2, 4, 2, 4, 2 <&>' }), AbortSignal.timeout(5000))
   const r = stub.requests[0]!
@@ -51,9 +51,37 @@ test('voice: POST .../Calls.json with inline TwiML that says the digits twice', 
   const form = Object.fromEntries(new URLSearchParams(r.body))
   expect(Object.keys(form)).toEqual(['To', 'From', 'Twiml'])
   expect(form.To).toBe('+14155550123')
-  expect(form.Twiml).toBe(
-    '<Response><Say>Your code is 4, 2, 4, 2, 4, 2 &lt;&amp;&gt;</Say><Pause length="1"/><Say>Your code is 4, 2, 4, 2, 4, 2 &lt;&amp;&gt;</Say></Response>',
-  )
+  const once =
+    '<Say language="en-US">Your code is</Say><Pause length="1"/>' +
+    '<Say language="en-US">4</Say><Pause length="1"/><Say language="en-US">2</Say><Pause length="1"/>' +
+    '<Say language="en-US">4</Say><Pause length="1"/><Say language="en-US">2</Say><Pause length="1"/>' +
+    '<Say language="en-US">4</Say><Pause length="1"/><Say language="en-US">2</Say><Pause length="1"/>' +
+    '<Say language="en-US">&lt;&amp;&gt;</Say>'
+  expect(form.Twiml).toBe(`<Response>${once}<Pause length="1"/>${once}</Response>`)
+  expect(r.body).toBe(`To=%2B14155550123&From=%2B15005550006&Twiml=${encodeURIComponent(form.Twiml!).replace(/%20/g, '+')}`)
+})
+
+test('voice in Spanish: every <Say> names es-ES; words after the code and quotes in the template are said, escaped', async () => {
+  const { stub, p } = setup()
+  await p.send(msg({ channel: 'voice', locale: 'es', code: '1234', text: '"Hola", tu código: 1, 2, 3, 4. Vence pronto.' }), AbortSignal.timeout(5000))
+  const form = Object.fromEntries(new URLSearchParams(stub.requests[0]!.body))
+  const once =
+    '<Say language="es-ES">&quot;Hola&quot;, tu código:</Say><Pause length="1"/>' +
+    '<Say language="es-ES">1</Say><Pause length="1"/><Say language="es-ES">2</Say><Pause length="1"/>' +
+    '<Say language="es-ES">3</Say><Pause length="1"/><Say language="es-ES">4</Say><Pause length="1"/>' +
+    '<Say language="es-ES">. Vence pronto.</Say>'
+  expect(form.Twiml).toBe(`<Response>${once}<Pause length="1"/>${once}</Response>`)
+})
+
+test('voice in a language Twilio lacks: no language attribute (its default voice); a code written as plain digits is found too', async () => {
+  const { stub, p } = setup()
+  await p.send(msg({ channel: 'voice', locale: 'sw', code: '9081', text: "Nambari yako ni 9081 ' 19081" }), AbortSignal.timeout(5000))
+  const form = Object.fromEntries(new URLSearchParams(stub.requests[0]!.body))
+  const once =
+    '<Say>Nambari yako ni</Say><Pause length="1"/>' +
+    '<Say>9</Say><Pause length="1"/><Say>0</Say><Pause length="1"/><Say>8</Say><Pause length="1"/><Say>1</Say><Pause length="1"/>' +
+    '<Say>&apos; 19081</Say>'
+  expect(form.Twiml).toBe(`<Response>${once}<Pause length="1"/>${once}</Response>`)
 })
 
 test('an invalid-number error (400, Twilio error 21211) is a rejected recipient; the error carries no vendor text', async () => {

@@ -76,7 +76,7 @@ test('SMS status: 0 is success, 6 (unrecognised prefix) rejects the recipient, o
   }
 })
 
-test('voice: POST /v1/calls with an RS256 JWT from the application key and a talk NCCO read twice', async () => {
+test('voice: POST /v1/calls with an RS256 JWT from the application key and a talk NCCO: SSML words, digits with breaks, read twice', async () => {
   const { stub, p } = setup()
   await p.send(msg({ channel: 'voice', text: 'Your code is 4, 2, 4, 2, 4, 2' }), AbortSignal.timeout(5000))
   const r = stub.requests[0]!
@@ -85,8 +85,18 @@ test('voice: POST /v1/calls with an RS256 JWT from the application key and a tal
   expect(JSON.parse(r.body)).toEqual({
     to: [{ type: 'phone', number: '14155550123' }],
     from: { type: 'phone', number: '14155550100' },
-    ncco: [{ action: 'talk', text: 'Your code is 4, 2, 4, 2, 4, 2', loop: 2 }],
+    ncco: [
+      {
+        action: 'talk',
+        text: "<speak>Your code is<break time='1s'/>4<break time='500ms'/>2<break time='500ms'/>4<break time='500ms'/>2<break time='500ms'/>4<break time='500ms'/>2<break time='1s'/></speak>",
+        language: 'en-US',
+        loop: 2,
+      },
+    ],
   })
+  expect(r.body).toBe(
+    '{"to":[{"type":"phone","number":"14155550123"}],"from":{"type":"phone","number":"14155550100"},"ncco":[{"action":"talk","text":"<speak>Your code is<break time=\'1s\'/>4<break time=\'500ms\'/>2<break time=\'500ms\'/>4<break time=\'500ms\'/>2<break time=\'500ms\'/>4<break time=\'500ms\'/>2<break time=\'1s\'/></speak>","language":"en-US","loop":2}]}',
+  )
   const token = /^Bearer (.+)$/.exec(r.headers.authorization!)![1]!
   const [h, c, s] = token.split('.') as [string, string, string]
   expect(JSON.parse(Buffer.from(h, 'base64url').toString())).toEqual({ alg: 'RS256', typ: 'JWT' })
@@ -94,6 +104,34 @@ test('voice: POST /v1/calls with an RS256 JWT from the application key and a tal
   expect(claims).toMatchObject({ application_id: APP_ID, iat: NOW / 1000, exp: NOW / 1000 + 300 })
   expect(claims.jti).toMatch(/^[0-9a-f-]{36}$/)
   expect(createVerify('RSA-SHA256').update(`${h}.${c}`).verify(PUBLIC, Buffer.from(s, 'base64url'))).toBe(true)
+})
+
+test("voice in Brazilian Portuguese: language pt-BR; the template's <, & and quotes are escaped in the SSML; words after the code are said", async () => {
+  const { stub, p } = setup()
+  await p.send(
+    msg({ channel: 'voice', locale: 'pt-BR', code: '5678', text: 'Seu código <Acme & "Co">: 5, 6, 7, 8. Não compartilhe.' }),
+    AbortSignal.timeout(5000),
+  )
+  expect(JSON.parse(stub.requests[0]!.body).ncco).toEqual([
+    {
+      action: 'talk',
+      text: "<speak>Seu código &lt;Acme &amp; &quot;Co&quot;&gt;:<break time='1s'/>5<break time='500ms'/>6<break time='500ms'/>7<break time='500ms'/>8<break time='1s'/>. Não compartilhe.<break time='1s'/></speak>",
+      language: 'pt-BR',
+      loop: 2,
+    },
+  ])
+})
+
+test('voice in a language Vonage lacks: no language (its default voice), the words and digits still apart', async () => {
+  const { stub, p } = setup()
+  await p.send(msg({ channel: 'voice', locale: 'ms', code: '2468', text: "Kod anda: 2, 4, 6, 8 's" }), AbortSignal.timeout(5000))
+  expect(JSON.parse(stub.requests[0]!.body).ncco).toEqual([
+    {
+      action: 'talk',
+      text: "<speak>Kod anda:<break time='1s'/>2<break time='500ms'/>4<break time='500ms'/>6<break time='500ms'/>8<break time='1s'/>&apos;s<break time='1s'/></speak>",
+      loop: 2,
+    },
+  ])
 })
 
 test('voice: 400 naming "to" rejects the recipient; 401 and 5xx fail over', async () => {
