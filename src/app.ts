@@ -167,7 +167,7 @@ export async function buildServer(config: Config, opts: ServerOptions = {}): Pro
   const ops = { readiness, metrics, logger }
   const idempotency = new Idempotency(hasher, { retentionHours: config.idempotency.retention_hours })
   // Named, so a reload (app-reload.ts) can update what the services read on each request.
-  const guard = new FraudGuard(fraudSettingsOf(config))
+  const guard = new FraudGuard(fraudSettingsOf(config), hasher)
   const sendDeps = {
     storage,
     delivery,

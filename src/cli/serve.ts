@@ -102,6 +102,7 @@ export function serveCommand(): Command {
         })
       }
       for (const w of loaded.warnings) logger.warn(w)
+      for (const w of server.engine.warnings) logger.warn(w)
 
       // In steps of SWEEP_STEP_ROWS per table, yielding to requests between steps.
       const runSweep = () => {

@@ -1,8 +1,11 @@
 /**
  * One HTTP POST to a vendor, for the HTTP providers. Errors say which host
  * failed and how (refused, timed out, status and vendor error code), never
- * the body, which may quote the recipient.
+ * the body, which may quote the recipient. At most 64 KiB of the answer is
+ * read (lib/bounded-body.ts): a longer one counts by its status, its body cut
+ * there (so not JSON).
  */
+import { readTextAtMost } from '../lib/bounded-body.ts'
 
 export interface VendorResponse {
   status: number
@@ -20,10 +23,10 @@ export async function post(url: string, init: { headers: Record<string, string>;
     const code = (err as { code?: unknown }).code
     throw new Error(`cannot reach ${origin}${typeof code === 'string' ? ` (${code})` : ''}`)
   }
-  const text = await res.text().catch(() => '')
+  const { text, truncated } = await readTextAtMost(res).catch(() => ({ text: '', truncated: false }))
   let json: unknown
   try {
-    json = JSON.parse(text)
+    json = truncated ? undefined : JSON.parse(text)
   } catch {
     json = undefined
   }

@@ -68,6 +68,16 @@ const TYPES: Record<string, ProviderType<unknown>> = {
 
 export const PROVIDER_TYPES = Object.keys(TYPES)
 
+/**
+ * The provider type a config names, or undefined: its own keys only, so a
+ * name of Object.prototype (`constructor`, `toString`, `__proto__`) is no
+ * type and gets the ordinary "not one of" error.
+ */
+function typeNamed(name: unknown): ProviderType<unknown> | undefined {
+  const key = String(name)
+  return Object.hasOwn(TYPES, key) ? TYPES[key] : undefined
+}
+
 function usedBy(config: Config, name: string): Channel[] {
   return CHANNELS.filter((c) => config.channels[c]?.includes(name))
 }
@@ -75,7 +85,7 @@ function usedBy(config: Config, name: string): Channel[] {
 export function checkProviders(config: Config, env: Env): string[] {
   const problems: string[] = []
   for (const [name, opts] of Object.entries(config.providers)) {
-    const t = TYPES[String(opts.type)]
+    const t = typeNamed(opts.type)
     if (!t) {
       problems.push(
         opts.type === undefined
@@ -101,7 +111,7 @@ export function checkProviders(config: Config, env: Env): string[] {
         continue
       }
       const typeName = String(config.providers[name]!.type)
-      const t = TYPES[typeName]
+      const t = typeNamed(typeName)
       if (t && !t.channels.includes(channel))
         problems.push(`channels.${channel} names provider '${name}', a '${typeName}' provider, which cannot deliver ${channel}`)
     }
@@ -118,7 +128,7 @@ export function buildProviders(config: Config, given: ProviderContext): Record<C
     let p = built.get(name)
     if (!p) {
       const opts = config.providers[name]!
-      const t = TYPES[String(opts.type)]!
+      const t = typeNamed(opts.type)!
       const o = new ProviderOptions(name, opts, ctx.env)
       const receipts = ctx.publicUrl !== undefined && t.receipts ? receiptUrl(ctx.publicUrl, name) : undefined
       p = t.create(name, t.read(o, usedBy(config, name), ctx.publicUrl !== undefined), ctx, now, receipts)
@@ -143,7 +153,7 @@ export function buildReceiptReaders(config: Config, ctx: ProviderContext): Map<s
   const now = ctx.now ?? Date.now
   const out = new Map<string, ReceiptReader>()
   for (const [name, opts] of Object.entries(config.providers)) {
-    const t = TYPES[String(opts.type)]
+    const t = typeNamed(opts.type)
     if (!t?.receipts) continue
     out.set(name, t.receipts(t.read(new ProviderOptions(name, opts, ctx.env), usedBy(config, name), ctx.publicUrl !== undefined), now))
   }

@@ -2,6 +2,12 @@
  * A small structured logger: JSON lines by default, readable text when asked.
  * Callers pass fields that are already safe: keys, codes and clear recipients
  * are never handed to it (docs/api.md#errors).
+ *
+ * Values may still come from a client (a recipient's mask, a provider's
+ * error), so no control character reaches a terminal or a log file raw: in
+ * text mode every message, name and value has them escaped (textSafe), so a
+ * value holding a newline and ANSI escapes cannot print a forged line; JSON
+ * escapes C0 itself, and DEL and C1 are escaped too (docs/operating.md#logs).
  */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
 export type LogFields = Record<string, unknown>
@@ -45,6 +51,28 @@ interface Repeat {
   held: number
 }
 
+/** Control characters (C0, DEL, C1) and the backslash that starts an escape. */
+const UNSAFE_TEXT = /[\x00-\x1f\x7f-\x9f\\]/
+const UNSAFE_TEXT_ALL = /[\x00-\x1f\x7f-\x9f\\]/g
+const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '\\': '\\\\' }
+
+/**
+ * Text for a text-mode line: each control character as `\xHH` (`\n`, `\r`,
+ * `\t` by name), a backslash as `\\`, so an escape in the line is always
+ * otpd's and the line is one line of printable text.
+ */
+export function textSafe(s: string): string {
+  if (!UNSAFE_TEXT.test(s)) return s
+  return s.replace(UNSAFE_TEXT_ALL, (c) => NAMED[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`)
+}
+
+/** DEL and C1, which JSON.stringify leaves raw (it escapes only C0): a JSON line is printable too. */
+const RAW_IN_JSON = /[\x7f-\x9f]/
+const RAW_IN_JSON_ALL = /[\x7f-\x9f]/g
+function jsonSafe(line: string): string {
+  return RAW_IN_JSON.test(line) ? line.replace(RAW_IN_JSON_ALL, (c) => `\\u00${c.charCodeAt(0).toString(16)}`) : line
+}
+
 export function createLogger(opts: LoggerOptions = {}): LevelLogger {
   let min = RANK[opts.level ?? 'info']
   const format = opts.format ?? 'json'
@@ -85,19 +113,20 @@ export function createLogger(opts: LoggerOptions = {}): LevelLogger {
     if (format === 'json') {
       // The same line as JSON.stringify({ time, level, msg, ...fields }), without copying the fields.
       if (fields !== undefined && ('time' in fields || 'level' in fields || 'msg' in fields)) {
-        write(prefix + JSON.stringify({ time, level, msg, ...fields }))
+        write(prefix + jsonSafe(JSON.stringify({ time, level, msg, ...fields })))
         return
       }
       const head = `${prefix}{"time":"${time}","level":"${level}","msg":${JSON.stringify(msg)}`
       const rest = fields === undefined ? '{}' : JSON.stringify(fields)
-      write(rest === '{}' ? head + '}' : head + ',' + rest.slice(1))
+      write(jsonSafe(rest === '{}' ? head + '}' : head + ',' + rest.slice(1)))
       return
     }
-    if (fields === undefined) return write(`${prefix}${time} ${level.toUpperCase().padEnd(5)} ${msg}`)
+    if (fields === undefined) return write(`${prefix}${time} ${level.toUpperCase().padEnd(5)} ${textSafe(msg)}`)
     const rest = Object.entries(fields)
-      .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+      // A value that is no string is written as JSON (its C0 already escaped by JSON, DEL and C1 here).
+      .map(([k, v]) => `${textSafe(k)}=${typeof v === 'string' ? textSafe(v) : jsonSafe(String(JSON.stringify(v)))}`)
       .join(' ')
-    write(`${prefix}${time} ${level.toUpperCase().padEnd(5)} ${msg}${rest ? ' ' + rest : ''}`)
+    write(`${prefix}${time} ${level.toUpperCase().padEnd(5)} ${textSafe(msg)}${rest ? ' ' + rest : ''}`)
   }
   return {
     debug: (m, f) => emit('debug', m, f),
@@ -171,7 +200,7 @@ const guarded = new WeakSet<NodeJS.WriteStream>()
 const brokenStreams = new WeakSet<NodeJS.WriteStream>()
 
 /** A logger that keeps lines in memory; tests read them to prove what was (not) logged. */
-export function createMemoryLogger(): Logger & { lines: string[] } {
+export function createMemoryLogger(format: LoggerOptions['format'] = 'json'): Logger & { lines: string[] } {
   const lines: string[] = []
-  return Object.assign(createLogger({ level: 'debug', write: (l) => lines.push(l) }), { lines })
+  return Object.assign(createLogger({ level: 'debug', format, write: (l) => lines.push(l) }), { lines })
 }

@@ -12,6 +12,7 @@
  * Rule 5 is the operator's explicit cap and refuses in every mode.
  */
 import { destinationOf } from '../lib/phone-country.ts'
+import type { Hasher } from '../lib/secrets.ts'
 import type { AccountFraudSettings, FraudMode, FraudRule, Repos, ScopeKind } from './ports/index.ts'
 import type { Channel } from './types.ts'
 import { secondsUntil, waitForRoom } from './windows.ts'
@@ -41,6 +42,7 @@ export interface Refusal {
   rule: FraudRule
   /** Null for email (rule 5 only). */
   country: string | null
+  /** In clear, for this request only: logs and events show it masked (lib/phone-country.ts maskPrefix). */
   prefix: string | null
   /** The limit named in the message (rules 2 and 5). */
   max: number | null
@@ -53,9 +55,13 @@ export interface FraudVerdict {
   refusal: Refusal | null
   /** Monitor mode: what rules 1-4 would have refused. */
   monitored: Refusal | null
-  /** What to record once the send is accepted (sms and voice only). */
+  /** What to record once the send is accepted (sms and voice only); `prefix` is the prefix's counting key (prefixKey). */
   record: { country: string; prefix: string; counted: boolean } | null
 }
+
+export const HASH_PURPOSE_PREFIX = 'fraud-prefix'
+/** Bytes of the prefix's HMAC kept as its counting key: 128 bits, as a recipient's. */
+const PREFIX_KEY_BYTES = 16
 
 export interface SendFacts {
   accountId: number
@@ -102,8 +108,26 @@ export function blockDuration(level: number): number {
 }
 
 export class FraudGuard {
-  /** Replaced by a config reload (app-reload.ts). */
-  constructor(public settings: FraudSettings) {}
+  constructor(
+    /** Replaced by a config reload (app-reload.ts). */
+    public settings: FraudSettings,
+    private readonly hasher: Hasher,
+  ) {}
+
+  /**
+   * What a send's prefix is counted under (fraud_sends, fraud_minutes): its
+   * HMAC keyed by the server secret (base64url, so never a `+` and a digit
+   * run), or the country for a number whose prefix is its country. Stored in
+   * clear beside the verification's row number, the prefix and the mask
+   * together would give all of the number but one digit (docs/api.md#fraud-guard:
+   * what otpd keeps about a send shows no more digits than its mask). Only a
+   * block names its prefix in clear: it names a range under attack, for the
+   * operator (`fraud status`, `fraud unblock`).
+   */
+  prefixKey(accountId: number, dest: { country: string; prefix: string }): string {
+    if (dest.prefix === dest.country) return dest.country
+    return this.hasher.digest(HASH_PURPOSE_PREFIX, `${accountId}:${dest.prefix}`).subarray(0, PREFIX_KEY_BYTES).toString('base64url')
+  }
 
   /** Inside the send's write transaction, after validation and the test-recipient short-circuit. */
   async check(r: Repos, f: SendFacts): Promise<FraudVerdict> {
@@ -115,7 +139,7 @@ export class FraudGuard {
     if (dest && s.mode !== 'off') would = await this.rules1to4(r, f, dest, account)
     if (would && s.mode === 'enforce') return { refusal: would, monitored: null, record: null }
     const monitored = would
-    const record = dest ? { ...dest, counted: monitored === null } : null
+    const record = dest ? { country: dest.country, prefix: this.prefixKey(f.accountId, dest), counted: monitored === null } : null
 
     // Rule 5, in every mode.
     const cap = account.dailyCreditLimit
@@ -166,9 +190,9 @@ export class FraudGuard {
     }
 
     // 4. Conversion, both scopes on every send that gets here, so a block starts as soon as the evidence exists.
-    let blocked = await this.scopeWait(r, f, 'country', country)
+    let blocked = await this.scopeWait(r, f, 'country', country, country)
     // A number of fewer than 8 digits has its country as prefix: one scope.
-    if (prefix !== country) blocked = Math.max(blocked, await this.scopeWait(r, f, 'prefix', prefix))
+    if (prefix !== country) blocked = Math.max(blocked, await this.scopeWait(r, f, 'prefix', prefix, this.prefixKey(f.accountId, dest)))
 
     // Rule 3 refuses first; the wait reported is the longer, since a retry before it would meet rule 4.
     if (unproven > 0) return refuse('new_country', null, secondsUntil(Math.max(unproven, blocked)))
@@ -176,8 +200,12 @@ export class FraudGuard {
     return null
   }
 
-  /** Milliseconds the scope stays blocked (0 if it is not), starting a block when the evidence calls for one. */
-  private async scopeWait(r: Repos, f: SendFacts, kind: ScopeKind, scope: string): Promise<number> {
+  /**
+   * Milliseconds the scope stays blocked (0 if it is not), starting a block
+   * when the evidence calls for one. The block is kept under the scope in
+   * clear; its sends are counted under `counted` (prefixKey).
+   */
+  private async scopeWait(r: Repos, f: SendFacts, kind: ScopeKind, scope: string, counted: string): Promise<number> {
     const s = this.settings
     const b = await r.fraud.block(f.accountId, kind, scope)
     if (b?.until != null && f.now < b.until) return b.until - f.now
@@ -185,7 +213,7 @@ export class FraudGuard {
     const from = Math.max(f.now - DAY + 1, b?.countsFrom ?? 0)
     const to = f.now - s.conversionGraceSeconds * 1000
     if (to < from) return 0
-    const { sends, approved } = await r.fraud.conversion(f.accountId, kind, scope, from, to)
+    const { sends, approved } = await r.fraud.conversion(f.accountId, kind, counted, from, to)
     if (sends < s.minSends || approved / sends >= s.minConversion) return 0
     // A new block within 24 h of the end of the last one lasts 4 times longer.
     const level = b?.until != null && f.now - b.until < DAY ? b.level + 1 : 0

@@ -178,7 +178,8 @@ export class SendService {
           at: now,
           verification: null,
           status: null,
-          extra: { rule, country, prefix, channel: input.channel, recipient: maskRecipient(input.recipient) },
+          // The prefix masked as the recipient is: together they show no more digits than the mask.
+          extra: { rule, country, prefix: prefix === null ? null : maskPrefix(prefix), channel: input.channel, recipient: maskRecipient(input.recipient) },
         })
         const blocked: SendOutcome = { kind: 'fraud_blocked', rule, country, max, retryAfter }
         // Its 429s are stored for an Idempotency-Key; the geo rule's 403 is not

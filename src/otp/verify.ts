@@ -56,6 +56,9 @@ export class VerifyService {
     const v = await r.verifications.findForKey(input.verificationId, d.ids.seqOf(input.verificationId), key.id)
     // A failed delivery or a canceled verification is out of use.
     if (v?.status !== 'active') return { kind: 'not_found' }
+    // A test verification of an account whose test recipients are off is out of use too,
+    // also one made before the switch: its known code must not pass for a production account.
+    if (v.testMode !== null && !(await r.fraud.accountSettings(v.accountId)).testRecipients) return { kind: 'not_found' }
     if (v.usedAt !== null) return { kind: 'already_used' }
     if (now >= v.expiresAt) return { kind: 'expired' }
 

@@ -87,6 +87,8 @@ export interface Engine {
   sweep(now: number, retentionDays: number, maxRows?: number, idempotencyRetentionHours?: number): Promise<SweepResult>
   /** The database's files and their sizes (none when the engine has no local files). */
   sizes(): DatabaseFile[]
+  /** What the start log warns about, found at open (SQLite: a database file other users may read). */
+  readonly warnings: readonly string[]
   /** Work that runs beside the requests for as long as the server does (`serve` starts it; nothing on some engines). */
   startBackground(hooks: BackgroundHooks): void
   /** Stops the background work; resolves once it has let go of the database. */

@@ -46,6 +46,7 @@ describe('per-recipient limits', () => {
     ['a +tag', ['ann+one@example.com', 'ann@example.com', 'ann+two@example.com']],
     ['the dots of gmail.com', ['john.doe@gmail.com', 'johndoe@gmail.com', 'j.ohn.do.e@gmail.com']],
     ['googlemail.com for gmail.com', ['johndoe@googlemail.com', 'John.Doe+otp@gmail.com', 'JOHNDOE@GOOGLEMAIL.COM']],
+    ["the review's attack (a +tag, a dot, googlemail.com)", ['victim+1@gmail.com', 'v.ictim@gmail.com', 'victim@googlemail.com']],
   ])('%s: three spellings share one budget; each code goes to the address as written', async (_, spellings) => {
     const h = await start()
     for (const recipient of spellings.slice(0, 2)) expect((await h.send({ channel: 'email', recipient })).status).toBe(200)

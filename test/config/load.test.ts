@@ -104,6 +104,17 @@ test('channels must name defined providers, and provider types must exist', () =
   expect(p).toContain('providers.z.type is missing (one of: smtp, twilio, vonage, webhook, log, noop)')
 })
 
+test('a provider type named like a property of every object (constructor, __proto__, toString...) gets the ordinary "not one of" error, also when a channel names it', () => {
+  const names = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'isPrototypeOf', 'propertyIsEnumerable', 'toLocaleString']
+  for (const name of names) {
+    const p = problems(() => resolveConfig({ channels: { sms: ['y'] }, providers: { y: { type: name } } }))
+    expect(p).toEqual([`providers.y.type '${name}' is not one of: smtp, twilio, vonage, webhook, log, noop`])
+  }
+  // From a file, as an operator writes it.
+  const f = file('[channels]\nsms = ["y"]\n[providers.y]\ntype = "constructor"\n')
+  expect(problems(() => loadConfig({ file: f, env: {} }))).toEqual(["providers.y.type 'constructor' is not one of: smtp, twilio, vonage, webhook, log, noop"])
+})
+
 test('a short server.secret is rejected without echoing it', () => {
   expect(problems(() => resolveConfig({ server: { secret: 'short-secret-value' } }))).toEqual(['server.secret must be a string of at least 32 characters'])
 })

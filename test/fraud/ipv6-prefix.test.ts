@@ -55,6 +55,14 @@ describe('rule 2 over a /64', () => {
     expect((await h.send({ channel: 'sms', recipient: us(7), ip: '2001:db8:1:2::8' })).json.error).toBe(ipLimited(60))
   })
 
+  test('the attack as the review ran it: 12 sends from 12 addresses of one /64 at the default 10 an hour; the last 2 are refused', async () => {
+    const h = await guarded({ new_country_per_hour: 1000 })
+    const statuses: number[] = []
+    for (let i = 1; i <= 12; i++) statuses.push((await h.send({ channel: 'sms', recipient: us(100 + i), ip: `2001:db8:7:9::${i.toString(16)}` })).status)
+    expect(statuses).toEqual([...Array(10).fill(200), 429, 429])
+    expect(h.delivery.sent).toHaveLength(10)
+  })
+
   test('an IPv4-mapped address still counts as its IPv4 address, never as a /64', async () => {
     const h = await guarded({ ip_per_hour: 2, new_country_per_hour: 1000 })
     expect((await h.send({ channel: 'sms', recipient: us(1), ip: '::ffff:198.51.100.9' })).status).toBe(200)

@@ -1,7 +1,8 @@
 /**
  * send.blocked (docs/api.md#fraud-guard, docs/api.md#events): a refusal by the
  * guard emits it in its own transaction, with the verification and status
- * null and the rule, country and prefix; through the real outbox, its exact
+ * null and the rule, country and prefix (masked as the recipient is: together
+ * they show no more digits than the mask); through the real outbox, its exact
  * body; monitor refuses nothing, so it emits none.
  */
 import { expect, test } from 'bun:test'
@@ -27,7 +28,7 @@ test('a refusal emits send.blocked (verification and status null; rule, country,
       at: h.clock.now(),
       verification: null,
       status: null,
-      extra: { rule: 'geo', country: 'UZ', prefix: '+99890123', channel: 'sms', recipient: '+9989*****001' },
+      extra: { rule: 'geo', country: 'UZ', prefix: '+9989****', channel: 'sms', recipient: '+9989*****001' },
     },
   ])
   await h.server.fraud.setAccount('default', { dailyCreditLimit: 1 })
@@ -60,7 +61,7 @@ test('send.blocked through the real outbox: a rule-1 refusal in enforce mode, an
       test: false,
       rule: 'geo',
       country: 'UZ',
-      prefix: '+99890123',
+      prefix: '+9989****',
     },
   })
   await h.server.fraud.setAccount('default', { allowedCountries: null })
@@ -77,7 +78,7 @@ test('send.blocked through the real outbox: a rule-1 refusal in enforce mode, an
     test: false,
     rule: 'conversion',
     country: 'UZ',
-    prefix: '+99890123',
+    prefix: '+9989****',
   })
 })
 

@@ -134,6 +134,8 @@ export interface HarnessOptions {
   onFatal?: (err: Error) => void
   /** PostgreSQL: use this database (restart) instead of a fresh one. */
   databaseUrl?: string
+  /** The log lines' format (`logs`): JSON, as by default in production, or text, as on a terminal. */
+  logFormat?: 'json' | 'text'
 }
 
 /**
@@ -167,7 +169,7 @@ export async function createHarness(opts: HarnessOptions = {}): Promise<Harness>
   const dbPath = join(dir, 'otpd.db')
   const clock = opts.clock ?? new ManualClock(Date.UTC(2026, 0, 1, 12, 0, 0))
   const delivery = opts.delivery ?? new RecordingDelivery()
-  const logger = createMemoryLogger()
+  const logger = createMemoryLogger(opts.logFormat)
   const raw = structuredClone(opts.config ?? {})
   // The fraud guard (docs/api.md#fraud-guard) is off unless a test sets [fraud]: the v1
   // tests send many codes to numbers of countries never approved, which it would refuse.

@@ -17,6 +17,7 @@ export interface AccountFraudSettings {
 export interface BlockRow {
   accountId: number
   kind: ScopeKind
+  /** The country, or the prefix in clear (a range under attack, shown to operators). */
   scope: string
   startedAt: number | null
   /** The end of the current or last block; null when none was ever set or it was lifted. */
@@ -32,6 +33,7 @@ export interface FraudSendRow {
   accountId: number
   at: number
   country: string
+  /** The prefix's counting key (otp/fraud.ts prefixKey): its HMAC, never the prefix; the country for a short number. */
   prefix: string
   ipHash: Uint8Array | null
   counted: boolean
@@ -54,7 +56,7 @@ export interface FraudStore {
   countrySendTimes(accountId: number, country: string, since: number): Promise<number[]>
   /** When the account last had a verification to this country approved, or null. */
   lastApproval(accountId: number, country: string): Promise<number | null>
-  /** Counted sends of a scope with `from <= at <= to`, and how many of them were approved. */
+  /** Counted sends of a scope (a country, or a prefix's counting key) with `from <= at <= to`, and how many of them were approved. */
   conversion(accountId: number, kind: ScopeKind, scope: string, from: number, to: number): Promise<{ sends: number; approved: number }>
   block(accountId: number, kind: ScopeKind, scope: string): Promise<BlockRow | undefined>
   saveBlock(block: BlockRow): Promise<void>

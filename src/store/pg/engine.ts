@@ -70,6 +70,7 @@ export async function openPostgres(conn: PgConnection, secret: ConfiguredSecret,
     migrationsCurrent: () => migrationsCurrent(probe),
     sweep: (now, days, maxRows, idempotencyHours) => sweepPg(sql, now, days, maxRows, idempotencyHours),
     sizes: () => [],
+    warnings: [],
     startBackground: () => {},
     stopBackground: async () => {},
     backup: async () => {

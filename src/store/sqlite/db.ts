@@ -4,11 +4,17 @@
  * the embedded migrations under one IMMEDIATE transaction. Refused first when
  * the file or its directory is not writable, or the schema is from a newer
  * otpd; every error names the path (store/sqlite/guards.ts).
+ *
+ * A new database file is created 0600 whatever the umask, as the secret is
+ * (docs/operating.md#data-and-secrets): SQLite would create it 0644 less the
+ * umask, readable by every user, and gives its -wal and -shm files the
+ * database file's mode. An existing file is left as it is, and a start warns
+ * when it is wider (widerThanPrivate).
  */
 import { Database } from 'bun:sqlite'
 import { createHash } from 'node:crypto'
-import { mkdirSync } from 'node:fs'
-import { dirname } from 'node:path'
+import { closeSync, mkdirSync, openSync, statSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
 import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite'
 import { checkSchemaNotNewer, checkWritable, namingPath, StoreGuardError } from './guards.ts'
 import { migrationFiles, migrationJournal } from './migrations/index.ts'
@@ -32,6 +38,7 @@ export function openDatabase(opts: OpenOptions): Db {
       throw new StoreGuardError(`cannot create the database directory ${dir}: ${err instanceof Error ? err.message : String(err)}`)
     }
     checkWritable(path)
+    createPrivate(path)
   }
   const client = namingPath(path, () => new Database(path, { create: true, strict: true }))
   try {
@@ -50,6 +57,34 @@ export function openDatabase(opts: OpenOptions): Db {
     throw err
   }
   return drizzle({ client, schema }) as Db
+}
+
+/** Creates the database file empty and 0600 (an empty file is an empty SQLite database); one that exists is left alone. */
+function createPrivate(path: string): void {
+  try {
+    closeSync(openSync(path, 'wx', 0o600))
+  } catch (err) {
+    if ((err as { code?: unknown }).code === 'EEXIST') return
+    throw new StoreGuardError(`cannot create the database file ${resolve(path)}: ${err instanceof Error ? err.message : String(err)}`)
+  }
+}
+
+/** The database's files (the database, -wal, -shm) that other users may read or write: one warning each, with its absolute path and mode. */
+export function widerThanPrivate(path: string): string[] {
+  if (path === ':memory:') return []
+  const out: string[] = []
+  for (const file of [path, `${path}-wal`, `${path}-shm`].map((f) => resolve(f))) {
+    let mode: number
+    try {
+      mode = statSync(file).mode & 0o777
+    } catch {
+      continue
+    }
+    if ((mode & 0o077) === 0) continue
+    const octal = mode.toString(8).padStart(4, '0')
+    out.push(`the database file ${file} has mode ${octal}: other users may read it (otpd creates its files 0600; chmod 600 ${file})`)
+  }
+  return out
 }
 
 /**

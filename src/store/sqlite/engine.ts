@@ -12,7 +12,7 @@ import type { BackgroundHooks, BackupResult, DatabaseFile, Engine, SweepResult }
 import type { ConfiguredSecret } from '../secret.ts'
 import { backupDatabase } from './backup.ts'
 import { startCheckpointer, type Checkpointer } from './checkpointer.ts'
-import { migrationsCurrent, openDatabase, openReader, type Db } from './db.ts'
+import { migrationsCurrent, openDatabase, openReader, type Db, widerThanPrivate } from './db.ts'
 import { EVENT_ID_PURPOSE } from './event-store.ts'
 import { loadGuardedSecret } from './guards.ts'
 import { databaseFileSizes } from './health.ts'
@@ -37,6 +37,7 @@ export class SqliteEngine implements Engine {
   readonly display: string
   readonly storage: SqliteStorage
   readonly hasher: Hasher
+  readonly warnings: readonly string[]
   /** The writer connection. Tests reach it; above the seam nothing does. */
   readonly db: Db
   private readonly reader: Db
@@ -49,6 +50,8 @@ export class SqliteEngine implements Engine {
     this.db = openDatabase({ path, synchronous: opts.synchronous, busyTimeoutMs })
     this.hasher = new Hasher(loadGuardedSecret(this.db.$client, opts.secret, path))
     this.reader = openReader(this.db, path)
+    // After the open: the -wal and -shm files it made have the database file's mode.
+    this.warnings = widerThanPrivate(path)
     this.storage = new SqliteStorage(this.db, this.reader, {
       busyTimeoutMs,
       onFatal: opts.onFatal,

@@ -297,7 +297,10 @@ export const idempotencyKeys = sqliteTable(
  * that monitor mode let through although a rule would have refused it: it
  * counts toward no rule, so monitor decides exactly as enforce would.
  * `ip_hash` is an HMAC of the canonical address (keyed by account), never the
- * address. Rows older than 24 h are swept.
+ * address; `prefix` is the prefix's counting key (otp/fraud.ts prefixKey: an
+ * HMAC, or the country of a short number), never the prefix, which beside the
+ * verification's mask would give all of the number but one digit. Rows older
+ * than 24 h are swept.
  */
 export const fraudSends = sqliteTable(
   'fraud_sends',
@@ -323,7 +326,8 @@ export const fraudSends = sqliteTable(
  * Rule 4's counts per account, scope and minute of the send: counted sends,
  * and how many of them were approved. A 24 h window is then at most 1,440 rows
  * per scope, whatever the traffic; the partial minutes at its ends are read
- * from fraud_sends, so the window is exact to the millisecond.
+ * from fraud_sends, so the window is exact to the millisecond. A prefix's
+ * `scope` is its counting key, as in fraud_sends.
  */
 export const fraudMinutes = sqliteTable(
   'fraud_minutes',

@@ -1,0 +1,3 @@
+-- Fraud guard: a send's prefix is counted under its HMAC (otp/fraud.ts prefixKey), never in clear. SQL cannot compute the HMAC (the key is the server secret, not in the database), so rows written in clear are dropped from the prefix scope: each such send keeps counting for its IP and country (its prefix becomes its country, as for a short number), and the per-minute prefix counts go. Rule 4 loses at most 24 h of prefix evidence once; blocks in force stay (a block names its prefix in clear).
+UPDATE `fraud_sends` SET `prefix` = `country` WHERE `prefix` LIKE '+%';--> statement-breakpoint
+DELETE FROM `fraud_minutes` WHERE `kind` = 'prefix' AND `scope` LIKE '+%';
