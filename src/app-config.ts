@@ -16,6 +16,7 @@ import {
 import type { Config } from './config/schema.ts'
 import { checkProviders } from './delivery/registry.ts'
 import { fraudCheck } from './app-fraud.ts'
+import { messagesCheck } from './app-messages.ts'
 
 export { ConfigError, type LoadedConfig }
 
@@ -23,11 +24,11 @@ export { ConfigError, type LoadedConfig }
 export const providerCheck: ConfigCheck = (config, valid, env) => (valid('providers') && valid('channels') ? checkProviders(config, env) : [])
 
 export function loadConfig(opts: Omit<LoadOptions, 'checks'> = {}): LoadedConfig {
-  return loadShape({ ...opts, checks: [providerCheck, fraudCheck] })
+  return loadShape({ ...opts, checks: [providerCheck, fraudCheck, messagesCheck] })
 }
 
 export function resolveConfig(raw: Record<string, unknown>, source = 'built-in defaults', env: Env = {}): Config {
-  return resolveShape(raw, source, env, [providerCheck, fraudCheck])
+  return resolveShape(raw, source, env, [providerCheck, fraudCheck, messagesCheck])
 }
 
 /** Environment variables a provider names that the environment lacks, from the problems of a failed check. */

@@ -66,6 +66,9 @@ export function sendTestCommand(): Command {
           recipient: opts.to,
           text: TEXT[opts.channel],
           subject: 'otpd test message',
+          // A test message carries no code: nothing to read digit by digit.
+          locale: 'en',
+          code: '',
           verificationId: randomUuid(),
           expiresAt: now + 300_000,
         })

@@ -13,6 +13,8 @@ const message: OutboundMessage = {
   recipient: '+14155550123',
   text: 'Your verification code is: 424242',
   subject: 'Your Verification Code',
+  locale: 'en',
+  code: '424242',
   verificationId: '9a7c0c1e-0000-4000-8000-000000000001',
   expiresAt: Date.UTC(2026, 0, 1),
 }

@@ -68,7 +68,12 @@ const ROWS: Row[] = [
     status: 'canceled',
     extra: {},
   },
-  { type: 'verification.sent', act: async (h) => (await sendSms(h)).json.verification_id, status: 'pending', extra: { provider: 'recording' } },
+  {
+    type: 'verification.sent',
+    act: async (h) => (await sendSms(h)).json.verification_id,
+    status: 'pending',
+    extra: { provider: 'recording', encoding: 'GSM-7', segments: 1 },
+  },
   {
     type: 'verification.sent',
     act: async (h) => (await h.send({ channel: 'email', recipient: TEST.EMAIL_SUCCESS })).json.verification_id,
