@@ -11,6 +11,7 @@ import { creditsCommand } from './cli/credits.ts'
 import { eventsCommand } from './cli/events.ts'
 import { fraudCommand } from './cli/fraud.ts'
 import { keysCommand } from './cli/keys.ts'
+import { messagesCommand } from './cli/messages.ts'
 import { sendTestCommand } from './cli/send-test.ts'
 import { serveCommand } from './cli/serve.ts'
 import { webhooksCommand } from './cli/webhooks.ts'
@@ -46,6 +47,7 @@ program.addCommand(keysCommand())
 program.addCommand(creditsCommand())
 program.addCommand(accountsCommand())
 program.addCommand(fraudCommand())
+program.addCommand(messagesCommand())
 program.addCommand(configCommand())
 program.addCommand(sendTestCommand())
 program.addCommand(backupCommand())
