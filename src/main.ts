@@ -36,6 +36,7 @@ const program = new Command('otpd')
       '  delivery.md         SMTP, Twilio, Vonage and webhook providers; receipts\n' +
       '  events.md           webhook events: endpoints, signatures, retries\n' +
       '  fraud-guard.md      the SMS pumping guard: rules, rollout, commands\n' +
+      '  messages.md         the message a person receives: languages, templates, segments, autofill\n' +
       '  multi-node.md       PostgreSQL, several nodes, moving from SQLite\n' +
       '  development.md      working on otpd\n' +
       '  benchmarks.md       speed, and how to measure it\n' +
