@@ -53,7 +53,11 @@ async function viaStub(vendor: Vendor, messages: Record<string, unknown> = {}) {
   return { h, stub, body }
 }
 
-const statusOf = async (h: Harness, id: string) => (await h.call(`/api/v1/verifications/${id}`, undefined, { method: 'GET' })).json
+/** The status once the send's outcome is recorded (the answer does not wait for it). */
+async function statusOf(h: Harness, id: string) {
+  await h.server.storage.settled()
+  return (await h.call(`/api/v1/verifications/${id}`, undefined, { method: 'GET' })).json
+}
 
 describe.each(['twilio', 'vonage', 'webhook'] as const)('autofill through %s', (vendor) => {
   test('otp_domain ends the SMS with a blank line and "@domain #code"', async () => {
