@@ -17,6 +17,7 @@ import type { Config } from './config/schema.ts'
 import { checkEmailLook } from './delivery/email-html.ts'
 import { checkProviders } from './delivery/registry.ts'
 import { fraudCheck } from './app-fraud.ts'
+import { messagesCheck } from './app-messages.ts'
 
 export { ConfigError, type LoadedConfig }
 
@@ -27,11 +28,11 @@ export const providerCheck: ConfigCheck = (config, valid, env) => (valid('provid
 export const emailLookCheck: ConfigCheck = (config, valid) => (valid('messages') ? checkEmailLook(config.messages.email) : [])
 
 export function loadConfig(opts: Omit<LoadOptions, 'checks'> = {}): LoadedConfig {
-  return loadShape({ ...opts, checks: [providerCheck, fraudCheck, emailLookCheck] })
+  return loadShape({ ...opts, checks: [providerCheck, fraudCheck, emailLookCheck, messagesCheck] })
 }
 
 export function resolveConfig(raw: Record<string, unknown>, source = 'built-in defaults', env: Env = {}): Config {
-  return resolveShape(raw, source, env, [providerCheck, fraudCheck, emailLookCheck])
+  return resolveShape(raw, source, env, [providerCheck, fraudCheck, emailLookCheck, messagesCheck])
 }
 
 /** Environment variables a provider names that the environment lacks, from the problems of a failed check. */

@@ -11,6 +11,7 @@ import type { KeyLimiter } from './otp/key-limiter.ts'
 import type { Delivery } from './otp/ports/index.ts'
 import type { FraudGuard } from './otp/fraud.ts'
 import { fraudSettingsOf } from './app-fraud.ts'
+import type { MessageCatalogue } from './otp/messages/catalogue.ts'
 import type { Limits, OutboundMessage } from './otp/types.ts'
 
 /** Settings a reload cannot apply: a listener is bound, the database open, TLS contexts built at start. */
@@ -65,7 +66,9 @@ export interface LiveSettings {
   makeLimiter(max: number): KeyLimiter
   /** The service dependency objects, updated in place. */
   holders: { limiter: KeyLimiter }[]
-  send: { defaultCodeLength: number }
+  send: { defaultCodeLength: number; messages: MessageCatalogue }
+  /** The message catalogue of a config: the operator's templates read again (docs/messages.md#templates). */
+  makeCatalogue(config: Config): MessageCatalogue
   http: { lockoutSeconds: number }
   idempotency: { retentionHours: number }
   /** Its settings are replaced (the next send decides with them). */
@@ -87,6 +90,7 @@ export function applyReload(live: LiveSettings, next: Config, nextLimits: Limits
   }
   Object.assign(live.limits, nextLimits)
   live.send.defaultCodeLength = next.codes.default_length
+  live.send.messages = live.makeCatalogue(next)
   live.http.lockoutSeconds = next.limits.lockout_seconds
   live.idempotency.retentionHours = next.idempotency.retention_hours
   if (live.fraud) live.fraud.settings = fraudSettingsOf(next)

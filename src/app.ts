@@ -9,6 +9,7 @@ import pkg from '../package.json' with { type: 'json' }
 import { applyReload, limitsOf, type LiveSettings } from './app-reload.ts'
 import { receiptReadersInForce, serverDelivery } from './app-delivery.ts'
 import { fraudSettingsOf } from './app-fraud.ts'
+import { buildCatalogue } from './app-messages.ts'
 import { cachedReadiness, serviceMetricsOf } from './app-ops.ts'
 import type { Config } from './config/schema.ts'
 import { tlsFingerprint } from './config/tls.ts'
@@ -37,7 +38,7 @@ import { ReceiptService } from './otp/receipts.ts'
 import { recoverUnsettledSends } from './otp/recovery.ts'
 import { SendService } from './otp/send.ts'
 import { ShowService } from './otp/show.ts'
-import type { Channel } from './otp/types.ts'
+import type { Channel, SmsInfo } from './otp/types.ts'
 import { VerifyService } from './otp/verify.ts'
 import { Webhooks } from './otp/webhooks.ts'
 import type { Engine, EngineStorage, SweepResult } from './store/engine.ts'
@@ -181,6 +182,8 @@ export async function buildServer(config: Config, opts: ServerOptions = {}): Pro
     idempotency,
     guard,
     onFraudDecision: (x: { rule: string; country: string | null }, enforced: boolean) => metrics.fraudRefusal(x.rule, x.country, enforced),
+    messages: buildCatalogue(config),
+    onSmsSent: (country: string, sms: SmsInfo) => metrics.smsSent(country, sms.encoding, sms.segments),
   }
   const verifyDeps = { storage, hasher, ids, clock, limits, limiter, idempotency }
   const showDeps = { storage, ids, clock, limits, limiter }
@@ -209,6 +212,7 @@ export async function buildServer(config: Config, opts: ServerOptions = {}): Pro
     delivery: switchable,
     makeDelivery,
     makeLimiter,
+    makeCatalogue: buildCatalogue,
     holders: [sendDeps, verifyDeps, showDeps, cancelDeps, httpDeps],
     idempotency: idempotency.settings,
     send: sendDeps,

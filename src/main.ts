@@ -11,6 +11,7 @@ import { creditsCommand } from './cli/credits.ts'
 import { eventsCommand } from './cli/events.ts'
 import { fraudCommand } from './cli/fraud.ts'
 import { keysCommand } from './cli/keys.ts'
+import { messagesCommand } from './cli/messages.ts'
 import { sendTestCommand } from './cli/send-test.ts'
 import { serveCommand } from './cli/serve.ts'
 import { webhooksCommand } from './cli/webhooks.ts'
@@ -35,6 +36,7 @@ const program = new Command('otpd')
       '  delivery.md         SMTP, Twilio, Vonage and webhook providers; receipts\n' +
       '  events.md           webhook events: endpoints, signatures, retries\n' +
       '  fraud-guard.md      the SMS pumping guard: rules, rollout, commands\n' +
+      '  messages.md         the message a person receives: languages, templates, segments, autofill\n' +
       '  multi-node.md       PostgreSQL, several nodes, moving from SQLite\n' +
       '  development.md      working on otpd\n' +
       '  benchmarks.md       speed, and how to measure it\n' +
@@ -46,6 +48,7 @@ program.addCommand(keysCommand())
 program.addCommand(creditsCommand())
 program.addCommand(accountsCommand())
 program.addCommand(fraudCommand())
+program.addCommand(messagesCommand())
 program.addCommand(configCommand())
 program.addCommand(sendTestCommand())
 program.addCommand(backupCommand())

@@ -1,5 +1,7 @@
 /** `otpd accounts ...`: create, list, set. */
 import { Command, InvalidArgumentError } from 'commander'
+import { buildCatalogue } from '../app-messages.ts'
+import { HOST_NAME } from '../config/schema.ts'
 import { example, formatTime, integerArg, isoTime, printJson, printTable, withConfig, withCore, withJson, type CommonOptions } from './common.ts'
 
 export function accountsCommand(): Command {
@@ -36,6 +38,7 @@ export function accountsCommand(): Command {
     'otpd accounts set default --code-length 8',
     'otpd accounts set acme --countries US,CA --daily-credit-limit 5000',
     "otpd accounts set acme --countries '*' --daily-credit-limit none --test-recipients off",
+    'otpd accounts set acme --locale es --otp-domain login.example.com',
   )
     .option('--code-length <n>', 'length of generated codes, 4-10', integerArg('--code-length'))
     .option(
@@ -45,16 +48,26 @@ export function accountsCommand(): Command {
     )
     .option('--daily-credit-limit <n>', "at most N send debits in a rolling 24 h (every channel), or 'none'", creditLimitArg)
     .option('--test-recipients <on|off>', 'off: the five test recipients are charged and delivered like any other (production accounts)', onOffArg)
+    .option('--locale <tag>', "the language of the account's texts (es, pt-BR), or 'none' (docs/messages.md)", noneArg)
+    .option('--otp-domain <host>', "append '@<host> #<code>' to the account's SMS (browser autofill), or 'none' for the config's", otpDomainArg)
     .action((name: string, opts: CommonOptions & SetOptions) =>
-      withCore(opts, async ({ admin, fraud }) => {
+      withCore(opts, async ({ admin, fraud, config }) => {
         // Commander keeps no null from a parser: `default` and `none` arrive as markers.
         const countries = opts.countries?.[0] === DEFAULT ? null : opts.countries
         const limit = opts.dailyCreditLimit === NONE ? null : opts.dailyCreditLimit
         const guard = { allowedCountries: countries, dailyCreditLimit: limit, testRecipients: opts.testRecipients }
         const changesGuard = Object.values(guard).some((v) => v !== undefined)
-        if (opts.codeLength === undefined && !changesGuard) {
-          throw new Error('nothing to change: give --code-length, --countries, --daily-credit-limit or --test-recipients')
+        const changesMessaging = opts.locale !== undefined || opts.otpDomain !== undefined
+        if (opts.codeLength === undefined && !changesGuard && !changesMessaging) {
+          throw new Error('nothing to change: give --code-length, --countries, --daily-credit-limit, --test-recipients, --locale or --otp-domain')
         }
+        let locale: string | null | undefined
+        if (opts.locale !== undefined && opts.locale !== NONE_TEXT) {
+          const catalogue = buildCatalogue(config)
+          locale = catalogue.resolve(opts.locale)
+          if (locale === null)
+            throw new Error(`--locale '${opts.locale}' is no language of the built-in texts or of a template (${catalogue.locales().join(', ')})`)
+        } else if (opts.locale === NONE_TEXT) locale = null
         const lines: string[] = []
         let codeLength: number | null | undefined
         if (opts.codeLength !== undefined) {
@@ -81,10 +94,30 @@ export function accountsCommand(): Command {
               : `account '${f.name}' treats the test recipients like any other recipient (charged and delivered)`,
           )
         }
+        let messaging: { locale: string | null; otpDomain: string | null } | undefined
+        if (changesMessaging) {
+          const otpDomain = opts.otpDomain === undefined ? undefined : opts.otpDomain === NONE_TEXT ? null : opts.otpDomain
+          messaging = await admin.setMessaging(name, stripUndefined({ locale, otpDomain }))
+          if (opts.locale !== undefined) {
+            lines.push(
+              messaging.locale === null
+                ? `account '${name}' has no language of its own: the send's locale, the country (if on) or messages.default_locale decide`
+                : `account '${name}' gets texts in '${messaging.locale}' unless a send names its locale`,
+            )
+          }
+          if (opts.otpDomain !== undefined) {
+            lines.push(
+              messaging.otpDomain === null
+                ? `account '${name}' uses the config's messages.otp_domain for SMS autofill`
+                : `account '${name}' ends each SMS with '@${messaging.otpDomain} #<code>'`,
+            )
+          }
+        }
         if (opts.json) {
+          const texts = messaging ? { locale: messaging.locale, otp_domain: messaging.otpDomain } : {}
           const length = codeLength === undefined ? {} : { code_length: codeLength }
           const settings = changesGuard ? { countries: f.allowedCountries, daily_credit_limit: f.dailyCreditLimit, test_recipients: f.testRecipients } : {}
-          return printJson({ name: f.name, ...length, ...settings })
+          return printJson({ name: f.name, ...length, ...settings, ...texts })
         }
         process.stdout.write(lines.map((l) => l + '\n').join(''))
       }),
@@ -100,6 +133,21 @@ interface SetOptions {
   countries?: string[]
   dailyCreditLimit?: number
   testRecipients?: boolean
+  locale?: string
+  otpDomain?: string
+}
+
+const NONE_TEXT = 'none'
+
+/** A value, or 'none' (checked where the texts in force are known). */
+function noneArg(value: string): string {
+  return value.trim()
+}
+
+function otpDomainArg(value: string): string {
+  const v = value.trim()
+  if (v === NONE_TEXT || new RegExp(HOST_NAME).test(v)) return v
+  throw new InvalidArgumentError(`--otp-domain must be a host name such as example.com (lower case, no scheme, no port) or 'none', got '${value}'`)
 }
 
 /** `US,CA` (case-insensitive), `*`, or `default` (the config's list). Known codes are checked by the domain. */

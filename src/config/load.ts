@@ -126,6 +126,7 @@ function envValue(path: string[], value: string): unknown {
   for (const part of path) schema = schema?.properties?.[part] as TSchema | undefined
   // The environment has only strings: a whole number is converted where the schema wants one, and nothing else is.
   if (schema?.type === 'integer' && /^-?[0-9]+$/.test(value.trim())) return Number(value.trim())
+  if (schema?.type === 'boolean' && /^(true|false)$/.test(value.trim())) return value.trim() === 'true'
   if (schema?.type === 'number' && /^-?[0-9]+(\.[0-9]+)?$/.test(value.trim())) return Number(value.trim())
   return value
 }
@@ -175,6 +176,8 @@ function expectation(schema: TSchema): string {
       if (schema.pattern && schema.description) return schema.description
       if (schema.maxLength !== undefined) return `a string of ${schema.minLength ?? 0} to ${schema.maxLength} characters`
       return schema.minLength ? `a string of at least ${schema.minLength} characters` : 'a string'
+    case 'boolean':
+      return 'true or false'
     case 'number':
       return `a number from ${schema.minimum ?? 0} to ${schema.maximum ?? 'any'}`
     case 'array':

@@ -6,6 +6,8 @@
 import { Type as T, type Static } from '@sinclair/typebox'
 
 const strict = { additionalProperties: false, default: {} } as const
+/** A DNS host name of at least two labels, as the WICG one-time-code line writes it. */
+export const HOST_NAME = '^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\\.)+[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$'
 const count = (def: number, max = 1_000_000_000) => T.Integer({ minimum: 1, maximum: max, default: def })
 
 export const ServerConfig = T.Object(
@@ -116,7 +118,32 @@ export const MessagesEmailConfig = T.Object(
   strict,
 )
 
-export const MessagesConfig = T.Object({ email: MessagesEmailConfig }, strict)
+/** Per-language texts of one channel: `es = "Tu código: {code}"` (docs/messages.md#templates). */
+const TemplateTable = T.Record(T.String(), T.String())
+
+/** The message a person receives (docs/messages.md). */
+export const MessagesConfig = T.Object(
+  {
+    /** The language of a send that names none and whose account, and country (when on), decide none. */
+    default_locale: T.String({ minLength: 1, default: 'en' }),
+    /** Take the language from the number's country (sms, voice), after the request's and the account's. */
+    locale_from_country: T.Boolean({ default: false }),
+    /** Optional: a directory of `<channel>.<locale>.txt` files, read at start and on SIGHUP. */
+    templates_dir: T.Optional(T.String({ minLength: 1 })),
+    /** Optional: refuse an SMS longer than this many segments (off: the 1-1600 character rule alone). */
+    sms_max_segments: T.Optional(T.Integer({ minimum: 1, maximum: 255 })),
+    /** Replace characters that have a GSM-7 look-alike in built-in and operator SMS texts (never in a caller's `message`). */
+    transliterate: T.Boolean({ default: false }),
+    /** Optional: append `@<domain> #<code>` to every SMS (WICG SMS one-time codes). */
+    otp_domain: T.Optional(T.String({ pattern: HOST_NAME, description: 'a host name such as example.com (lower case, no scheme, no port)' })),
+    templates: T.Object(
+      { sms: T.Optional(TemplateTable), voice: T.Optional(TemplateTable), email: T.Optional(TemplateTable), subject: T.Optional(TemplateTable) },
+      strict,
+    ),
+    email: MessagesEmailConfig,
+  },
+  strict,
+)
 
 export const Config = T.Object(
   {

@@ -13,6 +13,7 @@
  * other parameter, sorted by name, with `&` and `=` in values turned into `_`.
  * Voice calls ask for no receipt.
  */
+import { smsSize } from '../lib/sms-encoding.ts'
 import { createHmac, createPrivateKey, createSign, type KeyObject } from 'node:crypto'
 import type { Channel, OutboundMessage, ReceiptState } from '../otp/types.ts'
 import { randomUuid } from '../lib/random.ts'
@@ -112,7 +113,8 @@ export class VonageProvider implements Provider {
       to: m.recipient.replace(/^\+/, ''),
       text: m.text,
     })
-    if (/[^\x00-\x7f]/.test(m.text)) form.set('type', 'unicode')
+    // Unicode only when the text needs UCS-2: GSM-7's own accented letters (é, ñ, ü) go as `text`, in the segments otp/messages counted.
+    if (smsSize(m.text).encoding === 'UCS-2') form.set('type', 'unicode')
     if (this.receipts) {
       form.set('status-report-req', '1')
       form.set('callback', this.receipts)

@@ -37,6 +37,10 @@ export const Msg = {
   idempotencyConflict: 'Idempotency-Key was already used with a different request',
   idempotencyInProgress: 'A request with this Idempotency-Key is still in progress',
   ip: 'ip must be a valid IPv4 or IPv6 address',
+  /** docs/messages.md#how-a-text-is-chosen */
+  locale: 'locale must be a supported language tag',
+  /** docs/messages.md#autofill */
+  appHash: 'app_hash must be 11 characters of base64',
   /** A delivery receipt whose vendor signature is missing or wrong (docs/api.md#delivery-receipts). */
   invalidSignature: 'Invalid signature',
 } as const
@@ -77,6 +81,11 @@ export function pumpingBlockedMessage(seconds: number): string {
 /** Fraud guard rule 5. */
 export function dailyCreditLimitMessage(max: number, seconds: number): string {
   return `Daily credit limit of ${max} reached for this account. Please try again in ${seconds} seconds.`
+}
+
+/** `[messages] sms_max_segments` (docs/messages.md#encoding-and-segments). */
+export function smsTooLongMessage(max: number): string {
+  return `message is longer than ${max} SMS segments`
 }
 
 /** The lockout text (docs/api.md#lockout); the duration follows `limits.lockout_seconds`. */

@@ -65,6 +65,8 @@ export const LockoutMessage = t.String({
   pattern: '^Too many failed attempts\\. Please try again in [0-9]+ minutes? or request a new code\\.$',
   examples: ['Too many failed attempts. Please try again in 15 minutes or request a new code.'],
 })
+/** `[messages] sms_max_segments` (docs/messages.md#encoding-and-segments). */
+export const SmsTooLongMessage = t.String({ pattern: '^message is longer than [0-9]+ SMS segments$', examples: ['message is longer than 1 SMS segments'] })
 /** docs/api.md#verification-status: cancel of a verification that is already over. */
 export const AlreadyFinalMessage = t.Union([
   t.Literal('Verification is already approved'),
@@ -164,6 +166,20 @@ const sendFields = {
   expires_in: t.Optional(ExpiresInDoc),
   code: t.Optional(t.String({ pattern: Code.pattern, description: 'your own code, 4-10 digits; generated when absent (ignored for test recipients)' })),
   ip: t.Optional(Ip),
+  locale: t.Optional(
+    t.String({
+      description:
+        'the language of the text when `message` (and, for email, `subject`) is absent: a BCP 47 tag of a built-in language or of an operator template (`es`, `pt-BR`; `es-MX` uses `es`). See docs/messages.md',
+      examples: ['es'],
+    }),
+  ),
+  app_hash: t.Optional(
+    t.String({
+      pattern: '^[A-Za-z0-9+/]{11}$',
+      description: "Android SMS Retriever: your app's 11-character hash, appended to an SMS on a line of its own (ignored for voice and email)",
+      examples: ['FA+9qCX9VSu'],
+    }),
+  ),
 }
 const TEST_PHONES = 'Test recipients: +15550100001 (verifies with 123456), +15550100002 (every code is `Invalid code`), +15550100003 (created expired).'
 export const SmsSendBody = t.Object({
@@ -204,6 +220,8 @@ export const DeliveryInfo = t.Object(
     status: DeliveryStatus,
     provider: t.Union([t.String(), t.Null()], { description: 'the provider (its name in the config) that took the message; null while none has' }),
     updated_at: Timestamp,
+    encoding: t.Optional(t.Union([t.Literal('GSM-7'), t.Literal('UCS-2')], { description: 'SMS only: the encoding of the text as sent' })),
+    segments: t.Optional(t.Integer({ minimum: 1, description: 'SMS only: the segments the text took (what vendors bill)' })),
   },
   exact,
 )

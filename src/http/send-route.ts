@@ -10,6 +10,7 @@ import {
   pumpingBlockedMessage,
   recipientFailureCapMessage,
   recipientRateLimitMessage,
+  smsTooLongMessage,
 } from './messages.ts'
 import type { SendOutcome, SendService } from '../otp/send.ts'
 import type { SendInput } from '../otp/types.ts'
@@ -40,6 +41,8 @@ export function sendReply(outcome: SendOutcome): Reply {
       return errorReply(500, Msg.sendFailed)
     case 'fraud_blocked':
       return fraudReply(outcome)
+    case 'too_long':
+      return errorReply(400, smsTooLongMessage(outcome.max))
   }
 }
 
@@ -91,7 +94,7 @@ export function sendRoute(deps: GuardDeps & { send: SendService; logger: Logger 
         if (!a.ok) return a.reply
         const note = noteOf(request)
         if (typeof a.body.recipient === 'string') note.recipient = maskRecipient(a.body.recipient)
-        const input = validateSend(a.body)
+        const input = validateSend(a.body, deps.send.resolveLocale)
         if (!input.ok) return counted(deps, a.key, errorReply(400, input.error))
         note.channel = input.value.channel
         const outcome = await deps.send.send(

@@ -59,6 +59,13 @@ export function createServiceMetrics(sources: MetricsSources) {
       ['rule', 'country', 'decision'],
     ),
   )
+  const smsSegments = registry.add(
+    new Counter(
+      'otpd_sms_segments_total',
+      'SMS segments a provider took (docs/messages.md#encoding-and-segments), by destination country (ZZ: unknown) and encoding (GSM-7, UCS-2): what the vendors bill.',
+      ['country', 'encoding'],
+    ),
+  )
   const attempts = registry.add(
     new Counter('otpd_provider_attempts_total', 'Delivery attempts by channel, provider and outcome (accepted, failed, rejected, timeout).', [
       'channel',
@@ -135,6 +142,10 @@ export function createServiceMetrics(sources: MetricsSources) {
     /** Countries come from the phone metadata (a fixed set of about 250), never from the request's text. */
     fraudRefusal(rule: string, country: string | null, enforced: boolean) {
       fraud.inc({ rule, country: country ?? 'none', decision: enforced ? 'refused' : 'would_refuse' })
+    },
+    /** Countries come from the phone metadata, never from the request's text. */
+    smsSent(country: string, encoding: string, segments: number) {
+      smsSegments.inc({ country, encoding }, segments)
     },
     walFlush(ms: number) {
       walFlush.observe({}, ms / 1000)

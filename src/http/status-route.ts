@@ -7,6 +7,7 @@
 import { Elysia } from 'elysia'
 import type { Logger } from '../lib/logger.ts'
 import type { ShowOutcome, ShowService } from '../otp/show.ts'
+import type { Verification } from '../otp/types.ts'
 import { authenticate, keyLimitedReply, type GuardDeps } from './guard.ts'
 import { Msg } from './messages.ts'
 import { errorReply, type Reply } from './reply.ts'
@@ -14,6 +15,12 @@ import { noteOf } from './request-log.ts'
 import { respond } from './respond.ts'
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
+
+/** An SMS adds its encoding and segments as sent (docs/messages.md#encoding-and-segments). */
+function deliveryOf(v: Verification): Record<string, unknown> {
+  const d = { status: v.delivery, provider: v.deliveryProvider, updated_at: iso(v.deliveryUpdatedAt) }
+  return v.sms ? { ...d, encoding: v.sms.encoding, segments: v.sms.segments } : d
+}
 
 export function statusReply(outcome: ShowOutcome): Reply {
   switch (outcome.kind) {
@@ -35,7 +42,7 @@ export function statusReply(outcome: ShowOutcome): Reply {
           expires_at: iso(v.expiresAt),
           failed_attempts: outcome.failedAttempts,
           // Test recipients deliver nothing.
-          delivery: v.delivery === null ? null : { status: v.delivery, provider: v.deliveryProvider, updated_at: iso(v.deliveryUpdatedAt) },
+          delivery: v.delivery === null ? null : deliveryOf(v),
         },
       }
     }

@@ -40,7 +40,14 @@ export function recipientProblem(channel: SendInput['channel'], recipient: unkno
   return isPhone(recipient) ? null : Msg.recipientPhone
 }
 
-export function validateSend(body: Record<string, unknown>): Validated<SendInput> {
+const APP_HASH = /^[A-Za-z0-9+/]{11}$/
+
+/**
+ * `resolveLocale` maps a request's `locale` to a language of the message
+ * catalogue (otp/messages/catalogue.ts resolve), null when it has none; without it
+ * every `locale` is refused.
+ */
+export function validateSend(body: Record<string, unknown>, resolveLocale: (tag: string) => string | null = () => null): Validated<SendInput> {
   const { channel, recipient, message, subject, expires_in, code } = body
   if (!isChannel(channel)) return fail(Msg.channel)
   const ch = channel as SendInput['channel']
@@ -56,6 +63,14 @@ export function validateSend(body: Record<string, unknown>): Validated<SendInput
     optional(code, [[isCode, Msg.code]]) ??
     optional(body.ip, [[(v) => canonicalIp(v) !== null, Msg.ip]])
   if (problem) return fail(problem)
+  let locale: string | undefined
+  if (body.locale !== undefined) {
+    const known = typeof body.locale === 'string' ? resolveLocale(body.locale) : null
+    if (known === null) return fail(Msg.locale)
+    locale = known
+  }
+  const appHash = body.app_hash
+  if (appHash !== undefined && (typeof appHash !== 'string' || !APP_HASH.test(appHash))) return fail(Msg.appHash)
   return {
     ok: true,
     value: {
@@ -66,6 +81,8 @@ export function validateSend(body: Record<string, unknown>): Validated<SendInput
       expiresIn: expires_in as number | undefined,
       code: code as string | undefined,
       ip: body.ip === undefined ? undefined : canonicalIp(body.ip)!,
+      locale,
+      appHash: appHash as string | undefined,
     },
   }
 }

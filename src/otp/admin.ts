@@ -53,6 +53,23 @@ export class Admin {
     })
   }
 
+  /**
+   * The account's language and autofill domain (docs/messages.md); null
+   * removes one. The caller checks them (the CLI resolves the language against
+   * the texts in force): a send skips a language it no longer knows.
+   */
+  async setMessaging(
+    name: string,
+    change: { locale?: string | null; otpDomain?: string | null },
+  ): Promise<{ name: string; locale: string | null; otpDomain: string | null }> {
+    return this.storage.write(async (r) => {
+      const a = await accountIn(r, name)
+      await r.admin.setMessaging(a.id, change)
+      const p = await r.credits.sendProfile(a.id)
+      return { name: a.name, locale: p.locale, otpDomain: p.otpDomain }
+    })
+  }
+
   /** Creates a key; the returned `key` is the only time its value exists in clear. */
   async createKey(opts: { name?: string; account?: string }): Promise<{ key: string; id: number; prefix: string; name: string; account: string }> {
     const name = opts.name ?? ''

@@ -29,17 +29,20 @@ import { emit } from './events.ts'
 import { ipScope, type FraudGuard, type FraudVerdict, type Refusal } from './fraud.ts'
 import type { Delivery, FraudRule, Repos, Storage, StoredAnswer } from './ports/index.ts'
 import type { Idempotency, IdempotencyOutcome, IdempotentRequest } from './idempotency.ts'
-import { maskPrefix } from '../lib/phone-country.ts'
+import { destinationOf, maskPrefix } from '../lib/phone-country.ts'
 import type { KeyLimiter } from './key-limiter.ts'
 import { failureCapWait } from './failure-cap.ts'
 import { recipientIdentity } from './recipient-identity.ts'
 import { TEST_CODE, testModeOf } from './test-recipients.ts'
-import type { ApiKey, Channel, Limits, SendInput, Verification } from './types.ts'
+import type { ApiKey, Limits, SendInput, SmsInfo, Verification } from './types.ts'
+import type { MessageCatalogue } from './messages/catalogue.ts'
+import { type Composed, composeMessage } from './messages/compose.ts'
 import { secondsUntil, waitForRoom } from './windows.ts'
 
 export const HASH_PURPOSE_CODE = 'code'
 export const HASH_PURPOSE_RECIPIENT = 'recipient'
 export const DEFAULT_EXPIRES_IN = 300
+/** The spec's texts: the built-in English ones (messages/built-in.ts), which a send without `locale` gets out of the box. */
 export const DEFAULT_MESSAGE = 'Your verification code is: {code}'
 export const DEFAULT_SUBJECT = 'Your Verification Code'
 /** 128 bits: no two recipients share a counter, at half the index of a whole HMAC. */
@@ -57,6 +60,8 @@ export type SendOutcome =
   | { kind: 'delivery_failed' }
   /** The fraud guard refused it (docs/api.md#fraud-guard): nothing delivered, charged or counted. */
   | { kind: 'fraud_blocked'; rule: FraudRule; country: string | null; max: number | null; retryAfter: number | null }
+  /** `[messages] sms_max_segments` (docs/messages.md#encoding-and-segments): a 400, decided before anything is written or counted but the per-key request. */
+  | { kind: 'too_long'; max: number }
 
 const WINDOWS = [
   { ms: 60_000, period: 'minute', limit: (l: Limits) => l.recipientPerMinute },
@@ -79,10 +84,17 @@ export interface SendDeps {
   guard: FraudGuard
   /** Each refusal, and each would-be refusal in monitor mode (metrics); called once per send, after its commit. */
   onFraudDecision?: (refusal: Refusal, enforced: boolean) => void
+  /** The texts in force (docs/messages.md); replaced by a reload. */
+  messages: MessageCatalogue
+  /** Each SMS a provider took, with its destination country (metrics); called once per send. */
+  onSmsSent?: (country: string, sms: SmsInfo) => void
 }
 
 export class SendService {
   constructor(private readonly d: SendDeps) {}
+
+  /** The catalogue's language for a request's `locale` (null: none), from the texts in force. */
+  readonly resolveLocale = (tag: string): string | null => this.d.messages.resolve(tag)
 
   async send(key: ApiKey, input: SendInput, requestId: string, idem?: IdempotentRequest<SendOutcome>): Promise<SendOutcome | IdempotencyOutcome> {
     const { d } = this
@@ -94,10 +106,10 @@ export class SendService {
     const expiresIn = (input.expiresIn ?? DEFAULT_EXPIRES_IN) * 1000
 
     // Inside the transaction that inserts it: the id carries the row's number.
-    const build = async (r: Repos, now: number, code: string): Promise<Verification> => {
+    const build = async (r: Repos, now: number, code: string, sms?: SmsInfo): Promise<Verification> => {
       const seq = await r.verifications.nextSeq()
       const id = d.ids.make(seq)
-      return {
+      const v: Verification = {
         seq,
         id,
         keyId: key.id,
@@ -118,6 +130,8 @@ export class SendService {
         deliveryProvider: null,
         deliveryUpdatedAt: testMode === null ? now : null,
       }
+      if (sms) v.sms = sms
+      return v
     }
 
     // The per-key limit is decided and counted inside the operation's transaction.
@@ -152,6 +166,7 @@ export class SendService {
     // sends cannot both see the last free slot or the last credit. A run of
     // it again draws a new code with its new hash: the last run is the one kept.
     let code = ''
+    let composed: Composed | null = null
     let verdict: FraudVerdict | null = null
     const reserved = await d.storage.write(async (r): Promise<SendOutcome | IdempotencyOutcome | Verification> => {
       verdict = null
@@ -165,7 +180,19 @@ export class SendService {
         if (idem) await d.idempotency.record(r, idem, o, now)
         return o
       }
-      code = input.code ?? randomDigits((await r.credits.codeLength(key.accountId)) ?? d.defaultCodeLength)
+      const profile = await r.credits.sendProfile(key.accountId)
+      code = input.code ?? randomDigits(profile.codeLength ?? d.defaultCodeLength)
+      // The text, its language and (SMS) its segments; a 400 when over the
+      // operator's limit, decided before any rule counts the send.
+      const text = composeMessage(d.messages, {
+        ...input,
+        code,
+        expiresInSeconds: expiresIn / 1000,
+        account: profile,
+      })
+      composed = text
+      const maxSegments = d.messages.settings.smsMaxSegments
+      if (text.sms !== null && maxSegments !== null && text.sms.segments > maxSegments) return { kind: 'too_long', max: maxSegments }
       // The fraud guard, before the per-recipient limits (docs/api.md#fraud-guard).
       const facts = { accountId: key.accountId, channel: input.channel, recipient: counted, ipHash, now }
       const fraud = await d.guard.check(r, facts)
@@ -200,7 +227,7 @@ export class SendService {
         if (wait > 0 && (worst === null || wait > worst.wait)) worst = { max, period: w.period, wait }
       }
       if (worst) return decided({ kind: 'recipient_limited', max: worst.max, period: worst.period, retryAfter: secondsUntil(worst.wait) })
-      const v = await build(r, now, code)
+      const v = await build(r, now, code, text.sms === null ? undefined : { encoding: text.sms.encoding, segments: text.sms.segments })
       if (!(await r.credits.debit({ accountId: key.accountId, amount: 1, verificationId: v.id, at: now }))) return decided({ kind: 'no_credits' })
       await r.verifications.insert(v)
       if (idem) await d.idempotency.reserve(r, idem, sent(v), now, v.seq)
@@ -209,6 +236,7 @@ export class SendService {
     })
     if (verdict) this.reportFraud(verdict, requestId)
     if ('kind' in reserved) return reserved
+    const message = composed!
 
     let provider: string
     try {
@@ -216,9 +244,9 @@ export class SendService {
         await d.delivery.deliver({
           channel: input.channel,
           recipient: input.recipient,
-          text: renderMessage(input.message ?? DEFAULT_MESSAGE, code, input.channel),
-          subject: input.subject ?? DEFAULT_SUBJECT,
-          locale: 'en',
+          text: message.text,
+          subject: message.subject,
+          locale: message.locale,
           code,
           verificationId: reserved.id,
           expiresAt: reserved.expiresAt,
@@ -258,7 +286,8 @@ export class SendService {
         if (await r.verifications.settleDelivery(reserved.seq, 'accepted', provider, now)) {
           // The row as it is now (a verify may already have used it).
           const v = await r.verifications.findForKey(reserved.id, reserved.seq, reserved.keyId)
-          if (v) await emit(r, 'verification.sent', v, now, { provider })
+          // An SMS's encoding and segments ride on its event (docs/api.md#events).
+          if (v) await emit(r, 'verification.sent', v, now, v.sms ? { provider, encoding: v.sms.encoding, segments: v.sms.segments } : { provider })
         }
         if (idem) await r.idempotency.settle(reserved.seq, null)
       })
@@ -271,6 +300,7 @@ export class SendService {
         }),
       )
     if (idem) await settled
+    if (reserved.sms && d.onSmsSent) d.onSmsSent((verdict as FraudVerdict | null)?.record?.country ?? destinationOf(input.recipient).country, reserved.sms)
     d.logger.debug('delivered', { request_id: requestId, channel: input.channel, provider, recipient: reserved.recipientMask })
     return sent(reserved)
   }
@@ -328,10 +358,4 @@ export function refundUnsettled(
     await r.idempotency.settle(v.seq, answer ?? null)
     return true
   })
-}
-
-/** Puts the code into the template; voice reads it digit by digit ("1, 2, 3, 4"). */
-export function renderMessage(template: string, code: string, channel: Channel): string {
-  const spoken = channel === 'voice' ? code.split('').join(', ') : code
-  return template.replaceAll('{code}', spoken)
 }

@@ -1,4 +1,6 @@
 /** Domain types shared by the otp services and the ports they declare. */
+import type { SmsEncoding } from '../lib/sms-encoding.ts'
+
 export const CHANNELS = ['sms', 'email', 'voice'] as const
 export type Channel = (typeof CHANNELS)[number]
 
@@ -56,6 +58,13 @@ export interface Verification {
   /** The provider that took it (`accepted`). */
   deliveryProvider: string | null
   deliveryUpdatedAt: number | null
+  /** An SMS's encoding and segments as sent (docs/messages.md#encoding-and-segments); absent for other channels and test recipients. */
+  sms?: SmsInfo
+}
+
+export interface SmsInfo {
+  encoding: SmsEncoding
+  segments: number
 }
 
 /** A send request that passed validation. */
@@ -68,6 +77,10 @@ export interface SendInput {
   code?: string
   /** The end user's IP address, canonical (fraud guard rule 2 counts it as otp/fraud.ts ipScope says). */
   ip?: string
+  /** The language of the text (docs/messages.md#how-a-text-is-chosen), as the message catalogue resolved the request's `locale`. */
+  locale?: string
+  /** Android's SMS Retriever hash (11 characters of base64), appended to an SMS (docs/messages.md#autofill). */
+  appHash?: string
 }
 
 export interface VerifyInput {

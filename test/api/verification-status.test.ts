@@ -44,7 +44,7 @@ describe('the answer', () => {
       created_at: iso(t0),
       expires_at: iso(t0 + 120_000),
       failed_attempts: 0,
-      delivery: { status: 'accepted', provider: 'recording', updated_at: iso(t0) },
+      delivery: { status: 'accepted', provider: 'recording', updated_at: iso(t0), encoding: 'GSM-7', segments: 1 },
       request_id: r.headers.get('x-request-id')!,
     })
     expect(r.json.expires_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
@@ -75,7 +75,7 @@ describe('the answer', () => {
     while (!seen) await Bun.sleep(5)
     const during = await status(h, seen.verificationId)
     expect(during.json.status).toBe('pending')
-    expect(during.json.delivery).toEqual({ status: 'sending', provider: null, updated_at: iso(h.clock.now()) })
+    expect(during.json.delivery).toEqual({ status: 'sending', provider: null, updated_at: iso(h.clock.now()), encoding: 'GSM-7', segments: 1 })
     release()
     expect((await pending).status).toBe(200)
     // The answer does not wait for the `accepted` record (docs/operating.md#faults-and-recovery): it lands just after.

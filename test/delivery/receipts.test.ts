@@ -151,7 +151,13 @@ test("twilio: a receipt signed by Twilio's library is accepted; delivered -> del
   // The status route shows it (docs/api.md#verification-status).
   const shown = await h.call(`/api/v1/verifications/${id}`, undefined, { method: 'GET' })
   expect(shown.json.status).toBe('pending')
-  expect(shown.json.delivery).toEqual({ status: 'delivered', provider: 'twilio_main', updated_at: new Date(h.clock.now()).toISOString() })
+  expect(shown.json.delivery).toEqual({
+    status: 'delivered',
+    provider: 'twilio_main',
+    updated_at: new Date(h.clock.now()).toISOString(),
+    encoding: 'GSM-7',
+    segments: 1,
+  })
 })
 
 test('an undelivered receipt emits verification.undelivered; test recipients and unknown messages emit nothing', async () => {

@@ -68,7 +68,12 @@ const ROWS: Row[] = [
     status: 'canceled',
     extra: {},
   },
-  { type: 'verification.sent', act: async (h) => (await sendSms(h)).json.verification_id, status: 'pending', extra: { provider: 'recording' } },
+  {
+    type: 'verification.sent',
+    act: async (h) => (await sendSms(h)).json.verification_id,
+    status: 'pending',
+    extra: { provider: 'recording', encoding: 'GSM-7', segments: 1 },
+  },
   {
     type: 'verification.sent',
     act: async (h) => (await h.send({ channel: 'email', recipient: TEST.EMAIL_SUCCESS })).json.verification_id,
@@ -171,7 +176,7 @@ ROWS.push({
   },
   status: null,
   recipient: '+1415****124',
-  extra: { rule: 'daily_credit', country: 'US', prefix: '+1415555' },
+  extra: { rule: 'daily_credit', country: 'US', prefix: '+1415***' },
 })
 
 for (const row of ROWS) {

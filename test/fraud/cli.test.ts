@@ -161,7 +161,7 @@ test('accounts set: each option, --json, and the operator mistakes', () => {
     "account 'default' answers the test recipients without delivering or charging\n",
   )
   const cases: [string[], string][] = [
-    [[], 'otpd: error: nothing to change: give --code-length, --countries, --daily-credit-limit or --test-recipients\n'],
+    [[], 'otpd: error: nothing to change: give --code-length, --countries, --daily-credit-limit, --test-recipients, --locale or --otp-domain\n'],
     [
       ['--countries', 'XQ'],
       "otpd: error: unknown country code XQ: use ISO 3166-1 alpha-2 codes (US, GB, ...), ZZ for numbers of no known country, or '*' for all\n",

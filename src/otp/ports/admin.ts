@@ -36,6 +36,8 @@ export interface AdminRepo {
   listAccounts(): Promise<AccountRow[]>
   insertAccount(name: string, at: number): Promise<AccountRow>
   setCodeLength(accountId: number, length: number): Promise<void>
+  /** `otpd accounts set --locale / --otp-domain` (docs/messages.md); null clears one, undefined leaves it. */
+  setMessaging(accountId: number, change: { locale?: string | null; otpDomain?: string | null }): Promise<void>
   insertKey(k: { accountId: number; name: string; prefix: string; keyHash: string; at: number }): Promise<number>
   listKeys(accountId?: number): Promise<KeyRow[]>
   findKeys(idOrPrefix: string): Promise<KeyRow[]>

@@ -18,4 +18,15 @@ export interface CreditStore {
   /** Posts a debit if the balance covers it (check and move in one statement); false when it does not. */
   debit(entry: Omit<LedgerEntry, 'kind'>): Promise<boolean>
   codeLength(accountId: number): Promise<number | null>
+  /** What a send reads of its account: the code length, and its name, language and autofill domain (docs/messages.md). */
+  sendProfile(accountId: number): Promise<SendProfile>
+}
+
+export interface SendProfile {
+  codeLength: number | null
+  name: string
+  /** `otpd accounts set --locale`; null: none. */
+  locale: string | null
+  /** `otpd accounts set --otp-domain`; null: the config's `messages.otp_domain`. */
+  otpDomain: string | null
 }

@@ -7,10 +7,10 @@
  * statement. Code lengths are read from the database on every send, never
  * kept: another node's `otpd accounts set-code-length` applies at once.
  */
-import type { AccountRow, AdminRepo, CreditStore, KeyRow, KeyStore, LedgerEntry, LedgerRow } from '../../otp/ports/index.ts'
+import type { AccountRow, AdminRepo, CreditStore, KeyRow, KeyStore, LedgerEntry, LedgerRow, SendProfile } from '../../otp/ports/index.ts'
 import type { KeyStatus, StoredKey } from '../../otp/types.ts'
 import { ADMIN_SQL, exactKey, keyIdOf, toAccount, toKeyRow, toLedgerRow } from '../sql/admin.ts'
-import { CREDIT_SQL, LEDGER_COLUMNS } from '../sql/credits.ts'
+import { CREDIT_SQL, LEDGER_COLUMNS, toSendProfile } from '../sql/credits.ts'
 import { KEY_SQL, toStoredKey } from '../sql/keys.ts'
 import { num, numOrNull } from '../sql/values.ts'
 import type { Tx } from './client.ts'
@@ -43,6 +43,9 @@ export class PgCreditStore implements CreditStore {
     const rows = await this.tx.q(CREDIT_SQL.codeLength, [accountId])
     return numOrNull(rows[0]?.code_length)
   }
+  async sendProfile(accountId: number): Promise<SendProfile> {
+    return toSendProfile((await this.tx.q(CREDIT_SQL.sendProfile, [accountId]))[0])
+  }
   async debit(e: Omit<LedgerEntry, 'kind'>): Promise<boolean> {
     return (await this.tx.run(DEBIT, [e.amount, e.accountId, e.verificationId ?? null, e.note ?? null, e.at])) === 1
   }
@@ -68,6 +71,10 @@ export class PgAdminStore implements AdminRepo {
   }
   async setCodeLength(accountId: number, length: number): Promise<void> {
     await this.tx.run(ADMIN_SQL.setCodeLength, [accountId, length])
+  }
+  async setMessaging(accountId: number, change: { locale?: string | null; otpDomain?: string | null }): Promise<void> {
+    if (change.locale !== undefined) await this.tx.run(ADMIN_SQL.setLocale, [accountId, change.locale])
+    if (change.otpDomain !== undefined) await this.tx.run(ADMIN_SQL.setOtpDomain, [accountId, change.otpDomain])
   }
   async insertKey(k: { accountId: number; name: string; prefix: string; keyHash: string; at: number }): Promise<number> {
     return num((await this.tx.q(ADMIN_SQL.insertKey, [k.accountId, k.name, k.prefix, k.keyHash, k.at]))[0]!.id)

@@ -30,6 +30,9 @@ export const accounts = pgTable('accounts', {
   allowedCountries: text('allowed_countries'),
   dailyCreditLimit: integer('daily_credit_limit'),
   testRecipients: boolean('test_recipients').notNull().default(true),
+  /** See store/sqlite/schema.ts `accounts`: the account's language and autofill domain (docs/messages.md). */
+  locale: text('locale'),
+  otpDomain: text('otp_domain'),
 })
 
 export const apiKeys = pgTable(
@@ -105,6 +108,8 @@ export const verifications = pgTable(
     delivery: text('delivery', { enum: ['sending', 'accepted', 'failed', 'unknown', 'delivered', 'undelivered'] }),
     deliveryProvider: text('delivery_provider'),
     deliveryUpdatedAt: ms('delivery_updated_at'),
+    smsEncoding: text('sms_encoding', { enum: ['GSM-7', 'UCS-2'] }),
+    smsSegments: integer('sms_segments'),
   },
   (t) => [
     index('verifications_recipient').on(t.recipientHash, t.createdAt),

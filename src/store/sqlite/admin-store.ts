@@ -2,12 +2,12 @@
  * Accounts, API keys and the credit ledger (otp/ports/ admin, credits and
  * keys): the shared statements of store/sql/, prepared once per connection.
  */
-import type { AccountRow, AdminRepo, CreditStore, KeyRow, KeyStore, LedgerEntry, LedgerRow } from '../../otp/ports/index.ts'
+import type { AccountRow, AdminRepo, CreditStore, KeyRow, KeyStore, LedgerEntry, LedgerRow, SendProfile } from '../../otp/ports/index.ts'
 import type { KeyStatus, StoredKey } from '../../otp/types.ts'
 import { ADMIN_SQL, exactKey, keyIdOf, toAccount, toKeyRow, toLedgerRow } from '../sql/admin.ts'
-import { CREDIT_SQL } from '../sql/credits.ts'
+import { CREDIT_SQL, toSendProfile } from '../sql/credits.ts'
 import { KEY_SQL, toStoredKey } from '../sql/keys.ts'
-import { num, numOrNull } from '../sql/values.ts'
+import { num } from '../sql/values.ts'
 import type { Db } from './db.ts'
 import { type Prepared, prepareShared } from './shared-sql.ts'
 import type { StaleSource } from './stale.ts'
@@ -28,31 +28,34 @@ export class SqliteKeyStore implements KeyStore {
 export class SqliteCreditStore implements CreditStore {
   private readonly q: Record<keyof typeof CREDIT_SQL, Prepared>
   /**
-   * Code lengths read on every send, kept until the storage (storage.ts) reports that
+   * Send profiles (code length, name, language, autofill domain) read on every send, kept until the storage (storage.ts) reports that
    * the database may have changed under them (another connection committed,
    * a rollback, or an operator change through this process): never stale
    * inside a transaction.
    */
-  private readonly codeLengths = new Map<number, number | null>()
+  private readonly profiles = new Map<number, SendProfile>()
   constructor(db: Db, tx: StaleSource) {
-    tx.onStale(() => this.codeLengths.clear())
+    tx.onStale(() => this.profiles.clear())
     this.q = prepareShared(db.$client, CREDIT_SQL)
   }
   async balance(accountId: number): Promise<number> {
     const row = this.q.balance.get(accountId)
     return row === null ? 0 : num(row.balance)
   }
-  /** Drops the copies of code lengths (an operator changed one through this connection). */
+  /** Drops the copies of send profiles (an operator changed one through this connection). */
   forgetCodeLengths(): void {
-    this.codeLengths.clear()
+    this.profiles.clear()
   }
   async codeLength(accountId: number): Promise<number | null> {
-    let length = this.codeLengths.get(accountId)
-    if (length === undefined) {
-      length = numOrNull(this.q.codeLength.get(accountId)?.code_length)
-      this.codeLengths.set(accountId, length)
+    return (await this.sendProfile(accountId)).codeLength
+  }
+  async sendProfile(accountId: number): Promise<SendProfile> {
+    let p = this.profiles.get(accountId)
+    if (p === undefined) {
+      p = toSendProfile(this.q.sendProfile.get(accountId))
+      this.profiles.set(accountId, p)
     }
-    return length
+    return p
   }
   async debit(e: Omit<LedgerEntry, 'kind'>): Promise<boolean> {
     // Callers run this inside a write transaction: the guarded move and its ledger row land together.
@@ -90,6 +93,11 @@ export class SqliteAdminStore implements AdminRepo {
   }
   async setCodeLength(accountId: number, length: number): Promise<void> {
     this.q.setCodeLength.run(accountId, length)
+    this.codeLengthChanged()
+  }
+  async setMessaging(accountId: number, change: { locale?: string | null; otpDomain?: string | null }): Promise<void> {
+    if (change.locale !== undefined) this.q.setLocale.run(accountId, change.locale)
+    if (change.otpDomain !== undefined) this.q.setOtpDomain.run(accountId, change.otpDomain)
     this.codeLengthChanged()
   }
   async insertKey(k: { accountId: number; name: string; prefix: string; keyHash: string; at: number }): Promise<number> {

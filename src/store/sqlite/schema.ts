@@ -21,6 +21,10 @@ export const accounts = sqliteTable('accounts', {
   dailyCreditLimit: integer('daily_credit_limit'),
   /** Whether the five test recipients short-circuit (docs/api.md#test-recipients); off for production accounts. */
   testRecipients: integer('test_recipients', { mode: 'boolean' }).notNull().default(true),
+  /** The account's language for texts (docs/messages.md#how-a-text-is-chosen); null: none. */
+  locale: text('locale'),
+  /** The WICG autofill domain of its SMS (docs/messages.md#autofill); null: the config's `messages.otp_domain`. */
+  otpDomain: text('otp_domain'),
 })
 
 export const apiKeys = sqliteTable(
@@ -104,6 +108,9 @@ export const verifications = sqliteTable(
     delivery: text('delivery', { enum: ['sending', 'accepted', 'failed', 'unknown', 'delivered', 'undelivered'] }),
     deliveryProvider: text('delivery_provider'),
     deliveryUpdatedAt: integer('delivery_updated_at'),
+    /** An SMS as sent (docs/messages.md#encoding-and-segments): `GSM-7` or `UCS-2`, and its segments; null for other channels. */
+    smsEncoding: text('sms_encoding', { enum: ['GSM-7', 'UCS-2'] }),
+    smsSegments: integer('sms_segments'),
   },
   (t) => [
     index('verifications_recipient').on(t.recipientHash, t.createdAt),

@@ -8,6 +8,7 @@ import m0000 from './0000_init.sql' with { type: 'text' }
 import m0001 from './0001_events_idempotency.sql' with { type: 'text' }
 import m0002 from './0002_fraud.sql' with { type: 'text' }
 import m0003 from './0003_fraud_prefix_keys.sql' with { type: 'text' }
+import m0006 from './0006_messages.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 export const migrationFiles: Record<string, string> = {
@@ -15,4 +16,5 @@ export const migrationFiles: Record<string, string> = {
   '0001_events_idempotency': m0001,
   '0002_fraud': m0002,
   '0003_fraud_prefix_keys': m0003,
+  '0006_messages': m0006,
 }

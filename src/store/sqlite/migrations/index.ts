@@ -15,6 +15,7 @@ import m0007 from './0007_fraud.sql' with { type: 'text' }
 import m0008 from './0008_events_verification_seq.sql' with { type: 'text' }
 import m0009 from './0009_event_ids.sql' with { type: 'text' }
 import m0010 from './0010_fraud_prefix_keys.sql' with { type: 'text' }
+import m0013 from './0013_messages.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 export const migrationFiles: Record<string, string> = {
@@ -29,4 +30,5 @@ export const migrationFiles: Record<string, string> = {
   '0008_events_verification_seq': m0008,
   '0009_event_ids': m0009,
   '0010_fraud_prefix_keys': m0010,
+  '0013_messages': m0013,
 }

@@ -1,0 +1,113 @@
+/**
+ * The operator's side of messages (docs/messages.md): `otpd messages check`,
+ * `otpd accounts set --locale / --otp-domain`, and SIGHUP reading the
+ * templates again in a running server.
+ */
+import { expect, setDefaultTimeout, test } from 'bun:test'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { cleanUpAfterEach, cliEnv, post, startServer } from '../kit/cli.ts'
+
+setDefaultTimeout(30_000)
+cleanUpAfterEach()
+
+test("messages check: a template with 'ó' is UCS-2, its segments at the longest code, the character and a GSM-7 suggestion", () => {
+  const env = cliEnv('[messages.templates]\nsms = { es = "{code} es tu código de {app}" }\nsubject = { es = "Tu código" }\n', {}, { noDatabase: true })
+  const r = env.run('messages', 'check')
+  expect(r.stderr).toBe('')
+  expect(r.code).toBe(0)
+  expect(r.stdout).toBe(
+    'sms es (config): UCS-2, 47 characters, 1 segment with a 10-digit code\n' +
+      '  forces UCS-2: ó (U+00F3)\n' +
+      '  GSM-7 suggestion: "{code} es tu codigo de {app}" (1 segment)\n' +
+      'subject es (config): ok\n',
+  )
+})
+
+test('messages check: over sms_max_segments exits 1; --json says the same; a long text with ó is 2 segments, its suggestion 1', () => {
+  const text = `{code} ${'ó'.repeat(60)}`
+  const env = cliEnv(`[messages]\nsms_max_segments = 1\notp_domain = "example.com"\n[messages.templates]\nsms = { es = "${text}" }\n`, {}, { noDatabase: true })
+  const r = env.run('messages', 'check', '--app', 'acme')
+  expect(r.code).toBe(1)
+  expect(r.stdout.split('\n')[0]).toBe('sms es (config): UCS-2, 97 characters, 2 segments with a 10-digit code: over messages.sms_max_segments (1)')
+  const j = JSON.parse(env.run('messages', 'check', '--json').stdout)
+  expect(j).toMatchObject({ ok: false, sms_max_segments: 1, otp_domain: 'example.com' })
+  expect(j.templates[0]).toMatchObject({ kind: 'sms', locale: 'es', encoding: 'UCS-2', segments: 2, over_limit: true, forces_ucs2: ['ó'] })
+  expect(j.templates[0].suggestion).toEqual({ text: `{code} ${'o'.repeat(60)}`, segments: 1 })
+})
+
+test('messages check: a wrong template is reported with its origin and exits 1; --all lists the built-in texts', () => {
+  const dir = cliEnv('', {}, { noDatabase: true }).dir
+  const templates = join(dir, 'templates')
+  mkdirSync(templates)
+  writeFileSync(join(templates, 'sms.fr.txt'), 'Code {kode}\n')
+  const env = cliEnv(`[messages]\ntemplates_dir = "${templates}"\n`, {}, { noDatabase: true })
+  const bad = env.run('messages', 'check')
+  expect(bad.code).toBe(1)
+  expect(bad.stderr).toContain(`${join(templates, 'sms.fr.txt')}: sms template 'fr': unknown placeholder {kode}: use {code}, {app} or {minutes}`)
+  expect(bad.stderr).toContain('a template must contain the {code} placeholder')
+  writeFileSync(join(templates, 'sms.fr.txt'), '{code} est votre code\n')
+  const all = env.run('messages', 'check', '--all')
+  expect(all.code).toBe(0)
+  expect(all.stdout).toContain('sms fr (' + join(templates, 'sms.fr.txt') + '): GSM-7, 25 characters, 1 segment with a 10-digit code\n')
+  expect(all.stdout).toContain('sms ru (built-in): UCS-2')
+  expect(all.stdout).toContain('voice ja (built-in): ok\n')
+})
+
+test('accounts set --locale / --otp-domain: checked, stored, shown; none removes them', () => {
+  const env = cliEnv('[messages.templates]\nsms = { ca = "{code} és el teu codi" }\n')
+  expect(env.json('accounts', 'set', 'default', '--locale', 'es-mx', '--otp-domain', 'login.example.com')).toEqual({
+    name: 'default',
+    locale: 'es',
+    otp_domain: 'login.example.com',
+  })
+  expect(env.run('accounts', 'set', 'default', '--locale', 'ca').stdout).toBe("account 'default' gets texts in 'ca' unless a send names its locale\n")
+  const unknown = env.run('accounts', 'set', 'default', '--locale', 'xx')
+  expect(unknown.code).toBe(1)
+  expect(unknown.stderr).toContain("--locale 'xx' is no language of the built-in texts or of a template")
+  const host = env.run('accounts', 'set', 'default', '--otp-domain', 'https://example.com')
+  expect(host.code).toBe(1)
+  expect(host.stderr).toContain('--otp-domain must be a host name such as example.com')
+  expect(env.json('accounts', 'set', 'default', '--locale', 'none', '--otp-domain', 'none')).toEqual({ name: 'default', locale: null, otp_domain: null })
+})
+
+test('SIGHUP reads the template files again: the next send has the new text; a wrong one is refused and the running text stays', async () => {
+  const base = cliEnv()
+  const templates = join(base.dir, 'templates')
+  mkdirSync(templates)
+  const file = join(templates, 'sms.en.txt')
+  writeFileSync(file, 'First {code}\n')
+  const env = cliEnv(`[messages]\ntemplates_dir = "${templates}"\n`)
+  const key = env.json('keys', 'create', '--name', 'k').key
+  env.run('credits', 'add', '10')
+  const server = await startServer(env)
+  let stderr = ''
+  void (async () => {
+    for await (const chunk of server.proc.stderr) stderr += new TextDecoder().decode(chunk)
+  })()
+  let n = 0
+  // A new number each time: the per-recipient limit stays out of the way.
+  const sendAndSee = async (want: string) => {
+    const recipient = `+1415555010${n++}`
+    expect((await post(server.url, '/api/v1/send', key, { channel: 'sms', recipient, code: '5150' })).status).toBe(200)
+    const deadline = Date.now() + 5000
+    while (!server.output().includes(want) && Date.now() < deadline) await Bun.sleep(20)
+    expect(server.output()).toContain(want)
+  }
+  await sendAndSee('"First 5150"')
+
+  writeFileSync(file, 'Second {code}\n')
+  server.proc.kill('SIGHUP')
+  const deadline = Date.now() + 10_000
+  while (!server.output().includes('configuration reloaded') && Date.now() < deadline) await Bun.sleep(20)
+  await sendAndSee('"Second 5150"')
+
+  writeFileSync(file, 'Third {kode}\n')
+  server.proc.kill('SIGHUP')
+  const until = Date.now() + 10_000
+  while (!stderr.includes('reload refused') && Date.now() < until) await Bun.sleep(20)
+  expect(stderr).toContain('unknown placeholder {kode}')
+  const before = server.output().split('"Second 5150"').length
+  await sendAndSee('"Second 5150"')
+  expect(server.output().split('"Second 5150"').length).toBe(before + 1)
+})
