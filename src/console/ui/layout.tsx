@@ -54,6 +54,11 @@ const HTMX_CONFIG = JSON.stringify({
   selfRequestsOnly: true,
   historyCacheSize: 0,
   refreshOnHistoryMiss: true,
+  // A refused action (4xx) still shows its page with the reason.
+  responseHandling: [
+    { code: '204', swap: false },
+    { code: '[2345]..', swap: true },
+  ],
 })
 
 export const CSRF_HEADER = 'x-csrf-token'

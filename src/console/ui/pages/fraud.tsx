@@ -76,7 +76,7 @@ export function fraudPage(frame: PageFrame, v: FraudView): string {
                 csrf={frame.csrf}
                 label="Unblock"
                 name={`${b.kind} ${b.scope} of ${b.account}`}
-                fields={{ account: b.account, scope: `${b.kind}:${b.scope}` }}
+                fields={{ account: b.account, scope: b.scope }}
                 confirm={`Unblock ${b.kind} ${b.scope} for ${b.account}?`}
               />
             ),
