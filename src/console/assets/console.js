@@ -21,6 +21,8 @@
       axes: [{}, { size: 50 }],
       scales: { x: { time: true } },
       legend: { live: true },
+      // Times in UTC, as every other time in the console.
+      tzDate: (ts) => uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC'),
     }
     el.textContent = ''
     const plot = new uPlot(opts, [data.t, ...data.series], el)

@@ -156,7 +156,6 @@ export function consolePages(deps: ConsoleUiDeps) {
     })
 
   return new Elysia({ name: 'console-pages' })
-    .get('/console', () => new Response(null, { status: 308, headers: { location: '/console/' } }))
     .get(
       '/console/',
       guarded(async (s, query) => {
