@@ -62,7 +62,7 @@ const HTMX_CONFIG = JSON.stringify({
 })
 
 export const CSRF_HEADER = 'x-csrf-token'
-export const CSRF_FIELD = 'csrf'
+export const CSRF_FIELD = '_csrf'
 
 function Head(props: { title: string; charts?: boolean }) {
   return (
