@@ -14,6 +14,7 @@ import type { Config } from './config/schema.ts'
 import { tlsFingerprint } from './config/tls.ts'
 import { publicUrlBase } from './config/public-url.ts'
 import { checkProviders } from './delivery/registry.ts'
+import { consolePlugin } from './console/plugin.ts'
 import { EventDispatcher } from './events/dispatcher.ts'
 import type { PostEvent } from './events/post.ts'
 import { createAdminApp, createHttpApp } from './http/app.ts'
@@ -26,12 +27,14 @@ import { SecretBox } from './lib/secret-box.ts'
 import type { Hasher } from './lib/secrets.ts'
 import { VerificationIds } from './lib/verification-id.ts'
 import { Admin } from './otp/admin.ts'
+import type { Actor } from './otp/audit.ts'
 import { Authenticator } from './otp/api-keys.ts'
 import { CancelService } from './otp/cancel.ts'
 import { Idempotency } from './otp/idempotency.ts'
 import { FraudGuard } from './otp/fraud.ts'
 import { FraudAdmin } from './otp/fraud-admin.ts'
 import { KeyLimiter } from './otp/key-limiter.ts'
+import { Operators } from './otp/operators.ts'
 import type { Delivery } from './otp/ports/index.ts'
 import { ReceiptService } from './otp/receipts.ts'
 import { recoverUnsettledSends } from './otp/recovery.ts'
@@ -57,6 +60,8 @@ export interface CoreOptions {
   onFatal?: (err: Error) => void
   /** Where `server.secret_env` and `database.password_env` are read (the loaded config's environment). */
   env?: Record<string, string | undefined>
+  /** Who acts through the operator use cases: each change is written to the audit log as theirs (the CLI sets it; otp/audit.ts). */
+  actor?: Actor
 }
 
 export interface Core {
@@ -75,6 +80,8 @@ export interface Core {
   sealer: SecretBox
   /** The fraud guard's operator use cases (`otpd fraud`, `otpd accounts set --countries`...). */
   fraud: FraudAdmin
+  /** Console operators and their sessions (`otpd operators`, the console's sign-in). */
+  operators: Operators
   /** Closes the database without waiting (`engine.close()` resolves once it is closed). */
   close(): void
 }
@@ -107,10 +114,11 @@ export async function openCore(config: Config, opts: CoreOptions = {}): Promise<
     hasher,
     storage,
     writeHealth,
-    admin: new Admin(storage, hasher, clock),
-    webhooks: new Webhooks(storage, sealer, clock),
+    admin: new Admin(storage, hasher, clock, opts.actor),
+    webhooks: new Webhooks(storage, sealer, clock, opts.actor),
     sealer,
-    fraud: new FraudAdmin(storage, clock),
+    fraud: new FraudAdmin(storage, clock, opts.actor),
+    operators: new Operators(storage, hasher, clock, opts.actor),
     close: () => void engine.close().catch(() => undefined),
   }
 }
@@ -128,8 +136,10 @@ export interface ServerOptions extends CoreOptions {
 
 export interface Server extends Core {
   http: ReturnType<typeof createHttpApp>
-  /** The admin listener's app (health, readiness, /metrics without a token); `serve` starts it when `server.admin_listen` is set. */
+  /** The admin listener's app (health, readiness, /metrics without a token, the console); `serve` starts it when `server.admin_listen` is set. */
   adminHttp: ReturnType<typeof createAdminApp>
+  /** Whether the admin listener serves the console (`server.admin_listen` set and `console.enabled`: docs/console.md#enabling-the-console). */
+  consoleOn: boolean
   metrics: ServiceMetrics
   readiness(): Promise<Readiness>
   /** Like close(), after the queued writes and the engine's background work have ended (serve uses it on SIGTERM). */
@@ -215,6 +225,18 @@ export async function buildServer(config: Config, opts: ServerOptions = {}): Pro
     http: httpDeps,
     fraud: guard,
   }
+  // The console is served by the admin listener alone: never on the API's listener (docs/console.md#enabling-the-console).
+  const consoleOn = config.server.admin_listen !== undefined && config.console.enabled
+  const consoleDeps = {
+    operators: core.operators,
+    admin: core.admin,
+    fraud: core.fraud,
+    webhooks: core.webhooks,
+    storage,
+    logger,
+    trustProxy: config.console.trust_proxy,
+    config: () => live.config,
+  }
   if (opts.background) engine.startBackground({ logger, onFlush: (ms) => metrics.walFlush(ms) })
   return {
     ...core,
@@ -233,7 +255,8 @@ export async function buildServer(config: Config, opts: ServerOptions = {}): Pro
     },
     http,
     events,
-    adminHttp: createAdminApp(ops),
+    adminHttp: createAdminApp(ops, consoleOn ? consolePlugin(consoleDeps) : undefined),
+    consoleOn,
     metrics,
     readiness,
     logOnly,

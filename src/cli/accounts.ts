@@ -1,18 +1,31 @@
 /** `otpd accounts ...`: create, list, set. */
 import { Command, InvalidArgumentError } from 'commander'
-import { example, formatTime, integerArg, isoTime, printJson, printTable, withConfig, withCore, withJson, type CommonOptions } from './common.ts'
+import {
+  example,
+  formatTime,
+  integerArg,
+  isoTime,
+  printJson,
+  printTable,
+  withConfig,
+  withCore,
+  withJson,
+  operatorOption,
+  type CommonOptions,
+} from './common.ts'
 
 export function accountsCommand(): Command {
   const accounts = new Command('accounts').description('manage accounts (each has its own keys, credits and code length)')
 
-  example(withJson(withConfig(accounts.command('create <name>').description('create an account'))), 'otpd accounts create acme').action(
-    (name: string, opts: CommonOptions) =>
+  example(withJson(withConfig(accounts.command('create <name>').description('create an account'))), 'otpd accounts create acme')
+    .addOption(operatorOption())
+    .action((name: string, opts: CommonOptions) =>
       withCore(opts, async ({ admin }) => {
         const a = await admin.createAccount(name)
         if (opts.json) return printJson({ name: a.name, balance: a.balance, code_length: a.codeLength })
         process.stdout.write(`created account '${a.name}'\n`)
       }),
-  )
+    )
 
   example(withJson(withConfig(accounts.command('list').description('list accounts'))), 'otpd accounts list').action((opts: CommonOptions) =>
     withCore(
@@ -45,6 +58,7 @@ export function accountsCommand(): Command {
     )
     .option('--daily-credit-limit <n>', "at most N send debits in a rolling 24 h (every channel), or 'none'", creditLimitArg)
     .option('--test-recipients <on|off>', 'off: the five test recipients are charged and delivered like any other (production accounts)', onOffArg)
+    .addOption(operatorOption())
     .action((name: string, opts: CommonOptions & SetOptions) =>
       withCore(opts, async ({ admin, fraud }) => {
         // Commander keeps no null from a parser: `default` and `none` arrive as markers.

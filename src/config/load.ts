@@ -127,6 +127,7 @@ function envValue(path: string[], value: string): unknown {
   // The environment has only strings: a whole number is converted where the schema wants one, and nothing else is.
   if (schema?.type === 'integer' && /^-?[0-9]+$/.test(value.trim())) return Number(value.trim())
   if (schema?.type === 'number' && /^-?[0-9]+(\.[0-9]+)?$/.test(value.trim())) return Number(value.trim())
+  if (schema?.type === 'boolean' && /^(true|false)$/.test(value.trim())) return value.trim() === 'true'
   return value
 }
 

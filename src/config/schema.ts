@@ -100,6 +100,17 @@ export const FraudConfig = T.Object(
   strict,
 )
 
+/** The operator console on the admin listener (docs/console.md). */
+export const ConsoleConfig = T.Object(
+  {
+    /** On whenever `server.admin_listen` is set, unless false. */
+    enabled: T.Boolean({ default: true }),
+    /** The admin listener is reached through a reverse proxy: X-Forwarded-For gives the client address, X-Forwarded-Proto https makes the cookie Secure. */
+    trust_proxy: T.Boolean({ default: false }),
+  },
+  strict,
+)
+
 export const Config = T.Object(
   {
     server: ServerConfig,
@@ -113,6 +124,7 @@ export const Config = T.Object(
     providers: ProvidersConfig,
     logging: LoggingConfig,
     fraud: FraudConfig,
+    console: ConsoleConfig,
   },
   { additionalProperties: false },
 )

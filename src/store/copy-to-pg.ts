@@ -54,6 +54,11 @@ export const COPIED_TABLES = [
   'fraud_minutes',
   'fraud_countries',
   'fraud_blocks',
+  // The console: operators before their sessions; the audit log whole (it is never swept).
+  'operators',
+  'console_sessions',
+  'console_sign_in_attempts',
+  'audit_log',
 ] as const
 type Table = (typeof COPIED_TABLES)[number]
 
@@ -107,6 +112,10 @@ function kept(now: number, retentionDays: number): Record<Table, { where: string
     fraud_minutes: all,
     fraud_countries: all,
     fraud_blocks: all,
+    operators: all,
+    console_sessions: all,
+    console_sign_in_attempts: all,
+    audit_log: all,
   }
 }
 
@@ -129,6 +138,10 @@ const ORDER: Record<Table, string> = {
   fraud_minutes: 'account_id, kind, scope, minute',
   fraud_countries: 'account_id, country',
   fraud_blocks: 'account_id, kind, scope',
+  operators: 'id',
+  console_sessions: 'token_hash',
+  console_sign_in_attempts: 'seq',
+  audit_log: 'id',
 }
 
 /** Identity columns moved past the largest id copied, and the verification sequence. */
@@ -138,6 +151,9 @@ const SEQUENCES: [table: string, column: string][] = [
   ['credit_ledger', 'id'],
   ['webhook_endpoints', 'id'],
   ['events', 'seq'],
+  ['operators', 'id'],
+  ['console_sign_in_attempts', 'seq'],
+  ['audit_log', 'id'],
 ]
 
 /** Where a copy went, and what it copied and checked. */

@@ -41,6 +41,7 @@ function typeText(s: TSchema): string {
   if (s.type === 'integer' || s.type === 'number') return `${s.type}, ${s.minimum}-${s.maximum}`
   if (s.type === 'array' && (s.items as TSchema).type === 'string') return 'list of strings'
   if (s.type === 'string') return 'string'
+  if (s.type === 'boolean') return 'boolean'
   throw new Error(`no type text for ${JSON.stringify(s)}`)
 }
 

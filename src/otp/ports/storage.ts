@@ -9,11 +9,13 @@
  * keeps no count in memory that another process or node could contradict.
  */
 import type { AdminRepo } from './admin.ts'
+import type { AuditLog } from './audit.ts'
 import type { CreditStore } from './credits.ts'
 import type { EventOutbox } from './events.ts'
 import type { FraudStore } from './fraud.ts'
 import type { IdempotencyStore } from './idempotency.ts'
 import type { EventLog, KeyHitLog, KeyStore } from './keys.ts'
+import type { OperatorRepo } from './operators.ts'
 import type { VerificationStore } from './verifications.ts'
 import type { WebhookRepo } from './webhooks.ts'
 
@@ -50,4 +52,7 @@ export interface Repos {
   webhooks: WebhookRepo
   idempotency: IdempotencyStore
   fraud: FraudStore
+  /** Console operators, sessions and sign-in attempts. */
+  operators: OperatorRepo
+  audit: AuditLog
 }

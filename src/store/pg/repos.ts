@@ -19,6 +19,7 @@ import { PgEventOutbox } from './event-store.ts'
 import { PgFraudStore } from './fraud-store.ts'
 import { PgIdempotencyStore } from './idempotency-store.ts'
 import { TxLocks } from './locks.ts'
+import { PgAuditLog, PgOperatorRepo } from './operator-store.ts'
 import { PgVerificationStore } from './verification-store.ts'
 import { PgWebhookRepo } from './webhook-store.ts'
 
@@ -36,5 +37,7 @@ export function pgRepos(tx: Tx, locking: boolean): Repos {
     webhooks: new PgWebhookRepo(tx),
     idempotency: new PgIdempotencyStore(tx, locks),
     fraud: new PgFraudStore(tx, locks),
+    operators: new PgOperatorRepo(tx, locks),
+    audit: new PgAuditLog(tx),
   }
 }

@@ -298,6 +298,58 @@ export const fraudBlocks = pgTable(
   (t) => [primaryKey({ columns: [t.accountId, t.kind, t.scope] })],
 )
 
+/** See store/sqlite/schema.ts `operators`. */
+export const operators = pgTable('operators', {
+  id: integer('id').primaryKey().generatedByDefaultAsIdentity(),
+  name: text('name').notNull().unique(),
+  passwordHash: text('password_hash').notNull(),
+  status: text('status', { enum: ['active', 'disabled'] })
+    .notNull()
+    .default('active'),
+  createdAt: ms('created_at').notNull(),
+  passwordChangedAt: ms('password_changed_at').notNull(),
+})
+
+/** See store/sqlite/schema.ts `consoleSessions`. */
+export const consoleSessions = pgTable(
+  'console_sessions',
+  {
+    tokenHash: bytea('token_hash').primaryKey(),
+    operatorId: integer('operator_id')
+      .notNull()
+      .references(() => operators.id),
+    createdAt: ms('created_at').notNull(),
+    lastSeenAt: ms('last_seen_at').notNull(),
+  },
+  (t) => [index('console_sessions_operator').on(t.operatorId), index('console_sessions_seen').on(t.lastSeenAt)],
+)
+
+/** See store/sqlite/schema.ts `consoleSignInAttempts`; a scope's window is read under its advisory lock (store/pg/operator-store.ts). */
+export const consoleSignInAttempts = pgTable(
+  'console_sign_in_attempts',
+  {
+    seq: bigint('seq', { mode: 'number' }).primaryKey().generatedByDefaultAsIdentity(),
+    scope: bytea('scope').notNull(),
+    at: ms('at').notNull(),
+  },
+  (t) => [index('console_sign_in_attempts_scope').on(t.scope, t.at), index('console_sign_in_attempts_at').on(t.at)],
+)
+
+/** See store/sqlite/schema.ts `auditLog`. */
+export const auditLog = pgTable(
+  'audit_log',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedByDefaultAsIdentity(),
+    at: ms('at').notNull(),
+    operator: text('operator').notNull(),
+    source: text('source', { enum: ['console', 'cli'] }).notNull(),
+    action: text('action').notNull(),
+    subject: text('subject').notNull(),
+    details: text('details').notNull(),
+  },
+  (t) => [index('audit_log_at').on(t.at)],
+)
+
 export const schema = {
   accounts,
   apiKeys,
@@ -316,4 +368,8 @@ export const schema = {
   fraudMinutes,
   fraudCountries,
   fraudBlocks,
+  operators,
+  consoleSessions,
+  consoleSignInAttempts,
+  auditLog,
 }

@@ -6,6 +6,7 @@ import { RecipientFailureLog, SqliteKeyHitLog } from './event-logs.ts'
 import { SqliteEventOutbox, type RowIds } from './event-store.ts'
 import { SqliteIdempotencyStore } from './idempotency-store.ts'
 import { SqliteFraudStore } from './fraud-store.ts'
+import { SqliteAuditLog, SqliteOperatorRepo } from './operator-store.ts'
 import type { StaleSource } from './stale.ts'
 import { SqliteVerificationStore } from './verification-store.ts'
 import { SqliteWebhookRepo } from './webhook-store.ts'
@@ -25,5 +26,7 @@ export function sqliteRepos(db: Db, stale: StaleSource, eventIds: RowIds): Repos
     webhooks: new SqliteWebhookRepo(db, eventIds, () => events.endpointsChanged()),
     idempotency: new SqliteIdempotencyStore(db),
     fraud: new SqliteFraudStore(db, stale),
+    operators: new SqliteOperatorRepo(db),
+    audit: new SqliteAuditLog(db),
   }
 }

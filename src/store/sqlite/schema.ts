@@ -368,6 +368,74 @@ export const fraudBlocks = sqliteTable(
   (t) => [primaryKey({ columns: [t.accountId, t.kind, t.scope] })],
 )
 
+/**
+ * Console operators (docs/console.md): a name and an argon2id hash of the
+ * password (Bun.password); `disabled` refuses sign-in, and every session of
+ * the operator is deleted with the change.
+ */
+export const operators = sqliteTable('operators', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  name: text('name').notNull().unique(),
+  passwordHash: text('password_hash').notNull(),
+  status: text('status', { enum: ['active', 'disabled'] })
+    .notNull()
+    .default('active'),
+  createdAt: integer('created_at').notNull(),
+  passwordChangedAt: integer('password_changed_at').notNull(),
+})
+
+/**
+ * Console sessions: only the HMAC of the cookie's token is kept (a copied
+ * database opens no session). A session is alive while `last_seen_at` is
+ * less than 12 h old (otp/operators.ts).
+ */
+export const consoleSessions = sqliteTable(
+  'console_sessions',
+  {
+    tokenHash: blob('token_hash', { mode: 'buffer' }).primaryKey(),
+    operatorId: integer('operator_id')
+      .notNull()
+      .references(() => operators.id),
+    createdAt: integer('created_at').notNull(),
+    lastSeenAt: integer('last_seen_at').notNull(),
+  },
+  (t) => [index('console_sessions_operator').on(t.operatorId), index('console_sessions_seen').on(t.lastSeenAt)],
+)
+
+/**
+ * Console sign-in attempts not known to have succeeded, per scope (the HMAC
+ * of an operator name or of a client address): the failed sign-in limits'
+ * rolling windows. Rows older than the window are deleted as new ones come.
+ */
+export const consoleSignInAttempts = sqliteTable(
+  'console_sign_in_attempts',
+  {
+    seq: integer('seq').primaryKey({ autoIncrement: true }),
+    scope: blob('scope', { mode: 'buffer' }).notNull(),
+    at: integer('at').notNull(),
+  },
+  (t) => [index('console_sign_in_attempts_scope').on(t.scope, t.at), index('console_sign_in_attempts_at').on(t.at)],
+)
+
+/**
+ * The audit log (docs/console.md#audit-log): every action taken in the
+ * console or through the CLI, with who, when, what and on what. `details` is
+ * a JSON object that never holds a secret. Kept for good: no sweep deletes it.
+ */
+export const auditLog = sqliteTable(
+  'audit_log',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    at: integer('at').notNull(),
+    operator: text('operator').notNull(),
+    source: text('source', { enum: ['console', 'cli'] }).notNull(),
+    action: text('action').notNull(),
+    subject: text('subject').notNull(),
+    details: text('details').notNull(),
+  },
+  (t) => [index('audit_log_at').on(t.at)],
+)
+
 export const schema = {
   accounts,
   apiKeys,
@@ -384,4 +452,8 @@ export const schema = {
   fraudMinutes,
   fraudCountries,
   fraudBlocks,
+  operators,
+  consoleSessions,
+  consoleSignInAttempts,
+  auditLog,
 }
