@@ -54,6 +54,10 @@ export const COPIED_TABLES = [
   'fraud_minutes',
   'fraud_countries',
   'fraud_blocks',
+  // The console's rollups, with their cursor (in settings): the rollup goes on from where it was.
+  'console_rollups',
+  'console_refusals',
+  'console_gaps',
 ] as const
 type Table = (typeof COPIED_TABLES)[number]
 
@@ -107,6 +111,9 @@ function kept(now: number, retentionDays: number): Record<Table, { where: string
     fraud_minutes: all,
     fraud_countries: all,
     fraud_blocks: all,
+    console_rollups: all,
+    console_refusals: all,
+    console_gaps: all,
   }
 }
 
@@ -129,6 +136,9 @@ const ORDER: Record<Table, string> = {
   fraud_minutes: 'account_id, kind, scope, minute',
   fraud_countries: 'account_id, country',
   fraud_blocks: 'account_id, kind, scope',
+  console_rollups: 'span, at, account_id, channel, country, provider',
+  console_refusals: 'minute, account_id, rule, country',
+  console_gaps: 'source, seq',
 }
 
 /** Identity columns moved past the largest id copied, and the verification sequence. */

@@ -14,6 +14,7 @@ import type { EventOutbox } from './events.ts'
 import type { FraudStore } from './fraud.ts'
 import type { IdempotencyStore } from './idempotency.ts'
 import type { EventLog, KeyHitLog, KeyStore } from './keys.ts'
+import type { RollupStore, StatsReads } from './stats.ts'
 import type { VerificationStore } from './verifications.ts'
 import type { WebhookRepo } from './webhooks.ts'
 
@@ -50,4 +51,8 @@ export interface Repos {
   webhooks: WebhookRepo
   idempotency: IdempotencyStore
   fraud: FraudStore
+  /** The console's rollups (otp/rollup.ts). */
+  rollups: RollupStore
+  /** The console's reads (docs/console.md). */
+  stats: StatsReads
 }

@@ -14,6 +14,7 @@ import m0006 from './0006_idempotency.sql' with { type: 'text' }
 import m0007 from './0007_fraud.sql' with { type: 'text' }
 import m0008 from './0008_events_verification_seq.sql' with { type: 'text' }
 import m0009 from './0009_event_ids.sql' with { type: 'text' }
+import m0012 from './0012_console.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 export const migrationFiles: Record<string, string> = {
@@ -27,4 +28,5 @@ export const migrationFiles: Record<string, string> = {
   '0007_fraud': m0007,
   '0008_events_verification_seq': m0008,
   '0009_event_ids': m0009,
+  '0012_console': m0012,
 }
