@@ -7,11 +7,13 @@
  */
 import pkg from '../package.json' with { type: 'json' }
 import { applyReload, limitsOf, type LiveSettings } from './app-reload.ts'
+import { consoleReadsOf, startRollup } from './app-console.ts'
 import { receiptReadersInForce, serverDelivery } from './app-delivery.ts'
 import { fraudSettingsOf } from './app-fraud.ts'
 import { cachedReadiness, serviceMetricsOf } from './app-ops.ts'
 import type { Config } from './config/schema.ts'
 import { tlsFingerprint } from './config/tls.ts'
+import type { ConsoleReadDeps } from './console/read-routes.ts'
 import { publicUrlBase } from './config/public-url.ts'
 import { checkProviders } from './delivery/registry.ts'
 import { consolePlugin } from './console/plugin.ts'
@@ -38,6 +40,7 @@ import { Operators } from './otp/operators.ts'
 import type { Delivery } from './otp/ports/index.ts'
 import { ReceiptService } from './otp/receipts.ts'
 import { recoverUnsettledSends } from './otp/recovery.ts'
+import type { Rollup } from './otp/rollup.ts'
 import { SendService } from './otp/send.ts'
 import { ShowService } from './otp/show.ts'
 import type { Channel } from './otp/types.ts'
@@ -154,6 +157,10 @@ export interface Server extends Core {
   events: EventDispatcher
   /** Applies a checked config to the running server (SIGHUP); returns the changed settings that wait for a restart. */
   reload(next: Config, env?: Record<string, string | undefined>): string[]
+  /** What the console's read endpoints need (console/read-routes.ts consoleReadRoutes). */
+  consoleRead: ConsoleReadDeps
+  /** The console's rollups (otp/rollup.ts); with `background`, brought up to date every ROLLUP_INTERVAL_MS. */
+  rollup: Rollup
 }
 
 export async function buildServer(config: Config, opts: ServerOptions = {}): Promise<Server> {
@@ -237,15 +244,31 @@ export async function buildServer(config: Config, opts: ServerOptions = {}): Pro
     trustProxy: config.console.trust_proxy,
     config: () => live.config,
   }
+  const consoleReads = consoleReadsOf({
+    version: pkg.version,
+    engine,
+    clock,
+    logger,
+    hasher,
+    ids,
+    config: () => live.config,
+    env: () => env,
+    readiness,
+    fraudSettings: () => guard.settings,
+    replacedDelivery: opts.delivery !== undefined,
+  })
   if (opts.background) engine.startBackground({ logger, onFlush: (ms) => metrics.walFlush(ms) })
+  const stopRollup = opts.background ? startRollup(consoleReads.rollup, logger) : async () => {}
   return {
     ...core,
     close: () => {
       void events.stop()
+      void stopRollup()
       core.close()
     },
     shutdown: async () => {
       await events.stop()
+      await stopRollup()
       // Writes still queued (a send's outcome is written after its answer) go first.
       await storage.settled()
       // The background work lets go of the database before the server does
@@ -262,6 +285,8 @@ export async function buildServer(config: Config, opts: ServerOptions = {}): Pro
     logOnly,
     sweep: (maxRows) => engine.sweep(clock.now(), live.config.retention.days, maxRows, live.config.idempotency.retention_hours),
     recover: () => recoverUnsettledSends({ storage, clock, logger, deliveryTimeoutMs: live.config.delivery.timeout_ms }),
+    consoleRead: consoleReads.deps,
+    rollup: consoleReads.rollup,
     reload: (next, nextEnv) => {
       if (nextEnv) env = nextEnv
       return applyReload(live, next, limitsOf(next))

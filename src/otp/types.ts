@@ -56,6 +56,10 @@ export interface Verification {
   /** The provider that took it (`accepted`). */
   deliveryProvider: string | null
   deliveryUpdatedAt: number | null
+  /** The destination's country for sms and voice (ISO 3166-1 alpha-2, `ZZ` unknown); null for email and test recipients. Absent: null. */
+  country?: string | null
+  /** The fraud guard rule monitor mode let this send through in spite of; absent or null otherwise. */
+  fraudMonitored?: string | null
 }
 
 /** A send request that passed validation. */

@@ -59,6 +59,10 @@ export const COPIED_TABLES = [
   'console_sessions',
   'console_sign_in_attempts',
   'audit_log',
+  // The console's rollups, with their cursor (in settings): the rollup goes on from where it was.
+  'console_rollups',
+  'console_refusals',
+  'console_gaps',
 ] as const
 type Table = (typeof COPIED_TABLES)[number]
 
@@ -116,6 +120,9 @@ function kept(now: number, retentionDays: number): Record<Table, { where: string
     console_sessions: all,
     console_sign_in_attempts: all,
     audit_log: all,
+    console_rollups: all,
+    console_refusals: all,
+    console_gaps: all,
   }
 }
 
@@ -142,6 +149,9 @@ const ORDER: Record<Table, string> = {
   console_sessions: 'token_hash',
   console_sign_in_attempts: 'seq',
   audit_log: 'id',
+  console_rollups: 'span, at, account_id, channel, country, provider',
+  console_refusals: 'minute, account_id, rule, country',
+  console_gaps: 'source, seq',
 }
 
 /** Identity columns moved past the largest id copied, and the verification sequence. */

@@ -16,6 +16,7 @@ import type { FraudStore } from './fraud.ts'
 import type { IdempotencyStore } from './idempotency.ts'
 import type { EventLog, KeyHitLog, KeyStore } from './keys.ts'
 import type { OperatorRepo } from './operators.ts'
+import type { RollupStore, StatsReads } from './stats.ts'
 import type { VerificationStore } from './verifications.ts'
 import type { WebhookRepo } from './webhooks.ts'
 
@@ -55,4 +56,8 @@ export interface Repos {
   /** Console operators, sessions and sign-in attempts. */
   operators: OperatorRepo
   audit: AuditLog
+  /** The console's rollups (otp/rollup.ts). */
+  rollups: RollupStore
+  /** The console's reads (docs/console.md). */
+  stats: StatsReads
 }

@@ -12,6 +12,8 @@
  * on both engines.
  */
 import type { Repos } from '../../otp/ports/index.ts'
+import { POSTGRES } from '../sql/dialect.ts'
+import { SqlStatsStore } from '../sql/stats-store.ts'
 import { PgAdminStore, PgCreditStore, PgKeyStore } from './admin-store.ts'
 import type { Tx } from './client.ts'
 import { PgKeyHitLog, PgRecipientFailureLog } from './event-logs.ts'
@@ -26,6 +28,8 @@ import { PgWebhookRepo } from './webhook-store.ts'
 /** `locking`: inside a write transaction, each rule's subject is locked before it is read (store/pg/locks.ts). */
 export function pgRepos(tx: Tx, locking: boolean): Repos {
   const locks = new TxLocks(tx, locking)
+  // The console's rollups and reads take no lock: the rollup's cursor is a compare-and-set (otp/rollup.ts).
+  const stats = new SqlStatsStore({ all: (text, params) => tx.q(text, params), run: async (text, params) => tx.exec(text, params) }, POSTGRES)
   return {
     keys: new PgKeyStore(tx),
     keyHits: new PgKeyHitLog(tx, locks),
@@ -39,5 +43,7 @@ export function pgRepos(tx: Tx, locking: boolean): Repos {
     fraud: new PgFraudStore(tx, locks),
     operators: new PgOperatorRepo(tx, locks),
     audit: new PgAuditLog(tx),
+    rollups: stats,
+    stats,
   }
 }

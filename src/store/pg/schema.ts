@@ -105,10 +105,13 @@ export const verifications = pgTable(
     delivery: text('delivery', { enum: ['sending', 'accepted', 'failed', 'unknown', 'delivered', 'undelivered'] }),
     deliveryProvider: text('delivery_provider'),
     deliveryUpdatedAt: ms('delivery_updated_at'),
+    country: text('country'),
+    fraudMonitored: text('fraud_monitored'),
   },
   (t) => [
     index('verifications_recipient').on(t.recipientHash, t.createdAt),
     index('verifications_expiry').on(t.expiresAt),
+    index('verifications_created').on(t.createdAt),
     index('verifications_sending').on(t.createdAt).where(sql`${t.delivery} = 'sending'`),
   ],
 )
@@ -350,6 +353,55 @@ export const auditLog = pgTable(
   (t) => [index('audit_log_at').on(t.at)],
 )
 
+/** See store/sqlite/schema.ts `consoleRollups`: the console's rollups, recounted in the background. */
+export const consoleRollups = pgTable(
+  'console_rollups',
+  {
+    span: integer('span').notNull(),
+    at: ms('at').notNull(),
+    accountId: integer('account_id').notNull(),
+    channel: text('channel').notNull(),
+    country: text('country').notNull(),
+    provider: text('provider').notNull(),
+    sends: integer('sends').notNull(),
+    accepted: integer('accepted').notNull(),
+    delivered: integer('delivered').notNull(),
+    undelivered: integer('undelivered').notNull(),
+    failed: integer('failed').notNull(),
+    refunded: integer('refunded').notNull(),
+    approved: integer('approved').notNull(),
+    monitored: integer('monitored').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.span, t.at, t.accountId, t.channel, t.country, t.provider] }),
+    index('console_rollups_account').on(t.accountId, t.span, t.at),
+  ],
+)
+
+/** See store/sqlite/schema.ts `consoleRefusals`. */
+export const consoleRefusals = pgTable(
+  'console_refusals',
+  {
+    minute: ms('minute').notNull(),
+    accountId: integer('account_id').notNull(),
+    rule: text('rule').notNull(),
+    country: text('country').notNull(),
+    refusals: integer('refusals').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.minute, t.accountId, t.rule, t.country] })],
+)
+
+/** See store/sqlite/schema.ts `consoleGaps`: on PostgreSQL, numbers drawn from a sequence commit out of order. */
+export const consoleGaps = pgTable(
+  'console_gaps',
+  {
+    source: text('source').notNull(),
+    seq: ms('seq').notNull(),
+    seenAt: ms('seen_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.source, t.seq] })],
+)
+
 export const schema = {
   accounts,
   apiKeys,
@@ -372,4 +424,7 @@ export const schema = {
   consoleSessions,
   consoleSignInAttempts,
   auditLog,
+  consoleRollups,
+  consoleRefusals,
+  consoleGaps,
 }

@@ -1,5 +1,7 @@
 /** The SQLite repositories of one connection (otp/ports/storage.ts Repos). */
 import type { Repos } from '../../otp/ports/index.ts'
+import { SQLITE } from '../sql/dialect.ts'
+import { SqlStatsStore } from '../sql/stats-store.ts'
 import { SqliteAdminStore, SqliteCreditStore, SqliteKeyStore } from './admin-store.ts'
 import type { Db } from './db.ts'
 import { RecipientFailureLog, SqliteKeyHitLog } from './event-logs.ts'
@@ -10,10 +12,12 @@ import { SqliteAuditLog, SqliteOperatorRepo } from './operator-store.ts'
 import type { StaleSource } from './stale.ts'
 import { SqliteVerificationStore } from './verification-store.ts'
 import { SqliteWebhookRepo } from './webhook-store.ts'
+import { sqliteRunner } from './runner.ts'
 
 export function sqliteRepos(db: Db, stale: StaleSource, eventIds: RowIds): Repos {
   const credits = new SqliteCreditStore(db, stale)
   const events = new SqliteEventOutbox(db, stale, eventIds)
+  const stats = new SqlStatsStore(sqliteRunner(db.$client), SQLITE)
   return {
     keys: new SqliteKeyStore(db),
     keyHits: new SqliteKeyHitLog(db, stale),
@@ -28,5 +32,7 @@ export function sqliteRepos(db: Db, stale: StaleSource, eventIds: RowIds): Repos
     fraud: new SqliteFraudStore(db, stale),
     operators: new SqliteOperatorRepo(db),
     audit: new SqliteAuditLog(db),
+    rollups: stats,
+    stats,
   }
 }

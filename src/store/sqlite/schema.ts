@@ -104,10 +104,16 @@ export const verifications = sqliteTable(
     delivery: text('delivery', { enum: ['sending', 'accepted', 'failed', 'unknown', 'delivered', 'undelivered'] }),
     deliveryProvider: text('delivery_provider'),
     deliveryUpdatedAt: integer('delivery_updated_at'),
+    /** The destination's country for sms and voice (ISO 3166-1 alpha-2, `ZZ` unknown), as the fraud guard placed it; null for email and test recipients. */
+    country: text('country'),
+    /** The fraud guard rule that monitor mode let this send through in spite of (docs/fraud-guard.md); null otherwise. */
+    fraudMonitored: text('fraud_monitored'),
   },
   (t) => [
     index('verifications_recipient').on(t.recipientHash, t.createdAt),
     index('verifications_expiry').on(t.expiresAt),
+    // The console's rollups recount an hour, and its search walks a period, along it (docs/console.md#performance).
+    index('verifications_created').on(t.createdAt),
     // Only sends whose outcome is not yet recorded: a few rows at any time, for recovery.
     index('verifications_sending').on(t.createdAt).where(sql`${t.delivery} = 'sending'`),
   ],
@@ -436,6 +442,66 @@ export const auditLog = sqliteTable(
   (t) => [index('audit_log_at').on(t.at)],
 )
 
+/**
+ * The console's rollups (docs/console.md#performance): per `span` (60000 a
+ * minute, 3600000 an hour, 86400000 a day), bucket start `at`, account,
+ * channel, country and provider (`''` for none), the counts of real sends
+ * made in that bucket and where they stand. Recounted from the verifications
+ * of the bucket by the background rollup (otp/rollup.ts), never written on
+ * the send or verify path.
+ */
+export const consoleRollups = sqliteTable(
+  'console_rollups',
+  {
+    span: integer('span').notNull(),
+    at: integer('at').notNull(),
+    accountId: integer('account_id').notNull(),
+    channel: text('channel').notNull(),
+    country: text('country').notNull(),
+    provider: text('provider').notNull(),
+    sends: integer('sends').notNull(),
+    accepted: integer('accepted').notNull(),
+    delivered: integer('delivered').notNull(),
+    undelivered: integer('undelivered').notNull(),
+    failed: integer('failed').notNull(),
+    refunded: integer('refunded').notNull(),
+    approved: integer('approved').notNull(),
+    monitored: integer('monitored').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.span, t.at, t.accountId, t.channel, t.country, t.provider] }),
+    index('console_rollups_account').on(t.accountId, t.span, t.at),
+  ],
+)
+
+/** Fraud guard refusals (`send.blocked` events) per minute, account, rule and country (`''` for none), counted once each by the rollup. */
+export const consoleRefusals = sqliteTable(
+  'console_refusals',
+  {
+    minute: integer('minute').notNull(),
+    accountId: integer('account_id').notNull(),
+    rule: text('rule').notNull(),
+    country: text('country').notNull(),
+    refusals: integer('refusals').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.minute, t.accountId, t.rule, t.country] })],
+)
+
+/**
+ * Row numbers the rollup passed that were not there yet (a transaction that
+ * had drawn its number but not committed, or one rolled back): looked at
+ * again until they appear or `seen_at` is old enough (otp/rollup.ts).
+ */
+export const consoleGaps = sqliteTable(
+  'console_gaps',
+  {
+    source: text('source').notNull(),
+    seq: integer('seq').notNull(),
+    seenAt: integer('seen_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.source, t.seq] })],
+)
+
 export const schema = {
   accounts,
   apiKeys,
@@ -456,4 +522,7 @@ export const schema = {
   consoleSessions,
   consoleSignInAttempts,
   auditLog,
+  consoleRollups,
+  consoleRefusals,
+  consoleGaps,
 }

@@ -8,6 +8,7 @@ import m0000 from './0000_init.sql' with { type: 'text' }
 import m0001 from './0001_events_idempotency.sql' with { type: 'text' }
 import m0002 from './0002_fraud.sql' with { type: 'text' }
 import m0004 from './0004_console.sql' with { type: 'text' }
+import m0005 from './0005_console.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 export const migrationFiles: Record<string, string> = {
@@ -15,4 +16,5 @@ export const migrationFiles: Record<string, string> = {
   '0001_events_idempotency': m0001,
   '0002_fraud': m0002,
   '0004_console': m0004,
+  '0005_console': m0005,
 }

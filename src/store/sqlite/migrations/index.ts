@@ -15,6 +15,7 @@ import m0007 from './0007_fraud.sql' with { type: 'text' }
 import m0008 from './0008_events_verification_seq.sql' with { type: 'text' }
 import m0009 from './0009_event_ids.sql' with { type: 'text' }
 import m0011 from './0011_console.sql' with { type: 'text' }
+import m0012 from './0012_console.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 export const migrationFiles: Record<string, string> = {
@@ -29,4 +30,5 @@ export const migrationFiles: Record<string, string> = {
   '0008_events_verification_seq': m0008,
   '0009_event_ids': m0009,
   '0011_console': m0011,
+  '0012_console': m0012,
 }
