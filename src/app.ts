@@ -17,6 +17,9 @@ import type { ConsoleReadDeps } from './console/read-routes.ts'
 import { publicUrlBase } from './config/public-url.ts'
 import { checkProviders } from './delivery/registry.ts'
 import { consolePlugin } from './console/plugin.ts'
+import { consoleReadRoutes } from './console/read-routes.ts'
+import { pageReads } from './console/ui/reads.ts'
+import { consolePages } from './console/ui/routes.tsx'
 import { EventDispatcher } from './events/dispatcher.ts'
 import type { PostEvent } from './events/post.ts'
 import { createAdminApp, createHttpApp } from './http/app.ts'
@@ -232,18 +235,6 @@ export async function buildServer(config: Config, opts: ServerOptions = {}): Pro
     http: httpDeps,
     fraud: guard,
   }
-  // The console is served by the admin listener alone: never on the API's listener (docs/console.md#enabling-the-console).
-  const consoleOn = config.server.admin_listen !== undefined && config.console.enabled
-  const consoleDeps = {
-    operators: core.operators,
-    admin: core.admin,
-    fraud: core.fraud,
-    webhooks: core.webhooks,
-    storage,
-    logger,
-    trustProxy: config.console.trust_proxy,
-    config: () => live.config,
-  }
   const consoleReads = consoleReadsOf({
     version: pkg.version,
     engine,
@@ -257,6 +248,23 @@ export async function buildServer(config: Config, opts: ServerOptions = {}): Pro
     fraudSettings: () => guard.settings,
     replacedDelivery: opts.delivery !== undefined,
   })
+  // The console is served by the admin listener alone: never on the API's listener (docs/console.md#enabling-the-console).
+  const consoleOn = config.server.admin_listen !== undefined && config.console.enabled
+  const consoleDeps = {
+    operators: core.operators,
+    admin: core.admin,
+    fraud: core.fraud,
+    webhooks: core.webhooks,
+    storage,
+    logger,
+    trustProxy: config.console.trust_proxy,
+    config: () => live.config,
+  }
+  // Behind the console's session guard: the JSON reads, and the pages that read through the same functions.
+  const consoleRoutes = [
+    consoleReadRoutes(consoleReads.deps),
+    consolePages({ ...consoleDeps, reads: pageReads(consoleReads.deps, storage), now: () => clock.now() }),
+  ]
   if (opts.background) engine.startBackground({ logger, onFlush: (ms) => metrics.walFlush(ms) })
   const stopRollup = opts.background ? startRollup(consoleReads.rollup, logger) : async () => {}
   return {
@@ -278,7 +286,7 @@ export async function buildServer(config: Config, opts: ServerOptions = {}): Pro
     },
     http,
     events,
-    adminHttp: createAdminApp(ops, consoleOn ? consolePlugin(consoleDeps) : undefined),
+    adminHttp: createAdminApp(ops, consoleOn ? consolePlugin(consoleDeps, consoleRoutes) : undefined),
     consoleOn,
     metrics,
     readiness,

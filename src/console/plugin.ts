@@ -17,6 +17,7 @@ import type { FraudAdmin } from '../otp/fraud-admin.ts'
 import type { Storage } from '../otp/ports/index.ts'
 import type { Webhooks } from '../otp/webhooks.ts'
 import type { Config } from '../config/schema.ts'
+import { consoleAssets } from './assets.ts'
 import { consoleGuard } from './guard.ts'
 import { CONSOLE_PATH, consoleError } from './http.ts'
 import { sessionRoutes, type SessionRouteDeps } from './session-routes.ts'
@@ -38,7 +39,8 @@ export const CONSOLE_API_METHODS: Record<string, string[]> = {
 export function consolePlugin(deps: ConsoleDeps, more: AnyElysia[] = []) {
   const guarded = new Elysia({ name: 'console-guarded' }).use(consoleGuard(deps))
   for (const plugin of more) guarded.use(plugin)
-  const app = new Elysia({ name: 'console' }).use(sessionRoutes(deps)).use(guarded)
+  // The assets are open: the sign-in page needs its styles.
+  const app = new Elysia({ name: 'console' }).use(consoleAssets()).use(sessionRoutes(deps)).use(guarded)
   for (const [path, methods] of Object.entries(CONSOLE_API_METHODS)) {
     app.all(
       path,

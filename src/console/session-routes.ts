@@ -26,7 +26,7 @@ import {
 } from './http.ts'
 import { ConsoleMsg } from './messages.ts'
 import { SignInBody } from './models.ts'
-import { homePage, htmlResponse, safeNext, signInPage } from './pages.ts'
+import { htmlResponse, safeNext, signInPage } from './pages.ts'
 import { bodyCheck } from './validate.ts'
 
 export interface SessionRouteDeps extends Transport {
@@ -107,6 +107,5 @@ export function sessionRoutes(deps: SessionRouteDeps) {
       await signOut(request)
       return redirect(SIGN_IN_PATH, { 'set-cookie': clearedCookie(request, deps) })
     })
-    .get(`${CONSOLE_PATH}/`, ({ operator }) => htmlResponse(homePage(operator.operator, operator.csrf)))
   return new Elysia({ name: 'console-session-routes' }).use(open).use(guarded)
 }

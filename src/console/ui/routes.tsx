@@ -1,91 +1,78 @@
 /**
- * The console's HTML pages and form actions, under /console/. Each page reads
- * through the same functions as the JSON under /console/api/ (no HTTP to
- * itself); each action calls the same audited services as the CLI, as the
- * signed-in operator. A page without a session redirects to the sign-in page;
- * an action without a session is 401, without the CSRF token 403, and neither
- * changes anything. Refused input re-renders the page with the reason (400).
+ * The console's HTML pages and form actions under /console/, behind the
+ * session guard (console/guard.ts: no session, the sign-in page; an action
+ * without the CSRF token, 403 before anything changes). Each page reads
+ * through the same functions as the JSON read endpoints (ui/reads.ts); each
+ * action calls the same audited use cases as the CLI, as the signed-in
+ * operator. Refused input re-renders the page with the reason (4xx).
  */
-import { createHash, timingSafeEqual } from 'node:crypto'
 import { Elysia } from 'elysia'
-import type { Admin } from '../../otp/admin.ts'
-import { DEFAULT_ACCOUNT, OperatorError } from '../../otp/admin.ts'
+import { type Admin, DEFAULT_ACCOUNT } from '../../otp/admin.ts'
+import type { Actor } from '../../otp/audit.ts'
 import type { FraudAdmin } from '../../otp/fraud-admin.ts'
+import { OperatorError } from '../../otp/operator-error.ts'
+import type { ConsoleSession } from '../../otp/operators.ts'
 import type { Webhooks } from '../../otp/webhooks.ts'
-import { CSRF_FIELD, CSRF_HEADER, type PageFrame, PERIODS, type Period, signInPage } from './layout.tsx'
-import { type AuditRowView, auditPage } from './pages/audit.tsx'
-import { type FraudView, fraudPage } from './pages/fraud.tsx'
+import { type ConsoleGuardDeps, consoleGuard } from '../guard.ts'
+import { htmlResponse } from '../pages.ts'
+import { type PageFrame, PERIODS, type Period, page } from './layout.tsx'
+import { auditPage } from './pages/audit.tsx'
+import { fraudPage } from './pages/fraud.tsx'
 import { type KeysView, keysPage } from './pages/keys.tsx'
-import { type OverviewView, overviewPage } from './pages/overview.tsx'
-import { type SystemView, systemPage } from './pages/system.tsx'
-import { type SearchForm, type VerificationDetail, type VerificationSummary, verificationPage, verificationsPage } from './pages/verifications.tsx'
+import { overviewPage } from './pages/overview.tsx'
+import { systemPage } from './pages/system.tsx'
+import { type SearchForm, verificationPage, verificationsPage } from './pages/verifications.tsx'
 import { webhooksPage } from './pages/webhooks.tsx'
+import { PERIOD_MS, type PageReads, Refused, type ScopeQuery } from './reads.ts'
 
-export const PERIOD_MS: Record<Period, number> = { '1h': 3_600_000, '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 }
-
-export interface ConsoleSession {
-  operator: string
-  csrf: string
-}
-
-export interface ScopeQuery {
-  account: string | undefined
-  period: Period
-}
-
-/** What the pages read: the functions behind the JSON read endpoints. */
-export interface ConsoleReads {
-  overview(q: ScopeQuery): Promise<OverviewView>
-  /** `recipient` is a full number or address: hashed as otpd stores it, never kept. */
-  searchVerifications(q: ScopeQuery & { id?: string; recipient?: string; country?: string; status?: string }): Promise<VerificationSummary[]>
-  verification(id: string): Promise<VerificationDetail | null>
-  fraud(q: ScopeQuery): Promise<FraudView>
-  system(): Promise<SystemView>
-  audit(q: ScopeQuery): Promise<AuditRowView[]>
-}
-
-/** The operator use cases, acting (and audited) as `operator` from the console. */
-export interface ConsoleActions {
-  admin: Pick<Admin, 'createKey' | 'setKeyStatus' | 'addCredits' | 'deductCredits'>
-  fraud: Pick<FraudAdmin, 'unblock' | 'setAccount'>
-  webhooks: Pick<Webhooks, 'replay'>
-}
-
-export interface ConsoleUiDeps {
-  /** The request's signed-in operator and its CSRF token, or null. */
-  session(request: Request): Promise<ConsoleSession | null>
-  reads: ConsoleReads
-  actionsAs(operator: string): ConsoleActions
+export interface ConsolePagesDeps extends ConsoleGuardDeps {
   admin: Admin
   fraud: FraudAdmin
   webhooks: Webhooks
+  reads: PageReads
   now(): number
 }
 
-const HTML = { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }
-const html = (body: string, status = 200) => new Response(body, { status, headers: HTML })
-const digest = (s: string) => createHash('sha256').update(s).digest()
-const sameToken = (a: string, b: string) => timingSafeEqual(digest(a), digest(b))
-
-type Form = Record<string, string>
+type Query = Record<string, string | undefined>
+type Flash = PageFrame['flash']
 const str = (v: unknown): string => (typeof v === 'string' ? v.trim() : '')
+/** A form field of the guard's `input`, trimmed ('' when absent). */
+const field = (input: object, name: string): string => str((input as Record<string, unknown>)[name])
 
-function scopeOf(query: Record<string, string | undefined>): ScopeQuery {
+function scopeOf(query: Query): ScopeQuery {
   const period = (PERIODS as readonly string[]).includes(query.period ?? '') ? (query.period as Period) : '24h'
-  const account = query.account?.trim() || undefined
-  return { account, period }
+  return { account: query.account?.trim() || undefined, period }
 }
 
-/** The refusal's message for the operator: a thrown OperatorError says what was wrong; anything else is a fault. */
-function problem(err: unknown): string {
-  if (err instanceof OperatorError) return err.message
+/** The operator's refusal in words; anything else is a fault (the caller's 500). */
+function refusal(err: unknown): { status: number; text: string } {
+  if (err instanceof Refused) return { status: err.status, text: err.message }
+  if (err instanceof OperatorError) return { status: 400, text: err.message }
   throw err
 }
 
-export function consolePages(deps: ConsoleUiDeps) {
+export function consolePages(deps: ConsolePagesDeps) {
   const frameFor = async (s: ConsoleSession, title: string, path: string, q: ScopeQuery, extra: Partial<PageFrame> = {}): Promise<PageFrame> => {
     const accounts = (await deps.admin.listAccounts()).map((a) => a.name)
     return { title, path, operator: s.operator, csrf: s.csrf, scope: { account: q.account, period: q.period, accounts }, ...extra }
+  }
+  /** Renders a page; a refusal while reading shows the frame with the reason. */
+  const render = async (
+    s: ConsoleSession,
+    title: string,
+    path: string,
+    q: ScopeQuery,
+    body: (f: PageFrame) => Promise<string>,
+    flash?: Flash,
+    status = 200,
+  ) => {
+    const frame = await frameFor(s, title, path, q, { flash })
+    try {
+      return htmlResponse(await body(frame), status)
+    } catch (err) {
+      const r = refusal(err)
+      return htmlResponse(page({ ...frame, flash: { kind: 'error', text: r.text } }, null), r.status)
+    }
   }
 
   const keysView = async (q: ScopeQuery, created?: KeysView['created']): Promise<KeysView> => {
@@ -99,217 +86,155 @@ export function consolePages(deps: ConsoleUiDeps) {
     const since = deps.now() - PERIOD_MS[q.period]
     return { accounts, keys, account, ledger: history.entries.filter((e) => e.createdAt >= since), settings, created }
   }
-  const renderKeys = async (s: ConsoleSession, q: ScopeQuery, flash?: PageFrame['flash'], created?: KeysView['created']) =>
-    keysPage(await frameFor(s, 'Keys and accounts', '/console/keys', q, { flash }), await keysView(q, created))
+  const keys = (s: ConsoleSession, q: ScopeQuery, flash?: Flash, status = 200, created?: KeysView['created']) =>
+    render(s, 'Keys and accounts', '/console/keys', q, async (f) => keysPage(f, await keysView(q, created)), flash, status)
+  const webhooks = (s: ConsoleSession, q: ScopeQuery, flash?: Flash, status = 200) =>
+    render(
+      s,
+      'Webhooks',
+      '/console/webhooks',
+      q,
+      async (f) => {
+        const [endpoints, events] = await Promise.all([deps.webhooks.list(q.account), deps.webhooks.events({ account: q.account, limit: 100 })])
+        const since = deps.now() - PERIOD_MS[q.period]
+        return webhooksPage(f, { endpoints, events: events.filter((e) => e.occurredAt >= since) })
+      },
+      flash,
+      status,
+    )
+  const fraud = (s: ConsoleSession, q: ScopeQuery, flash?: Flash, status = 200) =>
+    render(s, 'Fraud guard', '/console/fraud', q, async (f) => fraudPage(f, await deps.reads.fraud(q)), flash, status)
 
-  const renderWebhooks = async (s: ConsoleSession, q: ScopeQuery, flash?: PageFrame['flash']) => {
-    const [endpoints, events] = await Promise.all([deps.webhooks.list(q.account), deps.webhooks.events({ account: q.account, limit: 100 })])
-    const since = deps.now() - PERIOD_MS[q.period]
-    return webhooksPage(await frameFor(s, 'Webhooks', '/console/webhooks', q, { flash }), { endpoints, events: events.filter((e) => e.occurredAt >= since) })
+  /** Runs an action as the operator: its page with what happened, or with the refusal. */
+  const act = async (run: () => Promise<string>, show: (flash: Flash, status: number) => Promise<Response>) => {
+    try {
+      return await show({ kind: 'ok', text: await run() }, 200)
+    } catch (err) {
+      const r = refusal(err)
+      return show({ kind: 'error', text: r.text }, r.status)
+    }
   }
-  const renderFraud = async (s: ConsoleSession, q: ScopeQuery, flash?: PageFrame['flash']) =>
-    fraudPage(await frameFor(s, 'Fraud guard', '/console/fraud', q, { flash }), await deps.reads.fraud(q))
+  const asOperator = (actor: Actor) => ({ admin: deps.admin.as(actor), fraud: deps.fraud.as(actor), webhooks: deps.webhooks.as(actor) })
+  const DAY_SCOPE = (account?: string): ScopeQuery => ({ account, period: '24h' })
 
-  /** A page: the session, or the sign-in page with a way back. */
-  const guarded =
-    (render: (s: ConsoleSession, query: Record<string, string | undefined>, params: Record<string, string>) => Promise<Response | string>) =>
-    async ({ request, query, params }: { request: Request; query: Record<string, string | undefined>; params: Record<string, string> }) => {
-      const s = await deps.session(request)
-      if (!s) {
-        const u = new URL(request.url)
-        return new Response(null, {
-          status: 303,
-          headers: { location: `/console/sign-in?next=${encodeURIComponent(u.pathname + u.search)}`, 'cache-control': 'no-store' },
-        })
-      }
-      const out = await render(s, query, params)
-      return typeof out === 'string' ? html(out) : out
-    }
-
-  /** An action: the session and its CSRF token (form field or header), or nothing changes. */
-  const action =
-    (run: (s: ConsoleSession, form: Form, params: Record<string, string>) => Promise<Response>) =>
-    async ({ request, body, params }: { request: Request; body: unknown; params: Record<string, string> }) => {
-      const s = await deps.session(request)
-      if (!s) return html(signInPage({ error: 'Your session has ended: sign in again.' }), 401)
-      const form: Form = {}
-      if (body && typeof body === 'object') for (const [k, v] of Object.entries(body)) form[k] = str(v)
-      const presented = form[CSRF_FIELD] || request.headers.get(CSRF_HEADER) || ''
-      if (!presented || !sameToken(presented, s.csrf)) {
-        return html(
-          signInPage({ error: 'This form is out of date (its security token did not match): nothing was changed. Reload the page and try again.' }),
-          403,
-        )
-      }
-      return run(s, form, params)
-    }
-
-  const keyAction = (status: 'active' | 'disabled' | 'revoked', verb: string) =>
-    action(async (s, _form, params) => {
-      const q = { account: undefined, period: '24h' as Period }
-      try {
-        const k = await deps.actionsAs(s.operator).admin.setKeyStatus(String(params.id), status)
-        return html(await renderKeys(s, q, { kind: 'ok', text: `Key ${k.prefix} ${verb}.` }))
-      } catch (err) {
-        return html(await renderKeys(s, q, { kind: 'error', text: problem(err) }), 400)
-      }
-    })
+  const keyStatus =
+    (status: 'active' | 'disabled' | 'revoked', verb: string) =>
+    ({ operator, actor, params }: { operator: ConsoleSession; actor: Actor; params: Record<string, string> }) =>
+      act(
+        async () => `Key ${(await asOperator(actor).admin.setKeyStatus(String(params.id), status)).prefix} ${verb}.`,
+        (flash, code) => keys(operator, DAY_SCOPE(), flash, code),
+      )
 
   return new Elysia({ name: 'console-pages' })
-    .get(
-      '/console/',
-      guarded(async (s, query) => {
-        const q = scopeOf(query)
-        return overviewPage(await frameFor(s, 'Overview', '/console/', q), await deps.reads.overview(q))
-      }),
-    )
-    .get(
-      '/console/verifications',
-      guarded(async (s, query) => {
-        const q = scopeOf(query)
-        const form: SearchForm = { id: str(query.id), recipient: '', country: str(query.country).toUpperCase(), status: str(query.status) }
-        const keep: Record<string, string> = {}
-        for (const k of ['id', 'country', 'status'] as const) if (form[k]) keep[k] = form[k]
-        const frame = await frameFor(s, 'Verifications', '/console/verifications', q, { keep })
-        try {
-          const rows = await deps.reads.searchVerifications({
-            ...q,
-            id: form.id || undefined,
-            recipient: str(query.recipient) || undefined,
-            country: form.country || undefined,
-            status: form.status || undefined,
-          })
-          return verificationsPage(frame, form, rows)
-        } catch (err) {
-          return html(verificationsPage(frame, form, [], problem(err)), 400)
+    .use(consoleGuard(deps))
+    .get('/console/', ({ operator, query }) => {
+      const q = scopeOf(query)
+      return render(operator, 'Overview', '/console/', q, async (f) => overviewPage(f, await deps.reads.overview(q)))
+    })
+    .get('/console/verifications', ({ operator, query }) => {
+      const q = scopeOf(query)
+      const form: SearchForm = { id: str(query.id), recipient: '', country: str(query.country).toUpperCase(), status: str(query.status) }
+      const keep: Record<string, string> = {}
+      for (const k of ['id', 'country', 'status'] as const) if (form[k]) keep[k] = form[k]
+      return render(operator, 'Verifications', '/console/verifications', q, async (f) => {
+        const search = {
+          ...q,
+          id: form.id || undefined,
+          recipient: str(query.recipient) || undefined,
+          country: form.country || undefined,
+          status: form.status || undefined,
         }
-      }),
-    )
-    .get(
-      '/console/verifications/:id',
-      guarded(async (s, query, params) => {
-        const q = scopeOf(query)
-        const v = await deps.reads.verification(String(params.id))
-        if (!v)
-          return html(
-            verificationsPage(
-              await frameFor(s, 'Verifications', '/console/verifications', q),
-              { id: String(params.id), recipient: '', country: '', status: '' },
-              [],
-              'No verification has this id.',
-            ),
-            404,
-          )
-        return verificationPage(await frameFor(s, `Verification`, '/console/verifications', q), v)
-      }),
-    )
-    .get(
-      '/console/fraud',
-      guarded(async (s, query) => renderFraud(s, scopeOf(query))),
-    )
-    .get(
-      '/console/keys',
-      guarded(async (s, query) => renderKeys(s, scopeOf(query))),
-    )
-    .get(
-      '/console/webhooks',
-      guarded(async (s, query) => renderWebhooks(s, scopeOf(query))),
-    )
-    .get(
-      '/console/system',
-      guarded(async (s, query) => systemPage(await frameFor(s, 'System', '/console/system', scopeOf(query)), await deps.reads.system())),
-    )
-    .get(
-      '/console/audit',
-      guarded(async (s, query) => {
-        const q = scopeOf(query)
-        return auditPage(await frameFor(s, 'Audit log', '/console/audit', q), await deps.reads.audit(q))
-      }),
-    )
-    .post(
-      '/console/keys',
-      action(async (s, form) => {
-        const q = { account: form.account || undefined, period: '24h' as Period }
         try {
-          const k = await deps.actionsAs(s.operator).admin.createKey({ name: form.name, account: form.account || undefined })
-          return html(await renderKeys(s, q, { kind: 'ok', text: `Key ${k.prefix} created for ${k.account}.` }, k))
+          return verificationsPage({ ...f, keep }, form, await deps.reads.search(search))
         } catch (err) {
-          return html(await renderKeys(s, q, { kind: 'error', text: problem(err) }), 400)
+          return verificationsPage({ ...f, keep }, form, [], refusal(err).text)
         }
-      }),
+      })
+    })
+    .get('/console/verifications/:id', ({ operator, query, params }) =>
+      render(operator, 'Verification', '/console/verifications', scopeOf(query), async (f) =>
+        verificationPage(f, await deps.reads.verification(String(params.id))),
+      ),
     )
-    .post('/console/keys/:id/disable', keyAction('disabled', 'disabled'))
-    .post('/console/keys/:id/enable', keyAction('active', 'enabled'))
-    .post('/console/keys/:id/revoke', keyAction('revoked', 'revoked'))
-    .post(
-      '/console/credits',
-      action(async (s, form) => {
-        const q = { account: form.account || undefined, period: '24h' as Period }
-        const amount = /^\d+$/.test(form.amount ?? '') ? Number(form.amount) : Number.NaN
-        try {
-          const a = deps.actionsAs(s.operator).admin
-          const r =
-            form.op === 'deduct'
-              ? await a.deductCredits(amount, { account: form.account, note: form.note })
-              : await a.addCredits(amount, form.account, form.note)
-          const verb = form.op === 'deduct' ? 'Deducted' : 'Added'
-          return html(await renderKeys(s, q, { kind: 'ok', text: `${verb} ${amount} credits: ${r.account} now has ${r.balance}.` }))
-        } catch (err) {
-          return html(await renderKeys(s, q, { kind: 'error', text: problem(err) }), 400)
-        }
-      }),
+    .get('/console/fraud', ({ operator, query }) => fraud(operator, scopeOf(query)))
+    .get('/console/keys', ({ operator, query }) => keys(operator, scopeOf(query)))
+    .get('/console/webhooks', ({ operator, query }) => webhooks(operator, scopeOf(query)))
+    .get('/console/system', ({ operator, query }) =>
+      render(operator, 'System', '/console/system', scopeOf(query), async (f) => systemPage(f, await deps.reads.system())),
     )
-    .post(
-      '/console/accounts/settings',
-      action(async (s, form) => {
-        const account = form.account || DEFAULT_ACCOUNT
-        const q = { account, period: '24h' as Period }
-        try {
-          const countries = form.countries
-            ? form.countries
+    .get('/console/audit', ({ operator, query }) => {
+      const q = scopeOf(query)
+      return render(operator, 'Audit log', '/console/audit', q, async (f) => auditPage(f, await deps.reads.audit(q, deps.now())))
+    })
+    .post('/console/keys', async ({ operator, actor, input }) => {
+      const account = field(input, 'account') || undefined
+      let created: KeysView['created']
+      return act(
+        async () => {
+          created = await asOperator(actor).admin.createKey({ name: field(input, 'name'), account })
+          return `Key ${created.prefix} created for ${created.account}.`
+        },
+        (flash, code) => keys(operator, DAY_SCOPE(account), flash, code, created),
+      )
+    })
+    .post('/console/keys/:id/disable', keyStatus('disabled', 'disabled'))
+    .post('/console/keys/:id/enable', keyStatus('active', 'enabled'))
+    .post('/console/keys/:id/revoke', keyStatus('revoked', 'revoked'))
+    .post('/console/credits', ({ operator, actor, input }) => {
+      const account = field(input, 'account') || DEFAULT_ACCOUNT
+      const amount = /^\d+$/.test(field(input, 'amount')) ? Number(field(input, 'amount')) : Number.NaN
+      const note = field(input, 'note') || undefined
+      const deduct = field(input, 'op') === 'deduct'
+      return act(
+        async () => {
+          const a = asOperator(actor).admin
+          const r = deduct ? await a.deductCredits(amount, { account, note }) : await a.addCredits(amount, account, note)
+          return `${deduct ? 'Deducted' : 'Added'} ${amount} credits: ${r.account} now has ${r.balance}.`
+        },
+        (flash, code) => keys(operator, DAY_SCOPE(account), flash, code),
+      )
+    })
+    .post('/console/accounts/settings', ({ operator, actor, input }) => {
+      const account = field(input, 'account') || DEFAULT_ACCOUNT
+      return act(
+        async () => {
+          const countriesText = field(input, 'countries')
+          const countries = countriesText
+            ? countriesText
                 .split(',')
                 .map((c) => c.trim().toUpperCase())
                 .filter(Boolean)
             : null
-          const cap = form.daily_credit_limit ? (/^\d+$/.test(form.daily_credit_limit) ? Number(form.daily_credit_limit) : Number.NaN) : null
-          if (Number.isNaN(cap))
-            return html(await renderKeys(s, q, { kind: 'error', text: 'The daily credit cap must be a whole number, or empty for none.' }), 400)
-          await deps
-            .actionsAs(s.operator)
-            .fraud.setAccount(account, { allowedCountries: countries, dailyCreditLimit: cap, testRecipients: form.test_recipients !== 'off' })
-          return html(await renderKeys(s, q, { kind: 'ok', text: `Settings of ${account} saved.` }))
-        } catch (err) {
-          return html(await renderKeys(s, q, { kind: 'error', text: problem(err) }), 400)
-        }
-      }),
-    )
-    .post(
-      '/console/fraud/unblock',
-      action(async (s, form) => {
-        const q = { account: undefined, period: '24h' as Period }
-        try {
-          const r = await deps.actionsAs(s.operator).fraud.unblock(form.scope ?? '', form.account || DEFAULT_ACCOUNT)
-          const text = r.wasBlocked
+          const capText = field(input, 'daily_credit_limit')
+          if (capText && !/^\d+$/.test(capText)) throw new OperatorError('The daily credit cap must be a whole number, or empty for none.')
+          await asOperator(actor).fraud.setAccount(account, {
+            allowedCountries: countries,
+            dailyCreditLimit: capText ? Number(capText) : null,
+            testRecipients: field(input, 'test_recipients') !== 'off',
+          })
+          return `Settings of ${account} saved.`
+        },
+        (flash, code) => keys(operator, DAY_SCOPE(account), flash, code),
+      )
+    })
+    .post('/console/fraud/unblock', ({ operator, actor, input }) =>
+      act(
+        async () => {
+          const r = await asOperator(actor).fraud.unblock(field(input, 'scope'), field(input, 'account') || DEFAULT_ACCOUNT)
+          return r.wasBlocked
             ? `Unblocked ${r.kind} ${r.scope} for ${r.account}.`
             : `${r.kind} ${r.scope} of ${r.account} was not blocked; its count starts again from now.`
-          return html(await renderFraud(s, q, { kind: 'ok', text }))
-        } catch (err) {
-          return html(await renderFraud(s, q, { kind: 'error', text: problem(err) }), 400)
-        }
-      }),
+        },
+        (flash, code) => fraud(operator, DAY_SCOPE(), flash, code),
+      ),
     )
-    .post(
-      '/console/events/:id/replay',
-      action(async (s, _form, params) => {
-        const q = { account: undefined, period: '24h' as Period }
-        try {
-          const r = await deps.actionsAs(s.operator).webhooks.replay(String(params.id))
-          return html(
-            await renderWebhooks(s, q, { kind: 'ok', text: `Event ${r.event.id} queued again for ${r.deliveries} endpoint${r.deliveries === 1 ? '' : 's'}.` }),
-          )
-        } catch (err) {
-          return html(await renderWebhooks(s, q, { kind: 'error', text: problem(err) }), 400)
-        }
-      }),
+    .post('/console/events/:id/replay', ({ operator, actor, params }) =>
+      act(
+        async () => {
+          const r = await asOperator(actor).webhooks.replay(String(params.id))
+          return `Event ${r.event.id} queued again for ${r.deliveries} endpoint${r.deliveries === 1 ? '' : 's'}.`
+        },
+        (flash, code) => webhooks(operator, DAY_SCOPE(), flash, code),
+      ),
     )
 }

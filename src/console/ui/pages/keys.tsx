@@ -52,7 +52,7 @@ export function keysPage(frame: PageFrame, v: KeysView): string {
       ) : null}
       <section aria-labelledby="keys-title">
         <h2 id="keys-title">API keys</h2>
-        <form method="post" action="/console/keys" class="panel fields">
+        <form method="post" action="/console/keys" class="panel fields" id="create-key" aria-label="Create a key">
           <Csrf token={frame.csrf} />
           <div>
             <label for="key-name">Name</label>
@@ -99,7 +99,7 @@ export function keysPage(frame: PageFrame, v: KeysView): string {
       <div class="grid2">
         <section aria-labelledby="credits-title" class="panel">
           <h2 id="credits-title">Credits of {v.account}</h2>
-          <form method="post" action="/console/credits" class="fields">
+          <form method="post" action="/console/credits" class="fields" id="credits-form">
             <Csrf token={frame.csrf} />
             <input type="hidden" name="account" value={v.account} />
             <div>
@@ -122,7 +122,7 @@ export function keysPage(frame: PageFrame, v: KeysView): string {
         </section>
         <section aria-labelledby="settings-title" class="panel">
           <h2 id="settings-title">Settings of {v.account}</h2>
-          <form method="post" action="/console/accounts/settings" class="fields">
+          <form method="post" action="/console/accounts/settings" class="fields" id="settings-form">
             <Csrf token={frame.csrf} />
             <input type="hidden" name="account" value={v.account} />
             <div>

@@ -1,56 +1,60 @@
 /**
- * Overview: are codes arriving and converting? Sends, delivered, verified and
- * conversion, by channel and by country; sends and approvals over time (uPlot,
- * with the same numbers as a table for a screen reader); delivery success by
- * provider with the failover share; credits spent against balance and cap.
+ * Overview: are codes arriving and converting? Sends, accepted, delivered,
+ * verified and conversion, by channel and by country; sends and approvals
+ * over time (uPlot, with the same numbers as a table for a screen reader);
+ * delivery by provider with the failover share; credits spent against the
+ * balance and the daily cap. The figures are the rollups' (otp/console-stats.ts).
  */
+import type { Counts, Overview } from '../../../otp/console-stats.ts'
 import { type PageFrame, page } from '../layout.tsx'
-import { Figures, fmt, pct, Ratio, Table } from '../widgets.tsx'
+import { Figures, fmt, pct, Ratio, Table, Time } from '../widgets.tsx'
 
-export interface Funnel {
-  sends: number
-  delivered: number
-  verified: number
-  /** verified / sends; null with no send. */
-  conversion: number | null
-}
+type Grouped = { key: string; counts: Counts }
 
-export interface OverviewView {
-  totals: Funnel
-  byChannel: (Funnel & { channel: string })[]
-  byCountry: (Funnel & { country: string })[]
-  /** Bucket starts (ms) and the counts in each. */
-  series: { t: number[]; sends: number[]; approvals: number[] }
-  providers: { provider: string; attempts: number; delivered: number; success: number | null; failoverShare: number | null }[]
-  credits: { spent: number; balance: number; dailyCap: number | null }
-}
+const funnelColumns = (label: string) => [
+  { label, cell: (r: Grouped) => r.key || 'unknown' },
+  { label: 'Sends', num: true, cell: (r: Grouped) => fmt(r.counts.sends) },
+  { label: 'Accepted', num: true, cell: (r: Grouped) => fmt(r.counts.accepted) },
+  { label: 'Delivered', num: true, cell: (r: Grouped) => fmt(r.counts.delivered) },
+  { label: 'Verified', num: true, cell: (r: Grouped) => fmt(r.counts.approved) },
+  { label: 'Conversion', num: true, cell: (r: Grouped) => <Ratio value={r.counts.sends === 0 ? null : r.counts.conversion} /> },
+]
 
-function funnelColumns<T extends Funnel>(first: { label: string; cell: (r: T) => string }) {
-  return [
-    first,
-    { label: 'Sends', num: true, cell: (r: T) => fmt(r.sends) },
-    { label: 'Delivered', num: true, cell: (r: T) => fmt(r.delivered) },
-    { label: 'Verified', num: true, cell: (r: T) => fmt(r.verified) },
-    { label: 'Conversion', num: true, cell: (r: T) => <Ratio value={r.conversion} /> },
-  ]
-}
-
-export function overviewPage(frame: PageFrame, v: OverviewView): string {
-  const chart = { labels: ['Sends', 'Approvals'], t: v.series.t.map((ms) => Math.floor(ms / 1000)), series: [v.series.sends, v.series.approvals] }
-  const points = v.series.t.map((t, i) => ({ t, sends: v.series.sends[i] ?? 0, approvals: v.series.approvals[i] ?? 0 }))
+export function overviewPage(frame: PageFrame, o: Overview): string {
+  const chart = {
+    labels: ['Sends', 'Approvals'],
+    t: o.series.map((b) => Math.floor(b.at / 1000)),
+    series: [o.series.map((b) => b.sends), o.series.map((b) => b.approved)],
+  }
+  const t = o.totals
   return page(
     frame,
     <>
+      <p class="hint">
+        {o.asOf === null ? (
+          'The figures have not been counted yet.'
+        ) : (
+          <>
+            Counted up to <Time at={o.asOf} />.
+          </>
+        )}
+      </p>
       <Figures
         label="Totals in this period"
         items={[
-          { id: 'sends', label: 'Sends', value: fmt(v.totals.sends) },
-          { id: 'delivered', label: 'Delivered', value: fmt(v.totals.delivered) },
-          { id: 'verified', label: 'Verified', value: fmt(v.totals.verified) },
-          { id: 'conversion', label: 'Conversion', value: pct(v.totals.conversion) },
-          { id: 'spent', label: 'Credits spent', value: fmt(v.credits.spent) },
-          { id: 'balance', label: 'Balance', value: fmt(v.credits.balance) },
-          { id: 'cap', label: 'Daily cap', value: v.credits.dailyCap === null ? 'none' : fmt(v.credits.dailyCap) },
+          { id: 'sends', label: 'Sends', value: fmt(t.sends) },
+          { id: 'accepted', label: 'Accepted by a provider', value: fmt(t.accepted) },
+          { id: 'delivered', label: 'Delivered (receipts)', value: fmt(t.delivered) },
+          { id: 'verified', label: 'Verified', value: fmt(t.approved) },
+          { id: 'conversion', label: 'Conversion', value: t.sends === 0 ? '–' : pct(t.conversion) },
+          { id: 'failover', label: 'Failover share', value: pct(o.failoverShare) },
+          { id: 'spent', label: 'Credits spent', value: fmt(o.credits.spent) },
+          { id: 'balance', label: 'Balance', value: fmt(o.credits.balance) },
+          {
+            id: 'cap',
+            label: 'Daily cap (spent in 24 h)',
+            value: o.credits.dailyCap === null ? `none (${fmt(o.credits.spent24h)})` : `${fmt(o.credits.spent24h)} of ${fmt(o.credits.dailyCap)}`,
+          },
         ]}
       />
       <section class="panel" aria-labelledby="series-title">
@@ -65,41 +69,32 @@ export function overviewPage(frame: PageFrame, v: OverviewView): string {
           <summary>The chart's numbers</summary>
           <Table
             caption="Sends and approvals per interval"
-            rows={points}
+            rows={o.series}
             columns={[
-              { label: 'From (UTC)', cell: (p) => new Date(p.t).toISOString().slice(0, 16).replace('T', ' ') },
-              { label: 'Sends', num: true, cell: (p) => fmt(p.sends) },
-              { label: 'Approvals', num: true, cell: (p) => fmt(p.approvals) },
+              { label: 'From', cell: (b) => <Time at={b.at} /> },
+              { label: 'Sends', num: true, cell: (b) => fmt(b.sends) },
+              { label: 'Approvals', num: true, cell: (b) => fmt(b.approved) },
             ]}
           />
         </details>
       </section>
-      <div class="grid2">
-        <Table
-          caption="By channel"
-          id="by-channel"
-          rows={v.byChannel}
-          columns={funnelColumns<Funnel & { channel: string }>({ label: 'Channel', cell: (r) => r.channel })}
-        />
-        <Table
-          caption="Delivery by provider"
-          id="by-provider"
-          rows={v.providers}
-          columns={[
-            { label: 'Provider', cell: (p) => p.provider },
-            { label: 'Attempts', num: true, cell: (p) => fmt(p.attempts) },
-            { label: 'Delivered', num: true, cell: (p) => fmt(p.delivered) },
-            { label: 'Success', num: true, cell: (p) => <Ratio value={p.success} /> },
-            { label: 'Failover share', num: true, cell: (p) => pct(p.failoverShare) },
-          ]}
-        />
-      </div>
+      <Table caption="By channel" id="by-channel" rows={o.byChannel} columns={funnelColumns('Channel')} />
       <Table
-        caption="By country"
-        id="by-country"
-        rows={v.byCountry}
-        columns={funnelColumns<Funnel & { country: string }>({ label: 'Country', cell: (r) => r.country })}
+        caption="Delivery by provider"
+        id="by-provider"
+        rows={o.providers}
+        empty="No provider took a send in this period."
+        columns={[
+          { label: 'Provider', cell: (p) => p.provider },
+          { label: 'Channel', cell: (p) => p.channel },
+          { label: 'Accepted', num: true, cell: (p) => fmt(p.accepted) },
+          { label: 'Delivered', num: true, cell: (p) => fmt(p.delivered) },
+          { label: 'Undelivered', num: true, cell: (p) => fmt(p.undelivered) },
+          { label: 'Delivery rate', num: true, cell: (p) => <Ratio value={p.accepted === 0 ? null : p.deliveryRate} /> },
+          { label: 'Role', cell: (p) => (p.failover ? 'failover' : 'first') },
+        ]}
       />
+      <Table caption="By country" id="by-country" rows={o.byCountry} columns={funnelColumns('Country')} />
     </>,
   )
 }

@@ -7,8 +7,10 @@ export interface SystemView {
   engine: string
   database: string
   databaseBytes: number | null
-  readiness: Record<string, string | null>
-  providers: { channel: string; providers: string[] }[]
+  /** Each readiness check: ok or failed (the problem itself goes to the log, as for /readyz). */
+  checks: Record<string, string>
+  /** Each channel's providers (name and type), in failover order. */
+  providers: Record<string, { name: string; type: string }[]>
   /** The configuration with secrets masked, as JSON. */
   config: unknown
 }
@@ -16,7 +18,8 @@ export interface SystemView {
 const size = (b: number | null) => (b === null ? 'unknown' : b < 1 << 20 ? `${(b / 1024).toFixed(1)} KiB` : `${(b / (1 << 20)).toFixed(1)} MiB`)
 
 export function systemPage(frame: PageFrame, v: SystemView): string {
-  const checks = Object.entries(v.readiness)
+  const checks = Object.entries(v.checks)
+  const providers = Object.entries(v.providers)
   return page(
     frame,
     <>
@@ -39,17 +42,16 @@ export function systemPage(frame: PageFrame, v: SystemView): string {
         rows={checks}
         columns={[
           { label: 'Check', cell: ([c]) => c },
-          { label: 'State', cell: ([, p]) => (p === null ? <span class="status-ok">ok</span> : <span class="status-bad">failed</span>) },
-          { label: 'Problem', cell: ([, p]) => p ?? '' },
+          { label: 'State', cell: ([, p]) => <span class={p === 'ok' ? 'status-ok' : 'status-bad'}>{p}</span> },
         ]}
       />
       <Table
         caption="Providers by channel, in failover order"
         id="providers"
-        rows={v.providers}
+        rows={providers}
         columns={[
-          { label: 'Channel', cell: (p) => p.channel },
-          { label: 'Providers', cell: (p) => p.providers.join(' → ') },
+          { label: 'Channel', cell: ([c]) => c },
+          { label: 'Providers', cell: ([, list]) => (list.length === 0 ? 'none' : list.map((p) => `${p.name} (${p.type})`).join(' → ')) },
         ]}
       />
       <section aria-labelledby="config-title">
