@@ -18,8 +18,9 @@
  *   16 KiB at most) and requires the session's CSRF token in the
  *   X-CSRF-Token header or the `_csrf` field; without it, 403 before the
  *   handler runs, so nothing changes;
- * - gives the handler `operator` (the session), `actor` (for the audit log)
- *   and `input` (the body's fields without `_csrf`; {} on GET).
+ * - gives the handler `operator` (the session), `actor` (for the audit log),
+ *   `input` (the body's fields without `_csrf`; {} on GET) and `form`
+ *   (whether they came from an HTML form, every value text).
  *
  * Elysia does not parse bodies under the guard: the guard reads them itself,
  * with the cap, and only once the session is known.
@@ -40,6 +41,8 @@ export interface GuardedContext {
   operator: ConsoleSession
   actor: Actor
   input: Record<string, unknown>
+  /** Whether `input` came from an HTML form (every value text: console/act.ts fromForm). */
+  form: boolean
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD'])
@@ -55,7 +58,7 @@ export function isApiPath(pathname: string): boolean {
   return pathname === API_PATH || pathname.startsWith(`${API_PATH}/`)
 }
 
-type Resolved = { denied: Response; operator?: undefined } | { denied?: undefined; operator: ConsoleSession; actor: Actor; input: Record<string, unknown> }
+type Resolved = { denied: Response; operator?: undefined } | ({ denied?: undefined } & GuardedContext)
 
 async function resolveRequest(deps: ConsoleGuardDeps, request: Request): Promise<Resolved> {
   const url = new URL(request.url)
@@ -68,7 +71,7 @@ async function resolveRequest(deps: ConsoleGuardDeps, request: Request): Promise
     return { denied: redirect(`${SIGN_IN_PATH}${next}`) }
   }
   const actor: Actor = { operator: session.operator, source: 'console' }
-  if (SAFE_METHODS.has(request.method)) return { operator: session, actor, input: {} }
+  if (SAFE_METHODS.has(request.method)) return { operator: session, actor, input: {}, form: false }
   const header = request.headers.get(CSRF_HEADER)
   // A header that is there and wrong is refused before the body is read.
   if (header !== null && !sameToken(header, session.csrf)) return { denied: consoleError(request, 403, ConsoleMsg.csrf) }
@@ -78,7 +81,7 @@ async function resolveRequest(deps: ConsoleGuardDeps, request: Request): Promise
   }
   const { [CSRF_FIELD]: field, ...input } = body.fields
   if (header === null && !sameToken(field, session.csrf)) return { denied: consoleError(request, 403, ConsoleMsg.csrf) }
-  return { operator: session, actor, input }
+  return { operator: session, actor, input, form: body.form }
 }
 
 export function consoleGuard(deps: ConsoleGuardDeps) {
@@ -86,8 +89,9 @@ export function consoleGuard(deps: ConsoleGuardDeps) {
     .onParse({ as: 'scoped' }, () => UNPARSED)
     .resolve({ as: 'scoped' }, async ({ request }) => {
       const r = await resolveRequest(deps, request)
-      if (r.denied) return { denied: r.denied, operator: undefined as unknown as ConsoleSession, actor: undefined as unknown as Actor, input: {} }
-      return { denied: undefined, operator: r.operator, actor: r.actor, input: r.input }
+      // A denied request never reaches a handler (onBeforeHandle answers it): its context is never read.
+      if (r.denied) return { denied: r.denied, operator: undefined as unknown as ConsoleSession, actor: undefined as unknown as Actor, input: {}, form: false }
+      return { denied: undefined, operator: r.operator, actor: r.actor, input: r.input, form: r.form }
     })
     .onBeforeHandle({ as: 'scoped' }, ({ denied }) => denied)
 }

@@ -125,5 +125,19 @@ export const AuditEntry = T.Object({
   source: T.Union([T.Literal('console'), T.Literal('cli')]),
   action: AuditAction,
   subject: T.String(),
-  details: T.Record(T.String(), T.Unknown()),
+  details: T.Object({}, { additionalProperties: true, description: 'what the action changed (never a secret)' }),
+})
+
+const requestId = T.String({ description: 'as in X-Request-Id' })
+
+export const SignedOutResponse = T.Object({ signed_out: T.Literal(true), request_id: requestId })
+export const KeysResponse = T.Object({ keys: T.Array(Key), request_id: requestId })
+export const KeyResponse = T.Object({ key: Key, request_id: requestId })
+export const AccountsResponse = T.Object({ accounts: T.Array(Account), request_id: requestId })
+export const AccountResponse = T.Object({ account: Account, request_id: requestId })
+export const LedgerResponse = T.Object({ account: T.String(), balance: T.Integer(), entries: T.Array(LedgerEntry), request_id: requestId })
+export const AuditResponse = T.Object({
+  entries: T.Array(AuditEntry),
+  next_before_id: T.Union([T.Integer(), T.Null()], { description: 'pass as before_id for the next (older) page; null on the last page' }),
+  request_id: requestId,
 })

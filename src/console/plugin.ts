@@ -18,8 +18,11 @@ import type { Storage } from '../otp/ports/index.ts'
 import type { Webhooks } from '../otp/webhooks.ts'
 import type { Config } from '../config/schema.ts'
 import { consoleAssets } from './assets.ts'
+import { ACCOUNT_PATHS, accountRoutes } from './account-routes.ts'
+import { ACTION_PATHS, actionRoutes } from './action-routes.ts'
 import { consoleGuard } from './guard.ts'
 import { CONSOLE_PATH, consoleError } from './http.ts'
+import { KEY_PATHS, keyRoutes } from './key-routes.ts'
 import { sessionRoutes, type SessionRouteDeps } from './session-routes.ts'
 
 export interface ConsoleDeps extends SessionRouteDeps {
@@ -34,10 +37,13 @@ export interface ConsoleDeps extends SessionRouteDeps {
 /** Every path of the console's JSON API with the methods it answers (the others answer 405). */
 export const CONSOLE_API_METHODS: Record<string, string[]> = {
   '/console/api/session': ['GET', 'POST', 'DELETE'],
+  ...KEY_PATHS,
+  ...ACCOUNT_PATHS,
+  ...ACTION_PATHS,
 }
 
 export function consolePlugin(deps: ConsoleDeps, more: AnyElysia[] = []) {
-  const guarded = new Elysia({ name: 'console-guarded' }).use(consoleGuard(deps))
+  const guarded = new Elysia({ name: 'console-guarded' }).use(consoleGuard(deps)).use(keyRoutes(deps)).use(accountRoutes(deps)).use(actionRoutes(deps))
   for (const plugin of more) guarded.use(plugin)
   // The assets are open: the sign-in page needs its styles.
   const app = new Elysia({ name: 'console' }).use(consoleAssets()).use(sessionRoutes(deps)).use(guarded)

@@ -45,7 +45,7 @@ export class Admin {
       throw new OperatorError(`account name '${name}' is not valid: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit`)
     }
     return this.storage.write(async (r) => {
-      if (await r.admin.findAccount(name)) throw new OperatorError(`account '${name}' already exists`)
+      if (await r.admin.findAccount(name)) throw new OperatorError(`account '${name}' already exists`, 'conflict')
       const at = this.clock.now()
       await audit(r, this.actor, at, 'account.created', `account ${name}`)
       return r.admin.insertAccount(name, at)
@@ -97,7 +97,7 @@ export class Admin {
     const row = await this.storage.write(async (r) => {
       const key = await resolveKey(r, idOrPrefix)
       if (key.status === 'revoked' && status !== 'revoked') {
-        throw new OperatorError(`key ${key.id} (${key.prefix}) is revoked and cannot be changed; create a new key instead`)
+        throw new OperatorError(`key ${key.id} (${key.prefix}) is revoked and cannot be changed; create a new key instead`, 'conflict')
       }
       await r.admin.setKeyStatus(key.id, status)
       await audit(r, this.actor, this.clock.now(), KEY_ACTIONS[status], `key ${key.id}`, { prefix: key.prefix, account: key.account, from: key.status })
@@ -131,7 +131,7 @@ export class Admin {
       // The guarded debit: the check and the move are one statement, so it never goes below zero.
       const at = this.clock.now()
       if (!(await r.credits.debit({ accountId: a.id, amount, note: opts.note, at }))) {
-        throw new OperatorError(`cannot deduct ${amount} credits: account '${a.name}' has only ${await r.credits.balance(a.id)}`)
+        throw new OperatorError(`cannot deduct ${amount} credits: account '${a.name}' has only ${await r.credits.balance(a.id)}`, 'conflict')
       }
       const balance = await r.credits.balance(a.id)
       await audit(r, this.actor, at, 'credits.deducted', `account ${a.name}`, { amount, note: opts.note ?? null, balance })
@@ -154,7 +154,7 @@ export class Admin {
 
 async function accountIn(r: Repos, name: string = DEFAULT_ACCOUNT): Promise<AccountRow> {
   const a = await r.admin.findAccount(name)
-  if (!a) throw new OperatorError(`account '${name}' does not exist (create it with: otpd accounts create ${name})`)
+  if (!a) throw new OperatorError(`account '${name}' does not exist (create it with: otpd accounts create ${name})`, 'not_found')
   return a
 }
 
@@ -162,7 +162,7 @@ async function resolveKey(r: Repos, idOrPrefix: string): Promise<KeyRow> {
   let ref = idOrPrefix.trim()
   if (ref.startsWith(KEY_PREFIX)) ref = ref.slice(KEY_PREFIX.length, KEY_PREFIX.length + 8)
   const found = await r.admin.findKeys(ref)
-  if (found.length === 0) throw new OperatorError(`no key has id or prefix '${idOrPrefix}' (see: otpd keys list)`)
+  if (found.length === 0) throw new OperatorError(`no key has id or prefix '${idOrPrefix}' (see: otpd keys list)`, 'not_found')
   if (found.length > 1) throw new OperatorError(`'${idOrPrefix}' matches ${found.length} keys; use the numeric id from: otpd keys list`)
   return found[0]!
 }

@@ -154,6 +154,6 @@ export function parseScope(arg: string): { kind: ScopeKind; scope: string } {
 
 async function accountIn(r: Repos, name: string): Promise<AccountRow> {
   const a = await r.admin.findAccount(name)
-  if (!a) throw new OperatorError(`account '${name}' does not exist (create it with: otpd accounts create ${name})`)
+  if (!a) throw new OperatorError(`account '${name}' does not exist (create it with: otpd accounts create ${name})`, 'not_found')
   return a
 }

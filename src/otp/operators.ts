@@ -95,7 +95,7 @@ export class Operators {
     // Hashed once, outside the transaction: a transaction run again keeps the same hash.
     const passwordHash = await hashPassword(secret)
     const operator = await this.storage.write(async (r) => {
-      if (await r.operators.findOperator(name)) throw new OperatorError(`operator '${name}' already exists`)
+      if (await r.operators.findOperator(name)) throw new OperatorError(`operator '${name}' already exists`, 'conflict')
       const at = this.clock.now()
       const o = await r.operators.insertOperator({ name, passwordHash, at })
       await audit(r, this.actor, at, 'operator.added', `operator ${name}`, { password: generated === undefined ? 'given' : 'generated' })
@@ -222,6 +222,6 @@ function decoyHash(): Promise<string> {
 
 async function operatorIn(r: Repos, name: string): Promise<OperatorRow> {
   const o = await r.operators.findOperator(name)
-  if (!o) throw new OperatorError(`operator '${name}' does not exist (see: otpd operators list)`)
+  if (!o) throw new OperatorError(`operator '${name}' does not exist (see: otpd operators list)`, 'not_found')
   return o
 }

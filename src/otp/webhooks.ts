@@ -142,7 +142,7 @@ export class Webhooks {
   replay(id: string): Promise<{ event: EventRow; deliveries: number }> {
     return this.storage.write(async (r) => {
       const event = await r.webhooks.findEvent(id)
-      if (!event) throw new OperatorError(`no event has id '${id}' (see: otpd events list)`)
+      if (!event) throw new OperatorError(`no event has id '${id}' (see: otpd events list)`, 'not_found')
       const at = this.clock.now()
       const deliveries = await r.webhooks.rearm(event.seq, at, false)
       await audit(r, this.actor, at, 'event.replayed', `event ${event.id}`, { type: event.type, account: event.account, deliveries })
@@ -171,13 +171,13 @@ export class Webhooks {
 
 async function accountIn(r: Repos, name: string = DEFAULT_ACCOUNT) {
   const a = await r.admin.findAccount(name)
-  if (!a) throw new OperatorError(`account '${name}' does not exist (create it with: otpd accounts create ${name})`)
+  if (!a) throw new OperatorError(`account '${name}' does not exist (create it with: otpd accounts create ${name})`, 'not_found')
   return a
 }
 
 async function endpointIn(r: Repos, ref: string): Promise<EndpointRow> {
   const id = /^[0-9]{1,15}$/.test(ref) ? Number(ref) : NaN
   const e = Number.isNaN(id) ? undefined : await r.webhooks.findEndpoint(id)
-  if (!e) throw new OperatorError(`no webhook endpoint has id '${ref}' (see: otpd webhooks list)`)
+  if (!e) throw new OperatorError(`no webhook endpoint has id '${ref}' (see: otpd webhooks list)`, 'not_found')
   return e
 }

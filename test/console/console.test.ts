@@ -286,10 +286,15 @@ describe('console in a browser', () => {
     const keys = (await h.server.admin.listKeys()).length
     const statuses = await page.evaluate(async () => {
       const form = await fetch('/console/keys', { method: 'POST', body: new URLSearchParams({ name: 'forged' }) })
-      const json = await fetch('/console/api/session', { method: 'DELETE' })
-      return [form.status, json.status]
+      const json = await fetch('/console/api/keys', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'forged' }),
+      })
+      const signOut = await fetch('/console/api/session', { method: 'DELETE' })
+      return [form.status, json.status, signOut.status]
     })
-    expect(statuses).toEqual([403, 403])
+    expect(statuses).toEqual([403, 403, 403])
     expect((await h.server.admin.listKeys()).length).toBe(keys)
     // The session was not ended by the refused sign-out.
     expect(await page.evaluate(async () => (await fetch('/console/api/session')).status)).toBe(200)
