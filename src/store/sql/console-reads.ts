@@ -26,7 +26,7 @@ export function searchStatement(q: VerificationSearch): { text: string; params: 
   const where: string[] = []
   if (q.accountId !== null) where.push(`v.account_id = $${params.push(q.accountId)}`)
   if (q.country !== null) where.push(`v.country = $${params.push(q.country)}`)
-  if (q.status !== null) where.push(statusCondition(q.status, `$${params.push(q.now)}`))
+  if (q.status !== null) where.push(statusCondition(q.status, () => `$${params.push(q.now)}`))
   // A join from the walked numbers (not `seq IN`): the walk is the only range read, whatever the planner.
   const text = `SELECT ${VERIFICATION_COLUMNS} FROM (${inner}) k JOIN verifications v ON v.seq = k.seq${where.length ? ` WHERE ${where.join(' AND ')}` : ''}
     ORDER BY v.created_at DESC, v.seq DESC LIMIT $5`

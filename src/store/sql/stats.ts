@@ -40,10 +40,10 @@ function bySource<T>(f: (s: RollupSource) => T): Record<RollupSource, T> {
 
 /**
  * The statuses of docs/api.md#verification-status as conditions on a row at
- * `$now` (otp/status.ts decideStatus, without the recipient-wide failure
+ * the time `now()` binds, only where one is needed (otp/status.ts decideStatus, without the recipient-wide failure
  * cap, which needs a look-up per row).
  */
-export function statusCondition(status: string, now: string): string {
+export function statusCondition(status: string, now: () => string): string {
   const open = `v.status = 'active' AND v.used_at IS NULL`
   switch (status) {
     case 'canceled':
@@ -53,11 +53,15 @@ export function statusCondition(status: string, now: string): string {
     case 'approved':
       return "v.status = 'active' AND v.used_at IS NOT NULL"
     case 'expired':
-      return `${open} AND v.expires_at <= ${now}`
-    case 'locked':
-      return `${open} AND v.expires_at > ${now} AND v.locked_until > ${now}`
-    default:
-      return `${open} AND v.expires_at > ${now} AND (v.locked_until IS NULL OR v.locked_until <= ${now})`
+      return `${open} AND v.expires_at <= ${now()}`
+    case 'locked': {
+      const t = now()
+      return `${open} AND v.expires_at > ${t} AND v.locked_until > ${t}`
+    }
+    default: {
+      const t = now()
+      return `${open} AND v.expires_at > ${t} AND (v.locked_until IS NULL OR v.locked_until <= ${t})`
+    }
   }
 }
 
