@@ -6,6 +6,7 @@
 import { describe, expect, test } from 'bun:test'
 import { SPAN } from '../../../src/otp/ports/stats.ts'
 import type { RollupRow } from '../../../src/otp/ports/index.ts'
+import type { Verification } from '../../../src/otp/types.ts'
 import { defaultKey, hash, insertVerification, MINUTE, T0, useEngine } from './data.ts'
 
 const engine = useEngine()
@@ -134,7 +135,7 @@ describe('rollup rows and refusals', () => {
 describe('search', () => {
   test('newest first; a page stops at its budget and says where to go on; filters; by recipient', async () => {
     const key = await defaultKey(storage())
-    const made = []
+    const made: Verification[] = []
     for (let i = 0; i < 6; i++) {
       made.push(await insertVerification(storage(), key, { createdAt: T0 + i, country: i % 3 === 0 ? 'DE' : 'US', recipientHash: hash(i < 2 ? 'a' : 'b') }))
     }
