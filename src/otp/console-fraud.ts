@@ -79,7 +79,7 @@ export class ConsoleFraud {
       const countries = groupBy(rows, (x) => x.country)
       const monitored = countries.filter((c) => c.counts.monitored > 0).map((c) => ({ country: c.key, sends: c.counts.monitored }))
       const prefixFrom = Math.max(range.from, now - DAY)
-      const prefixes = (await r.stats.prefixCounts(prefixFrom - (prefixFrom % 60_000), id, PREFIXES)).map((p) => ({
+      const prefixes = (await r.stats.prefixCounts(prefixFrom, id, PREFIXES)).map((p) => ({
         account: nameOf(p.accountId),
         prefix: p.scope,
         sends: p.sends,

@@ -23,6 +23,7 @@ import type {
 import type { Verification } from '../../otp/types.ts'
 import { consoleReadSql, searchEndStatement, searchStatement, toDelivery, toScopeCounts, toTimeline } from './console-reads.ts'
 import type { Dialect } from './dialect.ts'
+import { MINUTE_MS } from './fraud.ts'
 import { ROLLUP_CURSOR, rollupParams, statsSql, toRefusal, toRollup } from './stats.ts'
 import { num, type Param, type Row } from './values.ts'
 import { toVerification } from './verifications.ts'
@@ -166,6 +167,7 @@ export class SqlStatsStore implements RollupStore, StatsReads {
   }
 
   async prefixCounts(from: number, accountId: number | null, limit: number): Promise<ScopeCounts[]> {
-    return (await this.db.all(this.c.prefixCounts, [from, accountId ?? -1, limit])).map(toScopeCounts)
+    // fraud_minutes numbers its minutes (ms / 60000), store/sql/fraud.ts: from the minute holding `from`.
+    return (await this.db.all(this.c.prefixCounts, [Math.floor(from / MINUTE_MS), accountId ?? -1, limit])).map(toScopeCounts)
   }
 }
