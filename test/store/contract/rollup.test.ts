@@ -78,3 +78,40 @@ test('two runs of the same batch: one writes, the other is refused and writes no
   expect(await sends()).toBe(1)
   expect(await storage().read((r) => r.stats.refusals(0, T0 + HOUR, null))).toEqual([{ minute: T0, accountId: 1, rule: 'geo', country: 'UZ', refusals: 1 }])
 })
+
+test('prefix sums cover the 24 hours holding now: sends and approvals added as they come, taken away as their hour leaves', async () => {
+  const clock = new ManualClock(T0 + 5 * 60_000)
+  const key = await defaultKey(storage())
+  const send = async (seq: number, prefix: string, at: number) =>
+    storage().write(async (r) => {
+      await r.verifications.insert(verification(seq, key, { createdAt: at, country: 'UZ' }))
+      await r.fraud.recordSend({ seq, accountId: 1, at, country: 'UZ', prefix, ipHash: null, counted: true })
+    })
+  await send(1, '+99890123', T0 + 1000)
+  await send(2, '+99890123', T0 + 2000)
+  await send(3, '+99893555', T0 + 3000)
+  await rollupAt(clock).catchUp()
+  const top = () => storage().read((r) => r.stats.topPrefixes(null, 10))
+  expect(await top()).toEqual([
+    { accountId: 1, prefix: '+99890123', sends: 2, approved: 0 },
+    { accountId: 1, prefix: '+99893555', sends: 1, approved: 0 },
+  ])
+  // An approval (its event names the verification), an hour later a send of that prefix.
+  await storage().write(async (r) => {
+    await r.fraud.approved(3, T0 + 60_000)
+    const v = await r.verifications.findById('v-3-' + key, 3)
+    await r.events.add({ type: 'verification.approved', accountId: 1, at: T0 + 60_000, verification: v!, status: 'approved', extra: {} })
+  })
+  clock.set(T0 + HOUR + 1000)
+  await send(4, '+99893555', T0 + HOUR)
+  await rollupAt(clock).catchUp()
+  expect(await top()).toEqual([
+    { accountId: 1, prefix: '+99890123', sends: 2, approved: 0 },
+    { accountId: 1, prefix: '+99893555', sends: 2, approved: 1 },
+  ])
+  expect(await storage().read((r) => r.stats.topPrefixes(2, 10))).toEqual([])
+  // The first hour leaves the window.
+  clock.set(T0 + 24 * HOUR)
+  await rollupAt(clock).catchUp()
+  expect(await top()).toEqual([{ accountId: 1, prefix: '+99893555', sends: 1, approved: 0 }])
+})
