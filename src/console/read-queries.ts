@@ -1,5 +1,5 @@
 /**
- * The query strings of the console's read endpoints (docs/console.md#json-api):
+ * The query strings of the console's read endpoints (docs/console.md#read-endpoints):
  * TypeBox schemas, which the routes check and the OpenAPI document
  * publishes (read-openapi.ts), and the one check that turns a bad query into
  * a 400 naming the parameter.
@@ -8,7 +8,8 @@ import { type Static, type TObject, Type as T } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 
 const Period = T.Union([T.Literal('1h'), T.Literal('24h'), T.Literal('7d'), T.Literal('30d')], {
-  description: 'The period: the last 60 minutes, 24 hours, 168 hours or 30 UTC days, the current one included. Default 24h.',
+  description:
+    'The period, in whole buckets, the current one included: 60 minutes, 24 hours, 28 quarter days (UTC 00, 06, 12, 18) or 30 UTC days. Default 24h.',
 })
 const Account = T.String({ minLength: 1, maxLength: 64, description: 'An account name; every account when absent.' })
 const Limit = T.String({ pattern: '^[0-9]{1,3}$', description: 'Rows per page, 1-200 (default 50).' })

@@ -1,5 +1,5 @@
 /**
- * The console's read endpoints (docs/console.md#json-api), GET only, as one
+ * The console's read endpoints (docs/console.md#read-endpoints), GET only, as one
  * Elysia plugin: the console's session guard wraps it, and it is mounted on
  * the admin listener only. Each checks its query string (read-queries.ts: a
  * bad one is a 400 naming the parameter), asks the domain (otp/console-*.ts)

@@ -2,8 +2,8 @@
  * The console's fraud guard page (docs/console.md, docs/fraud-guard.md):
  * active blocks with the evidence rule 4 saw when it blocked, refusals and
  * would-be refusals (monitor mode) over the period, conversion by country
- * (rollups) and by prefix (the guard's per-minute counters, which cover 24 h:
- * a longer period shows the last 24 h of prefixes).
+ * (rollups) and by prefix (the rollup's sums over the last 24 hours, whatever
+ * the period: the guard keeps its per-send rows for 24 h only).
  */
 import type { ConsoleStatsDeps, PeriodRange } from './console-stats.ts'
 import { groupBy, periodRange, pickAccount, type Counts, type Period } from './console-stats.ts'
@@ -78,10 +78,12 @@ export class ConsoleFraud {
       const rows = (await r.stats.rollups(range.span, range.from, range.to, id)).filter((x) => x.country !== '')
       const countries = groupBy(rows, (x) => x.country)
       const monitored = countries.filter((c) => c.counts.monitored > 0).map((c) => ({ country: c.key, sends: c.counts.monitored }))
-      const prefixFrom = Math.max(range.from, now - DAY)
-      const prefixes = (await r.stats.prefixCounts(prefixFrom - (prefixFrom % 60_000), id, PREFIXES)).map((p) => ({
+      // The rollup's sums over the 24 hours holding the time of its last run.
+      const cursor = await r.rollups.cursor()
+      const prefixFrom = cursor === null ? now - (now % 3_600_000) : ((JSON.parse(cursor) as { prefixFrom?: number }).prefixFrom ?? now)
+      const prefixes = (await r.stats.topPrefixes(id, PREFIXES)).map((p) => ({
         account: nameOf(p.accountId),
-        prefix: p.scope,
+        prefix: p.prefix,
         sends: p.sends,
         approved: p.approved,
         conversion: p.sends === 0 ? 0 : p.approved / p.sends,

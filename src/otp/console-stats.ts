@@ -3,8 +3,8 @@
  * guard's page, for one account or all, over a period. Every aggregate comes
  * from the rollups (rollup.ts), summed over the period's buckets; the period
  * is its last `buckets` buckets, the current one included, so its start is
- * exact to the bucket (a minute for 1 h, an hour for 24 h and 7 d, a UTC day
- * for 30 d).
+ * exact to the bucket (a minute for 1 h, an hour for 24 h, 6 hours for 7 d
+ * (UTC 00, 06, 12, 18), a UTC day for 30 d).
  */
 import type { Clock } from '../lib/clock.ts'
 import type { FraudSettings } from './fraud.ts'
@@ -18,7 +18,7 @@ export type Period = (typeof PERIODS)[number]
 const PERIOD_BUCKETS: Record<Period, { span: Span; buckets: number }> = {
   '1h': { span: SPAN.minute, buckets: 60 },
   '24h': { span: SPAN.hour, buckets: 24 },
-  '7d': { span: SPAN.hour, buckets: 168 },
+  '7d': { span: SPAN.quarterDay, buckets: 28 },
   '30d': { span: SPAN.day, buckets: 30 },
 }
 

@@ -25,10 +25,14 @@
  * is counted then) or is older than GAP_HOLD_MS (its transaction rolled back).
  */
 import type { Clock } from '../lib/clock.ts'
-import { ROLLUP_COUNTS, SPAN, type RefusalRow, type RollupRow, type Span } from './ports/stats.ts'
-import type { RollupSource, SourceRow, Storage } from './ports/index.ts'
+import { ROLLUP_COUNTS, SPAN, type PrefixRow, type RefusalRow, type RollupRow, type Span } from './ports/stats.ts'
+import type { Repos, RollupSource, SourceRow, Storage } from './ports/index.ts'
 
 const { minute: MINUTE, hour: HOUR, day: DAY } = SPAN
+/** Spans summed from hour rows (the 7 d and 30 d periods read them). */
+const COARSE: Span[] = [SPAN.quarterDay, SPAN.day]
+/** The prefix sums cover the 24 hours holding `now`. */
+const PREFIX_HOURS = 24
 const SOURCES: RollupSource[] = ['verifications', 'events', 'ledger']
 /** A transaction holds its numbers at most this long before it commits (else they were rolled back). */
 export const GAP_HOLD_MS = 10 * 60_000
@@ -56,6 +60,8 @@ interface Cursor {
   ledger: number
   /** When the last run that moved it started (ms). */
   at: number
+  /** The first hour of the prefix sums (console_prefixes). */
+  prefixFrom?: number
 }
 
 class LostRace extends Error {}
@@ -124,6 +130,9 @@ export class Rollup {
         }
         await r.rollups.dropRows(SPAN.minute, floor(plan.now - MINUTES_KEPT_MS, HOUR))
         await r.rollups.dropRefusals(plan.now - REFUSALS_KEPT_MS)
+        for (const p of plan.prefixHours) await r.rollups.savePrefixHour(p.hour, p.save, p.gone)
+        await r.rollups.dropPrefixHours(plan.next.prefixFrom!)
+        await r.rollups.addToPrefixes(plan.prefixDeltas)
       })
     } catch (err) {
       // Another process ran the same batch first: what it wrote stands.
@@ -191,7 +200,7 @@ export class Rollup {
       const oldest = now - d.retentionDays() * DAY
       const save: RollupRow[] = []
       const gone: RollupRow[] = []
-      const days = new Map<number, Map<number, RollupRow[]>>()
+      const coarse = new Map<string, { span: Span; at: number; fresh: Map<number, RollupRow[]> }>()
       for (const h of [...hours].sort((a, b) => a - b)) {
         if (h < oldest) continue
         const withMinutes = h + HOUR > now - MINUTES_KEPT_MS
@@ -203,22 +212,65 @@ export class Rollup {
           save.push(...c.save)
           gone.push(...c.gone)
         }
-        const day = floor(h, DAY)
-        if (!days.has(day)) days.set(day, new Map())
-        days.get(day)!.set(h, hourRows)
+        for (const span of COARSE) {
+          const at = floor(h, span)
+          const k = `${span}|${at}`
+          if (!coarse.has(k)) coarse.set(k, { span, at, fresh: new Map() })
+          coarse.get(k)!.fresh.set(h, hourRows)
+        }
       }
-      // A day is the sum of its hours: the stored ones, with those just recounted in their place.
-      for (const [day, fresh] of days) {
-        const hourRows = (await r.rollups.rows(SPAN.hour, day, day + DAY, null)).filter((x) => !fresh.has(x.at))
+      // A quarter day or a day is the sum of its hours: the stored ones, with those just recounted in their place.
+      for (const { span, at, fresh } of coarse.values()) {
+        const hourRows = (await r.rollups.rows(SPAN.hour, at, at + span, null)).filter((x) => !fresh.has(x.at))
         for (const rows of fresh.values()) hourRows.push(...rows)
         const c = diff(
-          await r.rollups.rows(SPAN.day, day, day + DAY, null),
-          sumInto(hourRows, SPAN.day, () => day),
+          await r.rollups.rows(span, at, at + span, null),
+          sumInto(hourRows, span, () => at),
         )
         save.push(...c.save)
         gone.push(...c.gone)
       }
-      return { now, prev, next, save, gone, refusals, newGaps, doneGaps, more }
+      const prefixes = await this.prefixPlan(r, cur, now, hours)
+      next.prefixFrom = prefixes.from
+      return { now, prev, next, save, gone, refusals, newGaps, doneGaps, more, prefixHours: prefixes.hours, prefixDeltas: prefixes.deltas }
     })
+  }
+
+  /**
+   * The prefix sums over the 24 hours holding `now`: each recounted hour
+   * (from fraud_sends, which keeps 24 h) adds what changed; each hour that
+   * left the window since the last run takes its rows away.
+   */
+  private async prefixPlan(r: Repos, cur: Cursor, now: number, hours: Set<number>) {
+    const from = floor(now, HOUR) - (PREFIX_HOURS - 1) * HOUR
+    const deltas = new Map<string, PrefixRow>()
+    const add = (x: PrefixRow, sign: 1 | -1) => {
+      const k = `${x.accountId}|${x.prefix}`
+      const had = deltas.get(k) ?? { accountId: x.accountId, prefix: x.prefix, sends: 0, approved: 0 }
+      had.sends += sign * x.sends
+      had.approved += sign * x.approved
+      deltas.set(k, had)
+    }
+    const last = cur.prefixFrom ?? from
+    for (let h = last; h < Math.min(from, last + PREFIX_HOURS * HOUR); h += HOUR) for (const x of await r.rollups.prefixHour(h)) add(x, -1)
+    const out: { hour: number; save: PrefixRow[]; gone: PrefixRow[] }[] = []
+    for (const h of hours) {
+      if (h < from || h > now) continue
+      const fresh = await r.rollups.prefixRecount(h, h + HOUR)
+      const stored = new Map((await r.rollups.prefixHour(h)).map((x) => [`${x.accountId}|${x.prefix}`, x]))
+      const save: PrefixRow[] = []
+      for (const x of fresh) {
+        const k = `${x.accountId}|${x.prefix}`
+        const o = stored.get(k)
+        stored.delete(k)
+        if (o && o.sends === x.sends && o.approved === x.approved) continue
+        save.push(x)
+        add(x, 1)
+        if (o) add(o, -1)
+      }
+      for (const o of stored.values()) add(o, -1)
+      out.push({ hour: h, save, gone: [...stored.values()] })
+    }
+    return { from, hours: out, deltas: [...deltas.values()].filter((x) => x.sends !== 0 || x.approved !== 0) }
   }
 }

@@ -63,6 +63,8 @@ export const COPIED_TABLES = [
   'console_rollups',
   'console_refusals',
   'console_gaps',
+  'console_prefix_hours',
+  'console_prefixes',
 ] as const
 type Table = (typeof COPIED_TABLES)[number]
 
@@ -123,6 +125,8 @@ function kept(now: number, retentionDays: number): Record<Table, { where: string
     console_rollups: all,
     console_refusals: all,
     console_gaps: all,
+    console_prefix_hours: all,
+    console_prefixes: all,
   }
 }
 
@@ -152,6 +156,8 @@ const ORDER: Record<Table, string> = {
   console_rollups: 'span, at, account_id, channel, country, provider',
   console_refusals: 'minute, account_id, rule, country',
   console_gaps: 'source, seq',
+  console_prefix_hours: 'hour, account_id, prefix',
+  console_prefixes: 'account_id, prefix',
 }
 
 /** Identity columns moved past the largest id copied, and the verification sequence. */

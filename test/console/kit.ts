@@ -11,6 +11,8 @@ export function consoleOf(h: Harness) {
   const app = new Elysia().use(consoleReadRoutes(h.server.consoleRead))
   return {
     async get(path: string, opts: { rollup?: boolean } = {}): Promise<Result> {
+      // A send settles after its answer (otp/send.ts): its record first, then the rollup.
+      await h.server.storage.settled()
       if (opts.rollup !== false) await h.server.rollup.catchUp()
       const res = await app.handle(new Request(`http://localhost${path}`))
       const text = await res.text()

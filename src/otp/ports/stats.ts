@@ -9,7 +9,7 @@ import type { Verification } from '../types.ts'
 import type { EventDeliveryStatus } from './webhooks.ts'
 
 /** Bucket sizes of the rollups (ms). */
-export const SPAN = { minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const
+export const SPAN = { minute: 60_000, hour: 3_600_000, quarterDay: 21_600_000, day: 86_400_000 } as const
 export type Span = (typeof SPAN)[keyof typeof SPAN]
 
 /** The counts a rollup row keeps. */
@@ -70,6 +70,14 @@ export interface RefusalRow {
   refusals: number
 }
 
+/** The fraud guard's counted sends and approvals of one prefix (in an hour, or over the last 24). */
+export interface PrefixRow {
+  accountId: number
+  prefix: string
+  sends: number
+  approved: number
+}
+
 /** The maintenance side of the rollups (otp/rollup.ts). */
 export interface RollupStore {
   /** The rollup's cursor (a JSON text it alone reads), or null before its first run. */
@@ -99,6 +107,15 @@ export interface RollupStore {
   gaps(source: RollupSource): Promise<{ seq: number; seenAt: number }[]>
   addGaps(source: RollupSource, seqs: number[], at: number): Promise<void>
   dropGaps(source: RollupSource, seqs: number[]): Promise<void>
+  /** Counted sends of [from, to) and their approvals per account and prefix, from the fraud guard's own rows (fraud_sends). */
+  prefixRecount(from: number, to: number): Promise<PrefixRow[]>
+  /** The stored prefix rows of the hour starting at `hour`. */
+  prefixHour(hour: number): Promise<PrefixRow[]>
+  /** Writes the hour's rows (replacing counts) and deletes those of `gone`. */
+  savePrefixHour(hour: number, rows: PrefixRow[], gone: PrefixRow[]): Promise<void>
+  dropPrefixHours(before: number): Promise<void>
+  /** Adds these counts (negative to take away) to the 24 h sums per prefix; a sum down to no sends goes. */
+  addToPrefixes(deltas: PrefixRow[]): Promise<void>
 }
 
 /** Search of verifications, newest first (keyset: `before`, the last row's position). */
@@ -157,13 +174,6 @@ export interface DeliverySearch {
   budget: number
 }
 
-export interface ScopeCounts {
-  accountId: number
-  scope: string
-  sends: number
-  approved: number
-}
-
 /** The console's reads (http/console/, docs/console.md). */
 export interface StatsReads {
   rollups(span: Span, from: number, to: number, accountId: number | null): Promise<RollupRow[]>
@@ -173,6 +183,6 @@ export interface StatsReads {
   byRecipient(hash: Uint8Array, from: number, to: number, before: { at: number; seq: number } | null, limit: number): Promise<Verification[]>
   timeline(seq: number, id: string): Promise<TimelineEvent[]>
   deliveries(q: DeliverySearch): Promise<{ rows: DeliveryRow[]; next: number | null }>
-  /** The fraud guard's counted sends and approvals per prefix since `from` (its per-minute counters), most sends first, at most `limit`. */
-  prefixCounts(from: number, accountId: number | null, limit: number): Promise<ScopeCounts[]>
+  /** The prefixes with most counted sends over the rollup's last 24 hours, with their approvals, at most `limit`. */
+  topPrefixes(accountId: number | null, limit: number): Promise<PrefixRow[]>
 }

@@ -402,6 +402,34 @@ export const consoleGaps = pgTable(
   (t) => [primaryKey({ columns: [t.source, t.seq] })],
 )
 
+/** See store/sqlite/schema.ts `consolePrefixHours` and `consolePrefixes`. */
+export const consolePrefixHours = pgTable(
+  'console_prefix_hours',
+  {
+    hour: ms('hour').notNull(),
+    accountId: integer('account_id').notNull(),
+    prefix: text('prefix').notNull(),
+    sends: integer('sends').notNull(),
+    approved: integer('approved').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.hour, t.accountId, t.prefix] })],
+)
+
+export const consolePrefixes = pgTable(
+  'console_prefixes',
+  {
+    accountId: integer('account_id').notNull(),
+    prefix: text('prefix').notNull(),
+    sends: integer('sends').notNull(),
+    approved: integer('approved').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.prefix] }),
+    index('console_prefixes_sends').on(t.sends),
+    index('console_prefixes_account').on(t.accountId, t.sends),
+  ],
+)
+
 export const schema = {
   accounts,
   apiKeys,
@@ -427,4 +455,6 @@ export const schema = {
   consoleRollups,
   consoleRefusals,
   consoleGaps,
+  consolePrefixHours,
+  consolePrefixes,
 }

@@ -5,7 +5,7 @@
  * a page that finds fewer rows than asked says where it stopped, and the
  * next one goes on from there (docs/console.md#performance).
  */
-import type { DeliveryRow, ScopeCounts, TimelineEvent, VerificationSearch } from '../../otp/ports/index.ts'
+import type { DeliveryRow, TimelineEvent, VerificationSearch } from '../../otp/ports/index.ts'
 import type { Dialect } from './dialect.ts'
 import { statusCondition } from './stats.ts'
 import { num, type Param, type Row } from './values.ts'
@@ -26,7 +26,7 @@ export function searchStatement(q: VerificationSearch): { text: string; params: 
   const where: string[] = []
   if (q.accountId !== null) where.push(`v.account_id = $${params.push(q.accountId)}`)
   if (q.country !== null) where.push(`v.country = $${params.push(q.country)}`)
-  if (q.status !== null) where.push(statusCondition(q.status, `$${params.push(q.now)}`))
+  if (q.status !== null) where.push(statusCondition(q.status, () => `$${params.push(q.now)}`))
   // A join from the walked numbers (not `seq IN`): the walk is the only range read, whatever the planner.
   const text = `SELECT ${VERIFICATION_COLUMNS} FROM (${inner}) k JOIN verifications v ON v.seq = k.seq${where.length ? ` WHERE ${where.join(' AND ')}` : ''}
     ORDER BY v.created_at DESC, v.seq DESC LIMIT $5`
@@ -63,10 +63,6 @@ export function consoleReadSql(d: Dialect) {
     /** The event number the walk of `deliveries` stops at (the budget-th delivery below $1). */
     deliveriesEnd: `SELECT k.event_seq, e.occurred_at FROM (SELECT event_seq FROM event_deliveries WHERE event_seq < $1 ORDER BY event_seq DESC LIMIT 1 OFFSET $2) k
       JOIN events e ON e.seq = k.event_seq`,
-    /** Counted sends and approvals per prefix since $1 (fraud_minutes_minute), of account $2 (-1: all). */
-    prefixCounts: `SELECT account_id, scope, sum(sends) AS sends, sum(approved) AS approved FROM fraud_minutes
-      WHERE minute >= $1 AND kind = 'prefix' AND (CAST($2 AS INTEGER) < 0 OR account_id = CAST($2 AS INTEGER))
-      GROUP BY account_id, scope ORDER BY sum(sends) DESC, account_id, ${d.bytewise('scope')} LIMIT $3`,
   } as const
 }
 
@@ -88,8 +84,4 @@ export function toDelivery(r: Row): DeliveryRow {
     lastError: (r.last_error as string | null) ?? null,
     updatedAt: num(r.updated_at),
   }
-}
-
-export function toScopeCounts(r: Row): ScopeCounts {
-  return { accountId: num(r.account_id), scope: r.scope as string, sends: num(r.sends), approved: num(r.approved) }
 }

@@ -12,7 +12,7 @@ import type {
   RollupRow,
   RollupSource,
   RollupStore,
-  ScopeCounts,
+  PrefixRow,
   SearchPage,
   SourceRow,
   Span,
@@ -21,9 +21,9 @@ import type {
   VerificationSearch,
 } from '../../otp/ports/index.ts'
 import type { Verification } from '../../otp/types.ts'
-import { consoleReadSql, searchEndStatement, searchStatement, toDelivery, toScopeCounts, toTimeline } from './console-reads.ts'
+import { consoleReadSql, searchEndStatement, searchStatement, toDelivery, toTimeline } from './console-reads.ts'
 import type { Dialect } from './dialect.ts'
-import { ROLLUP_CURSOR, rollupParams, statsSql, toRefusal, toRollup } from './stats.ts'
+import { ROLLUP_CURSOR, rollupParams, statsSql, toPrefix, toRefusal, toRollup } from './stats.ts'
 import { num, type Param, type Row } from './values.ts'
 import { toVerification } from './verifications.ts'
 
@@ -124,6 +124,30 @@ export class SqlStatsStore implements RollupStore, StatsReads {
     for (const seq of seqs) await this.db.run(this.s.dropGap, [source, seq])
   }
 
+  async prefixRecount(from: number, to: number): Promise<PrefixRow[]> {
+    return (await this.db.all(this.s.prefixRecount, [from, to])).map(toPrefix)
+  }
+
+  async prefixHour(hour: number): Promise<PrefixRow[]> {
+    return (await this.db.all(this.s.prefixHour, [hour])).map(toPrefix)
+  }
+
+  async savePrefixHour(hour: number, rows: PrefixRow[], gone: PrefixRow[]): Promise<void> {
+    for (const r of rows) await this.db.run(this.s.savePrefixHour, [hour, r.accountId, r.prefix, r.sends, r.approved])
+    for (const r of gone) await this.db.run(this.s.deletePrefixHour, [hour, r.accountId, r.prefix])
+  }
+
+  async dropPrefixHours(before: number): Promise<void> {
+    await this.db.run(this.s.dropPrefixHours, [before])
+  }
+
+  async addToPrefixes(deltas: PrefixRow[]): Promise<void> {
+    for (const d of deltas) {
+      await this.db.run(this.s.addToPrefix, [d.accountId, d.prefix, d.sends, d.approved])
+      if (d.sends < 0) await this.db.run(this.s.dropEmptyPrefixes, [d.accountId, d.prefix])
+    }
+  }
+
   // The console's reads.
 
   rollups(span: Span, from: number, to: number, accountId: number | null): Promise<RollupRow[]> {
@@ -165,7 +189,8 @@ export class SqlStatsStore implements RollupStore, StatsReads {
     return { rows, next: stop === undefined || num(stop.occurred_at) < q.from ? null : num(stop.event_seq) }
   }
 
-  async prefixCounts(from: number, accountId: number | null, limit: number): Promise<ScopeCounts[]> {
-    return (await this.db.all(this.c.prefixCounts, [from, accountId ?? -1, limit])).map(toScopeCounts)
+  async topPrefixes(accountId: number | null, limit: number): Promise<PrefixRow[]> {
+    const rows = accountId === null ? await this.db.all(this.s.topPrefixes, [limit]) : await this.db.all(this.s.topAccountPrefixes, [accountId, limit])
+    return rows.map(toPrefix)
   }
 }

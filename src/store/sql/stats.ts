@@ -5,7 +5,7 @@
  * is only ever read along an index, a bounded range at a time
  * (docs/console.md#performance).
  */
-import type { RefusalRow, RollupRow, RollupSource, Span } from '../../otp/ports/index.ts'
+import type { PrefixRow, RefusalRow, RollupRow, RollupSource, Span } from '../../otp/ports/index.ts'
 import type { Dialect } from './dialect.ts'
 import { num, type Row } from './values.ts'
 
@@ -40,10 +40,10 @@ function bySource<T>(f: (s: RollupSource) => T): Record<RollupSource, T> {
 
 /**
  * The statuses of docs/api.md#verification-status as conditions on a row at
- * `$now` (otp/status.ts decideStatus, without the recipient-wide failure
+ * the time `now()` binds, only where one is needed (otp/status.ts decideStatus, without the recipient-wide failure
  * cap, which needs a look-up per row).
  */
-export function statusCondition(status: string, now: string): string {
+export function statusCondition(status: string, now: () => string): string {
   const open = `v.status = 'active' AND v.used_at IS NULL`
   switch (status) {
     case 'canceled':
@@ -53,11 +53,15 @@ export function statusCondition(status: string, now: string): string {
     case 'approved':
       return "v.status = 'active' AND v.used_at IS NOT NULL"
     case 'expired':
-      return `${open} AND v.expires_at <= ${now}`
-    case 'locked':
-      return `${open} AND v.expires_at > ${now} AND v.locked_until > ${now}`
-    default:
-      return `${open} AND v.expires_at > ${now} AND (v.locked_until IS NULL OR v.locked_until <= ${now})`
+      return `${open} AND v.expires_at <= ${now()}`
+    case 'locked': {
+      const t = now()
+      return `${open} AND v.expires_at > ${t} AND v.locked_until > ${t}`
+    }
+    default: {
+      const t = now()
+      return `${open} AND v.expires_at > ${t} AND (v.locked_until IS NULL OR v.locked_until <= ${t})`
+    }
   }
 }
 
@@ -110,6 +114,19 @@ export function statsSql(d: Dialect) {
     gaps: 'SELECT seq, seen_at FROM console_gaps WHERE source = $1 ORDER BY seq',
     addGap: 'INSERT INTO console_gaps (source, seq, seen_at) VALUES ($1, $2, $3) ON CONFLICT (source, seq) DO NOTHING',
     dropGap: 'DELETE FROM console_gaps WHERE source = $1 AND seq = $2',
+    prefixRecount: `SELECT account_id, prefix, count(*) AS sends, count(approved_at) AS approved FROM fraud_sends
+      WHERE at >= $1 AND at < $2 AND ${d.isTrue('counted')} GROUP BY account_id, prefix`,
+    prefixHour: 'SELECT account_id, prefix, sends, approved FROM console_prefix_hours WHERE hour = $1',
+    savePrefixHour: `INSERT INTO console_prefix_hours (hour, account_id, prefix, sends, approved) VALUES ($1, $2, $3, $4, $5)
+      ON CONFLICT (hour, account_id, prefix) DO UPDATE SET sends = excluded.sends, approved = excluded.approved`,
+    deletePrefixHour: 'DELETE FROM console_prefix_hours WHERE hour = $1 AND account_id = $2 AND prefix = $3',
+    dropPrefixHours: 'DELETE FROM console_prefix_hours WHERE hour < $1',
+    addToPrefix: `INSERT INTO console_prefixes (account_id, prefix, sends, approved) VALUES ($1, $2, $3, $4)
+      ON CONFLICT (account_id, prefix) DO UPDATE SET sends = console_prefixes.sends + excluded.sends, approved = console_prefixes.approved + excluded.approved`,
+    dropEmptyPrefixes: 'DELETE FROM console_prefixes WHERE account_id = $1 AND prefix = $2 AND sends <= 0',
+    /** Most sends first (console_prefixes_sends, or _account for one account): the top rows only are read. */
+    topPrefixes: 'SELECT account_id, prefix, sends, approved FROM console_prefixes ORDER BY sends DESC, account_id, prefix LIMIT $1',
+    topAccountPrefixes: 'SELECT account_id, prefix, sends, approved FROM console_prefixes WHERE account_id = $1 ORDER BY sends DESC, prefix LIMIT $2',
   } as const
 }
 
@@ -149,6 +166,10 @@ export function rollupParams(r: RollupRow): (string | number)[] {
     r.approved,
     r.monitored,
   ]
+}
+
+export function toPrefix(r: Row): PrefixRow {
+  return { accountId: num(r.account_id), prefix: r.prefix as string, sends: num(r.sends), approved: num(r.approved) }
 }
 
 export function toRefusal(r: Row): RefusalRow {

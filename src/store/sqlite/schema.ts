@@ -502,6 +502,40 @@ export const consoleGaps = sqliteTable(
   (t) => [primaryKey({ columns: [t.source, t.seq] })],
 )
 
+/**
+ * The fraud guard's counted sends and approvals per hour and prefix, of the
+ * last 24 hours, recounted by the rollup from fraud_sends; and their sums
+ * over those hours per prefix (`console_prefixes`), kept by the same
+ * transactions, so the console lists the prefixes with most sends without
+ * adding up a day of per-minute counters (docs/console.md#performance).
+ */
+export const consolePrefixHours = sqliteTable(
+  'console_prefix_hours',
+  {
+    hour: integer('hour').notNull(),
+    accountId: integer('account_id').notNull(),
+    prefix: text('prefix').notNull(),
+    sends: integer('sends').notNull(),
+    approved: integer('approved').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.hour, t.accountId, t.prefix] })],
+)
+
+export const consolePrefixes = sqliteTable(
+  'console_prefixes',
+  {
+    accountId: integer('account_id').notNull(),
+    prefix: text('prefix').notNull(),
+    sends: integer('sends').notNull(),
+    approved: integer('approved').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.prefix] }),
+    index('console_prefixes_sends').on(t.sends),
+    index('console_prefixes_account').on(t.accountId, t.sends),
+  ],
+)
+
 export const schema = {
   accounts,
   apiKeys,
@@ -525,4 +559,6 @@ export const schema = {
   consoleRollups,
   consoleRefusals,
   consoleGaps,
+  consolePrefixHours,
+  consolePrefixes,
 }

@@ -5,6 +5,23 @@ CREATE TABLE "console_gaps" (
 	CONSTRAINT "console_gaps_source_seq_pk" PRIMARY KEY("source","seq")
 );
 --> statement-breakpoint
+CREATE TABLE "console_prefix_hours" (
+	"hour" bigint NOT NULL,
+	"account_id" integer NOT NULL,
+	"prefix" text NOT NULL,
+	"sends" integer NOT NULL,
+	"approved" integer NOT NULL,
+	CONSTRAINT "console_prefix_hours_hour_account_id_prefix_pk" PRIMARY KEY("hour","account_id","prefix")
+);
+--> statement-breakpoint
+CREATE TABLE "console_prefixes" (
+	"account_id" integer NOT NULL,
+	"prefix" text NOT NULL,
+	"sends" integer NOT NULL,
+	"approved" integer NOT NULL,
+	CONSTRAINT "console_prefixes_account_id_prefix_pk" PRIMARY KEY("account_id","prefix")
+);
+--> statement-breakpoint
 CREATE TABLE "console_refusals" (
 	"minute" bigint NOT NULL,
 	"account_id" integer NOT NULL,
@@ -34,5 +51,7 @@ CREATE TABLE "console_rollups" (
 --> statement-breakpoint
 ALTER TABLE "verifications" ADD COLUMN "country" text;--> statement-breakpoint
 ALTER TABLE "verifications" ADD COLUMN "fraud_monitored" text;--> statement-breakpoint
+CREATE INDEX "console_prefixes_sends" ON "console_prefixes" USING btree ("sends");--> statement-breakpoint
+CREATE INDEX "console_prefixes_account" ON "console_prefixes" USING btree ("account_id","sends");--> statement-breakpoint
 CREATE INDEX "console_rollups_account" ON "console_rollups" USING btree ("account_id","span","at");--> statement-breakpoint
 CREATE INDEX "verifications_created" ON "verifications" USING btree ("created_at");

@@ -5,6 +5,25 @@ CREATE TABLE `console_gaps` (
 	PRIMARY KEY(`source`, `seq`)
 );
 --> statement-breakpoint
+CREATE TABLE `console_prefix_hours` (
+	`hour` integer NOT NULL,
+	`account_id` integer NOT NULL,
+	`prefix` text NOT NULL,
+	`sends` integer NOT NULL,
+	`approved` integer NOT NULL,
+	PRIMARY KEY(`hour`, `account_id`, `prefix`)
+);
+--> statement-breakpoint
+CREATE TABLE `console_prefixes` (
+	`account_id` integer NOT NULL,
+	`prefix` text NOT NULL,
+	`sends` integer NOT NULL,
+	`approved` integer NOT NULL,
+	PRIMARY KEY(`account_id`, `prefix`)
+);
+--> statement-breakpoint
+CREATE INDEX `console_prefixes_sends` ON `console_prefixes` (`sends`);--> statement-breakpoint
+CREATE INDEX `console_prefixes_account` ON `console_prefixes` (`account_id`,`sends`);--> statement-breakpoint
 CREATE TABLE `console_refusals` (
 	`minute` integer NOT NULL,
 	`account_id` integer NOT NULL,
