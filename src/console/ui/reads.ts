@@ -10,6 +10,7 @@ import { listAudit } from '../../otp/audit.ts'
 import type { Period } from '../../otp/console-stats.ts'
 import type { AuditRow, Storage, VerificationStatus } from '../../otp/ports/index.ts'
 import type { SystemView } from './pages/system.tsx'
+import type { WebhooksView } from './pages/webhooks.tsx'
 import type { TimelineEntry, VerificationDetail, VerificationSummary } from './pages/verifications.tsx'
 import type { VerificationView } from '../../otp/console-search.ts'
 
@@ -75,6 +76,10 @@ export function pageReads(deps: ConsoleReadDeps, storage: Storage) {
         { label: 'Test recipient', value: v.testMode === null ? 'no' : 'yes' },
       ]
       return { ...summary(view), facts, timeline: entries }
+    },
+    webhooks: async (q: ScopeQuery): Promise<WebhooksView> => {
+      const w = valueOf(await deps.search.webhooks({ period: q.period, account: q.account, limit: 100 }))
+      return { endpoints: w.endpoints, deliveries: w.deliveries.map((d) => ({ ...d, account: w.accounts.get(d.accountId) ?? String(d.accountId) })) }
     },
     system: async (): Promise<SystemView> => {
       const s = (await systemView(deps.system)) as Record<string, any>

@@ -89,19 +89,7 @@ export function consolePages(deps: ConsolePagesDeps) {
   const keys = (s: ConsoleSession, q: ScopeQuery, flash?: Flash, status = 200, created?: KeysView['created']) =>
     render(s, 'Keys and accounts', '/console/keys', q, async (f) => keysPage(f, await keysView(q, created)), flash, status)
   const webhooks = (s: ConsoleSession, q: ScopeQuery, flash?: Flash, status = 200) =>
-    render(
-      s,
-      'Webhooks',
-      '/console/webhooks',
-      q,
-      async (f) => {
-        const [endpoints, events] = await Promise.all([deps.webhooks.list(q.account), deps.webhooks.events({ account: q.account, limit: 100 })])
-        const since = deps.now() - PERIOD_MS[q.period]
-        return webhooksPage(f, { endpoints, events: events.filter((e) => e.occurredAt >= since) })
-      },
-      flash,
-      status,
-    )
+    render(s, 'Webhooks', '/console/webhooks', q, async (f) => webhooksPage(f, await deps.reads.webhooks(q)), flash, status)
   const fraud = (s: ConsoleSession, q: ScopeQuery, flash?: Flash, status = 200) =>
     render(s, 'Fraud guard', '/console/fraud', q, async (f) => fraudPage(f, await deps.reads.fraud(q)), flash, status)
 

@@ -1,11 +1,11 @@
-/** Webhooks: endpoints, recent events with their deliveries, and replay. */
-import type { EndpointRow, EventRow } from '../../../otp/ports/index.ts'
+/** Webhooks: endpoints, the period's deliveries (one per event and endpoint) with status and attempts, and replay. */
+import type { DeliveryRow, EndpointRow } from '../../../otp/ports/index.ts'
 import { type PageFrame, page } from '../layout.tsx'
 import { ActionButton, Table, Time } from '../widgets.tsx'
 
 export interface WebhooksView {
   endpoints: EndpointRow[]
-  events: EventRow[]
+  deliveries: (DeliveryRow & { account: string })[]
 }
 
 const statusClass = (s: string) => (s === 'delivered' ? 'status-ok' : s === 'failed' ? 'status-bad' : 'status-warn')
@@ -35,25 +35,30 @@ export function webhooksPage(frame: PageFrame, v: WebhooksView): string {
         />
       </section>
       <section aria-labelledby="events-title">
-        <h2 id="events-title">Recent events</h2>
+        <h2 id="events-title">Deliveries</h2>
         <Table
-          caption="Events, newest first"
+          caption="Deliveries in this period, newest event first"
           id="events"
-          rows={v.events}
+          rows={v.deliveries}
           columns={[
-            { label: 'When', cell: (e) => <Time at={e.occurredAt} /> },
-            { label: 'Event', cell: (e) => <code>{e.id}</code> },
-            { label: 'Type', cell: (e) => e.type },
-            { label: 'Account', cell: (e) => e.account },
-            { label: 'Verification', cell: (e) => (e.verificationId ? <a href={`/console/verifications/${e.verificationId}`}>{e.verificationId}</a> : '') },
-            { label: 'Status', cell: (e) => <span class={statusClass(e.status)}>{e.status}</span> },
-            { label: 'Endpoints', num: true, cell: (e) => String(e.endpoints) },
-            { label: 'Attempts', num: true, cell: (e) => String(e.attempts) },
-            { label: 'Last error', cell: (e) => e.lastError ?? '' },
+            { label: 'When', cell: (d) => <Time at={d.occurredAt} /> },
+            { label: 'Event', cell: (d) => <code>{d.eventId}</code> },
+            { label: 'Type', cell: (d) => d.type },
+            { label: 'Account', cell: (d) => d.account },
+            { label: 'Endpoint', num: true, cell: (d) => String(d.endpointId) },
+            { label: 'Status', cell: (d) => <span class={statusClass(d.status)}>{d.status}</span> },
+            { label: 'Attempts', num: true, cell: (d) => String(d.attempts) },
+            { label: 'Next attempt', cell: (d) => (d.status === 'pending' ? <Time at={d.nextAt} /> : '') },
+            { label: 'Last error', cell: (d) => d.lastError ?? '' },
             {
               label: 'Replay',
-              cell: (e) => (
-                <ActionButton action={`/console/events/${encodeURIComponent(e.id)}/replay`} csrf={frame.csrf} label="Replay" name={`event ${e.id}`} />
+              cell: (d) => (
+                <ActionButton
+                  action={`/console/events/${encodeURIComponent(d.eventId)}/replay`}
+                  csrf={frame.csrf}
+                  label="Replay"
+                  name={`event ${d.eventId} to endpoint ${d.endpointId}`}
+                />
               ),
             },
           ]}
