@@ -127,15 +127,17 @@ EOF
   say "wrote $env_path"
 fi
 
-# 5. The docs, where `otpd --help` points: the README and docs/*.md, laid out
-# as in the repository so that their relative links work; always replaced,
-# and pages no longer shipped are removed.
+# 5. The docs, where `otpd --help` points: the README, docs/*.md and the
+# pictures they show (docs/*.png), laid out as in the repository so that their
+# relative links work; always replaced, and files no longer shipped are removed.
 install -d -m 0755 "$destdir$doc_dir" "$destdir$doc_dir/docs"
 put 0644 "$readme" "$destdir$doc_dir/README.md"
-for page in "$docs"/*.md; do
+for page in "$docs"/*.md "$docs"/*.png; do
+  [ -f "$page" ] || continue
   put 0644 "$page" "$destdir$doc_dir/docs/$(basename "$page")"
 done
-for page in "$destdir$doc_dir"/docs/*.md; do
+for page in "$destdir$doc_dir"/docs/*.md "$destdir$doc_dir"/docs/*.png; do
+  [ -f "$page" ] || continue
   [ -f "$docs/$(basename "$page")" ] || rm -f "$page"
 done
 say "installed $doc_dir/README.md and $doc_dir/docs/"

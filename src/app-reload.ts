@@ -30,6 +30,8 @@ export const RESTART_ONLY = [
   'database.url',
   'database.password_env',
   'database.pool_size',
+  'console.enabled',
+  'console.trust_proxy',
 ] as const
 
 /** The request limits from the config, read at start and on every reload. */

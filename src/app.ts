@@ -7,14 +7,20 @@
  */
 import pkg from '../package.json' with { type: 'json' }
 import { applyReload, limitsOf, type LiveSettings } from './app-reload.ts'
+import { consoleReadsOf, startRollup } from './app-console.ts'
 import { receiptReadersInForce, serverDelivery } from './app-delivery.ts'
 import { fraudSettingsOf } from './app-fraud.ts'
 import { buildCatalogue } from './app-messages.ts'
 import { cachedReadiness, serviceMetricsOf } from './app-ops.ts'
 import type { Config } from './config/schema.ts'
 import { tlsFingerprint } from './config/tls.ts'
+import type { ConsoleReadDeps } from './console/read-routes.ts'
 import { publicUrlBase } from './config/public-url.ts'
 import { checkProviders } from './delivery/registry.ts'
+import { consolePlugin } from './console/plugin.ts'
+import { consoleReadRoutes } from './console/read-routes.ts'
+import { pageReads } from './console/ui/reads.ts'
+import { consolePages } from './console/ui/routes.tsx'
 import { EventDispatcher } from './events/dispatcher.ts'
 import type { PostEvent } from './events/post.ts'
 import { createAdminApp, createHttpApp } from './http/app.ts'
@@ -27,15 +33,18 @@ import { SecretBox } from './lib/secret-box.ts'
 import type { Hasher } from './lib/secrets.ts'
 import { VerificationIds } from './lib/verification-id.ts'
 import { Admin } from './otp/admin.ts'
+import type { Actor } from './otp/audit.ts'
 import { Authenticator } from './otp/api-keys.ts'
 import { CancelService } from './otp/cancel.ts'
 import { Idempotency } from './otp/idempotency.ts'
 import { FraudGuard } from './otp/fraud.ts'
 import { FraudAdmin } from './otp/fraud-admin.ts'
 import { KeyLimiter } from './otp/key-limiter.ts'
+import { Operators } from './otp/operators.ts'
 import type { Delivery } from './otp/ports/index.ts'
 import { ReceiptService } from './otp/receipts.ts'
 import { recoverUnsettledSends } from './otp/recovery.ts'
+import type { Rollup } from './otp/rollup.ts'
 import { SendService } from './otp/send.ts'
 import { ShowService } from './otp/show.ts'
 import type { Channel, SmsInfo } from './otp/types.ts'
@@ -58,6 +67,8 @@ export interface CoreOptions {
   onFatal?: (err: Error) => void
   /** Where `server.secret_env` and `database.password_env` are read (the loaded config's environment). */
   env?: Record<string, string | undefined>
+  /** Who acts through the operator use cases: each change is written to the audit log as theirs (the CLI sets it; otp/audit.ts). */
+  actor?: Actor
 }
 
 export interface Core {
@@ -76,6 +87,8 @@ export interface Core {
   sealer: SecretBox
   /** The fraud guard's operator use cases (`otpd fraud`, `otpd accounts set --countries`...). */
   fraud: FraudAdmin
+  /** Console operators and their sessions (`otpd operators`, the console's sign-in). */
+  operators: Operators
   /** Closes the database without waiting (`engine.close()` resolves once it is closed). */
   close(): void
 }
@@ -108,10 +121,11 @@ export async function openCore(config: Config, opts: CoreOptions = {}): Promise<
     hasher,
     storage,
     writeHealth,
-    admin: new Admin(storage, hasher, clock),
-    webhooks: new Webhooks(storage, sealer, clock),
+    admin: new Admin(storage, hasher, clock, opts.actor),
+    webhooks: new Webhooks(storage, sealer, clock, opts.actor),
     sealer,
-    fraud: new FraudAdmin(storage, clock),
+    fraud: new FraudAdmin(storage, clock, opts.actor),
+    operators: new Operators(storage, hasher, clock, opts.actor),
     close: () => void engine.close().catch(() => undefined),
   }
 }
@@ -129,8 +143,10 @@ export interface ServerOptions extends CoreOptions {
 
 export interface Server extends Core {
   http: ReturnType<typeof createHttpApp>
-  /** The admin listener's app (health, readiness, /metrics without a token); `serve` starts it when `server.admin_listen` is set. */
+  /** The admin listener's app (health, readiness, /metrics without a token, the console); `serve` starts it when `server.admin_listen` is set. */
   adminHttp: ReturnType<typeof createAdminApp>
+  /** Whether the admin listener serves the console (`server.admin_listen` set and `console.enabled`: docs/console.md#enabling-the-console). */
+  consoleOn: boolean
   metrics: ServiceMetrics
   readiness(): Promise<Readiness>
   /** Like close(), after the queued writes and the engine's background work have ended (serve uses it on SIGTERM). */
@@ -145,6 +161,10 @@ export interface Server extends Core {
   events: EventDispatcher
   /** Applies a checked config to the running server (SIGHUP); returns the changed settings that wait for a restart. */
   reload(next: Config, env?: Record<string, string | undefined>): string[]
+  /** What the console's read endpoints need (console/read-routes.ts consoleReadRoutes). */
+  consoleRead: ConsoleReadDeps
+  /** The console's rollups (otp/rollup.ts); with `background`, brought up to date every ROLLUP_INTERVAL_MS. */
+  rollup: Rollup
 }
 
 export async function buildServer(config: Config, opts: ServerOptions = {}): Promise<Server> {
@@ -219,15 +239,48 @@ export async function buildServer(config: Config, opts: ServerOptions = {}): Pro
     http: httpDeps,
     fraud: guard,
   }
+  const consoleReads = consoleReadsOf({
+    version: pkg.version,
+    engine,
+    clock,
+    logger,
+    hasher,
+    ids,
+    config: () => live.config,
+    env: () => env,
+    readiness,
+    fraudSettings: () => guard.settings,
+    replacedDelivery: opts.delivery !== undefined,
+  })
+  // The console is served by the admin listener alone: never on the API's listener (docs/console.md#enabling-the-console).
+  const consoleOn = config.server.admin_listen !== undefined && config.console.enabled
+  const consoleDeps = {
+    operators: core.operators,
+    admin: core.admin,
+    fraud: core.fraud,
+    webhooks: core.webhooks,
+    storage,
+    logger,
+    trustProxy: config.console.trust_proxy,
+    config: () => live.config,
+  }
+  // Behind the console's session guard: the JSON reads, and the pages that read through the same functions.
+  const consoleRoutes = [
+    consoleReadRoutes(consoleReads.deps),
+    consolePages({ ...consoleDeps, reads: pageReads(consoleReads.deps, storage), now: () => clock.now() }),
+  ]
   if (opts.background) engine.startBackground({ logger, onFlush: (ms) => metrics.walFlush(ms) })
+  const stopRollup = opts.background ? startRollup(consoleReads.rollup, logger) : async () => {}
   return {
     ...core,
     close: () => {
       void events.stop()
+      void stopRollup()
       core.close()
     },
     shutdown: async () => {
       await events.stop()
+      await stopRollup()
       // Writes still queued (a send's outcome is written after its answer) go first.
       await storage.settled()
       // The background work lets go of the database before the server does
@@ -237,12 +290,15 @@ export async function buildServer(config: Config, opts: ServerOptions = {}): Pro
     },
     http,
     events,
-    adminHttp: createAdminApp(ops),
+    adminHttp: createAdminApp(ops, consoleOn ? consolePlugin(consoleDeps, consoleRoutes) : undefined),
+    consoleOn,
     metrics,
     readiness,
     logOnly,
     sweep: (maxRows) => engine.sweep(clock.now(), live.config.retention.days, maxRows, live.config.idempotency.retention_hours),
     recover: () => recoverUnsettledSends({ storage, clock, logger, deliveryTimeoutMs: live.config.delivery.timeout_ms }),
+    consoleRead: consoleReads.deps,
+    rollup: consoleReads.rollup,
     reload: (next, nextEnv) => {
       if (nextEnv) env = nextEnv
       return applyReload(live, next, limitsOf(next))

@@ -3,6 +3,7 @@
 import { Command } from 'commander'
 import pkg from '../package.json' with { type: 'json' }
 import { accountsCommand } from './cli/accounts.ts'
+import { auditCommand } from './cli/audit.ts'
 import { backupCommand } from './cli/backup.ts'
 import { example, printJson, reportAndExit, withConfig, withJson } from './cli/common.ts'
 import { configCommand } from './cli/config.ts'
@@ -12,6 +13,7 @@ import { eventsCommand } from './cli/events.ts'
 import { fraudCommand } from './cli/fraud.ts'
 import { keysCommand } from './cli/keys.ts'
 import { messagesCommand } from './cli/messages.ts'
+import { operatorsCommand } from './cli/operators.ts'
 import { sendTestCommand } from './cli/send-test.ts'
 import { serveCommand } from './cli/serve.ts'
 import { webhooksCommand } from './cli/webhooks.ts'
@@ -38,6 +40,7 @@ const program = new Command('otpd')
       '  fraud-guard.md      the SMS pumping guard: rules, rollout, commands\n' +
       '  messages.md         the message a person receives: languages, templates, segments, autofill\n' +
       '  multi-node.md       PostgreSQL, several nodes, moving from SQLite\n' +
+      '  console.md          the operator console: enabling it, operators, the audit log\n' +
       '  development.md      working on otpd\n' +
       '  benchmarks.md       speed, and how to measure it\n' +
       '  reliability.md      what is proved under crashes and faults\n',
@@ -55,6 +58,8 @@ program.addCommand(backupCommand())
 program.addCommand(webhooksCommand())
 program.addCommand(eventsCommand())
 program.addCommand(dbCommand())
+program.addCommand(operatorsCommand())
+program.addCommand(auditCommand())
 program.addCommand(
   example(
     withJson(withConfig(new Command('version').description('print the version (takes --config like every command; it needs none)'))),

@@ -2,19 +2,32 @@
 import { Command, InvalidArgumentError } from 'commander'
 import { buildCatalogue } from '../app-messages.ts'
 import { HOST_NAME } from '../config/schema.ts'
-import { example, formatTime, integerArg, isoTime, printJson, printTable, withConfig, withCore, withJson, type CommonOptions } from './common.ts'
+import {
+  example,
+  formatTime,
+  integerArg,
+  isoTime,
+  printJson,
+  printTable,
+  withConfig,
+  withCore,
+  withJson,
+  operatorOption,
+  type CommonOptions,
+} from './common.ts'
 
 export function accountsCommand(): Command {
   const accounts = new Command('accounts').description('manage accounts (each has its own keys, credits and code length)')
 
-  example(withJson(withConfig(accounts.command('create <name>').description('create an account'))), 'otpd accounts create acme').action(
-    (name: string, opts: CommonOptions) =>
+  example(withJson(withConfig(accounts.command('create <name>').description('create an account'))), 'otpd accounts create acme')
+    .addOption(operatorOption())
+    .action((name: string, opts: CommonOptions) =>
       withCore(opts, async ({ admin }) => {
         const a = await admin.createAccount(name)
         if (opts.json) return printJson({ name: a.name, balance: a.balance, code_length: a.codeLength })
         process.stdout.write(`created account '${a.name}'\n`)
       }),
-  )
+    )
 
   example(withJson(withConfig(accounts.command('list').description('list accounts'))), 'otpd accounts list').action((opts: CommonOptions) =>
     withCore(
@@ -50,6 +63,7 @@ export function accountsCommand(): Command {
     .option('--test-recipients <on|off>', 'off: the five test recipients are charged and delivered like any other (production accounts)', onOffArg)
     .option('--locale <tag>', "the language of the account's texts (es, pt-BR), or 'none' (docs/messages.md)", noneArg)
     .option('--otp-domain <host>', "append '@<host> #<code>' to the account's SMS (browser autofill), or 'none' for the config's", otpDomainArg)
+    .addOption(operatorOption())
     .action((name: string, opts: CommonOptions & SetOptions) =>
       withCore(opts, async ({ admin, fraud, config }) => {
         // Commander keeps no null from a parser: `default` and `none` arrive as markers.

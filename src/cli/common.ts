@@ -2,7 +2,8 @@
  * What every command shares: `--config`, `--json`, aligned tables, and turning
  * an operator mistake into one clear line and a non-zero exit.
  */
-import { type Command, InvalidArgumentError } from 'commander'
+import { type Command, InvalidArgumentError, Option } from 'commander'
+import { userInfo } from 'node:os'
 import { loadConfig as loadWithProviders } from '../app-config.ts'
 import { openCore, type Core } from '../app.ts'
 import { ConfigError, loadConfig, type LoadedConfig } from '../config/load.ts'
@@ -13,12 +14,44 @@ export interface CommonOptions {
   config?: string
   envFile?: string
   json?: boolean
+  /** Who the audit log names for this command's changes (`--operator`); else the OS user. */
+  operator?: string
 }
 
 export function withConfig(cmd: Command): Command {
   return cmd
     .option('-c, --config <file>', 'config file (default: $OTPD_CONFIG, else ./otp.config.toml, else /etc/otpd/otp.config.toml, else built-in defaults)')
     .option('--env-file <file>', "read KEY=value lines (systemd's EnvironmentFile) into the environment first; '-' reads stdin")
+}
+
+/**
+ * `--operator NAME` on a command that changes something: the name its audit
+ * entry gives (docs/console.md#audit-log). Without it, the OS user running
+ * the command. A label, not a sign-in: whoever runs the CLI can write the
+ * database anyway.
+ */
+export function operatorOption(): Option {
+  return new Option('--operator <name>', 'the name the audit log gives for this change (default: your OS user name)').argParser(operatorArg)
+}
+
+function operatorArg(value: string): string {
+  const v = value.trim()
+  if (v === '' || v.length > 64 || /[\u0000-\u001f\u007f]/.test(v))
+    throw new InvalidArgumentError(`--operator must be 1-64 printable characters, got '${value}'`)
+  return v
+}
+
+/** The CLI's actor: `--operator`, else the OS user (else its uid). */
+export function cliActor(opts: CommonOptions): { operator: string; source: 'cli' } {
+  if (opts.operator !== undefined) return { operator: opts.operator, source: 'cli' }
+  let name: string
+  try {
+    const u = userInfo()
+    name = u.username || `uid ${u.uid}`
+  } catch {
+    name = `uid ${process.getuid?.() ?? 'unknown'}`
+  }
+  return { operator: name, source: 'cli' }
 }
 
 export function withJson(cmd: Command): Command {
@@ -48,7 +81,11 @@ export function openForCli(opts: CommonOptions, use: { readOnly?: boolean } = {}
   const { config, env } = load(opts)
   const missing = use.readOnly ? missingDatabaseFile(config) : undefined
   if (missing !== undefined) throw new Error(`no database at ${missing} (start otpd serve or pass --config)`)
-  return openCore(config, { env, logger: createLogger({ level: 'warn', format: 'text', write: (l) => process.stderr.write(l + '\n') }) })
+  return openCore(config, {
+    env,
+    actor: cliActor(opts),
+    logger: createLogger({ level: 'warn', format: 'text', write: (l) => process.stderr.write(l + '\n') }),
+  })
 }
 
 /** Runs a command body with the database open, and closes it afterwards. */

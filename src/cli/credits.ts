@@ -2,7 +2,19 @@
 import { Command, InvalidArgumentError } from 'commander'
 import { MAX_GRANT } from '../otp/admin.ts'
 import type { LedgerRow } from '../otp/ports/index.ts'
-import { example, formatTime, integerArg, isoTime, printJson, printTable, withConfig, withCore, withJson, type CommonOptions } from './common.ts'
+import {
+  example,
+  formatTime,
+  integerArg,
+  isoTime,
+  printJson,
+  printTable,
+  withConfig,
+  withCore,
+  withJson,
+  operatorOption,
+  type CommonOptions,
+} from './common.ts'
 
 export function creditsCommand(): Command {
   const credits = new Command('credits').description("manage an account's credits (1 credit = 1 send)")
@@ -14,6 +26,7 @@ export function creditsCommand(): Command {
   )
     .option('--account <account>', 'account to credit', 'default')
     .option('--note <text>', 'a note kept in the ledger')
+    .addOption(operatorOption())
     .action((amount: string, opts: CommonOptions & { account: string; note?: string }) =>
       withCore(opts, async ({ admin }) => {
         const r = await admin.addCredits(amountArg(amount, 'deduct'), opts.account, opts.note)
@@ -28,6 +41,7 @@ export function creditsCommand(): Command {
   )
     .option('--account <account>', 'account to debit', 'default')
     .option('--note <text>', 'a note kept in the ledger')
+    .addOption(operatorOption())
     .action((amount: string, opts: CommonOptions & { account: string; note?: string }) =>
       withCore(opts, async ({ admin }) => {
         const r = await admin.deductCredits(amountArg(amount, 'add'), { account: opts.account, note: opts.note })

@@ -1,7 +1,19 @@
 /** `otpd events ...`: list and replay the signed events (docs/api.md#events). */
 import { Command } from 'commander'
 import type { EventRow } from '../otp/ports/index.ts'
-import { example, formatTime, integerArg, isoTime, printJson, printTable, withConfig, withCore, withJson, type CommonOptions } from './common.ts'
+import {
+  example,
+  formatTime,
+  integerArg,
+  isoTime,
+  printJson,
+  printTable,
+  withConfig,
+  withCore,
+  withJson,
+  operatorOption,
+  type CommonOptions,
+} from './common.ts'
 
 function eventJson(e: EventRow) {
   return {
@@ -50,6 +62,7 @@ export function eventsCommand(): Command {
     'otpd events replay --failed',
   )
     .option('--failed', 'replay every delivery that failed')
+    .addOption(operatorOption())
     .action((id: string | undefined, opts: CommonOptions & { failed?: boolean }) =>
       withCore(opts, async ({ webhooks }) => {
         if ((id === undefined) === !opts.failed) throw new Error('give either an event id or --failed (see: otpd events list)')

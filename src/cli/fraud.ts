@@ -1,6 +1,6 @@
 /** `otpd fraud ...`: status, unblock (docs/fraud-guard.md). */
 import { Command } from 'commander'
-import { example, formatTime, isoTime, printJson, printTable, withConfig, withCore, withJson, type CommonOptions } from './common.ts'
+import { example, formatTime, isoTime, printJson, printTable, withConfig, withCore, withJson, operatorOption, type CommonOptions } from './common.ts'
 
 export function fraudCommand(): Command {
   const fraud = new Command('fraud').description('the SMS pumping guard: what it blocks and why, and lifting a block')
@@ -91,6 +91,7 @@ export function fraudCommand(): Command {
     'otpd fraud unblock +99890123 --account acme',
   )
     .option('--account <account>', 'account of the block', 'default')
+    .addOption(operatorOption())
     .action((scope: string, opts: CommonOptions & { account: string }) =>
       withCore(opts, async ({ fraud }) => {
         const r = await fraud.unblock(scope, opts.account)

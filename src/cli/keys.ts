@@ -2,7 +2,7 @@
 import { Command } from 'commander'
 import type { KeyRow } from '../otp/ports/index.ts'
 import type { KeyStatus } from '../otp/types.ts'
-import { example, formatTime, isoTime, printJson, printTable, withConfig, withCore, withJson, type CommonOptions } from './common.ts'
+import { example, formatTime, isoTime, printJson, printTable, withConfig, withCore, withJson, operatorOption, type CommonOptions } from './common.ts'
 
 /** A key as `--json` shows it (list, disable, enable, revoke): never its value or hash. */
 function keyJson(k: KeyRow) {
@@ -27,6 +27,7 @@ export function keysCommand(): Command {
   )
     .option('--name <name>', 'a label for people', '')
     .option('--account <account>', 'account the key belongs to', 'default')
+    .addOption(operatorOption())
     .action((opts: CommonOptions & { name: string; account: string }) =>
       withCore(opts, async ({ admin }) => {
         const k = await admin.createKey({ name: opts.name, account: opts.account })
@@ -60,14 +61,15 @@ export function keysCommand(): Command {
     )
 
   const setStatus = (verb: string, status: KeyStatus, what: string) =>
-    example(withJson(withConfig(keys.command(`${verb} <id-or-prefix>`).description(what))), `otpd keys ${verb} 3`, `otpd keys ${verb} Ab3dE9xQ`).action(
-      (ref: string, opts: CommonOptions) =>
+    example(withJson(withConfig(keys.command(`${verb} <id-or-prefix>`).description(what))), `otpd keys ${verb} 3`, `otpd keys ${verb} Ab3dE9xQ`)
+      .addOption(operatorOption())
+      .action((ref: string, opts: CommonOptions) =>
         withCore(opts, async ({ admin }) => {
           const k = await admin.setKeyStatus(ref, status)
           if (opts.json) return printJson(keyJson(k))
           process.stdout.write(`key ${k.id} (${k.prefix}) is now ${k.status}\n`)
         }),
-    )
+      )
   setStatus('disable', 'disabled', 'disable a key: requests with it get 403 until it is enabled again')
   setStatus('enable', 'active', 'enable a disabled key again')
   setStatus('revoke', 'revoked', 'revoke a key for good: requests with it get 401; it cannot be enabled again')

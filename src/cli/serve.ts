@@ -94,7 +94,10 @@ export function serveCommand(): Command {
         } catch (err) {
           throw bindError('server.admin_listen', config.server.admin_listen, err)
         }
-        logger.info(`otpd admin listening on ${url('http', admin.hostname, server.adminHttp.server!.port)} (/metrics, /healthz, /readyz)`)
+        const adminUrl = url('http', admin.hostname, server.adminHttp.server!.port)
+        logger.info(`otpd admin listening on ${adminUrl} (/metrics, /healthz, /readyz${server.consoleOn ? ', /console/' : ''})`)
+        if (server.consoleOn)
+          logger.info(`otpd console at ${adminUrl}/console/ (sign in as an operator: otpd operators add NAME)`, { console: `${adminUrl}/console/` })
       }
       if (server.logOnly.length > 0) {
         logger.warn(`no delivery provider is configured for ${server.logOnly.join(', ')}: codes are only printed to this log, nothing is really delivered`, {

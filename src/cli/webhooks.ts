@@ -1,7 +1,7 @@
 /** `otpd webhooks ...`: add, list, remove, rotate-secret (docs/api.md#events). */
 import { Command } from 'commander'
 import type { EndpointRow } from '../otp/ports/index.ts'
-import { example, formatTime, isoTime, printJson, printTable, withConfig, withCore, withJson, type CommonOptions } from './common.ts'
+import { example, formatTime, isoTime, printJson, printTable, withConfig, withCore, withJson, operatorOption, type CommonOptions } from './common.ts'
 
 /** An endpoint as `--json` shows it: never its secret. */
 function endpointJson(e: EndpointRow) {
@@ -19,6 +19,7 @@ export function webhooksCommand(): Command {
     .requiredOption('--url <url>', 'where events are POSTed (http:// or https://)')
     .option('--account <account>', 'account whose events it receives', 'default')
     .option('--events <types>', 'comma-separated event types (default: every type)')
+    .addOption(operatorOption())
     .action((opts: CommonOptions & { url: string; account: string; events?: string }) =>
       withCore(opts, async ({ webhooks }) => {
         const e = await webhooks.add(opts)
@@ -54,26 +55,30 @@ export function webhooksCommand(): Command {
   example(
     withJson(withConfig(webhooks.command('remove <id>').description('remove an endpoint; deliveries still due to it are dropped'))),
     'otpd webhooks remove 3',
-  ).action((id: string, opts: CommonOptions) =>
-    withCore(opts, async ({ webhooks }) => {
-      const e = await webhooks.remove(id)
-      if (opts.json) return printJson(endpointJson(e))
-      process.stdout.write(`removed webhook endpoint ${e.id} (${e.url})\n`)
-    }),
   )
+    .addOption(operatorOption())
+    .action((id: string, opts: CommonOptions) =>
+      withCore(opts, async ({ webhooks }) => {
+        const e = await webhooks.remove(id)
+        if (opts.json) return printJson(endpointJson(e))
+        process.stdout.write(`removed webhook endpoint ${e.id} (${e.url})\n`)
+      }),
+    )
 
   example(
     withJson(withConfig(webhooks.command('rotate-secret <id>').description('give an endpoint a new secret, printed once; the old one also signs for 24 h'))),
     'otpd webhooks rotate-secret 3',
-  ).action((id: string, opts: CommonOptions) =>
-    withCore(opts, async ({ webhooks }) => {
-      const r = await webhooks.rotateSecret(id)
-      if (opts.json) return printJson({ ...endpointJson(r.endpoint), secret: r.secret, previous_secret_until: isoTime(r.previousUntil) })
-      process.stdout.write(
-        `${r.secret}\n\nNew secret for webhook endpoint ${r.endpoint.id} (${r.endpoint.url}).\n` +
-          `Until ${formatTime(r.previousUntil)} every event carries two signatures (new one first), so receivers can switch at any time in between.\n`,
-      )
-    }),
   )
+    .addOption(operatorOption())
+    .action((id: string, opts: CommonOptions) =>
+      withCore(opts, async ({ webhooks }) => {
+        const r = await webhooks.rotateSecret(id)
+        if (opts.json) return printJson({ ...endpointJson(r.endpoint), secret: r.secret, previous_secret_until: isoTime(r.previousUntil) })
+        process.stdout.write(
+          `${r.secret}\n\nNew secret for webhook endpoint ${r.endpoint.id} (${r.endpoint.url}).\n` +
+            `Until ${formatTime(r.previousUntil)} every event carries two signatures (new one first), so receivers can switch at any time in between.\n`,
+        )
+      }),
+    )
   return webhooks
 }

@@ -128,6 +128,7 @@ function envValue(path: string[], value: string): unknown {
   if (schema?.type === 'integer' && /^-?[0-9]+$/.test(value.trim())) return Number(value.trim())
   if (schema?.type === 'boolean' && /^(true|false)$/.test(value.trim())) return value.trim() === 'true'
   if (schema?.type === 'number' && /^-?[0-9]+(\.[0-9]+)?$/.test(value.trim())) return Number(value.trim())
+  if (schema?.type === 'boolean' && /^(true|false)$/.test(value.trim())) return value.trim() === 'true'
   return value
 }
 

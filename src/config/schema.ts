@@ -145,6 +145,17 @@ export const MessagesConfig = T.Object(
   strict,
 )
 
+/** The operator console on the admin listener (docs/console.md). */
+export const ConsoleConfig = T.Object(
+  {
+    /** On whenever `server.admin_listen` is set, unless false. */
+    enabled: T.Boolean({ default: true }),
+    /** The admin listener is reached through a reverse proxy: X-Forwarded-For gives the client address, X-Forwarded-Proto https makes the cookie Secure. */
+    trust_proxy: T.Boolean({ default: false }),
+  },
+  strict,
+)
+
 export const Config = T.Object(
   {
     server: ServerConfig,
@@ -159,6 +170,7 @@ export const Config = T.Object(
     logging: LoggingConfig,
     fraud: FraudConfig,
     messages: MessagesConfig,
+    console: ConsoleConfig,
   },
   { additionalProperties: false },
 )

@@ -5,7 +5,7 @@
  * operator endpoints alone, /metrics without a token. Both log one line per
  * request (request-log.ts).
  */
-import { Elysia } from 'elysia'
+import { type AnyElysia, Elysia } from 'elysia'
 import type { Logger } from '../lib/logger.ts'
 import type { CancelService } from '../otp/cancel.ts'
 import type { SendService } from '../otp/send.ts'
@@ -90,9 +90,14 @@ export function createHttpApp(deps: HttpDeps) {
 
 export type HttpApp = ReturnType<typeof createHttpApp>
 
-/** The admin listener: health, readiness and /metrics without a token. Its own requests are logged, not counted. */
-export function createAdminApp(deps: OpsDeps) {
+/**
+ * The admin listener: health, readiness and /metrics without a token, and
+ * the operator console when it is on (`console`: console/plugin.ts). Its
+ * own requests are logged, not counted.
+ */
+export function createAdminApp(deps: OpsDeps, console?: AnyElysia) {
   const app = base({ logger: deps.logger, metrics: deps.metrics, count: false }).use(healthRoutes(deps)).use(metricsRoute(deps))
+  if (console !== undefined) app.use(console)
   methodNotAllowed(app as unknown as Elysia, ['/healthz', '/readyz', '/metrics'])
   return app
 }

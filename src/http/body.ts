@@ -39,7 +39,7 @@ export async function readOptionalJsonBody(request: Request): Promise<BodyResult
 }
 
 /** The body's bytes, at most MAX_BODY_BYTES, or the 413 (or 400 for a body cut off). */
-async function readBytes(request: Request): Promise<Uint8Array | (BodyResult & { ok: false })> {
+export async function readBytes(request: Request): Promise<Uint8Array | (BodyResult & { ok: false })> {
   const length = request.headers.get('content-length')
   const declared = Number(length ?? 0)
   if (declared > MAX_BODY_BYTES) return { ok: false, status: 413, error: Msg.bodyTooLarge }

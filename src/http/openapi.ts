@@ -13,30 +13,25 @@
  * routes keep their own validation and its exact messages.
  */
 import type { TSchema } from '@sinclair/typebox'
+import { CONSOLE_SECURITY_SCHEMES, CONSOLE_TAG, consolePaths, consoleSchemas } from '../console/openapi.ts'
 import { Msg } from './messages.ts'
 import * as M from './models.ts'
 
-type Json = Record<string, unknown>
-
-/** JSON of a TypeBox schema, with every union of string constants written as an `enum`. */
-function plain(s: TSchema | Json): Json {
-  return JSON.parse(JSON.stringify(s), (_k, v: unknown) => {
-    if (v && typeof v === 'object' && !Array.isArray(v)) {
-      const o = v as Json
-      const any = o.anyOf
-      if (
-        Array.isArray(any) &&
-        any.length > 0 &&
-        any.every((x: Json) => typeof x.const === 'string' && Object.keys(x).every((k) => k === 'const' || k === 'type'))
-      ) {
-        const { anyOf: _drop, ...rest } = o
-        return { ...rest, type: 'string', enum: any.map((x: Json) => x.const) }
-      }
-    }
-    return v
-  }) as Json
-}
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
+import {
+  errorSchema,
+  errors,
+  type Json,
+  type Message,
+  methodNotAllowed,
+  notFound,
+  plain,
+  REQUEST_ID,
+  ref,
+  replayHeader,
+  response,
+  retryHeaders,
+  sample,
+} from './openapi-parts.ts'
 
 const SCHEMAS: Record<string, TSchema> = {
   SmsSendBody: M.SmsSendBody,
@@ -57,46 +52,8 @@ const SCHEMAS: Record<string, TSchema> = {
   NotReadyResponse: M.NotReadyResponse,
 }
 
-const REQUEST_ID = '0b7d4f3e-2c1a-4e5f-9a8b-7c6d5e4f3a2b'
 const VERIFICATION_ID = '6f1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e5f'
 const AT = '2026-01-01T12:05:00.000Z'
-
-const requestIdHeader = { 'X-Request-Id': { $ref: '#/components/headers/RequestId' } }
-const retryHeaders = { ...requestIdHeader, 'Retry-After': { $ref: '#/components/headers/RetryAfter' } }
-const replayHeader = { 'Idempotent-Replayed': { $ref: '#/components/headers/IdempotentReplayed' } }
-
-interface ResponseOpts {
-  retry?: boolean
-  /** The operation takes Idempotency-Key: its answers may be replays. */
-  replay?: boolean
-}
-
-function response(description: string, schema: Json, example: unknown, opts: ResponseOpts = {}) {
-  const headers = { ...(opts.retry ? retryHeaders : requestIdHeader), ...(opts.replay ? replayHeader : {}) }
-  return { description, headers, content: { 'application/json': { schema, example } } }
-}
-
-/** An exact message, a templated one (a pattern schema whose first `examples` entry is a sample), or a union of exact ones. */
-type Message = string | TSchema
-const sample = (m: Message): string => (typeof m === 'string' ? m : String((m.examples as string[] | undefined)?.[0] ?? (m.anyOf as Json[])[0]!.const))
-
-/** The named ErrorResponse, narrowed to `messages` (and `retry_after` required on a 429). */
-function errorSchema(messages: Message[], retry = false): Json {
-  const literals = messages.filter((m): m is string => typeof m === 'string')
-  const patterns = messages.filter((m): m is TSchema => typeof m !== 'string').map((m) => plain(m))
-  const exact = literals.length > 0 ? [{ type: 'string', enum: literals }] : []
-  const error = exact.length + patterns.length === 1 ? [...exact, ...patterns][0] : { anyOf: [...exact, ...patterns] }
-  const narrow: Json = { type: 'object', properties: { error } }
-  if (retry) narrow.required = ['retry_after']
-  return { allOf: [ref('ErrorResponse'), narrow] }
-}
-
-/** An error response: ErrorResponse narrowed to the messages this status can carry, with the first as its example. */
-function errors(description: string, messages: Message[], opts: ResponseOpts = {}) {
-  const example: Json = { error: sample(messages[0]!), request_id: REQUEST_ID }
-  if (opts.retry) example.retry_after = 30
-  return response(description, errorSchema(messages, opts.retry), example, opts)
-}
 
 const bodyErrors = [Msg.contentType, Msg.invalidJson, Msg.notObject]
 const idempotencyErrors = (extra409: Message[] = []) => ({
@@ -112,8 +69,6 @@ const idempotencyErrors = (extra409: Message[] = []) => ({
 const auth = {
   '401': errors('No API key, or an unknown or revoked one', [Msg.keyRequired, Msg.keyInvalid]),
 }
-const notFound = { $ref: '#/components/responses/NotFound' }
-const methodNotAllowed = { '405': { $ref: '#/components/responses/MethodNotAllowed' } }
 const apiSecurity = [{ bearerAuth: [] }, { apiKeyHeader: [] }]
 const idempotencyParam = { $ref: '#/components/parameters/IdempotencyKey' }
 const verificationIdParam = { $ref: '#/components/parameters/VerificationId' }
@@ -376,6 +331,7 @@ export function buildOpenApi(version: string): Json {
       { name: 'Verifications', description: 'Send, verify, read and cancel verifications (API key required).' },
       { name: 'Receipts', description: 'Delivery receipts from SMS vendors, signed by the vendor.' },
       { name: 'Operations', description: 'Health, readiness, metrics and this document.' },
+      CONSOLE_TAG,
     ],
     paths: {
       '/api/v1/send': { post: send },
@@ -442,9 +398,10 @@ export function buildOpenApi(version: string): Json {
           },
         },
       },
+      ...consolePaths(),
     },
     components: {
-      schemas: Object.fromEntries(Object.entries(SCHEMAS).map(([k, v]) => [k, plain(v)])),
+      schemas: { ...Object.fromEntries(Object.entries(SCHEMAS).map(([k, v]) => [k, plain(v)])), ...consoleSchemas() },
       responses: {
         NotFound: errors('Unknown path', [Msg.notFound]),
         MethodNotAllowed: errors('Known path, another method', [Msg.methodNotAllowed]),
@@ -481,6 +438,7 @@ export function buildOpenApi(version: string): Json {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'The API key as `Authorization: Bearer <key>` (recommended; wins over x-api-key).' },
         apiKeyHeader: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'The API key as `x-api-key: <key>`.' },
         metricsToken: { type: 'http', scheme: 'bearer', description: '`server.metrics_token`, for /metrics on the main listener.' },
+        ...CONSOLE_SECURITY_SCHEMES,
       },
     },
   }

@@ -2,27 +2,39 @@
  * Operator use cases behind the CLI: accounts, API keys and credits.
  * A request the operator got wrong (unknown account, bad amount) throws
  * OperatorError, whose message is the one line the CLI prints.
+ *
+ * Built with an actor (`as()`), every change writes its audit entry in its
+ * own transaction (otp/audit.ts).
  */
 import type { Clock } from '../lib/clock.ts'
 import type { Hasher } from '../lib/secrets.ts'
 import { generateKey, KEY_PREFIX } from './api-keys.ts'
+import { type Actor, type AuditAction, audit } from './audit.ts'
+import { OperatorError } from './operator-error.ts'
 import type { AccountRow, KeyRow, LedgerRow, Repos, Storage } from './ports/index.ts'
 import type { KeyStatus } from './types.ts'
 
-export class OperatorError extends Error {}
+export { OperatorError }
 
 export const DEFAULT_ACCOUNT = 'default'
 const ACCOUNT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 export const MAX_GRANT = 1_000_000_000
 
-export class Admin {
-  private readonly keyListeners: (() => void)[] = []
+const KEY_ACTIONS: Record<KeyStatus, AuditAction> = { active: 'key.enabled', disabled: 'key.disabled', revoked: 'key.revoked' }
 
+export class Admin {
   constructor(
     private readonly storage: Storage,
     private readonly hasher: Hasher,
     private readonly clock: Clock,
+    private readonly actor?: Actor,
+    private readonly keyListeners: (() => void)[] = [],
   ) {}
+
+  /** The same use cases, each change written to the audit log as `actor`'s (key listeners shared). */
+  as(actor: Actor): Admin {
+    return new Admin(this.storage, this.hasher, this.clock, actor, this.keyListeners)
+  }
 
   account(name: string = DEFAULT_ACCOUNT): Promise<AccountRow> {
     return this.storage.read((r) => accountIn(r, name))
@@ -33,8 +45,10 @@ export class Admin {
       throw new OperatorError(`account name '${name}' is not valid: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit`)
     }
     return this.storage.write(async (r) => {
-      if (await r.admin.findAccount(name)) throw new OperatorError(`account '${name}' already exists`)
-      return r.admin.insertAccount(name, this.clock.now())
+      if (await r.admin.findAccount(name)) throw new OperatorError(`account '${name}' already exists`, 'conflict')
+      const at = this.clock.now()
+      await audit(r, this.actor, at, 'account.created', `account ${name}`)
+      return r.admin.insertAccount(name, at)
     })
   }
 
@@ -49,6 +63,7 @@ export class Admin {
     return this.storage.write(async (r) => {
       const a = await accountIn(r, name)
       await r.admin.setCodeLength(a.id, length)
+      await audit(r, this.actor, this.clock.now(), 'account.code_length_changed', `account ${a.name}`, { from: a.codeLength, to: length })
       return { ...a, codeLength: length }
     })
   }
@@ -78,7 +93,9 @@ export class Admin {
     const k = generateKey(this.hasher)
     return this.storage.write(async (r) => {
       const account = await accountIn(r, opts.account)
-      const id = await r.admin.insertKey({ accountId: account.id, name, prefix: k.prefix, keyHash: k.keyHash, at: this.clock.now() })
+      const at = this.clock.now()
+      const id = await r.admin.insertKey({ accountId: account.id, name, prefix: k.prefix, keyHash: k.keyHash, at })
+      await audit(r, this.actor, at, 'key.created', `key ${id}`, { prefix: k.prefix, name, account: account.name })
       return { key: k.key, id, prefix: k.prefix, name, account: account.name }
     })
   }
@@ -97,9 +114,10 @@ export class Admin {
     const row = await this.storage.write(async (r) => {
       const key = await resolveKey(r, idOrPrefix)
       if (key.status === 'revoked' && status !== 'revoked') {
-        throw new OperatorError(`key ${key.id} (${key.prefix}) is revoked and cannot be changed; create a new key instead`)
+        throw new OperatorError(`key ${key.id} (${key.prefix}) is revoked and cannot be changed; create a new key instead`, 'conflict')
       }
       await r.admin.setKeyStatus(key.id, status)
+      await audit(r, this.actor, this.clock.now(), KEY_ACTIONS[status], `key ${key.id}`, { prefix: key.prefix, account: key.account, from: key.status })
       return { ...key, status }
     })
     for (const listener of this.keyListeners) listener()
@@ -112,8 +130,11 @@ export class Admin {
     }
     return this.storage.write(async (r) => {
       const a = await accountIn(r, account)
-      await r.credits.post({ accountId: a.id, kind: 'grant', amount, note, at: this.clock.now() })
-      return { account: a.name, balance: await r.credits.balance(a.id) }
+      const at = this.clock.now()
+      await r.credits.post({ accountId: a.id, kind: 'grant', amount, note, at })
+      const balance = await r.credits.balance(a.id)
+      await audit(r, this.actor, at, 'credits.added', `account ${a.name}`, { amount, note: note ?? null, balance })
+      return { account: a.name, balance }
     })
   }
 
@@ -125,10 +146,13 @@ export class Admin {
     return this.storage.write(async (r) => {
       const a = await accountIn(r, opts.account)
       // The guarded debit: the check and the move are one statement, so it never goes below zero.
-      if (!(await r.credits.debit({ accountId: a.id, amount, note: opts.note, at: this.clock.now() }))) {
-        throw new OperatorError(`cannot deduct ${amount} credits: account '${a.name}' has only ${await r.credits.balance(a.id)}`)
+      const at = this.clock.now()
+      if (!(await r.credits.debit({ accountId: a.id, amount, note: opts.note, at }))) {
+        throw new OperatorError(`cannot deduct ${amount} credits: account '${a.name}' has only ${await r.credits.balance(a.id)}`, 'conflict')
       }
-      return { account: a.name, balance: await r.credits.balance(a.id) }
+      const balance = await r.credits.balance(a.id)
+      await audit(r, this.actor, at, 'credits.deducted', `account ${a.name}`, { amount, note: opts.note ?? null, balance })
+      return { account: a.name, balance }
     })
   }
 
@@ -147,7 +171,7 @@ export class Admin {
 
 async function accountIn(r: Repos, name: string = DEFAULT_ACCOUNT): Promise<AccountRow> {
   const a = await r.admin.findAccount(name)
-  if (!a) throw new OperatorError(`account '${name}' does not exist (create it with: otpd accounts create ${name})`)
+  if (!a) throw new OperatorError(`account '${name}' does not exist (create it with: otpd accounts create ${name})`, 'not_found')
   return a
 }
 
@@ -155,7 +179,7 @@ async function resolveKey(r: Repos, idOrPrefix: string): Promise<KeyRow> {
   let ref = idOrPrefix.trim()
   if (ref.startsWith(KEY_PREFIX)) ref = ref.slice(KEY_PREFIX.length, KEY_PREFIX.length + 8)
   const found = await r.admin.findKeys(ref)
-  if (found.length === 0) throw new OperatorError(`no key has id or prefix '${idOrPrefix}' (see: otpd keys list)`)
+  if (found.length === 0) throw new OperatorError(`no key has id or prefix '${idOrPrefix}' (see: otpd keys list)`, 'not_found')
   if (found.length > 1) throw new OperatorError(`'${idOrPrefix}' matches ${found.length} keys; use the numeric id from: otpd keys list`)
   return found[0]!
 }

@@ -11,6 +11,7 @@
 import type { Clock } from '../lib/clock.ts'
 import { isKnownCountry } from '../lib/phone-country.ts'
 import { DEFAULT_ACCOUNT, OperatorError } from './admin.ts'
+import { type Actor, audit } from './audit.ts'
 import type { AccountFraudSettings, AccountRow, Repos, ScopeKind, Storage } from './ports/index.ts'
 
 const DAY = 86_400_000
@@ -50,7 +51,13 @@ export class FraudAdmin {
   constructor(
     private readonly storage: Storage,
     private readonly clock: Clock,
+    private readonly actor?: Actor,
   ) {}
+
+  /** The same use cases, each change written to the audit log as `actor`'s (otp/audit.ts). */
+  as(actor: Actor): FraudAdmin {
+    return new FraudAdmin(this.storage, this.clock, actor)
+  }
 
   async setAccount(name: string, change: Partial<AccountFraudSettings>): Promise<AccountFraudView> {
     if (change.allowedCountries) {
@@ -68,8 +75,13 @@ export class FraudAdmin {
       throw new OperatorError(`daily credit limit must be a whole number of at least 1, or none, got '${limit}'`)
     return this.storage.write(async (r) => {
       const a = await accountIn(r, name)
+      const before = await r.fraud.accountSettings(a.id)
       await r.fraud.setAccountSettings(a.id, change)
-      return { name: a.name, ...(await r.fraud.accountSettings(a.id)) }
+      const after = await r.fraud.accountSettings(a.id)
+      const changed = (Object.keys(change) as (keyof AccountFraudSettings)[]).filter((k) => change[k] !== undefined)
+      const details = Object.fromEntries(changed.map((k) => [k, { from: before[k], to: after[k] }]))
+      await audit(r, this.actor, this.clock.now(), 'account.settings_changed', `account ${a.name}`, details)
+      return { name: a.name, ...after }
     })
   }
 
@@ -122,6 +134,7 @@ export class FraudAdmin {
       const b = await r.fraud.block(a.id, kind, scope)
       const wasBlocked = b?.until != null && now < b.until
       await r.fraud.saveBlock({ accountId: a.id, kind, scope, startedAt: null, until: null, level: 0, countsFrom: now })
+      await audit(r, this.actor, now, 'fraud.unblocked', `${kind} ${scope}`, { account: a.name, was_blocked: wasBlocked, level: b?.level ?? 0 })
       return { account: a.name, kind, scope, wasBlocked }
     })
   }
@@ -141,6 +154,6 @@ export function parseScope(arg: string): { kind: ScopeKind; scope: string } {
 
 async function accountIn(r: Repos, name: string): Promise<AccountRow> {
   const a = await r.admin.findAccount(name)
-  if (!a) throw new OperatorError(`account '${name}' does not exist (create it with: otpd accounts create ${name})`)
+  if (!a) throw new OperatorError(`account '${name}' does not exist (create it with: otpd accounts create ${name})`, 'not_found')
   return a
 }

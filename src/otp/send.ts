@@ -106,7 +106,8 @@ export class SendService {
     const expiresIn = (input.expiresIn ?? DEFAULT_EXPIRES_IN) * 1000
 
     // Inside the transaction that inserts it: the id carries the row's number.
-    const build = async (r: Repos, now: number, code: string, sms?: SmsInfo): Promise<Verification> => {
+    // `fraud`: the guard's verdict (real sends), whose country and monitor-mode rule the row keeps for the console.
+    const build = async (r: Repos, now: number, code: string, fraud: FraudVerdict | null = null, sms?: SmsInfo): Promise<Verification> => {
       const seq = await r.verifications.nextSeq()
       const id = d.ids.make(seq)
       const v: Verification = {
@@ -129,6 +130,8 @@ export class SendService {
         delivery: testMode === null ? 'sending' : null,
         deliveryProvider: null,
         deliveryUpdatedAt: testMode === null ? now : null,
+        country: fraud?.record?.country ?? null,
+        fraudMonitored: fraud?.monitored?.rule ?? null,
       }
       if (sms) v.sms = sms
       return v
@@ -227,7 +230,7 @@ export class SendService {
         if (wait > 0 && (worst === null || wait > worst.wait)) worst = { max, period: w.period, wait }
       }
       if (worst) return decided({ kind: 'recipient_limited', max: worst.max, period: worst.period, retryAfter: secondsUntil(worst.wait) })
-      const v = await build(r, now, code, text.sms === null ? undefined : { encoding: text.sms.encoding, segments: text.sms.segments })
+      const v = await build(r, now, code, fraud, text.sms === null ? undefined : { encoding: text.sms.encoding, segments: text.sms.segments })
       if (!(await r.credits.debit({ accountId: key.accountId, amount: 1, verificationId: v.id, at: now }))) return decided({ kind: 'no_credits' })
       await r.verifications.insert(v)
       if (idem) await d.idempotency.reserve(r, idem, sent(v), now, v.seq)

@@ -60,6 +60,10 @@ export interface Verification {
   deliveryUpdatedAt: number | null
   /** An SMS's encoding and segments as sent (docs/messages.md#encoding-and-segments); absent for other channels and test recipients. */
   sms?: SmsInfo
+  /** The destination's country for sms and voice (ISO 3166-1 alpha-2, `ZZ` unknown); null for email and test recipients. Absent: null. */
+  country?: string | null
+  /** The fraud guard rule monitor mode let this send through in spite of; absent or null otherwise. */
+  fraudMonitored?: string | null
 }
 
 export interface SmsInfo {

@@ -8,6 +8,7 @@
  */
 import type { Clock } from '../lib/clock.ts'
 import { DEFAULT_ACCOUNT, OperatorError } from './admin.ts'
+import { type Actor, audit } from './audit.ts'
 import { EVENT_TYPES } from './events.ts'
 import type { EndpointRow, EventDeliveryStatus, EventRow, EventType, Repos, Storage } from './ports/index.ts'
 
@@ -75,7 +76,13 @@ export class Webhooks {
     private readonly storage: Storage,
     private readonly sealer: SecretSealer,
     private readonly clock: Clock,
+    private readonly actor?: Actor,
   ) {}
+
+  /** The same use cases, each change written to the audit log as `actor`'s (otp/audit.ts). */
+  as(actor: Actor): Webhooks {
+    return new Webhooks(this.storage, this.sealer, this.clock, actor)
+  }
 
   async add(opts: { url: string; account?: string; events?: string }): Promise<NewEndpoint> {
     const url = checkUrl(opts.url)
@@ -84,7 +91,9 @@ export class Webhooks {
     const sealed = this.sealer.seal(secret)
     return this.storage.write(async (r) => {
       const a = await accountIn(r, opts.account)
-      const id = await r.webhooks.insertEndpoint({ accountId: a.id, url, events, secret: sealed, at: this.clock.now() })
+      const at = this.clock.now()
+      const id = await r.webhooks.insertEndpoint({ accountId: a.id, url, events, secret: sealed, at })
+      await audit(r, this.actor, at, 'webhook.added', `webhook ${id}`, { account: a.name, url, events })
       return { id, account: a.name, url, events, secret }
     })
   }
@@ -97,6 +106,7 @@ export class Webhooks {
     return this.storage.write(async (r) => {
       const e = await endpointIn(r, id)
       await r.webhooks.deleteEndpoint(e.id)
+      await audit(r, this.actor, this.clock.now(), 'webhook.removed', `webhook ${e.id}`, { account: e.account, url: e.url })
       return e
     })
   }
@@ -109,6 +119,7 @@ export class Webhooks {
       const e = await endpointIn(r, id)
       const at = this.clock.now()
       await r.webhooks.setSecret(e.id, sealed, e.secret, at)
+      await audit(r, this.actor, at, 'webhook.secret_rotated', `webhook ${e.id}`, { account: e.account, url: e.url })
       return { endpoint: { ...e, secret: sealed, prevSecret: e.secret, rotatedAt: at }, secret, previousUntil: at + ROTATION_OVERLAP_MS }
     })
   }
@@ -131,8 +142,11 @@ export class Webhooks {
   replay(id: string): Promise<{ event: EventRow; deliveries: number }> {
     return this.storage.write(async (r) => {
       const event = await r.webhooks.findEvent(id)
-      if (!event) throw new OperatorError(`no event has id '${id}' (see: otpd events list)`)
-      return { event, deliveries: await r.webhooks.rearm(event.seq, this.clock.now(), false) }
+      if (!event) throw new OperatorError(`no event has id '${id}' (see: otpd events list)`, 'not_found')
+      const at = this.clock.now()
+      const deliveries = await r.webhooks.rearm(event.seq, at, false)
+      await audit(r, this.actor, at, 'event.replayed', `event ${event.id}`, { type: event.type, account: event.account, deliveries })
+      return { event, deliveries }
     })
   }
 
@@ -145,6 +159,7 @@ export class Webhooks {
         const seqs = await r.webhooks.failedEvents(200)
         let n = 0
         for (const seq of seqs) n += await r.webhooks.rearm(seq, this.clock.now(), true)
+        if (seqs.length > 0) await audit(r, this.actor, this.clock.now(), 'events.failed_replayed', 'failed deliveries', { events: seqs.length, deliveries: n })
         return { seqs: seqs.length, n }
       })
       events += page.seqs
@@ -156,13 +171,13 @@ export class Webhooks {
 
 async function accountIn(r: Repos, name: string = DEFAULT_ACCOUNT) {
   const a = await r.admin.findAccount(name)
-  if (!a) throw new OperatorError(`account '${name}' does not exist (create it with: otpd accounts create ${name})`)
+  if (!a) throw new OperatorError(`account '${name}' does not exist (create it with: otpd accounts create ${name})`, 'not_found')
   return a
 }
 
 async function endpointIn(r: Repos, ref: string): Promise<EndpointRow> {
   const id = /^[0-9]{1,15}$/.test(ref) ? Number(ref) : NaN
   const e = Number.isNaN(id) ? undefined : await r.webhooks.findEndpoint(id)
-  if (!e) throw new OperatorError(`no webhook endpoint has id '${ref}' (see: otpd webhooks list)`)
+  if (!e) throw new OperatorError(`no webhook endpoint has id '${ref}' (see: otpd webhooks list)`, 'not_found')
   return e
 }

@@ -54,6 +54,17 @@ export const COPIED_TABLES = [
   'fraud_minutes',
   'fraud_countries',
   'fraud_blocks',
+  // The console: operators before their sessions; the audit log whole (it is never swept).
+  'operators',
+  'console_sessions',
+  'console_sign_in_attempts',
+  'audit_log',
+  // The console's rollups, with their cursor (in settings): the rollup goes on from where it was.
+  'console_rollups',
+  'console_refusals',
+  'console_gaps',
+  'console_prefix_hours',
+  'console_prefixes',
 ] as const
 type Table = (typeof COPIED_TABLES)[number]
 
@@ -107,6 +118,15 @@ function kept(now: number, retentionDays: number): Record<Table, { where: string
     fraud_minutes: all,
     fraud_countries: all,
     fraud_blocks: all,
+    operators: all,
+    console_sessions: all,
+    console_sign_in_attempts: all,
+    audit_log: all,
+    console_rollups: all,
+    console_refusals: all,
+    console_gaps: all,
+    console_prefix_hours: all,
+    console_prefixes: all,
   }
 }
 
@@ -129,6 +149,15 @@ const ORDER: Record<Table, string> = {
   fraud_minutes: 'account_id, kind, scope, minute',
   fraud_countries: 'account_id, country',
   fraud_blocks: 'account_id, kind, scope',
+  operators: 'id',
+  console_sessions: 'token_hash',
+  console_sign_in_attempts: 'seq',
+  audit_log: 'id',
+  console_rollups: 'span, at, account_id, channel, country, provider',
+  console_refusals: 'minute, account_id, rule, country',
+  console_gaps: 'source, seq',
+  console_prefix_hours: 'hour, account_id, prefix',
+  console_prefixes: 'account_id, prefix',
 }
 
 /** Identity columns moved past the largest id copied, and the verification sequence. */
@@ -138,6 +167,9 @@ const SEQUENCES: [table: string, column: string][] = [
   ['credit_ledger', 'id'],
   ['webhook_endpoints', 'id'],
   ['events', 'seq'],
+  ['operators', 'id'],
+  ['console_sign_in_attempts', 'seq'],
+  ['audit_log', 'id'],
 ]
 
 /** Where a copy went, and what it copied and checked. */

@@ -98,6 +98,19 @@ test('the document is structurally OpenAPI 3.1, and every reference resolves', (
     '/api/v1/verifications/{verification_id}',
     '/api/v1/verifications/{verification_id}/cancel',
     '/api/v1/verify',
+    '/console/api/accounts',
+    '/console/api/accounts/{account}',
+    '/console/api/accounts/{account}/credits/add',
+    '/console/api/accounts/{account}/credits/deduct',
+    '/console/api/accounts/{account}/ledger',
+    '/console/api/audit',
+    '/console/api/events/{event_id}/replay',
+    '/console/api/fraud/unblock',
+    '/console/api/keys',
+    '/console/api/keys/{key}/disable',
+    '/console/api/keys/{key}/enable',
+    '/console/api/keys/{key}/revoke',
+    '/console/api/session',
     '/healthz',
     '/metrics',
     '/readyz',
@@ -106,7 +119,8 @@ test('the document is structurally OpenAPI 3.1, and every reference resolves', (
     expect(path.startsWith('/')).toBe(true)
     for (const [method, op] of Object.entries<Record<string, any>>(item)) {
       if (method === 'parameters') continue
-      expect(['get', 'post']).toContain(method)
+      // The console's JSON API also signs out (DELETE) and changes an account's settings (PATCH).
+      expect(path.startsWith('/console/api/') ? ['get', 'post', 'patch', 'delete'] : ['get', 'post']).toContain(method)
       expect(typeof op.operationId).toBe('string')
       expect(Object.keys(op.responses).length).toBeGreaterThan(0)
       for (const status of Object.keys(op.responses)) expect(status).toMatch(/^[1-5][0-9]{2}$/)
@@ -332,7 +346,7 @@ test('what a generated client needs: servers, tags, 404 and 405 everywhere, an e
   expect(doc.servers[0].url).toBe('{origin}')
   expect(doc.servers[0].variables.origin.default).toBe('http://127.0.0.1:8080')
   const tagNames = doc.tags.map((t: { name: string }) => t.name)
-  expect(tagNames).toEqual(['Verifications', 'Receipts', 'Operations'])
+  expect(tagNames).toEqual(['Verifications', 'Receipts', 'Operations', 'Console'])
   for (const { path, method, op } of operations()) {
     const where = `${method} ${path}`
     expect(op.tags?.length, `${where} has a tag`).toBe(1)

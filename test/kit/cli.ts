@@ -31,6 +31,8 @@ export interface CliEnv {
   run(...args: string[]): CliRun
   /** Like run, without blocking this process (traffic in the test keeps flowing). */
   runAsync(...args: string[]): Promise<CliRun>
+  /** Like run, with `input` on the command's stdin. */
+  runWithInput(input: string, ...args: string[]): CliRun
   json(...args: string[]): any
   close(): void
 }
@@ -81,6 +83,10 @@ export function cliEnv(extraToml = '', extraEnv: Record<string, string> = {}, op
     const p = Bun.spawnSync(['bun', MAIN, ...args], { env: { ...childEnv(), ...extraEnv, OTPD_CONFIG: configFile }, cwd: dir })
     return { code: p.exitCode ?? -1, stdout: p.stdout.toString(), stderr: p.stderr.toString() }
   }
+  const runWithInput = (input: string, ...args: string[]): CliRun => {
+    const p = Bun.spawnSync(['bun', MAIN, ...args], { env: { ...childEnv(), ...extraEnv, OTPD_CONFIG: configFile }, cwd: dir, stdin: Buffer.from(input) })
+    return { code: p.exitCode ?? -1, stdout: p.stdout.toString(), stderr: p.stderr.toString() }
+  }
   const runAsync = async (...args: string[]): Promise<CliRun> => {
     const p = Bun.spawn(['bun', MAIN, ...args], { env: { ...childEnv(), ...extraEnv, OTPD_CONFIG: configFile }, cwd: dir, stdout: 'pipe', stderr: 'pipe' })
     const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited])
@@ -94,6 +100,7 @@ export function cliEnv(extraToml = '', extraEnv: Record<string, string> = {}, op
     extraEnv,
     run,
     runAsync,
+    runWithInput,
     json: (...args) => {
       const r = run(...args, '--json')
       if (r.code !== 0) throw new Error(`otpd ${args.join(' ')} failed: ${r.stderr}`)

@@ -24,6 +24,9 @@ const KNOWN = new Set([
   'anyOf',
   'oneOf',
   'allOf',
+  'items',
+  'minItems',
+  'maxItems',
 ])
 
 function typeOk(type: string, v: unknown): boolean {
@@ -80,6 +83,11 @@ export function check(schema: Schema, value: unknown, root: Schema, path = ''): 
       if (sub) out.push(...check(sub, v, root, `${path}/${k}`))
       else if (schema.additionalProperties === false) fail(`unexpected property ${k}`)
     }
+  }
+  if (Array.isArray(value)) {
+    if (schema.minItems !== undefined && value.length < schema.minItems) fail(`fewer than ${schema.minItems} items`)
+    if (schema.maxItems !== undefined && value.length > schema.maxItems) fail(`more than ${schema.maxItems} items`)
+    if (schema.items) value.forEach((v, i) => out.push(...check(schema.items, v, root, `${path}/${i}`)))
   }
   if (schema.allOf) for (const s of schema.allOf) out.push(...check(s, value, root, path))
   if (schema.anyOf && !schema.anyOf.some((s: Schema) => check(s, value, root, path).length === 0)) fail('matches no alternative of anyOf')

@@ -15,9 +15,9 @@ import { install, REPO, SCRIPT, writeStub, type Run } from '../kit/install.ts'
 setDefaultTimeout(30_000)
 
 const UNIT = readFileSync(join(REPO, 'scripts', 'otpd.service'), 'utf8')
-/** The pages of docs/, installed beside the README so that its relative links work there. */
+/** The pages of docs/ and the pictures they show, installed beside the README so that its relative links work there. */
 const PAGES = readdirSync(join(REPO, 'docs'))
-  .filter((f) => f.endsWith('.md'))
+  .filter((f) => f.endsWith('.md') || f.endsWith('.png'))
   .sort()
 const EXAMPLE = readFileSync(join(REPO, 'otp.config.example.toml'), 'utf8')
 const linux = process.platform === 'linux'

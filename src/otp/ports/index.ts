@@ -5,12 +5,15 @@
  */
 
 export type * from './admin.ts'
+export type * from './audit.ts'
 export type * from './credits.ts'
 export type * from './delivery.ts'
 export type * from './events.ts'
 export type * from './fraud.ts'
 export type * from './idempotency.ts'
 export type * from './keys.ts'
+export type * from './operators.ts'
+export type * from './stats.ts'
 export type * from './storage.ts'
 export type * from './verifications.ts'
 export type * from './webhooks.ts'

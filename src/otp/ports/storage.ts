@@ -9,11 +9,14 @@
  * keeps no count in memory that another process or node could contradict.
  */
 import type { AdminRepo } from './admin.ts'
+import type { AuditLog } from './audit.ts'
 import type { CreditStore } from './credits.ts'
 import type { EventOutbox } from './events.ts'
 import type { FraudStore } from './fraud.ts'
 import type { IdempotencyStore } from './idempotency.ts'
 import type { EventLog, KeyHitLog, KeyStore } from './keys.ts'
+import type { OperatorRepo } from './operators.ts'
+import type { RollupStore, StatsReads } from './stats.ts'
 import type { VerificationStore } from './verifications.ts'
 import type { WebhookRepo } from './webhooks.ts'
 
@@ -50,4 +53,11 @@ export interface Repos {
   webhooks: WebhookRepo
   idempotency: IdempotencyStore
   fraud: FraudStore
+  /** Console operators, sessions and sign-in attempts. */
+  operators: OperatorRepo
+  audit: AuditLog
+  /** The console's rollups (otp/rollup.ts). */
+  rollups: RollupStore
+  /** The console's reads (docs/console.md). */
+  stats: StatsReads
 }

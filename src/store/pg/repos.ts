@@ -12,6 +12,8 @@
  * on both engines.
  */
 import type { Repos } from '../../otp/ports/index.ts'
+import { POSTGRES } from '../sql/dialect.ts'
+import { SqlStatsStore } from '../sql/stats-store.ts'
 import { PgAdminStore, PgCreditStore, PgKeyStore } from './admin-store.ts'
 import type { Tx } from './client.ts'
 import { PgKeyHitLog, PgRecipientFailureLog } from './event-logs.ts'
@@ -19,12 +21,15 @@ import { PgEventOutbox } from './event-store.ts'
 import { PgFraudStore } from './fraud-store.ts'
 import { PgIdempotencyStore } from './idempotency-store.ts'
 import { TxLocks } from './locks.ts'
+import { PgAuditLog, PgOperatorRepo } from './operator-store.ts'
 import { PgVerificationStore } from './verification-store.ts'
 import { PgWebhookRepo } from './webhook-store.ts'
 
 /** `locking`: inside a write transaction, each rule's subject is locked before it is read (store/pg/locks.ts). */
 export function pgRepos(tx: Tx, locking: boolean): Repos {
   const locks = new TxLocks(tx, locking)
+  // The console's rollups and reads take no lock: the rollup's cursor is a compare-and-set (otp/rollup.ts).
+  const stats = new SqlStatsStore({ all: (text, params) => tx.q(text, params), run: async (text, params) => tx.exec(text, params) }, POSTGRES)
   return {
     keys: new PgKeyStore(tx),
     keyHits: new PgKeyHitLog(tx, locks),
@@ -36,5 +41,9 @@ export function pgRepos(tx: Tx, locking: boolean): Repos {
     webhooks: new PgWebhookRepo(tx),
     idempotency: new PgIdempotencyStore(tx, locks),
     fraud: new PgFraudStore(tx, locks),
+    operators: new PgOperatorRepo(tx, locks),
+    audit: new PgAuditLog(tx),
+    rollups: stats,
+    stats,
   }
 }

@@ -110,10 +110,13 @@ export const verifications = pgTable(
     deliveryUpdatedAt: ms('delivery_updated_at'),
     smsEncoding: text('sms_encoding', { enum: ['GSM-7', 'UCS-2'] }),
     smsSegments: integer('sms_segments'),
+    country: text('country'),
+    fraudMonitored: text('fraud_monitored'),
   },
   (t) => [
     index('verifications_recipient').on(t.recipientHash, t.createdAt),
     index('verifications_expiry').on(t.expiresAt),
+    index('verifications_created').on(t.createdAt),
     index('verifications_sending').on(t.createdAt).where(sql`${t.delivery} = 'sending'`),
   ],
 )
@@ -303,6 +306,135 @@ export const fraudBlocks = pgTable(
   (t) => [primaryKey({ columns: [t.accountId, t.kind, t.scope] })],
 )
 
+/** See store/sqlite/schema.ts `operators`. */
+export const operators = pgTable('operators', {
+  id: integer('id').primaryKey().generatedByDefaultAsIdentity(),
+  name: text('name').notNull().unique(),
+  passwordHash: text('password_hash').notNull(),
+  status: text('status', { enum: ['active', 'disabled'] })
+    .notNull()
+    .default('active'),
+  createdAt: ms('created_at').notNull(),
+  passwordChangedAt: ms('password_changed_at').notNull(),
+})
+
+/** See store/sqlite/schema.ts `consoleSessions`. */
+export const consoleSessions = pgTable(
+  'console_sessions',
+  {
+    tokenHash: bytea('token_hash').primaryKey(),
+    operatorId: integer('operator_id')
+      .notNull()
+      .references(() => operators.id),
+    createdAt: ms('created_at').notNull(),
+    lastSeenAt: ms('last_seen_at').notNull(),
+  },
+  (t) => [index('console_sessions_operator').on(t.operatorId), index('console_sessions_seen').on(t.lastSeenAt)],
+)
+
+/** See store/sqlite/schema.ts `consoleSignInAttempts`; a scope's window is read under its advisory lock (store/pg/operator-store.ts). */
+export const consoleSignInAttempts = pgTable(
+  'console_sign_in_attempts',
+  {
+    seq: bigint('seq', { mode: 'number' }).primaryKey().generatedByDefaultAsIdentity(),
+    scope: bytea('scope').notNull(),
+    at: ms('at').notNull(),
+  },
+  (t) => [index('console_sign_in_attempts_scope').on(t.scope, t.at), index('console_sign_in_attempts_at').on(t.at)],
+)
+
+/** See store/sqlite/schema.ts `auditLog`. */
+export const auditLog = pgTable(
+  'audit_log',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedByDefaultAsIdentity(),
+    at: ms('at').notNull(),
+    operator: text('operator').notNull(),
+    source: text('source', { enum: ['console', 'cli'] }).notNull(),
+    action: text('action').notNull(),
+    subject: text('subject').notNull(),
+    details: text('details').notNull(),
+  },
+  (t) => [index('audit_log_at').on(t.at)],
+)
+
+/** See store/sqlite/schema.ts `consoleRollups`: the console's rollups, recounted in the background. */
+export const consoleRollups = pgTable(
+  'console_rollups',
+  {
+    span: integer('span').notNull(),
+    at: ms('at').notNull(),
+    accountId: integer('account_id').notNull(),
+    channel: text('channel').notNull(),
+    country: text('country').notNull(),
+    provider: text('provider').notNull(),
+    sends: integer('sends').notNull(),
+    accepted: integer('accepted').notNull(),
+    delivered: integer('delivered').notNull(),
+    undelivered: integer('undelivered').notNull(),
+    failed: integer('failed').notNull(),
+    refunded: integer('refunded').notNull(),
+    approved: integer('approved').notNull(),
+    monitored: integer('monitored').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.span, t.at, t.accountId, t.channel, t.country, t.provider] }),
+    index('console_rollups_account').on(t.accountId, t.span, t.at),
+  ],
+)
+
+/** See store/sqlite/schema.ts `consoleRefusals`. */
+export const consoleRefusals = pgTable(
+  'console_refusals',
+  {
+    minute: ms('minute').notNull(),
+    accountId: integer('account_id').notNull(),
+    rule: text('rule').notNull(),
+    country: text('country').notNull(),
+    refusals: integer('refusals').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.minute, t.accountId, t.rule, t.country] })],
+)
+
+/** See store/sqlite/schema.ts `consoleGaps`: on PostgreSQL, numbers drawn from a sequence commit out of order. */
+export const consoleGaps = pgTable(
+  'console_gaps',
+  {
+    source: text('source').notNull(),
+    seq: ms('seq').notNull(),
+    seenAt: ms('seen_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.source, t.seq] })],
+)
+
+/** See store/sqlite/schema.ts `consolePrefixHours` and `consolePrefixes`. */
+export const consolePrefixHours = pgTable(
+  'console_prefix_hours',
+  {
+    hour: ms('hour').notNull(),
+    accountId: integer('account_id').notNull(),
+    prefix: text('prefix').notNull(),
+    sends: integer('sends').notNull(),
+    approved: integer('approved').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.hour, t.accountId, t.prefix] })],
+)
+
+export const consolePrefixes = pgTable(
+  'console_prefixes',
+  {
+    accountId: integer('account_id').notNull(),
+    prefix: text('prefix').notNull(),
+    sends: integer('sends').notNull(),
+    approved: integer('approved').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.prefix] }),
+    index('console_prefixes_sends').on(t.sends),
+    index('console_prefixes_account').on(t.accountId, t.sends),
+  ],
+)
+
 export const schema = {
   accounts,
   apiKeys,
@@ -321,4 +453,13 @@ export const schema = {
   fraudMinutes,
   fraudCountries,
   fraudBlocks,
+  operators,
+  consoleSessions,
+  consoleSignInAttempts,
+  auditLog,
+  consoleRollups,
+  consoleRefusals,
+  consoleGaps,
+  consolePrefixHours,
+  consolePrefixes,
 }

@@ -31,6 +31,8 @@ export interface Dialect {
    * unique index on (verification_id, sequence).
    */
   eventOf(e: string, v: string): string
+  /** The integers of a JSON array text bound to `param`, as a subquery (`x IN (...)`): one statement text for any number of them. */
+  intList(param: string): string
 }
 
 export const SQLITE: Dialect = {
@@ -39,6 +41,7 @@ export const SQLITE: Dialect = {
   greatest: (a, b) => `max(${a}, ${b})`,
   bytewise: (column) => column,
   eventOf: (e, v) => `${e}.verification_seq = ${v}.seq AND ${e}.verification_id = ${v}.id`,
+  intList: (param) => `SELECT value FROM json_each(${param})`,
 }
 
 export const POSTGRES: Dialect = {
@@ -47,6 +50,7 @@ export const POSTGRES: Dialect = {
   greatest: (a, b) => `greatest(${a}, ${b})`,
   bytewise: (column) => `${column} COLLATE "C"`,
   eventOf: (e, v) => `${e}.verification_id = ${v}.id`,
+  intList: (param) => `SELECT jsonb_array_elements_text(CAST(CAST(${param} AS text) AS jsonb))::bigint`,
 }
 
 /**

@@ -1,18 +1,23 @@
 /** The SQLite repositories of one connection (otp/ports/storage.ts Repos). */
 import type { Repos } from '../../otp/ports/index.ts'
+import { SQLITE } from '../sql/dialect.ts'
+import { SqlStatsStore } from '../sql/stats-store.ts'
 import { SqliteAdminStore, SqliteCreditStore, SqliteKeyStore } from './admin-store.ts'
 import type { Db } from './db.ts'
 import { RecipientFailureLog, SqliteKeyHitLog } from './event-logs.ts'
 import { SqliteEventOutbox, type RowIds } from './event-store.ts'
 import { SqliteIdempotencyStore } from './idempotency-store.ts'
 import { SqliteFraudStore } from './fraud-store.ts'
+import { SqliteAuditLog, SqliteOperatorRepo } from './operator-store.ts'
 import type { StaleSource } from './stale.ts'
 import { SqliteVerificationStore } from './verification-store.ts'
 import { SqliteWebhookRepo } from './webhook-store.ts'
+import { sqliteRunner } from './runner.ts'
 
 export function sqliteRepos(db: Db, stale: StaleSource, eventIds: RowIds): Repos {
   const credits = new SqliteCreditStore(db, stale)
   const events = new SqliteEventOutbox(db, stale, eventIds)
+  const stats = new SqlStatsStore(sqliteRunner(db.$client), SQLITE)
   return {
     keys: new SqliteKeyStore(db),
     keyHits: new SqliteKeyHitLog(db, stale),
@@ -25,5 +30,9 @@ export function sqliteRepos(db: Db, stale: StaleSource, eventIds: RowIds): Repos
     webhooks: new SqliteWebhookRepo(db, eventIds, () => events.endpointsChanged()),
     idempotency: new SqliteIdempotencyStore(db),
     fraud: new SqliteFraudStore(db, stale),
+    operators: new SqliteOperatorRepo(db),
+    audit: new SqliteAuditLog(db),
+    rollups: stats,
+    stats,
   }
 }

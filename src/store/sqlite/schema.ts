@@ -111,10 +111,16 @@ export const verifications = sqliteTable(
     /** An SMS as sent (docs/messages.md#encoding-and-segments): `GSM-7` or `UCS-2`, and its segments; null for other channels. */
     smsEncoding: text('sms_encoding', { enum: ['GSM-7', 'UCS-2'] }),
     smsSegments: integer('sms_segments'),
+    /** The destination's country for sms and voice (ISO 3166-1 alpha-2, `ZZ` unknown), as the fraud guard placed it; null for email and test recipients. */
+    country: text('country'),
+    /** The fraud guard rule that monitor mode let this send through in spite of (docs/fraud-guard.md); null otherwise. */
+    fraudMonitored: text('fraud_monitored'),
   },
   (t) => [
     index('verifications_recipient').on(t.recipientHash, t.createdAt),
     index('verifications_expiry').on(t.expiresAt),
+    // The console's rollups recount an hour, and its search walks a period, along it (docs/console.md#performance).
+    index('verifications_created').on(t.createdAt),
     // Only sends whose outcome is not yet recorded: a few rows at any time, for recovery.
     index('verifications_sending').on(t.createdAt).where(sql`${t.delivery} = 'sending'`),
   ],
@@ -379,6 +385,168 @@ export const fraudBlocks = sqliteTable(
   (t) => [primaryKey({ columns: [t.accountId, t.kind, t.scope] })],
 )
 
+/**
+ * Console operators (docs/console.md): a name and an argon2id hash of the
+ * password (Bun.password); `disabled` refuses sign-in, and every session of
+ * the operator is deleted with the change.
+ */
+export const operators = sqliteTable('operators', {
+  id: integer('id').primaryKey({ autoIncrement: true }),
+  name: text('name').notNull().unique(),
+  passwordHash: text('password_hash').notNull(),
+  status: text('status', { enum: ['active', 'disabled'] })
+    .notNull()
+    .default('active'),
+  createdAt: integer('created_at').notNull(),
+  passwordChangedAt: integer('password_changed_at').notNull(),
+})
+
+/**
+ * Console sessions: only the HMAC of the cookie's token is kept (a copied
+ * database opens no session). A session is alive while `last_seen_at` is
+ * less than 12 h old (otp/operators.ts).
+ */
+export const consoleSessions = sqliteTable(
+  'console_sessions',
+  {
+    tokenHash: blob('token_hash', { mode: 'buffer' }).primaryKey(),
+    operatorId: integer('operator_id')
+      .notNull()
+      .references(() => operators.id),
+    createdAt: integer('created_at').notNull(),
+    lastSeenAt: integer('last_seen_at').notNull(),
+  },
+  (t) => [index('console_sessions_operator').on(t.operatorId), index('console_sessions_seen').on(t.lastSeenAt)],
+)
+
+/**
+ * Console sign-in attempts not known to have succeeded, per scope (the HMAC
+ * of an operator name or of a client address): the failed sign-in limits'
+ * rolling windows. Rows older than the window are deleted as new ones come.
+ */
+export const consoleSignInAttempts = sqliteTable(
+  'console_sign_in_attempts',
+  {
+    seq: integer('seq').primaryKey({ autoIncrement: true }),
+    scope: blob('scope', { mode: 'buffer' }).notNull(),
+    at: integer('at').notNull(),
+  },
+  (t) => [index('console_sign_in_attempts_scope').on(t.scope, t.at), index('console_sign_in_attempts_at').on(t.at)],
+)
+
+/**
+ * The audit log (docs/console.md#audit-log): every action taken in the
+ * console or through the CLI, with who, when, what and on what. `details` is
+ * a JSON object that never holds a secret. Kept for good: no sweep deletes it.
+ */
+export const auditLog = sqliteTable(
+  'audit_log',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    at: integer('at').notNull(),
+    operator: text('operator').notNull(),
+    source: text('source', { enum: ['console', 'cli'] }).notNull(),
+    action: text('action').notNull(),
+    subject: text('subject').notNull(),
+    details: text('details').notNull(),
+  },
+  (t) => [index('audit_log_at').on(t.at)],
+)
+
+/**
+ * The console's rollups (docs/console.md#performance): per `span` (60000 a
+ * minute, 3600000 an hour, 86400000 a day), bucket start `at`, account,
+ * channel, country and provider (`''` for none), the counts of real sends
+ * made in that bucket and where they stand. Recounted from the verifications
+ * of the bucket by the background rollup (otp/rollup.ts), never written on
+ * the send or verify path.
+ */
+export const consoleRollups = sqliteTable(
+  'console_rollups',
+  {
+    span: integer('span').notNull(),
+    at: integer('at').notNull(),
+    accountId: integer('account_id').notNull(),
+    channel: text('channel').notNull(),
+    country: text('country').notNull(),
+    provider: text('provider').notNull(),
+    sends: integer('sends').notNull(),
+    accepted: integer('accepted').notNull(),
+    delivered: integer('delivered').notNull(),
+    undelivered: integer('undelivered').notNull(),
+    failed: integer('failed').notNull(),
+    refunded: integer('refunded').notNull(),
+    approved: integer('approved').notNull(),
+    monitored: integer('monitored').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.span, t.at, t.accountId, t.channel, t.country, t.provider] }),
+    index('console_rollups_account').on(t.accountId, t.span, t.at),
+  ],
+)
+
+/** Fraud guard refusals (`send.blocked` events) per minute, account, rule and country (`''` for none), counted once each by the rollup. */
+export const consoleRefusals = sqliteTable(
+  'console_refusals',
+  {
+    minute: integer('minute').notNull(),
+    accountId: integer('account_id').notNull(),
+    rule: text('rule').notNull(),
+    country: text('country').notNull(),
+    refusals: integer('refusals').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.minute, t.accountId, t.rule, t.country] })],
+)
+
+/**
+ * Row numbers the rollup passed that were not there yet (a transaction that
+ * had drawn its number but not committed, or one rolled back): looked at
+ * again until they appear or `seen_at` is old enough (otp/rollup.ts).
+ */
+export const consoleGaps = sqliteTable(
+  'console_gaps',
+  {
+    source: text('source').notNull(),
+    seq: integer('seq').notNull(),
+    seenAt: integer('seen_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.source, t.seq] })],
+)
+
+/**
+ * The fraud guard's counted sends and approvals per hour and prefix, of the
+ * last 24 hours, recounted by the rollup from fraud_sends; and their sums
+ * over those hours per prefix (`console_prefixes`), kept by the same
+ * transactions, so the console lists the prefixes with most sends without
+ * adding up a day of per-minute counters (docs/console.md#performance).
+ */
+export const consolePrefixHours = sqliteTable(
+  'console_prefix_hours',
+  {
+    hour: integer('hour').notNull(),
+    accountId: integer('account_id').notNull(),
+    prefix: text('prefix').notNull(),
+    sends: integer('sends').notNull(),
+    approved: integer('approved').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.hour, t.accountId, t.prefix] })],
+)
+
+export const consolePrefixes = sqliteTable(
+  'console_prefixes',
+  {
+    accountId: integer('account_id').notNull(),
+    prefix: text('prefix').notNull(),
+    sends: integer('sends').notNull(),
+    approved: integer('approved').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.prefix] }),
+    index('console_prefixes_sends').on(t.sends),
+    index('console_prefixes_account').on(t.accountId, t.sends),
+  ],
+)
+
 export const schema = {
   accounts,
   apiKeys,
@@ -395,4 +563,13 @@ export const schema = {
   fraudMinutes,
   fraudCountries,
   fraudBlocks,
+  operators,
+  consoleSessions,
+  consoleSignInAttempts,
+  auditLog,
+  consoleRollups,
+  consoleRefusals,
+  consoleGaps,
+  consolePrefixHours,
+  consolePrefixes,
 }

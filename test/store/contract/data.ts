@@ -75,6 +75,8 @@ export function verification(seq: number, keyId: number, o: Partial<Verification
     delivery: 'sending',
     deliveryProvider: null,
     deliveryUpdatedAt: null,
+    country: null,
+    fraudMonitored: null,
     ...o,
   }
 }

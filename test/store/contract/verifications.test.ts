@@ -21,7 +21,7 @@ describe('numbering and reading back', () => {
 
   test('a verification reads back field for field (bytes, booleans, nulls and numbers as written)', async () => {
     const key = await defaultKey(storage())
-    const v = await insertVerification(storage(), key, { testMode: null, charged: true, lockedUntil: null })
+    const v = await insertVerification(storage(), key, { testMode: null, charged: true, lockedUntil: null, country: 'GB', fraudMonitored: 'new_country' })
     const t = await insertVerification(storage(), key, {
       channel: 'email',
       testMode: 'success',

@@ -9,6 +9,8 @@ import m0001 from './0001_events_idempotency.sql' with { type: 'text' }
 import m0002 from './0002_fraud.sql' with { type: 'text' }
 import m0003 from './0003_fraud_prefix_keys.sql' with { type: 'text' }
 import m0006 from './0006_messages.sql' with { type: 'text' }
+import m0004 from './0004_console.sql' with { type: 'text' }
+import m0005 from './0005_console.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 export const migrationFiles: Record<string, string> = {
@@ -17,4 +19,6 @@ export const migrationFiles: Record<string, string> = {
   '0002_fraud': m0002,
   '0003_fraud_prefix_keys': m0003,
   '0006_messages': m0006,
+  '0004_console': m0004,
+  '0005_console': m0005,
 }

@@ -16,6 +16,8 @@ import m0008 from './0008_events_verification_seq.sql' with { type: 'text' }
 import m0009 from './0009_event_ids.sql' with { type: 'text' }
 import m0010 from './0010_fraud_prefix_keys.sql' with { type: 'text' }
 import m0013 from './0013_messages.sql' with { type: 'text' }
+import m0011 from './0011_console.sql' with { type: 'text' }
+import m0012 from './0012_console.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 export const migrationFiles: Record<string, string> = {
@@ -31,4 +33,6 @@ export const migrationFiles: Record<string, string> = {
   '0009_event_ids': m0009,
   '0010_fraud_prefix_keys': m0010,
   '0013_messages': m0013,
+  '0011_console': m0011,
+  '0012_console': m0012,
 }

@@ -1,0 +1,94 @@
+/**
+ * The console's read side, composed (app.ts calls it): the rollup
+ * (otp/rollup.ts) and its loop, and the deps of the read endpoints
+ * (console/read-routes.ts consoleReadRoutes).
+ */
+import type { Config } from './config/schema.ts'
+import type { ConsoleReadDeps } from './console/read-routes.ts'
+import { buildProviders } from './delivery/registry.ts'
+import type { Readiness } from './http/ops-routes.ts'
+import type { Clock } from './lib/clock.ts'
+import type { Logger } from './lib/logger.ts'
+import type { Hasher } from './lib/secrets.ts'
+import type { VerificationIds } from './lib/verification-id.ts'
+import { ConsoleFraud } from './otp/console-fraud.ts'
+import { ConsoleSearch } from './otp/console-search.ts'
+import { ConsoleStats } from './otp/console-stats.ts'
+import type { FraudSettings } from './otp/fraud.ts'
+import { Rollup } from './otp/rollup.ts'
+import { CHANNELS, type Channel } from './otp/types.ts'
+import type { Engine } from './store/engine.ts'
+
+/** How often `serve` brings the rollups up to date: the console's figures are at most this much behind (plus one run). */
+export const ROLLUP_INTERVAL_MS = 10_000
+
+export interface ConsoleReadSources {
+  version: string
+  engine: Engine
+  clock: Clock
+  logger: Logger
+  hasher: Hasher
+  ids: VerificationIds
+  config(): Config
+  env(): Record<string, string | undefined>
+  readiness(): Promise<Readiness>
+  fraudSettings(): FraudSettings
+  /** Deliveries go to a replacement (tests): no configured provider order to tell a failover by. */
+  replacedDelivery: boolean
+}
+
+export function consoleReadsOf(s: ConsoleReadSources): { deps: ConsoleReadDeps; rollup: Rollup } {
+  const { storage } = s.engine
+  let built: { config: Config; providers: Record<Channel, { name: string; type: string }[]> } | undefined
+  const providers = () => {
+    const config = s.config()
+    if (built?.config !== config) {
+      let list: Record<Channel, { name: string; type: string }[]>
+      try {
+        const p = buildProviders(config, { env: s.env(), now: () => s.clock.now(), logWrite: () => {} })
+        list = Object.fromEntries(CHANNELS.map((c) => [c, p[c].map((x) => ({ name: x.name, type: x.type }))])) as typeof list
+      } catch {
+        // A provider that cannot be built (its secret missing from this environment): the names the config gives.
+        list = Object.fromEntries(
+          CHANNELS.map((c) => [c, (config.channels[c] ?? []).map((name) => ({ name, type: config.providers[name]?.type ?? 'unknown' }))]),
+        ) as typeof list
+      }
+      built = { config, providers: list }
+    }
+    return built.providers
+  }
+  const order = () => Object.fromEntries(CHANNELS.map((c) => [c, s.replacedDelivery ? [] : providers()[c].map((p) => p.name)])) as Record<Channel, string[]>
+  const seqOf = (id: string) => s.ids.seqOf(id)
+  const domain = { storage, clock: s.clock, providers: order, fraudSettings: s.fraudSettings }
+  return {
+    deps: {
+      stats: new ConsoleStats(domain),
+      fraud: new ConsoleFraud(domain),
+      search: new ConsoleSearch({ storage, clock: s.clock, hasher: s.hasher, seqOf }),
+      system: { version: s.version, engine: s.engine, readiness: s.readiness, config: s.config, providers },
+      logger: s.logger,
+    },
+    rollup: new Rollup({ storage, clock: s.clock, seqOf, retentionDays: () => s.config().retention.days }),
+  }
+}
+
+/** Runs the rollup every `intervalMs` until stopped (a failed run is logged, and the next one tries again). */
+export function startRollup(rollup: Rollup, logger: Logger, intervalMs = ROLLUP_INTERVAL_MS): () => Promise<void> {
+  let stopped = false
+  let running: Promise<unknown> = Promise.resolve()
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const tick = () => {
+    running = rollup
+      .catchUp()
+      .catch((err: unknown) => logger.warn('console rollup failed; it runs again', { error: err instanceof Error ? err.message : String(err) }))
+      .finally(() => {
+        if (!stopped) timer = setTimeout(tick, intervalMs)
+      })
+  }
+  timer = setTimeout(tick, 0)
+  return async () => {
+    stopped = true
+    clearTimeout(timer)
+    await running
+  }
+}

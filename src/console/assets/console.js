@@ -1,0 +1,69 @@
+// The console's own script (CSP: no inline script, no eval). Everything works
+// without it; it adds the charts (uPlot), submits the account selector on
+// change, asks before destructive actions, and keeps htmx's swaps in step.
+;(() => {
+  const charts = new Map()
+
+  function drawChart(el) {
+    if (charts.has(el) || typeof uPlot === 'undefined') return
+    let data
+    try {
+      data = JSON.parse(el.getAttribute('data-chart') || '')
+    } catch {
+      return
+    }
+    const colors = ['#0a58ca', '#116329', '#a40e26', '#7d4e00']
+    const width = () => Math.max(260, el.clientWidth)
+    const opts = {
+      width: width(),
+      height: 240,
+      series: [{}, ...data.labels.map((label, i) => ({ label, stroke: colors[i % colors.length], width: 2, points: { show: false } }))],
+      axes: [{}, { size: 50 }],
+      scales: { x: { time: true } },
+      legend: { live: true },
+      // Times in UTC, as every other time in the console.
+      tzDate: (ts) => uPlot.tzDate(new Date(ts * 1e3), 'Etc/UTC'),
+    }
+    el.textContent = ''
+    const plot = new uPlot(opts, [data.t, ...data.series], el)
+    charts.set(el, plot)
+    const resize = () => plot.setSize({ width: width(), height: 240 })
+    window.addEventListener('resize', resize)
+  }
+
+  function enhance(root) {
+    for (const el of root.querySelectorAll('[data-chart]')) drawChart(el)
+    for (const sel of root.querySelectorAll('select[data-autosubmit]')) {
+      if (sel.dataset.bound) continue
+      sel.dataset.bound = '1'
+      sel.addEventListener('change', () => sel.form?.requestSubmit())
+    }
+  }
+
+  // A form with data-confirm asks first (htmx's own hx-confirm would need no eval either,
+  // but this also covers the forms that submit without htmx).
+  document.addEventListener(
+    'submit',
+    (e) => {
+      const form = e.target
+      const question = form instanceof HTMLFormElement ? form.getAttribute('data-confirm') : null
+      if (question && !window.confirm(question)) {
+        e.preventDefault()
+        e.stopImmediatePropagation()
+      }
+    },
+    true,
+  )
+
+  document.addEventListener('DOMContentLoaded', () => enhance(document))
+  document.addEventListener('htmx:load', (e) => enhance(e.target))
+  // After a boosted navigation, move focus to the new page's heading, as a full load would reset it.
+  document.addEventListener('htmx:afterSettle', () => {
+    const h1 = document.querySelector('main h1')
+    if (h1 && !document.activeElement?.closest('main')) {
+      h1.setAttribute('tabindex', '-1')
+      h1.focus({ preventScroll: true })
+    }
+    document.body.dataset.settled = String(Number(document.body.dataset.settled || 0) + 1)
+  })
+})()

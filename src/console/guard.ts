@@ -1,0 +1,97 @@
+/**
+ * The console's session guard, for every route behind the sign-in
+ * (docs/console.md#security-model). Other console modules put their routes
+ * behind it by using it in their own Elysia instance:
+ *
+ *     new Elysia({ name: 'console-read-routes' })
+ *       .use(consoleGuard(deps))
+ *       .get('/console/api/overview', ({ operator, request }) => consoleJson(request, ...))
+ *
+ * (or by being used after it in one instance: its hooks are `scoped`, so
+ * they apply to the routes of the instance that uses it, plugins used there
+ * afterwards included). Elysia keeps one copy of it per instance by name.
+ *
+ * For each request it:
+ * - finds the session of the cookie; without a live one, answers 401 under
+ *   /console/api/ and redirects (303) to the sign-in page elsewhere;
+ * - on any method but GET and HEAD, reads the body (JSON or an HTML form,
+ *   16 KiB at most) and requires the session's CSRF token in the
+ *   X-CSRF-Token header or the `_csrf` field; without it, 403 before the
+ *   handler runs, so nothing changes;
+ * - gives the handler `operator` (the session), `actor` (for the audit log),
+ *   `input` (the body's fields without `_csrf`; {} on GET) and `form`
+ *   (whether they came from an HTML form, every value text).
+ *
+ * Elysia does not parse bodies under the guard: the guard reads them itself,
+ * with the cap, and only once the session is known.
+ */
+import { timingSafeEqual } from 'node:crypto'
+import { Elysia } from 'elysia'
+import type { Actor } from '../otp/audit.ts'
+import type { ConsoleSession, Operators } from '../otp/operators.ts'
+import { API_PATH, consoleError, CSRF_FIELD, CSRF_HEADER, readConsoleBody, redirect, SIGN_IN_PATH, sessionTokenOf } from './http.ts'
+import { ConsoleMsg } from './messages.ts'
+
+export interface ConsoleGuardDeps {
+  operators: Operators
+}
+
+/** What the guard gives each handler. */
+export interface GuardedContext {
+  operator: ConsoleSession
+  actor: Actor
+  input: Record<string, unknown>
+  /** Whether `input` came from an HTML form (every value text: console/act.ts fromForm). */
+  form: boolean
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD'])
+/** Elysia's body for guarded routes: the guard reads the request's body itself. */
+const UNPARSED = Object.freeze({})
+
+function sameToken(presented: unknown, expected: string): boolean {
+  if (typeof presented !== 'string' || presented.length !== expected.length) return false
+  return timingSafeEqual(Buffer.from(presented), Buffer.from(expected))
+}
+
+export function isApiPath(pathname: string): boolean {
+  return pathname === API_PATH || pathname.startsWith(`${API_PATH}/`)
+}
+
+type Resolved = { denied: Response; operator?: undefined } | ({ denied?: undefined } & GuardedContext)
+
+async function resolveRequest(deps: ConsoleGuardDeps, request: Request): Promise<Resolved> {
+  const url = new URL(request.url)
+  const api = isApiPath(url.pathname)
+  const token = sessionTokenOf(request)
+  const session = token === undefined ? undefined : await deps.operators.session(token)
+  if (session === undefined) {
+    if (api) return { denied: consoleError(request, 401, ConsoleMsg.signInRequired) }
+    const next = request.method === 'GET' ? `?next=${encodeURIComponent(url.pathname + url.search)}` : ''
+    return { denied: redirect(`${SIGN_IN_PATH}${next}`) }
+  }
+  const actor: Actor = { operator: session.operator, source: 'console' }
+  if (SAFE_METHODS.has(request.method)) return { operator: session, actor, input: {}, form: false }
+  const header = request.headers.get(CSRF_HEADER)
+  // A header that is there and wrong is refused before the body is read.
+  if (header !== null && !sameToken(header, session.csrf)) return { denied: consoleError(request, 403, ConsoleMsg.csrf) }
+  const body = await readConsoleBody(request)
+  if (!body.ok) {
+    return { denied: header === null ? consoleError(request, 403, ConsoleMsg.csrf) : consoleError(request, body.status, body.error) }
+  }
+  const { [CSRF_FIELD]: field, ...input } = body.fields
+  if (header === null && !sameToken(field, session.csrf)) return { denied: consoleError(request, 403, ConsoleMsg.csrf) }
+  return { operator: session, actor, input, form: body.form }
+}
+
+export function consoleGuard(deps: ConsoleGuardDeps) {
+  return new Elysia({ name: 'console-guard' })
+    .onParse({ as: 'scoped' }, () => UNPARSED)
+    .resolve({ as: 'scoped' }, async ({ request }) => {
+      const r = await resolveRequest(deps, request)
+      // A denied request never reaches a handler (onBeforeHandle answers it): its context is never read.
+      if (r.denied) return { denied: r.denied, operator: undefined as unknown as ConsoleSession, actor: undefined as unknown as Actor, input: {}, form: false }
+      return { denied: undefined, operator: r.operator, actor: r.actor, input: r.input, form: r.form }
+    })
+    .onBeforeHandle({ as: 'scoped' }, ({ denied }) => denied)
+}

@@ -1,0 +1,62 @@
+/**
+ * The operator console (docs/console.md): one Elysia plugin that `otpd
+ * serve` mounts on the admin listener only (app.ts, http/app.ts
+ * createAdminApp), never on the API listener. Pages under /console/, their
+ * JSON under /console/api/.
+ *
+ * `consolePlugin(deps, more)` puts the sign-in routes in the open and every
+ * other route behind the session guard (console/guard.ts): this module's
+ * action routes, and each plugin of `more` (the console's read routes and
+ * pages), which may also `.use(consoleGuard(deps))` themselves for the
+ * typed `operator`, `actor` and `input`.
+ */
+import { type AnyElysia, Elysia } from 'elysia'
+import { Msg } from '../http/messages.ts'
+import type { Admin } from '../otp/admin.ts'
+import type { FraudAdmin } from '../otp/fraud-admin.ts'
+import type { Storage } from '../otp/ports/index.ts'
+import type { Webhooks } from '../otp/webhooks.ts'
+import type { Config } from '../config/schema.ts'
+import { consoleAssets } from './assets.ts'
+import { ACCOUNT_PATHS, accountRoutes } from './account-routes.ts'
+import { ACTION_PATHS, actionRoutes } from './action-routes.ts'
+import { consoleGuard } from './guard.ts'
+import { CONSOLE_PATH, consoleError } from './http.ts'
+import { KEY_PATHS, keyRoutes } from './key-routes.ts'
+import { sessionRoutes, type SessionRouteDeps } from './session-routes.ts'
+
+export interface ConsoleDeps extends SessionRouteDeps {
+  admin: Admin
+  fraud: FraudAdmin
+  webhooks: Webhooks
+  storage: Storage
+  /** The config in force (a reload may change it). */
+  config(): Config
+}
+
+/** Every path of the console's JSON API with the methods it answers (the others answer 405). */
+export const CONSOLE_API_METHODS: Record<string, string[]> = {
+  '/console/api/session': ['GET', 'POST', 'DELETE'],
+  ...KEY_PATHS,
+  ...ACCOUNT_PATHS,
+  ...ACTION_PATHS,
+}
+
+export function consolePlugin(deps: ConsoleDeps, more: AnyElysia[] = []) {
+  const guarded = new Elysia({ name: 'console-guarded' }).use(consoleGuard(deps)).use(keyRoutes(deps)).use(accountRoutes(deps)).use(actionRoutes(deps))
+  for (const plugin of more) guarded.use(plugin)
+  // The assets are open: the sign-in page needs its styles.
+  const app = new Elysia({ name: 'console' }).use(consoleAssets()).use(sessionRoutes(deps)).use(guarded)
+  for (const [path, methods] of Object.entries(CONSOLE_API_METHODS)) {
+    app.all(
+      path,
+      ({ request }) => (methods.includes(request.method) ? consoleError(request, 404, Msg.notFound) : consoleError(request, 405, Msg.methodNotAllowed)),
+      {
+        parse: 'none',
+      },
+    )
+  }
+  // Any other path under /console/: 404 with the console's headers.
+  app.all(`${CONSOLE_PATH}/*`, ({ request }) => consoleError(request, 404, Msg.notFound), { parse: 'none' })
+  return app
+}

@@ -1,0 +1,228 @@
+/**
+ * The console's HTML pages and form actions under /console/, behind the
+ * session guard (console/guard.ts: no session, the sign-in page; an action
+ * without the CSRF token, 403 before anything changes). Each page reads
+ * through the same functions as the JSON read endpoints (ui/reads.ts); each
+ * action calls the same audited use cases as the CLI, as the signed-in
+ * operator. Refused input re-renders the page with the reason (4xx).
+ */
+import { Elysia } from 'elysia'
+import { type Admin, DEFAULT_ACCOUNT } from '../../otp/admin.ts'
+import type { Actor } from '../../otp/audit.ts'
+import type { FraudAdmin } from '../../otp/fraud-admin.ts'
+import { OperatorError } from '../../otp/operator-error.ts'
+import type { ConsoleSession } from '../../otp/operators.ts'
+import type { Webhooks } from '../../otp/webhooks.ts'
+import { type ConsoleGuardDeps, consoleGuard } from '../guard.ts'
+import { htmlResponse } from '../pages.ts'
+import { type PageFrame, PERIODS, type Period, page } from './layout.tsx'
+import { auditPage } from './pages/audit.tsx'
+import { fraudPage } from './pages/fraud.tsx'
+import { type KeysView, keysPage } from './pages/keys.tsx'
+import { overviewPage } from './pages/overview.tsx'
+import { systemPage } from './pages/system.tsx'
+import { type SearchForm, verificationPage, verificationsPage } from './pages/verifications.tsx'
+import { webhooksPage } from './pages/webhooks.tsx'
+import { PERIOD_MS, type PageReads, Refused, type ScopeQuery } from './reads.ts'
+
+export interface ConsolePagesDeps extends ConsoleGuardDeps {
+  admin: Admin
+  fraud: FraudAdmin
+  webhooks: Webhooks
+  reads: PageReads
+  now(): number
+}
+
+type Query = Record<string, string | undefined>
+type Flash = PageFrame['flash']
+const str = (v: unknown): string => (typeof v === 'string' ? v.trim() : '')
+/** A form field of the guard's `input`, trimmed ('' when absent). */
+const field = (input: object, name: string): string => str((input as Record<string, unknown>)[name])
+
+function scopeOf(query: Query): ScopeQuery {
+  const period = (PERIODS as readonly string[]).includes(query.period ?? '') ? (query.period as Period) : '24h'
+  return { account: query.account?.trim() || undefined, period }
+}
+
+/** The operator's refusal in words; anything else is a fault (the caller's 500). */
+function refusal(err: unknown): { status: number; text: string } {
+  if (err instanceof Refused) return { status: err.status, text: err.message }
+  if (err instanceof OperatorError) return { status: 400, text: err.message }
+  throw err
+}
+
+export function consolePages(deps: ConsolePagesDeps) {
+  const frameFor = async (s: ConsoleSession, title: string, path: string, q: ScopeQuery, extra: Partial<PageFrame> = {}): Promise<PageFrame> => {
+    const accounts = (await deps.admin.listAccounts()).map((a) => a.name)
+    return { title, path, operator: s.operator, csrf: s.csrf, scope: { account: q.account, period: q.period, accounts }, ...extra }
+  }
+  /** Renders a page; a refusal while reading shows the frame with the reason. */
+  const render = async (
+    s: ConsoleSession,
+    title: string,
+    path: string,
+    q: ScopeQuery,
+    body: (f: PageFrame) => Promise<string>,
+    flash?: Flash,
+    status = 200,
+  ) => {
+    const frame = await frameFor(s, title, path, q, { flash })
+    try {
+      return htmlResponse(await body(frame), status)
+    } catch (err) {
+      const r = refusal(err)
+      return htmlResponse(page({ ...frame, flash: { kind: 'error', text: r.text } }, null), r.status)
+    }
+  }
+
+  const keysView = async (q: ScopeQuery, created?: KeysView['created']): Promise<KeysView> => {
+    const account = q.account ?? DEFAULT_ACCOUNT
+    const [accounts, keys, history, settings] = await Promise.all([
+      deps.admin.listAccounts(),
+      deps.admin.listKeys(q.account),
+      deps.admin.history(account, 200),
+      deps.fraud.account(account),
+    ])
+    const since = deps.now() - PERIOD_MS[q.period]
+    return { accounts, keys, account, ledger: history.entries.filter((e) => e.createdAt >= since), settings, created }
+  }
+  const keys = (s: ConsoleSession, q: ScopeQuery, flash?: Flash, status = 200, created?: KeysView['created']) =>
+    render(s, 'Keys and accounts', '/console/keys', q, async (f) => keysPage(f, await keysView(q, created)), flash, status)
+  const webhooks = (s: ConsoleSession, q: ScopeQuery, flash?: Flash, status = 200) =>
+    render(s, 'Webhooks', '/console/webhooks', q, async (f) => webhooksPage(f, await deps.reads.webhooks(q)), flash, status)
+  const fraud = (s: ConsoleSession, q: ScopeQuery, flash?: Flash, status = 200) =>
+    render(s, 'Fraud guard', '/console/fraud', q, async (f) => fraudPage(f, await deps.reads.fraud(q)), flash, status)
+
+  /** Runs an action as the operator: its page with what happened, or with the refusal. */
+  const act = async (run: () => Promise<string>, show: (flash: Flash, status: number) => Promise<Response>) => {
+    try {
+      return await show({ kind: 'ok', text: await run() }, 200)
+    } catch (err) {
+      const r = refusal(err)
+      return show({ kind: 'error', text: r.text }, r.status)
+    }
+  }
+  const asOperator = (actor: Actor) => ({ admin: deps.admin.as(actor), fraud: deps.fraud.as(actor), webhooks: deps.webhooks.as(actor) })
+  const DAY_SCOPE = (account?: string): ScopeQuery => ({ account, period: '24h' })
+
+  const keyStatus =
+    (status: 'active' | 'disabled' | 'revoked', verb: string) =>
+    ({ operator, actor, params }: { operator: ConsoleSession; actor: Actor; params: Record<string, string> }) =>
+      act(
+        async () => `Key ${(await asOperator(actor).admin.setKeyStatus(String(params.id), status)).prefix} ${verb}.`,
+        (flash, code) => keys(operator, DAY_SCOPE(), flash, code),
+      )
+
+  return new Elysia({ name: 'console-pages' })
+    .use(consoleGuard(deps))
+    .get('/console/', ({ operator, query }) => {
+      const q = scopeOf(query)
+      return render(operator, 'Overview', '/console/', q, async (f) => overviewPage(f, await deps.reads.overview(q)))
+    })
+    .get('/console/verifications', ({ operator, query }) => {
+      const q = scopeOf(query)
+      const form: SearchForm = { id: str(query.id), recipient: '', country: str(query.country).toUpperCase(), status: str(query.status) }
+      const keep: Record<string, string> = {}
+      for (const k of ['id', 'country', 'status'] as const) if (form[k]) keep[k] = form[k]
+      return render(operator, 'Verifications', '/console/verifications', q, async (f) => {
+        const search = {
+          ...q,
+          id: form.id || undefined,
+          recipient: str(query.recipient) || undefined,
+          country: form.country || undefined,
+          status: form.status || undefined,
+        }
+        try {
+          return verificationsPage({ ...f, keep }, form, await deps.reads.search(search))
+        } catch (err) {
+          return verificationsPage({ ...f, keep }, form, [], refusal(err).text)
+        }
+      })
+    })
+    .get('/console/verifications/:id', ({ operator, query, params }) =>
+      render(operator, 'Verification', '/console/verifications', scopeOf(query), async (f) =>
+        verificationPage(f, await deps.reads.verification(String(params.id))),
+      ),
+    )
+    .get('/console/fraud', ({ operator, query }) => fraud(operator, scopeOf(query)))
+    .get('/console/keys', ({ operator, query }) => keys(operator, scopeOf(query)))
+    .get('/console/webhooks', ({ operator, query }) => webhooks(operator, scopeOf(query)))
+    .get('/console/system', ({ operator, query }) =>
+      render(operator, 'System', '/console/system', scopeOf(query), async (f) => systemPage(f, await deps.reads.system())),
+    )
+    .get('/console/audit', ({ operator, query }) => {
+      const q = scopeOf(query)
+      return render(operator, 'Audit log', '/console/audit', q, async (f) => auditPage(f, await deps.reads.audit(q, deps.now())))
+    })
+    .post('/console/keys', async ({ operator, actor, input }) => {
+      const account = field(input, 'account') || undefined
+      let created: KeysView['created']
+      return act(
+        async () => {
+          created = await asOperator(actor).admin.createKey({ name: field(input, 'name'), account })
+          return `Key ${created.prefix} created for ${created.account}.`
+        },
+        (flash, code) => keys(operator, DAY_SCOPE(account), flash, code, created),
+      )
+    })
+    .post('/console/keys/:id/disable', keyStatus('disabled', 'disabled'))
+    .post('/console/keys/:id/enable', keyStatus('active', 'enabled'))
+    .post('/console/keys/:id/revoke', keyStatus('revoked', 'revoked'))
+    .post('/console/credits', ({ operator, actor, input }) => {
+      const account = field(input, 'account') || DEFAULT_ACCOUNT
+      const amount = /^\d+$/.test(field(input, 'amount')) ? Number(field(input, 'amount')) : Number.NaN
+      const note = field(input, 'note') || undefined
+      const deduct = field(input, 'op') === 'deduct'
+      return act(
+        async () => {
+          const a = asOperator(actor).admin
+          const r = deduct ? await a.deductCredits(amount, { account, note }) : await a.addCredits(amount, account, note)
+          return `${deduct ? 'Deducted' : 'Added'} ${amount} credits: ${r.account} now has ${r.balance}.`
+        },
+        (flash, code) => keys(operator, DAY_SCOPE(account), flash, code),
+      )
+    })
+    .post('/console/accounts/settings', ({ operator, actor, input }) => {
+      const account = field(input, 'account') || DEFAULT_ACCOUNT
+      return act(
+        async () => {
+          const countriesText = field(input, 'countries')
+          const countries = countriesText
+            ? countriesText
+                .split(',')
+                .map((c) => c.trim().toUpperCase())
+                .filter(Boolean)
+            : null
+          const capText = field(input, 'daily_credit_limit')
+          if (capText && !/^\d+$/.test(capText)) throw new OperatorError('The daily credit cap must be a whole number, or empty for none.')
+          await asOperator(actor).fraud.setAccount(account, {
+            allowedCountries: countries,
+            dailyCreditLimit: capText ? Number(capText) : null,
+            testRecipients: field(input, 'test_recipients') !== 'off',
+          })
+          return `Settings of ${account} saved.`
+        },
+        (flash, code) => keys(operator, DAY_SCOPE(account), flash, code),
+      )
+    })
+    .post('/console/fraud/unblock', ({ operator, actor, input }) =>
+      act(
+        async () => {
+          const r = await asOperator(actor).fraud.unblock(field(input, 'scope'), field(input, 'account') || DEFAULT_ACCOUNT)
+          return r.wasBlocked
+            ? `Unblocked ${r.kind} ${r.scope} for ${r.account}.`
+            : `${r.kind} ${r.scope} of ${r.account} was not blocked; its count starts again from now.`
+        },
+        (flash, code) => fraud(operator, DAY_SCOPE(), flash, code),
+      ),
+    )
+    .post('/console/events/:id/replay', ({ operator, actor, params }) =>
+      act(
+        async () => {
+          const r = await asOperator(actor).webhooks.replay(String(params.id))
+          return `Event ${r.event.id} queued again for ${r.deliveries} endpoint${r.deliveries === 1 ? '' : 's'}.`
+        },
+        (flash, code) => webhooks(operator, DAY_SCOPE(), flash, code),
+      ),
+    )
+}

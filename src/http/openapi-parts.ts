@@ -1,0 +1,71 @@
+/**
+ * The parts the OpenAPI document (http/openapi.ts) is built from, shared
+ * with the console's own paths (console/openapi.ts): TypeBox schemas as
+ * plain JSON Schema, responses with their headers and examples, and error
+ * responses narrowed to their messages.
+ */
+import type { TSchema } from '@sinclair/typebox'
+
+export type Json = Record<string, unknown>
+
+/** JSON of a TypeBox schema, with every union of string constants written as an `enum`. */
+export function plain(s: TSchema | Json): Json {
+  return JSON.parse(JSON.stringify(s), (_k, v: unknown) => {
+    if (v && typeof v === 'object' && !Array.isArray(v)) {
+      const o = v as Json
+      const any = o.anyOf
+      if (
+        Array.isArray(any) &&
+        any.length > 0 &&
+        any.every((x: Json) => typeof x.const === 'string' && Object.keys(x).every((k) => k === 'const' || k === 'type'))
+      ) {
+        const { anyOf: _drop, ...rest } = o
+        return { ...rest, type: 'string', enum: any.map((x: Json) => x.const) }
+      }
+    }
+    return v
+  }) as Json
+}
+export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
+
+export const REQUEST_ID = '0b7d4f3e-2c1a-4e5f-9a8b-7c6d5e4f3a2b'
+
+export const requestIdHeader = { 'X-Request-Id': { $ref: '#/components/headers/RequestId' } }
+export const retryHeaders = { ...requestIdHeader, 'Retry-After': { $ref: '#/components/headers/RetryAfter' } }
+export const replayHeader = { 'Idempotent-Replayed': { $ref: '#/components/headers/IdempotentReplayed' } }
+
+export interface ResponseOpts {
+  retry?: boolean
+  /** The operation takes Idempotency-Key: its answers may be replays. */
+  replay?: boolean
+}
+
+export function response(description: string, schema: Json, example: unknown, opts: ResponseOpts = {}) {
+  const headers = { ...(opts.retry ? retryHeaders : requestIdHeader), ...(opts.replay ? replayHeader : {}) }
+  return { description, headers, content: { 'application/json': { schema, example } } }
+}
+
+/** An exact message, a templated one (a pattern schema whose first `examples` entry is a sample), or a union of exact ones. */
+export type Message = string | TSchema
+export const sample = (m: Message): string => (typeof m === 'string' ? m : String((m.examples as string[] | undefined)?.[0] ?? (m.anyOf as Json[])[0]!.const))
+
+/** The named ErrorResponse, narrowed to `messages` (and `retry_after` required on a 429). */
+export function errorSchema(messages: Message[], retry = false): Json {
+  const literals = messages.filter((m): m is string => typeof m === 'string')
+  const patterns = messages.filter((m): m is TSchema => typeof m !== 'string').map((m) => plain(m))
+  const exact = literals.length > 0 ? [{ type: 'string', enum: literals }] : []
+  const error = exact.length + patterns.length === 1 ? [...exact, ...patterns][0] : { anyOf: [...exact, ...patterns] }
+  const narrow: Json = { type: 'object', properties: { error } }
+  if (retry) narrow.required = ['retry_after']
+  return { allOf: [ref('ErrorResponse'), narrow] }
+}
+
+/** An error response: ErrorResponse narrowed to the messages this status can carry, with the first as its example. */
+export function errors(description: string, messages: Message[], opts: ResponseOpts = {}) {
+  const example: Json = { error: sample(messages[0]!), request_id: REQUEST_ID }
+  if (opts.retry) example.retry_after = 30
+  return response(description, errorSchema(messages, opts.retry), example, opts)
+}
+
+export const notFound = { $ref: '#/components/responses/NotFound' }
+export const methodNotAllowed = { '405': { $ref: '#/components/responses/MethodNotAllowed' } }

@@ -1,0 +1,178 @@
+/**
+ * The console's searches (docs/console.md): verifications by id, by a
+ * recipient typed in (counted and hashed exactly as a send stores it, so it
+ * is found without ever being stored in clear), by country, status and
+ * period, newest first, a page at a time; one verification with its
+ * timeline; webhook endpoints and their recent deliveries. Recipients are
+ * shown masked only.
+ */
+import type { Clock } from '../lib/clock.ts'
+import type { Hasher } from '../lib/secrets.ts'
+import { periodRange, pickAccount, type Period } from './console-stats.ts'
+import type { DeliveryRow, EndpointRow, EventDeliveryStatus, Storage, TimelineEvent, VerificationStatus } from './ports/index.ts'
+import { recipientIdentity } from './recipient-identity.ts'
+import { HASH_PURPOSE_RECIPIENT, RECIPIENT_HASH_BYTES } from './send.ts'
+import { decideStatus } from './status.ts'
+import type { Verification } from './types.ts'
+
+/** Rows a filtered page looks at, at most (docs/console.md#performance). */
+export const SEARCH_BUDGET = 20_000
+const DELIVERY_BUDGET = 5_000
+
+export interface ConsoleSearchDeps {
+  storage: Storage
+  clock: Clock
+  hasher: Hasher
+  /** The row number a verification id names (lib/verification-id.ts). */
+  seqOf(id: string): number | null
+}
+
+export interface SearchQuery {
+  period: Period
+  account?: string
+  id?: string
+  /** A number (E.164, spaces and dashes allowed) or an email address, as typed. */
+  recipient?: string
+  country?: string
+  status?: VerificationStatus
+  cursor?: string
+  limit: number
+}
+
+export interface VerificationView {
+  verification: Verification
+  account: string
+  /** At the time of the search (docs/api.md#verification-status), without the recipient-wide failure cap. */
+  status: VerificationStatus
+}
+
+export type Found<T> = { ok: true; value: T } | { ok: false; status: 400 | 404; error: string }
+
+/** `at.seq` of the last row: where the next page starts. */
+export function encodeCursor(p: { at: number; seq: number }): string {
+  return `${p.at}.${p.seq}`
+}
+
+export function decodeCursor(s: string): { at: number; seq: number } | null {
+  const m = /^(\d{1,16})\.(\d{1,16})$/.exec(s)
+  return m ? { at: Number(m[1]), seq: Number(m[2]) } : null
+}
+
+/**
+ * The identity a typed recipient is counted under (recipient-identity.ts):
+ * a number without its spaces, dashes, dots and brackets, or an address.
+ */
+export function typedRecipient(typed: string): string | null {
+  const t = typed.trim()
+  if (t.includes('@')) return /^[^@\s]+@[^@\s]+$/.test(t) ? recipientIdentity('email', t) : null
+  const digits = t.replace(/[\s().-]/g, '')
+  return /^\+[1-9][0-9]{1,14}$/.test(digits) ? recipientIdentity('sms', digits) : null
+}
+
+export class ConsoleSearch {
+  constructor(private readonly d: ConsoleSearchDeps) {}
+
+  verifications(q: SearchQuery): Promise<Found<{ rows: VerificationView[]; next: string | null; from: number; to: number }>> {
+    const now = this.d.clock.now()
+    const range = periodRange(q.period, now)
+    const before = q.cursor === undefined ? null : decodeCursor(q.cursor)
+    if (q.cursor !== undefined && before === null)
+      return Promise.resolve({ ok: false, status: 400, error: "cursor is not valid: pass the 'next' of the previous page" })
+    const identity = q.recipient === undefined ? null : typedRecipient(q.recipient)
+    if (q.recipient !== undefined && identity === null) {
+      return Promise.resolve({ ok: false, status: 400, error: 'recipient must be a phone number in E.164 form (+14155550123) or an email address' })
+    }
+    return this.d.storage.read(async (r) => {
+      const pick = await pickAccount(r, q.account)
+      if (!pick.ok) return { ok: false as const, status: 404 as const, error: pick.error }
+      const accounts = await r.admin.listAccounts()
+      const names = new Map(accounts.map((a) => [a.id, a.name]))
+      const view = (v: Verification): VerificationView => ({
+        verification: v,
+        account: names.get(v.accountId) ?? String(v.accountId),
+        status: decideStatus(v, now, false),
+      })
+      const keep = (v: Verification) =>
+        (pick.account === null || v.accountId === pick.account.id) &&
+        (q.country === undefined || v.country === q.country) &&
+        (q.status === undefined || decideStatus(v, now, false) === q.status) &&
+        v.createdAt >= range.from &&
+        v.createdAt < range.to
+      const done = (rows: Verification[], next: { at: number; seq: number } | null) => ({
+        ok: true as const,
+        value: { rows: rows.map(view), next: next === null ? null : encodeCursor(next), from: range.from, to: range.to },
+      })
+
+      if (q.id !== undefined) {
+        const seq = this.d.seqOf(q.id)
+        const v = seq === null ? undefined : await r.verifications.findById(q.id, seq)
+        return done(v && keep(v) ? [v] : [], null)
+      }
+      if (identity !== null) {
+        // The hash is keyed by account (send.ts): one look-up per account searched.
+        const rows: Verification[] = []
+        for (const a of pick.account ? [pick.account] : accounts) {
+          const hash = this.d.hasher.digest(HASH_PURPOSE_RECIPIENT, `${a.id}:${identity}`).subarray(0, RECIPIENT_HASH_BYTES)
+          rows.push(...(await r.stats.byRecipient(hash, range.from, range.to, before, q.limit)))
+        }
+        rows.sort((a, b) => b.createdAt - a.createdAt || b.seq - a.seq)
+        const page = rows.slice(0, q.limit)
+        const last = page.at(-1)
+        return done(page.filter(keep), page.length === q.limit && last ? { at: last.createdAt, seq: last.seq } : null)
+      }
+      const page = await r.stats.search({
+        from: range.from,
+        to: range.to,
+        accountId: pick.account?.id ?? null,
+        country: q.country ?? null,
+        status: q.status ?? null,
+        now,
+        before,
+        limit: q.limit,
+        budget: SEARCH_BUDGET,
+      })
+      return done(page.rows, page.next)
+    })
+  }
+
+  /** A verification and its timeline (its stored events, oldest first). */
+  verification(id: string): Promise<Found<{ view: VerificationView; timeline: TimelineEvent[] }>> {
+    const now = this.d.clock.now()
+    const seq = this.d.seqOf(id)
+    return this.d.storage.read(async (r) => {
+      const v = seq === null ? undefined : await r.verifications.findById(id, seq)
+      if (!v) return { ok: false as const, status: 404 as const, error: 'verification not found' }
+      const account = (await r.admin.listAccounts()).find((a) => a.id === v.accountId)
+      const timeline = await r.stats.timeline(v.seq, v.id)
+      return {
+        ok: true as const,
+        value: { view: { verification: v, account: account?.name ?? String(v.accountId), status: decideStatus(v, now, false) }, timeline },
+      }
+    })
+  }
+
+  webhooks(q: {
+    period: Period
+    account?: string
+    status?: EventDeliveryStatus
+    before?: number
+    limit: number
+  }): Promise<Found<{ endpoints: EndpointRow[]; deliveries: DeliveryRow[]; next: number | null; accounts: Map<number, string> }>> {
+    const range = periodRange(q.period, this.d.clock.now())
+    return this.d.storage.read(async (r) => {
+      const pick = await pickAccount(r, q.account)
+      if (!pick.ok) return { ok: false as const, status: 404 as const, error: pick.error }
+      const accounts = new Map((await r.admin.listAccounts()).map((a) => [a.id, a.name]))
+      const endpoints = await r.webhooks.listEndpoints(pick.account?.id)
+      const page = await r.stats.deliveries({
+        from: range.from,
+        accountId: pick.account?.id ?? null,
+        status: q.status ?? null,
+        before: q.before ?? null,
+        limit: q.limit,
+        budget: DELIVERY_BUDGET,
+      })
+      return { ok: true as const, value: { endpoints, deliveries: page.rows, next: page.next, accounts } }
+    })
+  }
+}

@@ -1,0 +1,276 @@
+/**
+ * The console's rollups (docs/console.md#performance): counts per minute,
+ * hour and day of real sends, by account, channel, country and provider,
+ * kept in `console_rollups` so that no console page aggregates the
+ * verifications table, and nothing is written for them on the send or
+ * verify path.
+ *
+ * How: three tables grow with every change that moves a count: a new
+ * verification (its row), an event (delivered, approved, failed...) and a
+ * refund (the ledger). The rollup follows each by its row number from a
+ * cursor, in bounded batches, and recounts whole hours: the hours of the
+ * verifications those rows concern are counted again from the verifications
+ * themselves (verifications_created), and only the rows that differ are
+ * written. A recount is idempotent, so seeing a change twice costs time,
+ * never exactness; `send.blocked` events are counted once each, in the
+ * transaction that moves the cursor past them.
+ *
+ * Exact after catch-up, across restarts and nodes: the cursor moves by a
+ * compare-and-set in the transaction that writes what was read with it, so
+ * a second process running the same batch has its write refused. Sources are
+ * read before the verifications are counted, so a change committed between
+ * the two is counted now and again later, never missed. On PostgreSQL
+ * numbers come from sequences and can commit out of order: a number passed
+ * while absent is a gap, looked for again on each run until it appears (it
+ * is counted then) or is older than GAP_HOLD_MS (its transaction rolled back).
+ */
+import type { Clock } from '../lib/clock.ts'
+import { ROLLUP_COUNTS, SPAN, type PrefixRow, type RefusalRow, type RollupRow, type Span } from './ports/stats.ts'
+import type { Repos, RollupSource, SourceRow, Storage } from './ports/index.ts'
+
+const { minute: MINUTE, hour: HOUR, day: DAY } = SPAN
+/** Spans summed from hour rows (the 7 d and 30 d periods read them). */
+const COARSE: Span[] = [SPAN.quarterDay, SPAN.day]
+/** The prefix sums cover the 24 hours holding `now`. */
+const PREFIX_HOURS = 24
+const SOURCES: RollupSource[] = ['verifications', 'events', 'ledger']
+/** A transaction holds its numbers at most this long before it commits (else they were rolled back). */
+export const GAP_HOLD_MS = 10 * 60_000
+/** Gaps recorded per batch at most: a larger hole is rows deleted (the retention sweep), not transactions in flight. */
+const MAX_GAPS = 1000
+/** Minute rows are kept this long: the 1 h period reads them. */
+export const MINUTES_KEPT_MS = 3 * HOUR
+/** Refusal rows (per minute) are kept this long: the 30 d period reads them. */
+export const REFUSALS_KEPT_MS = 35 * DAY
+
+export interface RollupDeps {
+  storage: Storage
+  clock: Clock
+  /** The row number a verification id names (lib/verification-id.ts), null if none. */
+  seqOf(id: string): number | null
+  /** `retention.days`: hours older than this are never recounted (the sweep may have taken their verifications). */
+  retentionDays(): number
+  /** Rows read per source and run. */
+  batch?: number
+}
+
+interface Cursor {
+  verifications: number
+  events: number
+  ledger: number
+  /** When the last run that moved it started (ms). */
+  at: number
+  /** The first hour of the prefix sums (console_prefixes). */
+  prefixFrom?: number
+}
+
+class LostRace extends Error {}
+
+const keyOf = (r: RollupRow) => `${r.span}|${r.at}|${r.accountId}|${r.channel}|${r.country}|${r.provider}`
+const floor = (t: number, span: number) => t - (((t % span) + span) % span)
+
+/** Rows of `span` at `at` summed per account, channel, country and provider. */
+function sumInto(rows: RollupRow[], span: Span, at: (r: RollupRow) => number): RollupRow[] {
+  const out = new Map<string, RollupRow>()
+  for (const r of rows) {
+    const s: RollupRow = { ...r, span, at: at(r) }
+    const k = keyOf(s)
+    const had = out.get(k)
+    if (had) for (const c of ROLLUP_COUNTS) had[c] += r[c]
+    else out.set(k, s)
+  }
+  return [...out.values()]
+}
+
+/** What to write so that `stored` becomes `fresh`. */
+function diff(stored: RollupRow[], fresh: RollupRow[]): { save: RollupRow[]; gone: RollupRow[] } {
+  const old = new Map(stored.map((r) => [keyOf(r), r]))
+  const save = fresh.filter((r) => {
+    const o = old.get(keyOf(r))
+    old.delete(keyOf(r))
+    return o === undefined || ROLLUP_COUNTS.some((c) => o[c] !== r[c])
+  })
+  return { save, gone: [...old.values()] }
+}
+
+function refusalOf(row: SourceRow): RefusalRow | null {
+  if (row.kind !== 'send.blocked' || row.body === null) return null
+  const data = (JSON.parse(row.body) as { data?: { rule?: string; country?: string | null } }).data ?? {}
+  return { minute: floor(row.at, MINUTE), accountId: row.accountId, rule: data.rule ?? '', country: data.country ?? '', refusals: 1 }
+}
+
+export class Rollup {
+  private readonly batch: number
+
+  constructor(private readonly d: RollupDeps) {
+    this.batch = d.batch ?? 5000
+  }
+
+  /** Runs until every source is caught up; returns how many rollup rows were written. */
+  async catchUp(): Promise<number> {
+    let written = 0
+    for (;;) {
+      const r = await this.runOnce()
+      written += r.written
+      if (!r.more) return written
+    }
+  }
+
+  /** One bounded batch: reads, recounts and writes; `more` when a source had more rows than the batch. */
+  async runOnce(): Promise<{ written: number; more: boolean }> {
+    const plan = await this.plan()
+    try {
+      await this.d.storage.write(async (r) => {
+        if (!(await r.rollups.moveCursor(plan.prev, JSON.stringify(plan.next)))) throw new LostRace()
+        await r.rollups.saveRows(plan.save, plan.gone)
+        await r.rollups.addRefusals(plan.refusals)
+        for (const s of SOURCES) {
+          await r.rollups.addGaps(s, plan.newGaps[s], plan.now)
+          await r.rollups.dropGaps(s, plan.doneGaps[s])
+        }
+        await r.rollups.dropRows(SPAN.minute, floor(plan.now - MINUTES_KEPT_MS, HOUR))
+        await r.rollups.dropRefusals(plan.now - REFUSALS_KEPT_MS)
+        for (const p of plan.prefixHours) await r.rollups.savePrefixHour(p.hour, p.save, p.gone)
+        await r.rollups.dropPrefixHours(plan.next.prefixFrom!)
+        await r.rollups.addToPrefixes(plan.prefixDeltas)
+      })
+    } catch (err) {
+      // Another process ran the same batch first: what it wrote stands.
+      if (err instanceof LostRace) return { written: 0, more: true }
+      throw err
+    }
+    return { written: plan.save.length + plan.gone.length, more: plan.more }
+  }
+
+  private plan() {
+    const { d } = this
+    const now = d.clock.now()
+    return d.storage.read(async (r) => {
+      const prev = await r.rollups.cursor()
+      const cur: Cursor = prev === null ? { verifications: 0, events: 0, ledger: 0, at: 0 } : (JSON.parse(prev) as Cursor)
+      const next: Cursor = { ...cur, at: now }
+      const seen: SourceRow[] = []
+      const newGaps = { verifications: [], events: [], ledger: [] } as Record<RollupSource, number[]>
+      const doneGaps = { verifications: [], events: [], ledger: [] } as Record<RollupSource, number[]>
+      let more = false
+      for (const s of SOURCES) {
+        let after = cur[s]
+        const rows = await r.rollups.sourceRows(s, after, this.batch)
+        // Numbers given again from 1 (SQLite, once the sweep emptied the table): start over.
+        if (rows.length === 0 && after > 0 && (await r.rollups.sourceEnd(s)) < after) after = 0
+        for (const row of rows) {
+          if (row.seq - after > 1 && row.seq - after <= MAX_GAPS && row.at > now - GAP_HOLD_MS) {
+            for (let g = after + 1; g < row.seq; g++) newGaps[s].push(g)
+          }
+          after = row.seq
+        }
+        next[s] = after
+        more ||= rows.length === this.batch
+        seen.push(...rows)
+        const gaps = await r.rollups.gaps(s)
+        const found = await r.rollups.sourceRowsAt(
+          s,
+          gaps.map((g) => g.seq),
+        )
+        seen.push(...found)
+        const foundSeqs = new Set(found.map((f) => f.seq))
+        for (const g of gaps) if (foundSeqs.has(g.seq) || g.seenAt < now - GAP_HOLD_MS) doneGaps[s].push(g.seq)
+      }
+
+      // The hours whose counts may have changed: each verification's creation hour.
+      const hours = new Set<number>()
+      const byVerification = new Map<number, SourceRow[]>()
+      const refusals: RefusalRow[] = []
+      for (const row of seen) {
+        const refusal = refusalOf(row)
+        if (refusal) refusals.push(refusal)
+        if (row.kind === 'verification') hours.add(floor(row.at, HOUR))
+        else if (row.verificationId !== null && row.kind !== 'grant' && row.kind !== 'debit') {
+          const seq = d.seqOf(row.verificationId)
+          if (seq === null) hours.add(floor(row.at, HOUR))
+          else byVerification.set(seq, [...(byVerification.get(seq) ?? []), row])
+        }
+      }
+      const created = await r.rollups.createdAt([...byVerification.keys()])
+      for (const [seq, rows] of byVerification) {
+        const v = created.get(seq)
+        for (const row of rows) hours.add(v !== undefined && v.id === row.verificationId ? floor(v.createdAt, HOUR) : floor(row.at, HOUR))
+      }
+
+      const oldest = now - d.retentionDays() * DAY
+      const save: RollupRow[] = []
+      const gone: RollupRow[] = []
+      const coarse = new Map<string, { span: Span; at: number; fresh: Map<number, RollupRow[]> }>()
+      for (const h of [...hours].sort((a, b) => a - b)) {
+        if (h < oldest) continue
+        const withMinutes = h + HOUR > now - MINUTES_KEPT_MS
+        const counted = await r.rollups.recount(h, h + HOUR, withMinutes ? SPAN.minute : SPAN.hour)
+        const hourRows = sumInto(counted, SPAN.hour, () => h)
+        const changes = [diff(await r.rollups.rows(SPAN.hour, h, h + HOUR, null), hourRows)]
+        if (withMinutes) changes.push(diff(await r.rollups.rows(SPAN.minute, h, h + HOUR, null), counted))
+        for (const c of changes) {
+          save.push(...c.save)
+          gone.push(...c.gone)
+        }
+        for (const span of COARSE) {
+          const at = floor(h, span)
+          const k = `${span}|${at}`
+          if (!coarse.has(k)) coarse.set(k, { span, at, fresh: new Map() })
+          coarse.get(k)!.fresh.set(h, hourRows)
+        }
+      }
+      // A quarter day or a day is the sum of its hours: the stored ones, with those just recounted in their place.
+      for (const { span, at, fresh } of coarse.values()) {
+        const hourRows = (await r.rollups.rows(SPAN.hour, at, at + span, null)).filter((x) => !fresh.has(x.at))
+        for (const rows of fresh.values()) hourRows.push(...rows)
+        const c = diff(
+          await r.rollups.rows(span, at, at + span, null),
+          sumInto(hourRows, span, () => at),
+        )
+        save.push(...c.save)
+        gone.push(...c.gone)
+      }
+      const prefixes = await this.prefixPlan(r, cur, now, hours)
+      next.prefixFrom = prefixes.from
+      return { now, prev, next, save, gone, refusals, newGaps, doneGaps, more, prefixHours: prefixes.hours, prefixDeltas: prefixes.deltas }
+    })
+  }
+
+  /**
+   * The prefix sums over the 24 hours holding `now`: each recounted hour
+   * (from fraud_sends, which keeps 24 h) adds what changed; each hour that
+   * left the window since the last run takes its rows away.
+   */
+  private async prefixPlan(r: Repos, cur: Cursor, now: number, hours: Set<number>) {
+    const from = floor(now, HOUR) - (PREFIX_HOURS - 1) * HOUR
+    const deltas = new Map<string, PrefixRow>()
+    const add = (x: PrefixRow, sign: 1 | -1) => {
+      const k = `${x.accountId}|${x.prefix}`
+      const had = deltas.get(k) ?? { accountId: x.accountId, prefix: x.prefix, sends: 0, approved: 0 }
+      had.sends += sign * x.sends
+      had.approved += sign * x.approved
+      deltas.set(k, had)
+    }
+    const last = cur.prefixFrom ?? from
+    for (let h = last; h < Math.min(from, last + PREFIX_HOURS * HOUR); h += HOUR) for (const x of await r.rollups.prefixHour(h)) add(x, -1)
+    const out: { hour: number; save: PrefixRow[]; gone: PrefixRow[] }[] = []
+    for (const h of hours) {
+      if (h < from || h > now) continue
+      const fresh = await r.rollups.prefixRecount(h, h + HOUR)
+      const stored = new Map((await r.rollups.prefixHour(h)).map((x) => [`${x.accountId}|${x.prefix}`, x]))
+      const save: PrefixRow[] = []
+      for (const x of fresh) {
+        const k = `${x.accountId}|${x.prefix}`
+        const o = stored.get(k)
+        stored.delete(k)
+        if (o && o.sends === x.sends && o.approved === x.approved) continue
+        save.push(x)
+        add(x, 1)
+        if (o) add(o, -1)
+      }
+      for (const o of stored.values()) add(o, -1)
+      out.push({ hour: h, save, gone: [...stored.values()] })
+    }
+    return { from, hours: out, deltas: [...deltas.values()].filter((x) => x.sends !== 0 || x.approved !== 0) }
+  }
+}

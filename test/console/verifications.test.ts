@@ -1,0 +1,128 @@
+/**
+ * The console's verification search and detail (docs/console.md#verifications):
+ * by id, by a recipient typed in (found through its hash, never stored in
+ * clear), by country, status and period, newest first a page at a time; a
+ * verification's timeline from its stored events. Recipients are masked.
+ */
+import { expect, test } from 'bun:test'
+import { harnessPerTest, MINUTE } from '../kit/harness.ts'
+import { consoleOf, NUMBERS } from './kit.ts'
+
+const start = harnessPerTest({ credits: 100 })
+
+async function sent(h: Awaited<ReturnType<typeof start>>, recipient: string, channel = 'sms') {
+  const r = await h.send({ channel, recipient })
+  expect(r.status).toBe(200)
+  h.clock.advance(1000)
+  return { id: r.json.verification_id as string, code: h.delivery.lastCode() }
+}
+
+test('search: newest first, by country, status, recipient and id; masked recipients; pages by cursor', async () => {
+  const h = await start()
+  const c = consoleOf(h)
+  const us1 = await sent(h, NUMBERS.US(1))
+  const gb = await sent(h, NUMBERS.GB(1))
+  const us2 = await sent(h, NUMBERS.US(2))
+  const mail = await sent(h, 'Ada.Lovelace+otp@Example.com', 'email')
+  expect((await h.verify({ verification_id: us2.id, code: us2.code })).status).toBe(200)
+  const ids = async (q: string) => {
+    const r = await c.get(`/console/api/verifications${q}`)
+    expect(r.status).toBe(200)
+    return (r.json.verifications as any[]).map((v) => v.verification_id)
+  }
+  expect(await ids('')).toEqual([mail.id, us2.id, gb.id, us1.id])
+  expect(await ids('?country=US')).toEqual([us2.id, us1.id])
+  expect(await ids('?status=approved')).toEqual([us2.id])
+  expect(await ids('?status=pending&country=US')).toEqual([us1.id])
+  expect(await ids(`?id=${gb.id}`)).toEqual([gb.id])
+  // Typed as an operator would: spaces and dashes; the address in another case, with its tag.
+  const typed = NUMBERS.US(2).replace(/^(\+1)(\d{3})(\d{3})/, '$1 $2-$3 ')
+  expect(await ids(`?recipient=${encodeURIComponent(typed)}`)).toEqual([us2.id])
+  expect(await ids(`?recipient=${encodeURIComponent('ada.lovelace@example.com')}`)).toEqual([mail.id])
+  expect(await ids(`?recipient=${encodeURIComponent(NUMBERS.DE(5))}`)).toEqual([])
+
+  const one = await c.get(`/console/api/verifications?id=${us2.id}`)
+  const v = one.json.verifications[0]
+  expect(v).toMatchObject({ account: 'default', channel: 'sms', country: 'US', status: 'approved', test: false })
+  expect(v.recipient).toContain('*')
+  expect(JSON.stringify(one.json)).not.toContain(NUMBERS.US(2))
+  expect(Object.keys(v)).not.toContain('recipient_hash')
+
+  // A page at a time.
+  let cursor: string | null = null
+  const seen: string[] = []
+  do {
+    const r: any = await c.get(`/console/api/verifications?limit=1${cursor ? `&cursor=${cursor}` : ''}`)
+    seen.push(...r.json.verifications.map((x: any) => x.verification_id))
+    cursor = r.json.next
+  } while (cursor !== null)
+  expect(seen).toEqual([mail.id, us2.id, gb.id, us1.id])
+
+  // Another account sees none of them.
+  await h.server.admin.createAccount('other')
+  expect(await ids('?account=other')).toEqual([])
+  expect(await ids(`?account=other&recipient=${encodeURIComponent(NUMBERS.US(2))}`)).toEqual([])
+  // Out of the period: the 1 h period no longer holds them an hour later.
+  h.clock.advance(61 * MINUTE)
+  expect(await ids('?period=1h')).toEqual([])
+  expect(await ids('?period=24h')).toHaveLength(4)
+})
+
+test('search: bad parameters are 400s', async () => {
+  const h = await start()
+  const c = consoleOf(h)
+  const bad = async (q: string, error: string) => {
+    const r = await c.get(`/console/api/verifications${q}`, { rollup: false })
+    expect(r.status).toBe(400)
+    expect(r.json.error).toBe(error)
+  }
+  await bad('?cursor=abc', "cursor is not valid: pass the 'next' of the previous page")
+  await bad('?recipient=hello', 'recipient must be a phone number in E.164 form (+14155550123) or an email address')
+  await bad('?status=lost', "query parameter 'status' is not valid: one of pending, approved, expired, locked, canceled, failed")
+  await bad('?country=usa', "query parameter 'country' is not valid: ISO 3166-1 alpha-2 (ZZ: no known country).")
+  await bad('?limit=0', "query parameter 'limit' is not valid: rows per page, 1-200 (default 50).")
+  await bad('?limit=500', "query parameter 'limit' is not valid: rows per page, 1-200 (default 50).")
+})
+
+test('detail: the verification, masked, and its timeline: created, sent, attempts, lockout', async () => {
+  const h = await start({ config: { limits: { max_failed_attempts: 2 } } })
+  const c = consoleOf(h)
+  const v = await sent(h, NUMBERS.GB(2))
+  const wrong = v.code === '000000' ? '111111' : '000000'
+  await h.verify({ verification_id: v.id, code: wrong })
+  await h.verify({ verification_id: v.id, code: wrong })
+  const r = await c.get(`/console/api/verifications/${v.id}`, { rollup: false })
+  expect(r.status).toBe(200)
+  expect(r.json.verification).toMatchObject({ verification_id: v.id, country: 'GB', status: 'locked', failed_attempts: 2 })
+  expect(r.json.timeline.map((e: any) => e.type)).toEqual([
+    'created',
+    'verification.sent',
+    'verification.attempt_failed',
+    'verification.attempt_failed',
+    'verification.locked',
+  ])
+  expect(r.json.timeline[1].data.provider).toBe('recording')
+  expect(JSON.stringify(r.json)).not.toContain(NUMBERS.GB(2))
+
+  const gone = await c.get('/console/api/verifications/00000000-0000-4000-8000-000000000000', { rollup: false })
+  expect(gone.status).toBe(404)
+  expect(gone.json.error).toBe('verification not found')
+})
+
+test('detail: a failed delivery and a cancel are on the timeline', async () => {
+  const h = await start()
+  const c = consoleOf(h)
+  h.delivery.fail = true
+  await h.send({ channel: 'sms', recipient: NUMBERS.US(7) })
+  h.delivery.fail = false
+  const [failed] = (await c.get('/console/api/verifications?status=failed')).json.verifications
+  const f = await c.get(`/console/api/verifications/${failed.verification_id}`, { rollup: false })
+  expect(f.json.timeline.map((e: any) => e.type)).toEqual(['created', 'verification.delivery_failed'])
+  expect(f.json.verification.delivery.status).toBe('failed')
+
+  const v = await sent(h, NUMBERS.US(8))
+  expect((await h.call(`/api/v1/verifications/${v.id}/cancel`, {})).status).toBe(200)
+  const x = await c.get(`/console/api/verifications/${v.id}`, { rollup: false })
+  expect(x.json.timeline.map((e: any) => e.type)).toEqual(['created', 'verification.sent', 'verification.canceled'])
+  expect(x.json.verification.status).toBe('canceled')
+})

@@ -1,0 +1,117 @@
+/**
+ * The rollup (otp/rollup.ts) on every engine: exact after catch-up, in
+ * bounded batches; a number passed while absent (a transaction that commits
+ * out of order) is counted once it appears; two runs of the same batch write
+ * once; a refusal is counted once.
+ */
+import { expect, test } from 'bun:test'
+import { ManualClock } from '../../../src/lib/clock.ts'
+import { GAP_HOLD_MS, Rollup } from '../../../src/otp/rollup.ts'
+import { SPAN } from '../../../src/otp/ports/stats.ts'
+import { defaultKey, T0, useEngine, verification } from './data.ts'
+
+const engine = useEngine()
+const storage = () => engine().storage
+const HOUR = SPAN.hour
+
+function rollupAt(clock: ManualClock, batch?: number) {
+  // Test ids carry their row number as `v-<seq>-<key>` (data.ts).
+  return new Rollup({ storage: storage(), clock, seqOf: (id) => Number(id.split('-')[1]) || null, retentionDays: () => 7, batch })
+}
+
+async function insertAt(seq: number, keyId: number, createdAt = T0 + 1000) {
+  await storage().write((r) => r.verifications.insert(verification(seq, keyId, { createdAt, country: 'US', deliveryProvider: 'p', delivery: 'accepted' })))
+}
+
+async function sends(span: number = SPAN.hour): Promise<number> {
+  const rows = await storage().read((r) => r.stats.rollups(span as never, 0, T0 + 10 * HOUR, null))
+  return rows.reduce((n, x) => n + x.sends, 0)
+}
+
+test('bounded batches reach the exact counts, in minute, hour and day rows', async () => {
+  const clock = new ManualClock(T0 + 5 * 60_000)
+  const key = await defaultKey(storage())
+  for (let seq = 1; seq <= 7; seq++) await insertAt(seq, key)
+  const rollup = rollupAt(clock, 3)
+  expect((await rollup.runOnce()).more).toBe(true)
+  // The batch named the hour, and the hour is counted whole, from the verifications themselves.
+  expect(await sends()).toBe(7)
+  expect(JSON.parse((await storage().read((r) => r.rollups.cursor()))!).verifications).toBe(3)
+  await rollup.catchUp()
+  expect(JSON.parse((await storage().read((r) => r.rollups.cursor()))!).verifications).toBe(7)
+  expect([await sends(SPAN.minute), await sends(SPAN.hour), await sends(SPAN.day)]).toEqual([7, 7, 7])
+  // A restart goes on from the stored cursor: nothing counted twice.
+  await insertAt(8, key)
+  await rollupAt(clock).catchUp()
+  expect([await sends(SPAN.minute), await sends(SPAN.hour), await sends(SPAN.day)]).toEqual([8, 8, 8])
+})
+
+test('a number passed while absent is counted when it appears; one never seen is forgotten after a while', async () => {
+  const clock = new ManualClock(T0 + 5 * 60_000)
+  const key = await defaultKey(storage())
+  await insertAt(1, key)
+  await insertAt(3, key)
+  await insertAt(5, key)
+  await rollupAt(clock).catchUp()
+  expect(await sends()).toBe(3)
+  expect((await storage().read((r) => r.rollups.gaps('verifications'))).map((g) => g.seq)).toEqual([2, 4])
+  // 2 commits late (another node's transaction).
+  await insertAt(2, key)
+  await rollupAt(clock).catchUp()
+  expect(await sends()).toBe(4)
+  expect((await storage().read((r) => r.rollups.gaps('verifications'))).map((g) => g.seq)).toEqual([4])
+  clock.advance(GAP_HOLD_MS + 1)
+  await rollupAt(clock).catchUp()
+  expect(await storage().read((r) => r.rollups.gaps('verifications'))).toEqual([])
+})
+
+test('two runs of the same batch: one writes, the other is refused and writes nothing', async () => {
+  const clock = new ManualClock(T0 + 5 * 60_000)
+  const key = await defaultKey(storage())
+  await insertAt(1, key)
+  await storage().write((r) =>
+    r.events.add({ type: 'send.blocked', accountId: 1, at: T0 + 2000, verification: null, status: null, extra: { rule: 'geo', country: 'UZ' } }),
+  )
+  const [a, b] = await Promise.all([rollupAt(clock).runOnce(), rollupAt(clock).runOnce()])
+  expect([a.written > 0, b.written > 0].sort()).toEqual([false, true])
+  await rollupAt(clock).catchUp()
+  expect(await sends()).toBe(1)
+  expect(await storage().read((r) => r.stats.refusals(0, T0 + HOUR, null))).toEqual([{ minute: T0, accountId: 1, rule: 'geo', country: 'UZ', refusals: 1 }])
+})
+
+test('prefix sums cover the 24 hours holding now: sends and approvals added as they come, taken away as their hour leaves', async () => {
+  const clock = new ManualClock(T0 + 5 * 60_000)
+  const key = await defaultKey(storage())
+  const send = async (seq: number, prefix: string, at: number) =>
+    storage().write(async (r) => {
+      await r.verifications.insert(verification(seq, key, { createdAt: at, country: 'UZ' }))
+      await r.fraud.recordSend({ seq, accountId: 1, at, country: 'UZ', prefix, ipHash: null, counted: true })
+    })
+  await send(1, '+99890123', T0 + 1000)
+  await send(2, '+99890123', T0 + 2000)
+  await send(3, '+99893555', T0 + 3000)
+  await rollupAt(clock).catchUp()
+  const top = () => storage().read((r) => r.stats.topPrefixes(null, 10))
+  expect(await top()).toEqual([
+    { accountId: 1, prefix: '+99890123', sends: 2, approved: 0 },
+    { accountId: 1, prefix: '+99893555', sends: 1, approved: 0 },
+  ])
+  // An approval (its event names the verification), an hour later a send of that prefix.
+  await storage().write(async (r) => {
+    await r.fraud.approved(3, T0 + 60_000)
+    const v = await r.verifications.findById('v-3-' + key, 3)
+    await r.events.add({ type: 'verification.approved', accountId: 1, at: T0 + 60_000, verification: v!, status: 'approved', extra: {} })
+  })
+  clock.set(T0 + HOUR + 1000)
+  await send(4, '+99893555', T0 + HOUR)
+  await rollupAt(clock).catchUp()
+  expect(await top()).toEqual([
+    { accountId: 1, prefix: '+99890123', sends: 2, approved: 0 },
+    { accountId: 1, prefix: '+99893555', sends: 2, approved: 1 },
+  ])
+  expect(await storage().read((r) => r.stats.topPrefixes(2, 10))).toEqual([])
+  // The first hour leaves the window.
+  clock.set(T0 + 24 * HOUR)
+  await rollupAt(clock).catchUp()
+  expect(await top()).toEqual([{ accountId: 1, prefix: '+99893555', sends: 1, approved: 0 }])
+})
