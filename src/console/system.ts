@@ -42,7 +42,20 @@ export interface SystemDeps {
   providers(): Record<string, { name: string; type: string }[]>
 }
 
-export async function systemView(d: SystemDeps): Promise<Record<string, unknown>> {
+/** GET /console/api/system's body. */
+export type SystemJson = {
+  version: string
+  engine: 'sqlite' | 'postgres'
+  database: string
+  database_bytes: number | null
+  database_files: DatabaseFile[]
+  ready: boolean
+  checks: Record<string, 'ok' | 'failed'>
+  providers: Record<string, { name: string; type: string }[]>
+  config: unknown
+}
+
+export async function systemView(d: SystemDeps): Promise<SystemJson> {
   const ready = await d.readiness()
   const sizes = d.engine.sizes()
   return {

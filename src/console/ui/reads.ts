@@ -33,7 +33,7 @@ export class Refused extends Error {
 
 type Result<T> = { ok: true; value: T } | { ok: false; error: string; status?: number }
 
-function valueOf<T>(r: Result<T>): T {
+function unwrap<T>(r: Result<T>): T {
   if (!r.ok) throw new Refused(r.status ?? 404, r.error)
   return r.value
 }
@@ -53,14 +53,14 @@ function describe(data: Record<string, unknown>): string {
 
 export function pageReads(deps: ConsoleReadDeps, storage: Storage) {
   return {
-    overview: async (q: ScopeQuery) => valueOf(await deps.stats.overview(q.period, q.account)),
-    fraud: async (q: ScopeQuery) => valueOf(await deps.fraud.page(q.period, q.account)),
+    overview: async (q: ScopeQuery) => unwrap(await deps.stats.overview(q.period, q.account)),
+    fraud: async (q: ScopeQuery) => unwrap(await deps.fraud.page(q.period, q.account)),
     search: async (q: ScopeQuery & { id?: string; recipient?: string; country?: string; status?: string }): Promise<VerificationSummary[]> => {
       const r = await deps.search.verifications({ ...q, status: q.status as VerificationStatus | undefined, limit: 50 })
-      return valueOf(r).rows.map(summary)
+      return unwrap(r).rows.map(summary)
     },
     verification: async (id: string): Promise<VerificationDetail> => {
-      const { view, timeline } = valueOf(await deps.search.verification(id))
+      const { view, timeline } = unwrap(await deps.search.verification(id))
       const v = view.verification
       const entries: TimelineEntry[] = [
         { at: v.createdAt, kind: 'created', detail: `${v.channel} to ${v.recipientMask}` },
@@ -78,11 +78,11 @@ export function pageReads(deps: ConsoleReadDeps, storage: Storage) {
       return { ...summary(view), facts, timeline: entries }
     },
     webhooks: async (q: ScopeQuery): Promise<WebhooksView> => {
-      const w = valueOf(await deps.search.webhooks({ period: q.period, account: q.account, limit: 100 }))
+      const w = unwrap(await deps.search.webhooks({ period: q.period, account: q.account, limit: 100 }))
       return { endpoints: w.endpoints, deliveries: w.deliveries.map((d) => ({ ...d, account: w.accounts.get(d.accountId) ?? String(d.accountId) })) }
     },
     system: async (): Promise<SystemView> => {
-      const s = (await systemView(deps.system)) as Record<string, any>
+      const s = await systemView(deps.system)
       return {
         version: s.version,
         engine: s.engine,

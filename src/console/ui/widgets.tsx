@@ -37,7 +37,6 @@ export interface Column<T> {
 export function Table<T>(props: { caption: string; columns: Column<T>[]; rows: T[]; empty?: string; id?: string }) {
   return (
     // A scrolling region is focusable, so it can be scrolled by keyboard.
-    // biome-ignore lint/a11y/noNoninteractiveTabindex: see above
     <section class="table-wrap" aria-label={props.caption} tabindex={0} id={props.id}>
       <table>
         <caption>{props.caption}</caption>

@@ -56,7 +56,6 @@ export function systemPage(frame: PageFrame, v: SystemView): string {
       />
       <section aria-labelledby="config-title">
         <h2 id="config-title">Effective configuration (secrets masked)</h2>
-        {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be reachable by keyboard */}
         <section class="panel table-wrap" tabindex={0} aria-label="Effective configuration">
           <pre>{JSON.stringify(v.config, null, 2)}</pre>
         </section>
