@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 /**
  * The page frame every console page shares: landmarks (header, nav, main), a
  * skip link, the navigation (a disclosure on a phone, a side bar from 900px),

@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 /**
  * The console's HTML pages and form actions under /console/, behind the
  * session guard (console/guard.ts: no session, the sign-in page; an action

@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 /** Small pieces the console's pages share: tables that scroll, figures, times, numbers, the CSRF field. */
 import type { Child } from 'hono/jsx'
 import { CSRF_FIELD } from './layout.tsx'

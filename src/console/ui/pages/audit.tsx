@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 /** The audit log: every action taken in the console or the CLI, newest first. */
 import { type PageFrame, page } from '../layout.tsx'
 import { Table, Time } from '../widgets.tsx'

@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 /**
  * Fraud guard: active blocks with their rule, scope, end and evidence (and an
  * unblock button); what the guard refused, and what monitor mode let through

@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 /** Keys and accounts: create a key (shown once), disable, enable, revoke; balances and the ledger; credits; account settings. */
 import type { AccountFraudView } from '../../../otp/fraud-admin.ts'
 import type { AccountRow, KeyRow, LedgerRow } from '../../../otp/ports/index.ts'

@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 /**
  * Overview: are codes arriving and converting? Sends, accepted, delivered,
  * verified and conversion, by channel and by country; sends and approvals

@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 /** System: version, engine, database size, readiness, providers, and the effective configuration with secrets masked. */
 import { type PageFrame, page } from '../layout.tsx'
 import { Table } from '../widgets.tsx'

@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 /**
  * Verifications: search by id, by a full number or address (hashed as otpd
  * stores it, never kept), by country, status and period; and one

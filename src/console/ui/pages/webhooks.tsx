@@ -1,3 +1,4 @@
+/** @jsxImportSource hono/jsx */
 /** Webhooks: endpoints, the period's deliveries (one per event and endpoint) with status and attempts, and replay. */
 import type { DeliveryRow, EndpointRow } from '../../../otp/ports/index.ts'
 import { type PageFrame, page } from '../layout.tsx'
