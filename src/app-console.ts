@@ -33,6 +33,7 @@ export interface ConsoleReadSources {
   env(): Record<string, string | undefined>
   readiness(): Promise<Readiness>
   fraudSettings(): FraudSettings
+  prefixKey(accountId: number, prefix: string): string
   /** Deliveries go to a replacement (tests): no configured provider order to tell a failover by. */
   replacedDelivery: boolean
 }
@@ -59,7 +60,7 @@ export function consoleReadsOf(s: ConsoleReadSources): { deps: ConsoleReadDeps; 
   }
   const order = () => Object.fromEntries(CHANNELS.map((c) => [c, s.replacedDelivery ? [] : providers()[c].map((p) => p.name)])) as Record<Channel, string[]>
   const seqOf = (id: string) => s.ids.seqOf(id)
-  const domain = { storage, clock: s.clock, providers: order, fraudSettings: s.fraudSettings }
+  const domain = { storage, clock: s.clock, providers: order, fraudSettings: s.fraudSettings, prefixKey: s.prefixKey }
   return {
     deps: {
       stats: new ConsoleStats(domain),

@@ -250,6 +250,7 @@ export async function buildServer(config: Config, opts: ServerOptions = {}): Pro
     env: () => env,
     readiness,
     fraudSettings: () => guard.settings,
+    prefixKey: (accountId, prefix) => guard.prefixKey(accountId, { country: '', prefix }),
     replacedDelivery: opts.delivery !== undefined,
   })
   // The console is served by the admin listener alone: never on the API's listener (docs/console.md#enabling-the-console).

@@ -52,11 +52,15 @@ export class ConsoleFraud {
       const names = new Map((await r.admin.listAccounts()).map((a) => [a.id, a.name]))
       const nameOf = (accountId: number) => names.get(accountId) ?? String(accountId)
       const blocks: BlockEvidence[] = []
+      const named = new Map<string, string>()
       for (const b of await r.fraud.activeBlocks(id ?? undefined, now)) {
         const started = b.startedAt ?? now
         const from = Math.max(started - DAY + 1, b.countsFrom)
         const to = started - settings.conversionGraceSeconds * 1000
-        const c = to < from ? { sends: 0, approved: 0 } : await r.fraud.conversion(b.accountId, b.kind, b.scope, from, to)
+        // A prefix's sends are counted under its key, never under the prefix (otp/fraud.ts prefixKey).
+        const counted = b.kind === 'prefix' ? this.d.prefixKey(b.accountId, b.scope) : b.scope
+        if (b.kind === 'prefix') named.set(`${b.accountId}|${counted}`, b.scope)
+        const c = to < from ? { sends: 0, approved: 0 } : await r.fraud.conversion(b.accountId, b.kind, counted, from, to)
         blocks.push({
           account: nameOf(b.accountId),
           kind: b.kind,
@@ -83,7 +87,8 @@ export class ConsoleFraud {
       const prefixFrom = cursor === null ? now - (now % 3_600_000) : ((JSON.parse(cursor) as { prefixFrom?: number }).prefixFrom ?? now)
       const prefixes = (await r.stats.topPrefixes(id, PREFIXES)).map((p) => ({
         account: nameOf(p.accountId),
-        prefix: p.prefix,
+        // otpd keeps no prefix in clear (docs/api.md#fraud-guard): a block names its prefix; any other range shows its counting key.
+        prefix: named.get(`${p.accountId}|${p.prefix}`) ?? `range #${p.prefix.slice(0, 8)}`,
         sends: p.sends,
         approved: p.approved,
         conversion: p.sends === 0 ? 0 : p.approved / p.sends,

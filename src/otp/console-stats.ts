@@ -110,6 +110,8 @@ export interface ConsoleStatsDeps {
   /** Each channel's providers in the configured order (the first is the primary). */
   providers(): Record<Channel, string[]>
   fraudSettings(): FraudSettings
+  /** A prefix's counting key, as the fraud guard records its sends (otp/fraud.ts prefixKey). */
+  prefixKey(accountId: number, prefix: string): string
 }
 
 export class ConsoleStats {
