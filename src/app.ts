@@ -291,7 +291,7 @@ export async function buildServer(config: Config, opts: ServerOptions = {}): Pro
     },
     http,
     events,
-    adminHttp: createAdminApp(ops, consoleOn ? consolePlugin(consoleDeps, consoleRoutes) : undefined),
+    adminHttp: createAdminApp(ops, consoleOn ? consolePlugin(consoleDeps, { guarded: consoleRoutes }) : undefined),
     consoleOn,
     metrics,
     readiness,

@@ -4,11 +4,14 @@
  * createAdminApp), never on the API listener. Pages under /console/, their
  * JSON under /console/api/.
  *
- * `consolePlugin(deps, more)` puts the sign-in routes in the open and every
+ * `consolePlugin(deps, { guarded, open })` puts the sign-in routes, and the
+ * plugins of `open` (assets the sign-in page needs), in the open, and every
  * other route behind the session guard (console/guard.ts): this module's
- * action routes, and each plugin of `more` (the console's read routes and
- * pages), which may also `.use(consoleGuard(deps))` themselves for the
- * typed `operator`, `actor` and `input`.
+ * action routes, and each plugin of `guarded` (the console's read routes
+ * and pages), which may also `.use(consoleGuard(deps))` themselves for the
+ * typed `operator`, `actor`, `input` and `form`. Every answer of a route
+ * should go through console/http.ts (withSecurityHeaders, consoleJson) for
+ * the console's headers.
  */
 import { type AnyElysia, Elysia } from 'elysia'
 import { Msg } from '../http/messages.ts'
@@ -42,11 +45,20 @@ export const CONSOLE_API_METHODS: Record<string, string[]> = {
   ...ACTION_PATHS,
 }
 
-export function consolePlugin(deps: ConsoleDeps, more: AnyElysia[] = []) {
+export interface ConsoleExtras {
+  /** Routes behind the session guard (read routes, pages). */
+  guarded?: AnyElysia[]
+  /** Routes any visitor may reach (the sign-in page's assets): nothing with data. */
+  open?: AnyElysia[]
+}
+
+export function consolePlugin(deps: ConsoleDeps, extras: ConsoleExtras = {}) {
   const guarded = new Elysia({ name: 'console-guarded' }).use(consoleGuard(deps)).use(keyRoutes(deps)).use(accountRoutes(deps)).use(actionRoutes(deps))
-  for (const plugin of more) guarded.use(plugin)
+  for (const plugin of extras.guarded ?? []) guarded.use(plugin)
   // The assets are open: the sign-in page needs its styles.
-  const app = new Elysia({ name: 'console' }).use(consoleAssets()).use(sessionRoutes(deps)).use(guarded)
+  const app = new Elysia({ name: 'console' }).use(consoleAssets()).use(sessionRoutes(deps))
+  for (const plugin of extras.open ?? []) app.use(plugin)
+  app.use(guarded)
   for (const [path, methods] of Object.entries(CONSOLE_API_METHODS)) {
     app.all(
       path,

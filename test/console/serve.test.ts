@@ -1,0 +1,69 @@
+/**
+ * `otpd serve` with the console (docs/console.md#enabling-the-console): it
+ * prints the console's URL at start, serves it on the admin listener over a
+ * real socket (the client's address from the connection), and not on the
+ * API listener; with `[console] enabled = false` it does neither.
+ */
+import { expect, setDefaultTimeout, test } from 'bun:test'
+import { cleanUpAfterEach, cliEnv, startServer } from '../kit/cli.ts'
+
+setDefaultTimeout(60_000)
+cleanUpAfterEach()
+
+async function consoleUrl(output: () => string): Promise<string | undefined> {
+  for (let i = 0; i < 100; i++) {
+    const m = /otpd console at (http:\/\/[0-9.]+:[0-9]+\/console\/)/.exec(output())
+    if (m) return m[1]
+    if (/otpd admin listening on/.test(output()) && i > 20) return undefined
+    await Bun.sleep(50)
+  }
+  return undefined
+}
+
+test('serve prints the console URL; the admin listener serves it, the API listener answers 404', async () => {
+  const env = cliEnv('[server]\nadmin_listen = "127.0.0.1:0"\n')
+  expect(env.runWithInput('a long enough password\n', 'operators', 'add', 'alice', '--password-stdin').code).toBe(0)
+  const server = await startServer(env)
+  const url = await consoleUrl(server.output)
+  expect(url).toBeDefined()
+  const page = await fetch(url!, { redirect: 'manual' })
+  expect(page.status).toBe(303)
+  expect(page.headers.get('location')).toStartWith('/console/sign-in')
+  const signIn = await fetch(new URL('/console/api/session', url), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'alice', password: 'a long enough password' }),
+  })
+  expect(signIn.status).toBe(200)
+  const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!
+  const me = await fetch(new URL('/console/api/session', url), { headers: { cookie } })
+  expect(((await me.json()) as { operator: string }).operator).toBe('alice')
+  for (const path of ['/console/', '/console/api/session']) expect((await fetch(server.url + path, { headers: { cookie } })).status).toBe(404)
+})
+
+test('failed sign-ins over a real socket are limited per client address as well', async () => {
+  const env = cliEnv('[server]\nadmin_listen = "127.0.0.1:0"\n')
+  const server = await startServer(env)
+  const url = (await consoleUrl(server.output))!
+  let last = 0
+  // 20 failures from one address, under 20 names (so the per-name limit of 5 is never reached).
+  for (let i = 0; i <= 20; i++) {
+    const r = await fetch(new URL('/console/api/session', url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: `nobody-${i}`, password: 'not a password at all' }),
+    })
+    last = r.status
+    if (i < 20) expect(r.status).toBe(401)
+  }
+  expect(last).toBe(429)
+})
+
+test('with [console] enabled = false, serve prints no console URL and the admin listener has none', async () => {
+  const env = cliEnv('[server]\nadmin_listen = "127.0.0.1:0"\n\n[console]\nenabled = false\n')
+  const server = await startServer(env)
+  expect(await consoleUrl(server.output)).toBeUndefined()
+  const admin = /otpd admin listening on (http:\/\/[0-9.]+:[0-9]+)/.exec(server.output())![1]!
+  expect((await fetch(`${admin}/console/`, { redirect: 'manual' })).status).toBe(404)
+  expect((await fetch(`${admin}/healthz`)).status).toBe(200)
+})
