@@ -57,6 +57,8 @@ export interface CoreOptions {
   onFatal?: (err: Error) => void
   /** Where `server.secret_env` and `database.password_env` are read (the loaded config's environment). */
   env?: Record<string, string | undefined>
+  /** Said when the open created a new, empty SQLite file (its absolute path); by default a warning in the log. */
+  onDatabaseCreated?: (path: string) => void
 }
 
 export interface Core {
@@ -96,7 +98,11 @@ export async function openCore(config: Config, opts: CoreOptions = {}): Promise<
       )
       process.exit(FATAL_EXIT_STATUS)
     })
-  const engine = await openEngine(config, { env: opts.env, onFatal, onWriteResult: (err) => writeHealth.record(err) })
+  // A new, empty database where one was expected (another directory, another config) is how keys come to be refused: said, never silent.
+  const onCreate =
+    opts.onDatabaseCreated ??
+    ((path: string) => logger.warn('created a new, empty database: if one was expected, check database.path and the config file read', { database: path }))
+  const engine = await openEngine(config, { env: opts.env, onFatal, onWriteResult: (err) => writeHealth.record(err), onCreate })
   const { storage, hasher } = engine
   const sealer = new SecretBox(hasher, 'webhook-secrets')
   return {

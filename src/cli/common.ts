@@ -45,10 +45,15 @@ export function load(opts: CommonOptions, use: { delivery?: boolean } = {}): Loa
  * error rather than a new empty one (usually a wrong directory or config).
  */
 export function openForCli(opts: CommonOptions, use: { readOnly?: boolean } = {}): Promise<Core> {
-  const { config, env } = load(opts)
+  const { config, env, source } = load(opts)
   const missing = use.readOnly ? missingDatabaseFile(config) : undefined
   if (missing !== undefined) throw new Error(`no database at ${missing} (start otpd serve or pass --config)`)
-  return openCore(config, { env, logger: createLogger({ level: 'warn', format: 'text', write: (l) => process.stderr.write(l + '\n') }) })
+  return openCore(config, {
+    env,
+    logger: createLogger({ level: 'warn', format: 'text', write: (l) => process.stderr.write(l + '\n') }),
+    // On stderr, so stdout stays the command's data (a key printed for a database the server never reads is the mistake this catches).
+    onDatabaseCreated: (path) => process.stderr.write(`otpd: created a new, empty database at ${path} (database.path from ${source})\n`),
+  })
 }
 
 /** Runs a command body with the database open, and closes it afterwards. */

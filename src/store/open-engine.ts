@@ -20,6 +20,8 @@ export interface OpenEngineOptions {
   onFatal: (err: Error) => void
   /** Each write's end: null when it committed, else its failure (readiness follows them, store/write-health.ts). */
   onWriteResult?: (err: unknown) => void
+  /** SQLite: the file did not exist and this open created it (new and empty); its absolute path. */
+  onCreate?: (path: string) => void
 }
 
 export async function openEngine(config: Config, opts: OpenEngineOptions): Promise<Engine> {
@@ -27,7 +29,8 @@ export async function openEngine(config: Config, opts: OpenEngineOptions): Promi
   const database = config.database
   const secret = configuredSecret(config.server, env)
   if (database.url === undefined) {
-    return new SqliteEngine({
+    const created = missingDatabaseFile(config)
+    const engine = new SqliteEngine({
       path: database.path,
       synchronous: database.synchronous,
       busyTimeoutMs: database.busy_timeout_ms,
@@ -35,6 +38,8 @@ export async function openEngine(config: Config, opts: OpenEngineOptions): Promi
       onFatal: opts.onFatal,
       onWriteResult: opts.onWriteResult,
     })
+    if (created !== undefined) opts.onCreate?.(created)
+    return engine
   }
   // The config check refuses a URL without a secret; this holds for configs built in code too.
   if (secret === undefined)
