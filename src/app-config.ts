@@ -19,8 +19,8 @@ import { fraudCheck } from './app-fraud.ts'
 
 export { ConfigError, type LoadedConfig }
 
-/** Providers and channels, when both sections passed the schema. */
-export const providerCheck: ConfigCheck = (config, valid, env) => (valid('providers') && valid('channels') ? checkProviders(config, env) : [])
+/** Providers and channels, even when either section failed the schema elsewhere: every problem in one run. */
+export const providerCheck: ConfigCheck = (config, _valid, env) => checkProviders(config, env)
 
 export function loadConfig(opts: Omit<LoadOptions, 'checks'> = {}): LoadedConfig {
   return loadShape({ ...opts, checks: [providerCheck, fraudCheck] })

@@ -69,10 +69,21 @@ function usedBy(config: Config, name: string): Channel[] {
   return CHANNELS.filter((c) => config.channels[c]?.includes(name))
 }
 
+/**
+ * Every problem of the provider tables and channel lists, in one run: a
+ * section that failed the schema elsewhere (a channel list holding a number,
+ * a provider that is not a table) still has its other entries checked, so an
+ * operator never fixes problems in rounds. Entries the schema refused are
+ * skipped here (it named them already).
+ */
 export function checkProviders(config: Config, env: Env): string[] {
   const problems: string[] = []
-  for (const [name, opts] of Object.entries(config.providers)) {
-    const t = TYPES[String(opts.type)]
+  const providers: Record<string, unknown> = isTable(config.providers) ? config.providers : {}
+  const channels: Record<string, unknown> = isTable(config.channels) ? config.channels : {}
+  const namesOf = (channel: Channel): unknown[] => (Array.isArray(channels[channel]) ? (channels[channel] as unknown[]) : [])
+  for (const [name, opts] of Object.entries(providers)) {
+    if (!isTable(opts)) continue
+    const t = Object.hasOwn(TYPES, String(opts.type)) ? TYPES[String(opts.type)] : undefined
     if (!t) {
       problems.push(
         opts.type === undefined
@@ -82,28 +93,36 @@ export function checkProviders(config: Config, env: Env): string[] {
       continue
     }
     const o = new ProviderOptions(name, opts, env)
-    t.read(o, usedBy(config, name), config.server.public_url !== undefined)
+    const used = CHANNELS.filter((c) => namesOf(c).includes(name))
+    t.read(o, used, config.server?.public_url !== undefined)
     o.unknownKeys(String(opts.type))
     problems.push(...o.problems)
   }
   for (const channel of CHANNELS) {
-    const names = config.channels[channel] ?? []
+    const names = namesOf(channel)
     for (const [i, name] of names.entries()) {
+      if (typeof name !== 'string' || name === '') continue
       if (names.indexOf(name) !== i) {
         problems.push(`channels.${channel} names provider '${name}' twice`)
         continue
       }
-      if (!Object.hasOwn(config.providers, name)) {
+      if (!Object.hasOwn(providers, name)) {
         problems.push(`channels.${channel} names provider '${name}', which is not defined`)
         continue
       }
-      const typeName = String(config.providers[name]!.type)
-      const t = TYPES[typeName]
+      const entry = providers[name]
+      if (!isTable(entry)) continue
+      const typeName = String(entry.type)
+      const t = Object.hasOwn(TYPES, typeName) ? TYPES[typeName] : undefined
       if (t && !t.channels.includes(channel))
         problems.push(`channels.${channel} names provider '${name}', a '${typeName}' provider, which cannot deliver ${channel}`)
     }
   }
   return problems
+}
+
+function isTable(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
 
 /** Providers per channel, in failover order. Assumes checkProviders found nothing. */
