@@ -16,7 +16,8 @@ import { Value } from '@sinclair/typebox/value'
 import { parse as parseToml, TomlError } from 'smol-toml'
 import { checkDatabase } from './database.ts'
 import { readEnvFile } from './env-file.ts'
-import { unknownEnvWarnings } from './env-names.ts'
+import { didYouMean } from '../lib/nearest-name.ts'
+import { settingKeys, unknownEnvWarnings } from './env-names.ts'
 import { checkListeners } from './listen.ts'
 import { checkPublicUrl } from './public-url.ts'
 import { Config, DatabaseConfig } from './schema.ts'
@@ -172,7 +173,7 @@ export function resolveConfig(raw: Json, source = 'built-in defaults', env: Env 
     if (seen.has(key)) continue // a union reports once per variant; one sentence per key is enough
     seen.add(key)
     if (e.message === 'Unexpected property') {
-      problems.push(`${key} is not a known setting`)
+      problems.push(`${key} is not a known setting${didYouMean(key, settingKeys(true))}`)
       continue
     }
     // Never echo a value that may be a secret.
