@@ -6,7 +6,7 @@ import { type Command, InvalidArgumentError } from 'commander'
 import { loadConfig as loadWithProviders } from '../app-config.ts'
 import { openCore, type Core } from '../app.ts'
 import { ConfigError, loadConfig, type LoadedConfig } from '../config/load.ts'
-import { createLogger } from '../lib/logger.ts'
+import { createLogger, flushLogs } from '../lib/logger.ts'
 import { missingDatabaseFile } from '../store/open-engine.ts'
 
 export interface CommonOptions {
@@ -86,6 +86,9 @@ export function integerArg(name: string, range = '') {
  * cannot be opened, a port in use) is shown by its message, never a stack.
  */
 export function reportAndExit(err: unknown): never {
+  // Warnings come first: they often explain the failure (a mistyped OTPD_ variable, then the port it did not set).
+  flushLogs()
+  if (err instanceof ConfigError) for (const w of err.warnings) process.stderr.write(`otpd: warning: ${w}\n`)
   const text =
     err instanceof ConfigError ? `invalid configuration (${err.source}): ${err.problems.join('; ')}` : err instanceof Error ? err.message : String(err)
   process.stderr.write(`otpd: error: ${text.replaceAll('\n', ' ')}\n`)

@@ -24,10 +24,11 @@ export function configCommand(): Command {
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err
       const missing = missingVariables(err.problems)
-      if (opts.json) printJson({ ok: false, source: err.source, problems: err.problems, missing_variables: missing })
+      if (opts.json) printJson({ ok: false, source: err.source, problems: err.problems, missing_variables: missing, warnings: err.warnings })
       else {
         process.stderr.write(
-          `${err.source}: ${err.problems.length} problem${err.problems.length === 1 ? '' : 's'}\n${err.problems.map((p) => `  - ${p}\n`).join('')}`,
+          err.warnings.map((w) => `warning: ${w}\n`).join('') +
+            `${err.source}: ${err.problems.length} problem${err.problems.length === 1 ? '' : 's'}\n${err.problems.map((p) => `  - ${p}\n`).join('')}`,
         )
         if (missing.length) {
           process.stderr.write(

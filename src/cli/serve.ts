@@ -51,6 +51,8 @@ export function serveCommand(): Command {
         format: process.stdout.isTTY ? 'text' : 'json',
         journal: journalStreams(loaded.env.JOURNAL_STREAM),
       })
+      // Before anything can fail: a warning (a mistyped OTPD_ variable) often explains a start error (the port it did not set).
+      for (const w of loaded.warnings) logger.warn(w)
       const server = await buildServer(config, { logger, env: loaded.env, background: true })
       // Signals are handled before the listener opens, so a SIGTERM during start-up is a clean stop too.
       let timer: ReturnType<typeof setInterval> | undefined
@@ -96,12 +98,12 @@ export function serveCommand(): Command {
         }
         logger.info(`otpd admin listening on ${url('http', admin.hostname, server.adminHttp.server!.port)} (/metrics, /healthz, /readyz)`)
       }
+      // Once listening (a failed start says only why it failed): the config is valid, but nothing is really delivered.
       if (server.logOnly.length > 0) {
         logger.warn(`no delivery provider is configured for ${server.logOnly.join(', ')}: codes are only printed to this log, nothing is really delivered`, {
           channels: server.logOnly,
         })
       }
-      for (const w of loaded.warnings) logger.warn(w)
 
       // In steps of SWEEP_STEP_ROWS per table, yielding to requests between steps.
       const runSweep = () => {

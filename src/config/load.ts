@@ -28,6 +28,9 @@ export { parseListen } from './listen.ts'
 export type Env = Record<string, string | undefined>
 
 export class ConfigError extends Error {
+  /** Not problems, but worth saying before them (OTPD_ variables that set nothing): the loader adds them. */
+  warnings: string[] = []
+
   constructor(
     readonly problems: string[],
     readonly source: string,
@@ -101,8 +104,13 @@ export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
   }
   const overlaid = overlayEnv(raw, env)
   const source = (file ?? 'built-in defaults') + (overlaid.length ? ` + environment (${overlaid.join(', ')})` : '')
-  const config = resolveConfig(raw, source, env, opts.checks)
-  return { config, source, file, env, warnings: unknownEnvWarnings(env, raw) }
+  const warnings = unknownEnvWarnings(env, raw)
+  try {
+    return { config: resolveConfig(raw, source, env, opts.checks), source, file, env, warnings }
+  } catch (err) {
+    if (err instanceof ConfigError) err.warnings = warnings
+    throw err
+  }
 }
 
 /** The settings that name a file; `database.path` also has a default, resolved like a written value when a file is read. */
