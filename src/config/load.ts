@@ -16,6 +16,7 @@ import { Value } from '@sinclair/typebox/value'
 import { parse as parseToml, TomlError } from 'smol-toml'
 import { checkDatabase } from './database.ts'
 import { readEnvFile } from './env-file.ts'
+import { accessMessage, isAccessError } from '../lib/fs-errors.ts'
 import { didYouMean } from '../lib/nearest-name.ts'
 import { settingKeys, unknownEnvWarnings } from './env-names.ts'
 import { checkListeners } from './listen.ts'
@@ -91,6 +92,7 @@ export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
     try {
       text = readFileSync(file, 'utf8')
     } catch (err) {
+      if (isAccessError(err)) throw new ConfigError([accessMessage('read the config file', file, err, 'to read it')], file)
       throw new ConfigError([`cannot read config file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`], file)
     }
     try {
