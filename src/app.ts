@@ -124,8 +124,6 @@ export async function openCore(config: Config, opts: CoreOptions = {}): Promise<
 export interface ServerOptions extends CoreOptions {
   /** Replaces the configured providers (tests use a recording one). */
   delivery?: Delivery
-  /** Where `log` providers print; stdout by default. */
-  logWrite?: (line: string) => void
   /** Starts the engine's background work (`serve` sets it): on SQLite, the WAL's checkpoints and flushes on worker threads (store/sqlite/engine.ts). */
   background?: boolean
   /** Replaces the event POST (tests); the real one by default. */
@@ -162,7 +160,7 @@ export async function buildServer(config: Config, opts: ServerOptions = {}): Pro
   const events = new EventDispatcher({ storage, clock, logger, sealer: core.sealer, post: opts.postEvent, onOutcome: (o) => metrics.webhookDelivery(o) })
   // Restart-only (app-reload.ts): receipt URLs handed out must keep working.
   const publicUrl = publicUrlBase(config.server.public_url)
-  const sources = { replacement: opts.delivery, env: () => env, logWrite: opts.logWrite, clock, logger, metrics, publicUrl }
+  const sources = { replacement: opts.delivery, env: () => env, clock, logger, metrics, publicUrl }
   const { delivery, switchable, makeDelivery, logOnly } = serverDelivery(config, sources)
   const readiness = cachedReadiness({ engine, writeHealth: core.writeHealth, clock, delivery: () => checkProviders(live.config, env).join('; ') || null })
 

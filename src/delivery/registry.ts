@@ -4,6 +4,7 @@
  * nothing configured uses the `log` provider.
  */
 import type { Config } from '../config/schema.ts'
+import type { Logger } from '../lib/logger.ts'
 import { CHANNELS, type Channel } from '../otp/types.ts'
 import { LogProvider } from './log-provider.ts'
 import { NoopProvider } from './noop-provider.ts'
@@ -18,8 +19,8 @@ import { readWebhook, webhookReceiptReader, WebhookProvider, type WebhookSetting
 /** What providers may need from outside their own table. */
 export interface ProviderContext {
   env: Env
-  /** Where `log` providers print; stdout when absent. */
-  logWrite?: (line: string) => void
+  /** Where `log` providers write their lines (the server's log); a JSON logger on stdout when absent. */
+  logger?: Logger
   /** Milliseconds since the epoch (e-mail Date, webhook signature time, Vonage JWT); Date.now when absent. */
   now?: () => number
   /** `server.public_url`: when set, providers that can ask their vendor for delivery receipts do (delivery/receipts.ts). */
@@ -59,7 +60,7 @@ const TYPES: Record<string, ProviderType<unknown>> = {
     create: (name, s, _ctx, now, receipts) => new WebhookProvider(name, s, now, receipts),
     receipts: (s, now) => webhookReceiptReader(s, now),
   }),
-  log: type({ channels: CHANNELS, read: () => undefined, create: (name, _s, ctx) => new LogProvider(name, ctx.logWrite) }),
+  log: type({ channels: CHANNELS, read: () => undefined, create: (name, _s, ctx) => new LogProvider(name, ctx.logger) }),
   noop: type({ channels: CHANNELS, read: () => undefined, create: (name) => new NoopProvider(name) }),
 }
 
@@ -141,7 +142,7 @@ export function buildProviders(config: Config, ctx: ProviderContext): Record<Cha
     }
     return p
   }
-  const fallback = new LogProvider('log', ctx.logWrite)
+  const fallback = new LogProvider('log', ctx.logger)
   const out = {} as Record<Channel, Provider[]>
   for (const channel of CHANNELS) {
     const names = config.channels[channel]
