@@ -77,7 +77,7 @@ export function serveCommand(): Command {
       }
       process.on('SIGTERM', () => void stop('SIGTERM'))
       process.on('SIGINT', () => void stop('SIGINT'))
-      reloadOnSighup(server, logger, loadServe)
+      reloadOnSighup(server, logger, loadServe, loaded)
       const { hostname, port } = parseListen(config.server.listen)
       const tls = readTls(config.server.tls)
       try {
