@@ -71,7 +71,7 @@ export function printJson(value: unknown): void {
 }
 
 // Tables and times live in table.ts; re-exported so every command imports them from here.
-export { formatTime, isoTime, printTable } from './table.ts'
+export { formatTime, isoTime, noneYet, printListing, printTable } from './table.ts'
 
 export function integerArg(name: string, range = '') {
   return (value: string): number => {

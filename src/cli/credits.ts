@@ -2,7 +2,7 @@
 import { Command, InvalidArgumentError } from 'commander'
 import { MAX_GRANT } from '../otp/admin.ts'
 import type { LedgerRow } from '../otp/ports/index.ts'
-import { example, formatTime, integerArg, isoTime, printJson, printTable, withConfig, withCore, withJson, type CommonOptions } from './common.ts'
+import { example, formatTime, integerArg, isoTime, noneYet, printJson, printListing, withConfig, withCore, withJson, type CommonOptions } from './common.ts'
 
 export function creditsCommand(): Command {
   const credits = new Command('credits').description("manage an account's credits (1 credit = 1 send)")
@@ -75,9 +75,10 @@ export function creditsCommand(): Command {
               })),
             })
           }
-          printTable(
+          printListing(
             ['ID', 'TIME', 'KIND', 'AMOUNT', 'VERIFICATION', 'NOTE'],
             r.entries.map((e) => [e.id, formatTime(e.createdAt), e.kind, signed(e), e.verificationId ?? '-', e.note ?? '-']),
+            noneYet(`otpd credits add AMOUNT${r.account === 'default' ? '' : ` --account ${r.account}`}`, `for account '${r.account}'`),
           )
         },
         READ_ONLY,
