@@ -89,3 +89,8 @@ testSqliteOnly('serve names the config file and database by absolute paths at st
   const warning = JSON.parse((await new Response(p.stderr).text()).split('\n').find((line) => line.includes('new, empty database'))!)
   expect(warning).toMatchObject({ level: 'warn', database: l.database })
 })
+
+testSqliteOnly('otpd --help states the rule', () => {
+  const r = runIn(layout().elsewhere, ['--help'])
+  expect(r.stdout).toContain('Relative paths in a config file are read from its directory.')
+})
