@@ -21,8 +21,8 @@ import { messagesCheck } from './app-messages.ts'
 
 export { ConfigError, type LoadedConfig }
 
-/** Providers and channels, when both sections passed the schema. */
-export const providerCheck: ConfigCheck = (config, valid, env) => (valid('providers') && valid('channels') ? checkProviders(config, env) : [])
+/** Providers and channels, even when either section failed the schema elsewhere: every problem in one run. */
+export const providerCheck: ConfigCheck = (config, _valid, env) => checkProviders(config, env)
 
 /** `[messages.email]`: the HTML template file, when one is named (delivery/email-html.ts). */
 export const emailLookCheck: ConfigCheck = (config, valid) => (valid('messages') ? checkEmailLook(config.messages.email) : [])

@@ -46,7 +46,7 @@ export function consoleReadsOf(s: ConsoleReadSources): { deps: ConsoleReadDeps; 
     if (built?.config !== config) {
       let list: Record<Channel, { name: string; type: string }[]>
       try {
-        const p = buildProviders(config, { env: s.env(), now: () => s.clock.now(), logWrite: () => {} })
+        const p = buildProviders(config, { env: s.env(), now: () => s.clock.now(), logger: s.logger })
         list = Object.fromEntries(CHANNELS.map((c) => [c, p[c].map((x) => ({ name: x.name, type: x.type }))])) as typeof list
       } catch {
         // A provider that cannot be built (its secret missing from this environment): the names the config gives.

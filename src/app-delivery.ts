@@ -22,8 +22,6 @@ export interface DeliverySources {
   replacement?: Delivery
   /** The environment the providers read their secrets from, as the last reload left it. */
   env(): Env
-  /** Where `log` providers print; stdout by default. */
-  logWrite?: (line: string) => void
   clock: Clock
   logger: Logger
   metrics: ServiceMetrics
@@ -43,7 +41,7 @@ export interface ServerDelivery {
 }
 
 export function serverDelivery(config: Config, s: DeliverySources): ServerDelivery {
-  const providersOf = (c: Config) => buildProviders(c, { env: s.env(), logWrite: s.logWrite, now: () => s.clock.now(), publicUrl: s.publicUrl })
+  const providersOf = (c: Config) => buildProviders(c, { env: s.env(), logger: s.logger, now: () => s.clock.now(), publicUrl: s.publicUrl })
   const router = (c: Config, p = providersOf(c)): Delivery => new ChannelRouter(p, c.delivery.timeout_ms, s.logger, (a) => s.metrics.attempt(a))
   const providers = providersOf(config)
   const switchable = s.replacement ? null : new SwitchDelivery(router(config, providers))

@@ -20,13 +20,18 @@ export function fraudSettingsOf(config: Config): FraudSettings {
   }
 }
 
-/** A code the phone metadata does not know (`UK` for `GB`) would never match a number: said at load, not found out later. */
-export const fraudCheck: ConfigCheck = (config, valid) =>
-  valid('fraud')
-    ? config.fraud.allowed_countries
-        .filter((c) => c !== '*' && !isKnownCountry(c))
-        .map(
-          (c) =>
-            `fraud.allowed_countries has '${c}', which is no country code of the phone metadata (ISO 3166-1 alpha-2, for example GB, US; ZZ for numbers of no known country)`,
-        )
-    : []
+/**
+ * A code the phone metadata does not know (`UK` for `GB`) would never match a
+ * number: said at load, not found out later. Checked even when another entry
+ * of the list failed the schema (`"gb"`), so every problem shows in one run.
+ */
+export const fraudCheck: ConfigCheck = (config) => {
+  const list: unknown = (config.fraud as { allowed_countries?: unknown } | undefined)?.allowed_countries
+  if (!Array.isArray(list)) return []
+  return list
+    .filter((c): c is string => typeof c === 'string' && /^[A-Z]{2}$/.test(c) && !isKnownCountry(c))
+    .map(
+      (c) =>
+        `fraud.allowed_countries has '${c}', which is no country code of the phone metadata (ISO 3166-1 alpha-2, for example GB, US; ZZ for numbers of no known country)`,
+    )
+}

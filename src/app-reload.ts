@@ -77,6 +77,44 @@ export interface LiveSettings {
   fraud?: FraudGuard
 }
 
+/**
+ * The settings that differ between two configs, by dotted name (a table added
+ * or removed is named once: `providers.tw`), and never their values: a
+ * reload's log line says what changed without printing a secret.
+ */
+export function changedSettings(prev: Config, next: Config): string[] {
+  const out: string[] = []
+  const walk = (a: unknown, b: unknown, path: string) => {
+    if (isTable(a) && isTable(b)) {
+      for (const k of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()) walk(a[k], b[k], path ? `${path}.${k}` : k)
+    } else if (JSON.stringify(a) !== JSON.stringify(b)) out.push(path)
+  }
+  walk(prev, next, '')
+  return out
+}
+
+/**
+ * Environment variables the config names (`auth_token_env = "TWILIO_AUTH_TOKEN"`)
+ * whose value differs between two environments (`--env-file` is read again
+ * on a reload): their names only.
+ */
+export function changedVariables(config: Config, prev: Record<string, string | undefined>, next: Record<string, string | undefined>): string[] {
+  const names = new Set<string>()
+  const walk = (node: unknown) => {
+    if (!isTable(node)) return
+    for (const [k, v] of Object.entries(node)) {
+      if (k.endsWith('_env') && typeof v === 'string') names.add(v)
+      else walk(v)
+    }
+  }
+  walk(config)
+  return [...names].filter((n) => prev[n] !== next[n]).sort()
+}
+
+function isTable(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v)
+}
+
 function at(config: Config, key: string): unknown {
   return key.split('.').reduce<unknown>((node, part) => (node as Record<string, unknown> | undefined)?.[part], config)
 }

@@ -69,6 +69,8 @@ export interface CoreOptions {
   env?: Record<string, string | undefined>
   /** Who acts through the operator use cases: each change is written to the audit log as theirs (the CLI sets it; otp/audit.ts). */
   actor?: Actor
+  /** Said when the open created a new, empty SQLite file (its absolute path); by default a warning in the log. */
+  onDatabaseCreated?: (path: string) => void
 }
 
 export interface Core {
@@ -110,7 +112,11 @@ export async function openCore(config: Config, opts: CoreOptions = {}): Promise<
       )
       process.exit(FATAL_EXIT_STATUS)
     })
-  const engine = await openEngine(config, { env: opts.env, onFatal, onWriteResult: (err) => writeHealth.record(err) })
+  // A new, empty database where one was expected (another directory, another config) is how keys come to be refused: said, never silent.
+  const onCreate =
+    opts.onDatabaseCreated ??
+    ((path: string) => logger.warn('created a new, empty database: if one was expected, check database.path and the config file read', { database: path }))
+  const engine = await openEngine(config, { env: opts.env, onFatal, onWriteResult: (err) => writeHealth.record(err), onCreate })
   const { storage, hasher } = engine
   const sealer = new SecretBox(hasher, 'webhook-secrets')
   return {
@@ -133,8 +139,6 @@ export async function openCore(config: Config, opts: CoreOptions = {}): Promise<
 export interface ServerOptions extends CoreOptions {
   /** Replaces the configured providers (tests use a recording one). */
   delivery?: Delivery
-  /** Where `log` providers print; stdout by default. */
-  logWrite?: (line: string) => void
   /** Starts the engine's background work (`serve` sets it): on SQLite, the WAL's checkpoints and flushes on worker threads (store/sqlite/engine.ts). */
   background?: boolean
   /** Replaces the event POST (tests); the real one by default. */
@@ -177,7 +181,7 @@ export async function buildServer(config: Config, opts: ServerOptions = {}): Pro
   const events = new EventDispatcher({ storage, clock, logger, sealer: core.sealer, post: opts.postEvent, onOutcome: (o) => metrics.webhookDelivery(o) })
   // Restart-only (app-reload.ts): receipt URLs handed out must keep working.
   const publicUrl = publicUrlBase(config.server.public_url)
-  const sources = { replacement: opts.delivery, env: () => env, logWrite: opts.logWrite, clock, logger, metrics, publicUrl }
+  const sources = { replacement: opts.delivery, env: () => env, clock, logger, metrics, publicUrl }
   const { delivery, switchable, makeDelivery, logOnly } = serverDelivery(config, sources)
   const readiness = cachedReadiness({ engine, writeHealth: core.writeHealth, clock, delivery: () => checkProviders(live.config, env).join('; ') || null })
 

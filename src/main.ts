@@ -28,7 +28,7 @@ const program = new Command('otpd')
   .addHelpText(
     'after',
     '\nEvery command takes --config FILE (else $OTPD_CONFIG, ./otp.config.toml, /etc/otpd/otp.config.toml),\n' +
-      '--env-file FILE and --help.\n' +
+      '--env-file FILE and --help. Relative paths in a config file are read from its directory.\n' +
       '\nDocs: /usr/share/doc/otpd/README.md, and by topic in /usr/share/doc/otpd/docs/ (installed by\n' +
       'scripts/install.sh; README.md and docs/ in the repository):\n' +
       '  api.md              the HTTP API: every endpoint, field, status, message and limit\n' +

@@ -8,11 +8,12 @@ import {
   integerArg,
   isoTime,
   printJson,
-  printTable,
   withConfig,
   withCore,
   withJson,
   operatorOption,
+  noneYet,
+  printListing,
   type CommonOptions,
 } from './common.ts'
 
@@ -29,17 +30,46 @@ export function accountsCommand(): Command {
       }),
     )
 
-  example(withJson(withConfig(accounts.command('list').description('list accounts'))), 'otpd accounts list').action((opts: CommonOptions) =>
+  example(
+    withJson(withConfig(accounts.command('list').description('list accounts with their balance, code length and fraud guard settings'))),
+    'otpd accounts list',
+    'otpd accounts list --json',
+  ).action((opts: CommonOptions) =>
     withCore(
       opts,
-      async ({ admin, config }) => {
+      async ({ admin, fraud, config }) => {
         const rows = await admin.listAccounts()
+        const guard = new Map((await fraud.accounts()).map((f) => [f.name, f]))
         const length = (n: number | null) => n ?? config.codes.default_length
+        // null: the config's fraud.allowed_countries, as `accounts set --countries default` puts it.
+        const countries = (name: string) => guard.get(name)?.allowedCountries ?? null
         if (opts.json)
-          return printJson(rows.map((a) => ({ name: a.name, balance: a.balance, code_length: length(a.codeLength), created_at: isoTime(a.createdAt) })))
-        printTable(
-          ['NAME', 'BALANCE', 'CODE LENGTH', 'CREATED'],
-          rows.map((a) => [a.name, a.balance, a.codeLength === null ? `${length(null)} (default)` : a.codeLength, formatTime(a.createdAt)]),
+          return printJson(
+            rows.map((a) => ({
+              name: a.name,
+              balance: a.balance,
+              code_length: length(a.codeLength),
+              countries: countries(a.name) ?? config.fraud.allowed_countries,
+              daily_credit_limit: guard.get(a.name)?.dailyCreditLimit ?? null,
+              test_recipients: guard.get(a.name)?.testRecipients ?? true,
+              created_at: isoTime(a.createdAt),
+            })),
+          )
+        printListing(
+          ['NAME', 'BALANCE', 'CODE LENGTH', 'COUNTRIES', 'DAILY CREDIT LIMIT', 'TEST RECIPIENTS', 'CREATED'],
+          rows.map((a) => {
+            const g = guard.get(a.name)
+            return [
+              a.name,
+              a.balance,
+              a.codeLength === null ? `${length(null)} (default)` : a.codeLength,
+              countries(a.name)?.join(',') ?? `${config.fraud.allowed_countries.join(',')} (default)`,
+              g?.dailyCreditLimit ?? 'none',
+              g === undefined || g.testRecipients ? 'on' : 'off',
+              formatTime(a.createdAt),
+            ]
+          }),
+          noneYet('otpd accounts create NAME'),
         )
       },
       { readOnly: true },

@@ -7,7 +7,7 @@ import { userInfo } from 'node:os'
 import { loadConfig as loadWithProviders } from '../app-config.ts'
 import { openCore, type Core } from '../app.ts'
 import { ConfigError, loadConfig, type LoadedConfig } from '../config/load.ts'
-import { createLogger } from '../lib/logger.ts'
+import { createLogger, flushLogs } from '../lib/logger.ts'
 import { missingDatabaseFile } from '../store/open-engine.ts'
 
 export interface CommonOptions {
@@ -78,13 +78,15 @@ export function load(opts: CommonOptions, use: { delivery?: boolean } = {}): Loa
  * error rather than a new empty one (usually a wrong directory or config).
  */
 export function openForCli(opts: CommonOptions, use: { readOnly?: boolean } = {}): Promise<Core> {
-  const { config, env } = load(opts)
+  const { config, env, source } = load(opts)
   const missing = use.readOnly ? missingDatabaseFile(config) : undefined
   if (missing !== undefined) throw new Error(`no database at ${missing} (start otpd serve or pass --config)`)
   return openCore(config, {
     env,
     actor: cliActor(opts),
     logger: createLogger({ level: 'warn', format: 'text', write: (l) => process.stderr.write(l + '\n') }),
+    // On stderr, so stdout stays the command's data (a key printed for a database the server never reads is the mistake this catches).
+    onDatabaseCreated: (path) => process.stderr.write(`otpd: created a new, empty database at ${path} (database.path from ${source})\n`),
   })
 }
 
@@ -103,7 +105,7 @@ export function printJson(value: unknown): void {
 }
 
 // Tables and times live in table.ts; re-exported so every command imports them from here.
-export { formatTime, isoTime, printTable } from './table.ts'
+export { formatTime, isoTime, noneYet, printListing, printTable } from './table.ts'
 
 export function integerArg(name: string, range = '') {
   return (value: string): number => {
@@ -118,6 +120,9 @@ export function integerArg(name: string, range = '') {
  * cannot be opened, a port in use) is shown by its message, never a stack.
  */
 export function reportAndExit(err: unknown): never {
+  // Warnings come first: they often explain the failure (a mistyped OTPD_ variable, then the port it did not set).
+  flushLogs()
+  if (err instanceof ConfigError) for (const w of err.warnings) process.stderr.write(`otpd: warning: ${w}\n`)
   const text =
     err instanceof ConfigError ? `invalid configuration (${err.source}): ${err.problems.join('; ')}` : err instanceof Error ? err.message : String(err)
   process.stderr.write(`otpd: error: ${text.replaceAll('\n', ' ')}\n`)

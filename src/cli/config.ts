@@ -1,6 +1,8 @@
 /** `otpd config check`: validate the configuration and say what it means (`config init` is in config-init.ts). */
 import { Command } from 'commander'
+import { resolve } from 'node:path'
 import { ConfigError, missingVariables } from '../app-config.ts'
+import { pgConnection } from '../config/database.ts'
 import { buildProviders, logOnlyChannels } from '../delivery/registry.ts'
 import { CHANNELS } from '../otp/types.ts'
 import { example, load, printJson, withConfig, withJson, type CommonOptions } from './common.ts'
@@ -22,10 +24,11 @@ export function configCommand(): Command {
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err
       const missing = missingVariables(err.problems)
-      if (opts.json) printJson({ ok: false, source: err.source, problems: err.problems, missing_variables: missing })
+      if (opts.json) printJson({ ok: false, source: err.source, problems: err.problems, missing_variables: missing, warnings: err.warnings })
       else {
         process.stderr.write(
-          `${err.source}: ${err.problems.length} problem${err.problems.length === 1 ? '' : 's'}\n${err.problems.map((p) => `  - ${p}\n`).join('')}`,
+          err.warnings.map((w) => `warning: ${w}\n`).join('') +
+            `${err.source}: ${err.problems.length} problem${err.problems.length === 1 ? '' : 's'}\n${err.problems.map((p) => `  - ${p}\n`).join('')}`,
         )
         if (missing.length) {
           process.stderr.write(
@@ -39,23 +42,29 @@ export function configCommand(): Command {
     const providers = buildProviders(c, { env: loaded.env })
     const channels = Object.fromEntries(CHANNELS.map((ch) => [ch, providers[ch].map((p) => p.name)]))
     const logOnly = logOnlyChannels(providers)
+    // Absolute: the file a relative path names depends on where it is read from (docs/configuration.md#paths).
+    const database = c.database.url !== undefined ? pgConnection(c.database, loaded.env).display : absolutePath(c.database.path)
     if (opts.json)
       return printJson({
         ok: true,
         source: loaded.source,
         listen: c.server.listen,
-        database: c.database.path,
+        database,
         channels,
         log_only: logOnly,
         warnings: loaded.warnings,
       })
     process.stdout.write(
       `configuration OK (${loaded.source})\n` +
-        `  listen    ${c.server.listen}\n  database  ${c.database.path}\n` +
+        `  listen    ${c.server.listen}\n  database  ${database}\n` +
         CHANNELS.map((ch) => `  ${ch.padEnd(9)} ${channels[ch]!.join(' -> ')}\n`).join('') +
         (logOnly.length ? `warning: ${logOnly.join(', ')} only print codes to the server log; nothing is really delivered\n` : '') +
         loaded.warnings.map((w) => `warning: ${w}\n`).join(''),
     )
   })
   return config
+}
+
+function absolutePath(path: string): string {
+  return path === ':memory:' ? path : resolve(path)
 }

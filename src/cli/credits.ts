@@ -8,11 +8,12 @@ import {
   integerArg,
   isoTime,
   printJson,
-  printTable,
   withConfig,
   withCore,
   withJson,
   operatorOption,
+  noneYet,
+  printListing,
   type CommonOptions,
 } from './common.ts'
 
@@ -89,9 +90,10 @@ export function creditsCommand(): Command {
               })),
             })
           }
-          printTable(
+          printListing(
             ['ID', 'TIME', 'KIND', 'AMOUNT', 'VERIFICATION', 'NOTE'],
             r.entries.map((e) => [e.id, formatTime(e.createdAt), e.kind, signed(e), e.verificationId ?? '-', e.note ?? '-']),
+            noneYet(`otpd credits add AMOUNT${r.account === 'default' ? '' : ` --account ${r.account}`}`, `for account '${r.account}'`),
           )
         },
         READ_ONLY,

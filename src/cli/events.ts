@@ -7,11 +7,12 @@ import {
   integerArg,
   isoTime,
   printJson,
-  printTable,
   withConfig,
   withCore,
   withJson,
   operatorOption,
+  noneYet,
+  printListing,
   type CommonOptions,
 } from './common.ts'
 
@@ -47,9 +48,16 @@ export function eventsCommand(): Command {
         async ({ webhooks }) => {
           const rows = await webhooks.events({ account: opts.account, status: opts.status, limit: Math.max(1, opts.limit) })
           if (opts.json) return printJson(rows.map(eventJson))
-          printTable(
+          const filter = [opts.status && `${opts.status}`, opts.account && `for account '${opts.account}'`].filter(Boolean).join(' ')
+          printListing(
             ['ID', 'TYPE', 'ACCOUNT', 'VERIFICATION', 'SEQ', 'OCCURRED', 'STATUS', 'ATTEMPTS', 'LAST ERROR'],
             rows.map((e) => [e.id, e.type, e.account, e.verificationId ?? '-', e.sequence, formatTime(e.occurredAt), e.status, e.attempts, e.lastError ?? '-']),
+            opts.status !== undefined
+              ? `none ${filter}: see every event with otpd events list${opts.account ? ` --account ${opts.account}` : ''}`
+              : noneYet(
+                  'events are recorded as codes are sent and verified through the API; to receive them: otpd webhooks add --url https://example.com/otpd-events',
+                  filter || undefined,
+                ),
           )
         },
         { readOnly: true },

@@ -2,7 +2,7 @@
 import { Command } from 'commander'
 import type { KeyRow } from '../otp/ports/index.ts'
 import type { KeyStatus } from '../otp/types.ts'
-import { example, formatTime, isoTime, printJson, printTable, withConfig, withCore, withJson, operatorOption, type CommonOptions } from './common.ts'
+import { example, formatTime, isoTime, printJson, withConfig, withCore, withJson, operatorOption, noneYet, printListing, type CommonOptions } from './common.ts'
 
 /** A key as `--json` shows it (list, disable, enable, revoke): never its value or hash. */
 function keyJson(k: KeyRow) {
@@ -51,9 +51,12 @@ export function keysCommand(): Command {
         async ({ admin }) => {
           const rows = await admin.listKeys(opts.account)
           if (opts.json) return printJson(rows.map(keyJson))
-          printTable(
+          printListing(
             ['ID', 'PREFIX', 'NAME', 'ACCOUNT', 'STATUS', 'CREATED', 'LAST USED'],
             rows.map((k) => [k.id, k.prefix, k.name || '-', k.account, k.status, formatTime(k.createdAt), formatTime(k.lastUsedAt, 'never')]),
+            opts.account === undefined
+              ? noneYet('otpd keys create --name NAME')
+              : noneYet(`otpd keys create --name NAME --account ${opts.account}`, `for account '${opts.account}'`),
           )
         },
         { readOnly: true },

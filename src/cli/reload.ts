@@ -5,12 +5,15 @@
  * refused in one log line and the running one stays in force.
  */
 import { ConfigError } from '../app-config.ts'
+import { changedSettings, changedVariables } from '../app-reload.ts'
 import type { Server } from '../app.ts'
 import type { LoadedConfig } from '../config/load.ts'
 import { buildProviders, logOnlyChannels } from '../delivery/registry.ts'
 import type { LevelLogger } from '../lib/logger.ts'
 
-export function reloadOnSighup(server: Server, logger: LevelLogger, load: () => LoadedConfig): void {
+export function reloadOnSighup(server: Server, logger: LevelLogger, load: () => LoadedConfig, started: LoadedConfig): void {
+  // What the last accepted load said, to name what the next one changes.
+  let current = { config: started.config, env: started.env }
   process.on('SIGHUP', () => {
     let loaded: LoadedConfig
     try {
@@ -22,7 +25,11 @@ export function reloadOnSighup(server: Server, logger: LevelLogger, load: () => 
     }
     const restart = server.reload(loaded.config, loaded.env)
     logger.setLevel(loaded.config.logging.level)
-    logger.info('configuration reloaded', { config: loaded.source })
+    // Names only, never values: a changed token or password is said to have changed, nothing more.
+    const changed = changedSettings(current.config, loaded.config)
+    const variables = changedVariables(loaded.config, current.env, loaded.env)
+    current = { config: loaded.config, env: loaded.env }
+    logger.info('configuration reloaded', { config: loaded.source, changed, ...(variables.length ? { variables } : {}) })
     for (const w of loaded.warnings) logger.warn(w)
     if (restart.length > 0) logger.warn(`${restart.join(', ')} changed in the config; the running values stay until otpd restarts`, { settings: restart })
     const logOnly = logOnlyChannels(buildProviders(loaded.config, { env: loaded.env }))

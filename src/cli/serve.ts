@@ -51,6 +51,8 @@ export function serveCommand(): Command {
         format: process.stdout.isTTY ? 'text' : 'json',
         journal: journalStreams(loaded.env.JOURNAL_STREAM),
       })
+      // Before anything can fail: a warning (a mistyped OTPD_ variable) often explains a start error (the port it did not set).
+      for (const w of loaded.warnings) logger.warn(w)
       const server = await buildServer(config, { logger, env: loaded.env, background: true })
       // Signals are handled before the listener opens, so a SIGTERM during start-up is a clean stop too.
       let timer: ReturnType<typeof setInterval> | undefined
@@ -75,7 +77,7 @@ export function serveCommand(): Command {
       }
       process.on('SIGTERM', () => void stop('SIGTERM'))
       process.on('SIGINT', () => void stop('SIGINT'))
-      reloadOnSighup(server, logger, loadServe)
+      reloadOnSighup(server, logger, loadServe, loaded)
       const { hostname, port } = parseListen(config.server.listen)
       const tls = readTls(config.server.tls)
       try {
@@ -99,12 +101,12 @@ export function serveCommand(): Command {
         if (server.consoleOn)
           logger.info(`otpd console at ${adminUrl}/console/ (sign in as an operator: otpd operators add NAME)`, { console: `${adminUrl}/console/` })
       }
+      // Once listening (a failed start says only why it failed): the config is valid, but nothing is really delivered.
       if (server.logOnly.length > 0) {
         logger.warn(`no delivery provider is configured for ${server.logOnly.join(', ')}: codes are only printed to this log, nothing is really delivered`, {
           channels: server.logOnly,
         })
       }
-      for (const w of loaded.warnings) logger.warn(w)
       for (const w of server.engine.warnings) logger.warn(w)
 
       // In steps of SWEEP_STEP_ROWS per table, yielding to requests between steps.

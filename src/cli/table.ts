@@ -35,6 +35,20 @@ export function printTable(headings: string[], rows: Cell[][]): void {
   process.stdout.write(formatTable(headings, rows))
 }
 
+/**
+ * A listing: its table, or when it has no row, one line that says so and
+ * names the command that makes the first one (`none yet: otpd keys create …`),
+ * instead of a bare heading. `--json` prints `[]` as before.
+ */
+export function printListing(headings: string[], rows: Cell[][], empty: string): void {
+  process.stdout.write(rows.length === 0 ? `${empty}\n` : formatTable(headings, rows))
+}
+
+/** `none yet: NEXT`, or with a filter (`for account 'acme'`) `none for account 'acme' yet: NEXT`. */
+export function noneYet(next: string, filter?: string): string {
+  return filter ? `none ${filter} yet: ${next}` : `none yet: ${next}`
+}
+
 /** 2026-11-22 10:05:00 UTC; `absent` (such as "never") when there is no time. */
 export function formatTime(ms: number | null, absent = '-'): string {
   return ms === null || ms === 0 ? absent : new Date(ms).toISOString().replace('T', ' ').slice(0, 19) + ' UTC'

@@ -1,7 +1,7 @@
 /** `otpd webhooks ...`: add, list, remove, rotate-secret (docs/api.md#events). */
 import { Command } from 'commander'
 import type { EndpointRow } from '../otp/ports/index.ts'
-import { example, formatTime, isoTime, printJson, printTable, withConfig, withCore, withJson, operatorOption, type CommonOptions } from './common.ts'
+import { example, formatTime, isoTime, printJson, withConfig, withCore, withJson, operatorOption, noneYet, printListing, type CommonOptions } from './common.ts'
 
 /** An endpoint as `--json` shows it: never its secret. */
 function endpointJson(e: EndpointRow) {
@@ -43,9 +43,12 @@ export function webhooksCommand(): Command {
         async ({ webhooks }) => {
           const rows = await webhooks.list(opts.account)
           if (opts.json) return printJson(rows.map(endpointJson))
-          printTable(
+          printListing(
             ['ID', 'ACCOUNT', 'URL', 'EVENTS', 'CREATED', 'ROTATED'],
             rows.map((e) => [e.id, e.account, e.url, e.events === null ? '*' : e.events.join(','), formatTime(e.createdAt), formatTime(e.rotatedAt, 'never')]),
+            opts.account === undefined
+              ? noneYet('otpd webhooks add --url https://example.com/otpd-events')
+              : noneYet(`otpd webhooks add --url https://example.com/otpd-events --account ${opts.account}`, `for account '${opts.account}'`),
           )
         },
         { readOnly: true },

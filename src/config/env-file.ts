@@ -5,6 +5,7 @@
  * single or double quotes (double quotes allow \" and \\); `-` reads stdin.
  */
 import { readFileSync } from 'node:fs'
+import { accessMessage, isAccessError } from '../lib/fs-errors.ts'
 
 export function parseEnvFile(text: string, file = 'env file'): Record<string, string> {
   const out: Record<string, string> = {}
@@ -27,6 +28,7 @@ export function readEnvFile(file: string): Record<string, string> {
   try {
     text = readFileSync(file === '-' ? 0 : file, 'utf8')
   } catch (err) {
+    if (isAccessError(err) && file !== '-') throw new Error(accessMessage('read the env file', file, err, 'to read it'))
     throw new Error(`cannot read env file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`)
   }
   return parseEnvFile(text, file === '-' ? 'the env file on stdin' : file)

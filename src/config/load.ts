@@ -10,16 +10,18 @@
  * owns) are passed in by the caller as `checks`: config depends on nothing.
  */
 import { existsSync, readFileSync } from 'node:fs'
-import { resolve } from 'node:path'
+import { dirname, isAbsolute, resolve } from 'node:path'
 import type { TSchema } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { parse as parseToml, TomlError } from 'smol-toml'
 import { checkDatabase } from './database.ts'
 import { readEnvFile } from './env-file.ts'
-import { unknownEnvWarnings } from './env-names.ts'
+import { accessMessage, isAccessError } from '../lib/fs-errors.ts'
+import { didYouMean } from '../lib/nearest-name.ts'
+import { settingKeys, unknownEnvWarnings } from './env-names.ts'
 import { checkListeners } from './listen.ts'
 import { checkPublicUrl } from './public-url.ts'
-import { Config } from './schema.ts'
+import { Config, DatabaseConfig } from './schema.ts'
 import { checkTls } from './tls.ts'
 
 export { parseListen } from './listen.ts'
@@ -27,6 +29,9 @@ export { parseListen } from './listen.ts'
 export type Env = Record<string, string | undefined>
 
 export class ConfigError extends Error {
+  /** Not problems, but worth saying before them (OTPD_ variables that set nothing): the loader adds them. */
+  warnings: string[] = []
+
   constructor(
     readonly problems: string[],
     readonly source: string,
@@ -67,9 +72,10 @@ export interface LoadOptions {
 
 type Json = Record<string, unknown>
 
+/** The config file to read, as an absolute path (messages and the start line name it so), or null for built-in defaults. */
 export function findConfigFile(opts: { file?: string; env: Env; search?: readonly string[] }): string | null {
-  if (opts.file) return opts.file
-  if (opts.env.OTPD_CONFIG) return opts.env.OTPD_CONFIG
+  if (opts.file) return resolve(opts.file)
+  if (opts.env.OTPD_CONFIG) return resolve(opts.env.OTPD_CONFIG)
   for (const candidate of opts.search ?? CONFIG_SEARCH) {
     const path = resolve(candidate)
     if (existsSync(path)) return path
@@ -86,6 +92,7 @@ export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
     try {
       text = readFileSync(file, 'utf8')
     } catch (err) {
+      if (isAccessError(err)) throw new ConfigError([accessMessage('read the config file', file, err, 'to read it')], file)
       throw new ConfigError([`cannot read config file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`], file)
     }
     try {
@@ -95,11 +102,44 @@ export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
       const what = (err as Error).message.split('\n')[0]!.replace(/^Invalid TOML document: /, '')
       throw new ConfigError([`${file} is not valid TOML${at}: ${what}`], file)
     }
+    resolveFilePaths(raw, dirname(file))
   }
   const overlaid = overlayEnv(raw, env)
   const source = (file ?? 'built-in defaults') + (overlaid.length ? ` + environment (${overlaid.join(', ')})` : '')
-  const config = resolveConfig(raw, source, env, opts.checks)
-  return { config, source, file, env, warnings: unknownEnvWarnings(env, raw) }
+  const warnings = unknownEnvWarnings(env, raw)
+  try {
+    return { config: resolveConfig(raw, source, env, opts.checks), source, file, env, warnings }
+  } catch (err) {
+    if (err instanceof ConfigError) err.warnings = warnings
+    throw err
+  }
+}
+
+/** The settings that name a file; `database.path` also has a default, resolved like a written value when a file is read. */
+export const PATH_SETTINGS = ['database.path', 'server.secret_file', 'server.tls.cert', 'server.tls.key'] as const
+
+/**
+ * A relative path written in a config file (or the default `database.path`
+ * of a config file that sets none) is read from the file's directory, so a
+ * command finds the server's database wherever it is run from. Environment
+ * variables and built-in defaults without a file keep the current directory,
+ * as a shell would. `:memory:` is no path.
+ */
+function resolveFilePaths(raw: Json, dir: string): void {
+  if (raw.database === undefined) raw.database = {}
+  const db = raw.database
+  if (typeof db === 'object' && db !== null && !Array.isArray(db) && (db as Json).path === undefined) {
+    ;(db as Json).path = (DatabaseConfig.properties.path as TSchema).default
+  }
+  for (const key of PATH_SETTINGS) {
+    const parts = key.split('.')
+    let node: unknown = raw
+    for (const part of parts.slice(0, -1)) node = typeof node === 'object' && node !== null ? (node as Json)[part] : undefined
+    if (typeof node !== 'object' || node === null || Array.isArray(node)) continue
+    const leaf = parts.at(-1)!
+    const value = (node as Json)[leaf]
+    if (typeof value === 'string' && value !== '' && value !== ':memory:' && !isAbsolute(value)) (node as Json)[leaf] = resolve(dir, value)
+  }
 }
 
 /** OTPD_LIMITS__RECIPIENT_PER_MINUTE=5 -> limits.recipient_per_minute = 5 (a number where the schema wants one). */
@@ -145,7 +185,7 @@ export function resolveConfig(raw: Json, source = 'built-in defaults', env: Env 
     if (seen.has(key)) continue // a union reports once per variant; one sentence per key is enough
     seen.add(key)
     if (e.message === 'Unexpected property') {
-      problems.push(`${key} is not a known setting`)
+      problems.push(`${key} is not a known setting${didYouMean(key, settingKeys(true))}`)
       continue
     }
     // Never echo a value that may be a secret.

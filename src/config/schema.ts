@@ -92,7 +92,10 @@ export const FraudConfig = T.Object(
   {
     mode: T.Union([T.Literal('enforce'), T.Literal('monitor'), T.Literal('off')], { default: 'enforce' }),
     /** ISO 3166-1 alpha-2 codes (`ZZ`: numbers of no known country), or `*` for all. */
-    allowed_countries: T.Array(T.String({ pattern: '^([A-Z]{2}|\\*)$' }), { minItems: 1, default: ['*'] }),
+    allowed_countries: T.Array(T.String({ pattern: '^([A-Z]{2}|\\*)$', description: "a country code in capitals such as GB or US, or '*'" }), {
+      minItems: 1,
+      default: ['*'],
+    }),
     ip_per_hour: count(10),
     new_country_per_hour: count(10),
     conversion_grace_seconds: T.Integer({ minimum: 0, maximum: 86_400, default: 600 }),

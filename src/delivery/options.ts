@@ -5,6 +5,7 @@
  * variable a `*_env` key names and are never echoed.
  */
 import { readFileSync } from 'node:fs'
+import { didYouMean } from '../lib/nearest-name.ts'
 
 export type Env = Record<string, string | undefined>
 
@@ -132,7 +133,13 @@ export class ProviderOptions {
   /** Keys of the table no getter asked for. Call after reading everything. */
   unknownKeys(type: string): void {
     for (const k of Object.keys(this.raw)) {
-      if (!this.read.has(k)) this.problem(`${this.key(k)} is not a setting of a '${type}' provider`)
+      if (!this.read.has(k))
+        this.problem(
+          `${this.key(k)} is not a setting of a '${type}' provider${didYouMean(
+            this.key(k),
+            [...this.read].map((r) => this.key(r)),
+          )}`,
+        )
     }
   }
 }

@@ -4,6 +4,7 @@
  * nothing configured uses the `log` provider.
  */
 import type { Config } from '../config/schema.ts'
+import type { Logger } from '../lib/logger.ts'
 import { CHANNELS, type Channel } from '../otp/types.ts'
 import { emailLookOf, type EmailLook } from './email-html.ts'
 import { LogProvider } from './log-provider.ts'
@@ -19,8 +20,8 @@ import { readWebhook, webhookReceiptReader, WebhookProvider, type WebhookSetting
 /** What providers may need from outside their own table. */
 export interface ProviderContext {
   env: Env
-  /** Where `log` providers print; stdout when absent. */
-  logWrite?: (line: string) => void
+  /** Where `log` providers write their lines (the server's log); a JSON logger on stdout when absent. */
+  logger?: Logger
   /** Milliseconds since the epoch (e-mail Date, webhook signature time, Vonage JWT); Date.now when absent. */
   now?: () => number
   /** `server.public_url`: when set, providers that can ask their vendor for delivery receipts do (delivery/receipts.ts). */
@@ -62,7 +63,7 @@ const TYPES: Record<string, ProviderType<unknown>> = {
     create: (name, s, _ctx, now, receipts) => new WebhookProvider(name, s, now, receipts),
     receipts: (s, now) => webhookReceiptReader(s, now),
   }),
-  log: type({ channels: CHANNELS, read: () => undefined, create: (name, _s, ctx) => new LogProvider(name, ctx.logWrite) }),
+  log: type({ channels: CHANNELS, read: () => undefined, create: (name, _s, ctx) => new LogProvider(name, ctx.logger) }),
   noop: type({ channels: CHANNELS, read: () => undefined, create: (name) => new NoopProvider(name) }),
 }
 
@@ -82,9 +83,20 @@ function usedBy(config: Config, name: string): Channel[] {
   return CHANNELS.filter((c) => config.channels[c]?.includes(name))
 }
 
+/**
+ * Every problem of the provider tables and channel lists, in one run: a
+ * section that failed the schema elsewhere (a channel list holding a number,
+ * a provider that is not a table) still has its other entries checked, so an
+ * operator never fixes problems in rounds. Entries the schema refused are
+ * skipped here (it named them already).
+ */
 export function checkProviders(config: Config, env: Env): string[] {
   const problems: string[] = []
-  for (const [name, opts] of Object.entries(config.providers)) {
+  const providers: Record<string, unknown> = isTable(config.providers) ? config.providers : {}
+  const channels: Record<string, unknown> = isTable(config.channels) ? config.channels : {}
+  const namesOf = (channel: Channel): unknown[] => (Array.isArray(channels[channel]) ? (channels[channel] as unknown[]) : [])
+  for (const [name, opts] of Object.entries(providers)) {
+    if (!isTable(opts)) continue
     const t = typeNamed(opts.type)
     if (!t) {
       problems.push(
@@ -95,28 +107,36 @@ export function checkProviders(config: Config, env: Env): string[] {
       continue
     }
     const o = new ProviderOptions(name, opts, env)
-    t.read(o, usedBy(config, name), config.server.public_url !== undefined)
+    const used = CHANNELS.filter((c) => namesOf(c).includes(name))
+    t.read(o, used, config.server?.public_url !== undefined)
     o.unknownKeys(String(opts.type))
     problems.push(...o.problems)
   }
   for (const channel of CHANNELS) {
-    const names = config.channels[channel] ?? []
+    const names = namesOf(channel)
     for (const [i, name] of names.entries()) {
+      if (typeof name !== 'string' || name === '') continue
       if (names.indexOf(name) !== i) {
         problems.push(`channels.${channel} names provider '${name}' twice`)
         continue
       }
-      if (!Object.hasOwn(config.providers, name)) {
+      if (!Object.hasOwn(providers, name)) {
         problems.push(`channels.${channel} names provider '${name}', which is not defined`)
         continue
       }
-      const typeName = String(config.providers[name]!.type)
+      const entry = providers[name]
+      if (!isTable(entry)) continue
+      const typeName = String(entry.type)
       const t = typeNamed(typeName)
       if (t && !t.channels.includes(channel))
         problems.push(`channels.${channel} names provider '${name}', a '${typeName}' provider, which cannot deliver ${channel}`)
     }
   }
   return problems
+}
+
+function isTable(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
 
 /** Providers per channel, in failover order. Assumes checkProviders found nothing. */
@@ -136,7 +156,7 @@ export function buildProviders(config: Config, given: ProviderContext): Record<C
     }
     return p
   }
-  const fallback = new LogProvider('log', ctx.logWrite)
+  const fallback = new LogProvider('log', ctx.logger)
   const out = {} as Record<Channel, Provider[]>
   for (const channel of CHANNELS) {
     const names = config.channels[channel]

@@ -55,8 +55,14 @@ export function errorSchema(messages: Message[], retry = false): Json {
   const patterns = messages.filter((m): m is TSchema => typeof m !== 'string').map((m) => plain(m))
   const exact = literals.length > 0 ? [{ type: 'string', enum: literals }] : []
   const error = exact.length + patterns.length === 1 ? [...exact, ...patterns][0] : { anyOf: [...exact, ...patterns] }
-  const narrow: Json = { type: 'object', properties: { error } }
-  if (retry) narrow.required = ['retry_after']
+  const properties: Json = { error }
+  const narrow: Json = { type: 'object', properties }
+  if (retry) {
+    // Listed under properties too, not only under required: generators (openapi-typescript) type a
+    // required key they find no schema for as optional, and a client must see a required integer.
+    properties.retry_after = { type: 'integer', minimum: 1, description: 'Seconds to wait, as the Retry-After header' }
+    narrow.required = ['retry_after']
+  }
   return { allOf: [ref('ErrorResponse'), narrow] }
 }
 

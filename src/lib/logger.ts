@@ -158,6 +158,7 @@ export function stdoutLines(out: (chunk: string) => void = streamWriter(process.
     out(chunk)
   }
   process.on('exit', flush)
+  pendingFlushes.add(flush)
   return (line: string) => {
     pending += line + '\n'
     if (pending.length >= 64 * 1024) return flush()
@@ -167,6 +168,17 @@ export function stdoutLines(out: (chunk: string) => void = streamWriter(process.
       timer.unref()
     }
   }
+}
+
+const pendingFlushes = new Set<() => void>()
+
+/**
+ * Writes every batched line now. A caller about to write straight to a stream
+ * (the CLI's one-line error before exit) calls it first, so a warning logged
+ * before the failure is also printed before it, not after.
+ */
+export function flushLogs(): void {
+  for (const flush of pendingFlushes) flush()
 }
 
 /** Lines to stderr, batched like stdoutLines. */

@@ -92,6 +92,15 @@ export class FraudAdmin {
     })
   }
 
+  /** Every account's own guard settings (null countries: the config's), by name: `otpd accounts list` shows them. */
+  accounts(): Promise<AccountFraudView[]> {
+    return this.storage.read(async (r) => {
+      const out: AccountFraudView[] = []
+      for (const a of await r.admin.listAccounts()) out.push({ name: a.name, ...(await r.fraud.accountSettings(a.id)) })
+      return out
+    })
+  }
+
   /** Active blocks, and sends, approvals and conversion by country over 24 h; every account without `account`. */
   status(account?: string): Promise<FraudStatus> {
     const now = this.clock.now()

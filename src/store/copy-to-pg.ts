@@ -31,6 +31,7 @@ import type { Config } from '../config/schema.ts'
 import { openClient } from './pg/client.ts'
 import { applyMigrations } from './pg/migrate.ts'
 import { openDatabase } from './sqlite/db.ts'
+import { checkNotInUse } from './sqlite/guards.ts'
 
 /** Refused before anything was written; the message is the one line the CLI prints. */
 export class CopyRefusedError extends Error {}
@@ -202,6 +203,7 @@ export async function copyDatabaseToPostgres(
   if (passwordEnv !== undefined && !env[passwordEnv]) throw new Error(`--password-env names ${passwordEnv}, which is not set`)
   const path = config.database.path
   if (path === ':memory:' || !existsSync(path)) throw new Error(`no database at ${resolve(path)} (pass the SQLite deployment's --config)`)
+  checkNotInUse(resolve(path), 'run otpd db copy again')
   const conn = pgConnection({ ...config.database, url: to, password_env: passwordEnv }, env)
   const source = openDatabase({ path, synchronous: config.database.synchronous, busyTimeoutMs: config.database.busy_timeout_ms })
   const sql = openClient(conn, { poolSize: 1, lockTimeoutMs: config.database.busy_timeout_ms })

@@ -4,8 +4,9 @@
  * (store/sqlite/engine.ts). The only place that tells the engines apart;
  * what the CLI must know before opening one is asked here too.
  */
-import { existsSync } from 'node:fs'
+import { statSync } from 'node:fs'
 import { resolve } from 'node:path'
+import { accessMessage, isAccessError } from '../lib/fs-errors.ts'
 import { pgConnection } from '../config/database.ts'
 import type { Config } from '../config/schema.ts'
 import type { Engine } from './engine.ts'
@@ -20,6 +21,8 @@ export interface OpenEngineOptions {
   onFatal: (err: Error) => void
   /** Each write's end: null when it committed, else its failure (readiness follows them, store/write-health.ts). */
   onWriteResult?: (err: unknown) => void
+  /** SQLite: the file did not exist and this open created it (new and empty); its absolute path. */
+  onCreate?: (path: string) => void
 }
 
 export async function openEngine(config: Config, opts: OpenEngineOptions): Promise<Engine> {
@@ -27,7 +30,8 @@ export async function openEngine(config: Config, opts: OpenEngineOptions): Promi
   const database = config.database
   const secret = configuredSecret(config.server, env)
   if (database.url === undefined) {
-    return new SqliteEngine({
+    const created = missingDatabaseFile(config)
+    const engine = new SqliteEngine({
       path: database.path,
       synchronous: database.synchronous,
       busyTimeoutMs: database.busy_timeout_ms,
@@ -35,6 +39,8 @@ export async function openEngine(config: Config, opts: OpenEngineOptions): Promi
       onFatal: opts.onFatal,
       onWriteResult: opts.onWriteResult,
     })
+    if (created !== undefined) opts.onCreate?.(created)
+    return engine
   }
   // The config check refuses a URL without a secret; this holds for configs built in code too.
   if (secret === undefined)
@@ -55,7 +61,16 @@ export async function openEngine(config: Config, opts: OpenEngineOptions): Promi
  */
 export function missingDatabaseFile(config: Config): string | undefined {
   const { url, path } = config.database
-  return url === undefined && path !== ':memory:' && !existsSync(path) ? resolve(path) : undefined
+  if (url !== undefined || path === ':memory:') return undefined
+  try {
+    statSync(path)
+    return undefined
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return resolve(path)
+    // A directory above it that this user cannot enter is not a missing database: said as what it is.
+    if (isAccessError(err)) throw new Error(accessMessage('reach the database', path, err, 'to enter every directory above it, and to read and write it'))
+    throw err
+  }
 }
 
 /** Throws, before anything is opened, when the engine the config names cannot make a backup (the message says how instead). */

@@ -8,6 +8,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { chmodSync, closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs'
 import { dirname, join } from 'node:path'
+import { accessMessage, isAccessError } from '../lib/fs-errors.ts'
 
 export const SECRET_FILE = 'otpd.secret'
 
@@ -48,6 +49,7 @@ export function readSecretFile(path: string): Uint8Array {
   try {
     text = readFileSync(path, 'utf8')
   } catch (err) {
+    if (isAccessError(err)) throw new Error(accessMessage('read the server secret file', path, err, 'to read it'))
     throw new Error(`cannot read the server secret file ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`)
   }
   const hex = text.trim()
@@ -63,7 +65,14 @@ export function loadSecret(configured: string | Uint8Array | undefined, database
   mkdirSync(dirname(path), { recursive: true })
   if (!existsSync(path)) createSecretFile(path)
   if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600)
-  const hex = readFileSync(path, 'utf8').trim()
+  let hex: string
+  try {
+    hex = readFileSync(path, 'utf8').trim()
+  } catch (err) {
+    // Usually a secret made by a command run as root, beside a database the service owns.
+    if (isAccessError(err)) throw new Error(accessMessage('read the server secret', path, err, 'to read and write it, like the database beside it'))
+    throw err
+  }
   if (!/^[0-9a-f]{64}$/.test(hex)) throw new Error(`${path} is not a valid otpd secret (expected 64 hex characters)`)
   return Buffer.from(hex, 'hex')
 }

@@ -7,6 +7,7 @@
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { cleanUpAfterEach, cliEnv, queryDatabase, startServer, type CliEnv } from '../kit/cli.ts'
 import { harnessPerTest, type Harness } from '../kit/harness.ts'
+import { LOG_FLUSH_MS } from '../../src/lib/logger.ts'
 
 // The cross-process tests start `otpd` processes.
 setDefaultTimeout(60_000)
@@ -133,10 +134,14 @@ describe('two otpd serve processes on one database', () => {
     const sends = await Promise.all(Array.from({ length: 40 }, (_, i) => post(both[i % 2]!, '/api/v1/send', key, body, 'cross')))
     const sent = expectOneRan(sends, 200, true)
     const id = sent.json.verification_id as string
-    // The log provider prints each delivery once, in the process that made it.
-    const deliveries = (a.output() + b.output()).split('\n').filter((l) => l.includes('[otpd log provider]'))
+    // The log provider prints each delivery once, in the process that made it
+    // (a log line, written within LOG_FLUSH_MS of the send: wait that long for a second one too).
+    const deliveryLines = () => (a.output() + b.output()).split('\n').filter((l) => l.includes('[otpd log provider]'))
+    for (let waited = 0; deliveryLines().length === 0 && waited < 2_000; waited += 10) await Bun.sleep(10)
+    await Bun.sleep(LOG_FLUSH_MS * 5)
+    const deliveries = deliveryLines()
     expect(deliveries).toHaveLength(1)
-    expect(deliveries[0]).toContain(`verification=${id}`)
+    expect(JSON.parse(deliveries[0]!)).toMatchObject({ level: 'info', verification_id: id })
     expect(env.json('credits', 'balance').balance).toBe(99)
     expect((await query(env, "SELECT count(*) AS n FROM credit_ledger WHERE kind = 'debit'"))[0]!.n).toBe(1)
     for (const url of both) {

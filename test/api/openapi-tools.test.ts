@@ -128,6 +128,18 @@ export const ok: SendBody[] = [
 export const fax: SendBody = { channel: 'fax', recipient: '+14155550123' }
 // @ts-expect-error: recipient is required
 export const noRecipient: SendBody = { channel: 'voice' }
+
+// The narrowed 429 bodies: retry_after is a required number (send, and the per-key limit on verify).
+type Send429 = paths['/api/v1/send']['post']['responses']['429']['content']['application/json']
+type Verify429 = paths['/api/v1/verify']['post']['responses']['429']['content']['application/json']
+type VerifyKeyLimited = Extract<Verify429, { error: unknown }>
+type RequiredKeys<T> = { [K in keyof T]-?: {} extends Pick<T, K> ? never : K }[keyof T]
+export const sendRetryRequired: 'retry_after' extends RequiredKeys<Send429> ? true : false = true
+export const verifyRetryRequired: 'retry_after' extends RequiredKeys<VerifyKeyLimited> ? true : false = true
+export const sendRetry = (b: Send429): number => b.retry_after
+export const verifyRetry = (b: VerifyKeyLimited): number => b.retry_after
+// @ts-expect-error: retry_after is a number
+export const sendRetryText: Send429['retry_after'] = '30'
 `
 
 /** Generates api.d.ts from the served document and writes the client beside it (once). */

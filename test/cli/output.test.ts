@@ -123,33 +123,44 @@ describe('keys list', () => {
     expect(env.json('keys', 'revoke', k.prefix)).toEqual({ ...listed, status: 'revoked' })
   })
 
-  test('with no keys it prints the headings alone', () => {
+  test('with no keys it says so and names the command that makes one; --json is []', () => {
     env = cliEnv()
-    expect(env.run('keys', 'list').stdout).toBe('ID  PREFIX  NAME  ACCOUNT  STATUS  CREATED  LAST USED\n')
+    expect(env.run('keys', 'list').stdout).toBe('none yet: otpd keys create --name NAME\n')
     expect(env.json('keys', 'list')).toEqual([])
   })
 })
 
 describe('accounts list and credits history', () => {
-  test('accounts list: aligned, balances right-aligned; --json with ISO times', () => {
+  test("accounts list: aligned, balances right-aligned, with each account's guard settings; --json with ISO times", () => {
     env = cliEnv()
     env.run('accounts', 'create', 'a-long-account-name')
     env.run('accounts', 'set', 'a-long-account-name', '--code-length', '8')
+    env.run('accounts', 'set', 'a-long-account-name', '--countries', 'US,CA', '--daily-credit-limit', '500', '--test-recipients', 'off')
     env.run('credits', 'add', '12345', '--account', 'a-long-account-name')
-    const rows = readTable(env.run('accounts', 'list').stdout, ['NAME', 'BALANCE', 'CODE LENGTH', 'CREATED'], ['BALANCE'])
-    expect(rows.map((a) => [a.NAME, a.BALANCE, a['CODE LENGTH']])).toEqual([
-      ['default', '0', '6 (default)'],
-      ['a-long-account-name', '12345', '8'],
+    const rows = readTable(
+      env.run('accounts', 'list').stdout,
+      ['NAME', 'BALANCE', 'CODE LENGTH', 'COUNTRIES', 'DAILY CREDIT LIMIT', 'TEST RECIPIENTS', 'CREATED'],
+      ['BALANCE'],
+    )
+    expect(rows.map((a) => [a.NAME, a.BALANCE, a['CODE LENGTH'], a.COUNTRIES, a['DAILY CREDIT LIMIT'], a['TEST RECIPIENTS']])).toEqual([
+      ['default', '0', '6 (default)', '* (default)', 'none', 'on'],
+      ['a-long-account-name', '12345', '8', 'US,CA', '500', 'off'],
     ])
     // The default account comes with the database; its creation time is not recorded.
     expect(rows.map((a) => a.CREATED)).toEqual(['-', expect.stringMatching(READABLE)])
     const json = env.json('accounts', 'list')
     expect(json[0].created_at).toBeNull()
-    expect(json.map((a: any) => Object.keys(a))).toEqual([
-      ['name', 'balance', 'code_length', 'created_at'],
-      ['name', 'balance', 'code_length', 'created_at'],
-    ])
-    expect(json[1]).toMatchObject({ name: 'a-long-account-name', balance: 12345, code_length: 8 })
+    const keys = ['name', 'balance', 'code_length', 'countries', 'daily_credit_limit', 'test_recipients', 'created_at']
+    expect(json.map((a: any) => Object.keys(a))).toEqual([keys, keys])
+    expect(json[0]).toMatchObject({ name: 'default', countries: ['*'], daily_credit_limit: null, test_recipients: true })
+    expect(json[1]).toMatchObject({
+      name: 'a-long-account-name',
+      balance: 12345,
+      code_length: 8,
+      countries: ['US', 'CA'],
+      daily_credit_limit: 500,
+      test_recipients: false,
+    })
     expect(json[1].created_at).toMatch(ISO)
   })
 

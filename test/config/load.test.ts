@@ -36,9 +36,11 @@ test('no file and no environment gives the documented defaults', () => {
   expect(config.delivery.timeout_ms).toBe(10_000)
 })
 
-test('the example config file is valid and equals the defaults', () => {
-  const fromExample = loadConfig({ file: join(import.meta.dir, '..', '..', 'otp.config.example.toml'), env: {} }).config
-  expect(fromExample).toEqual(loadConfig({ env: {} }).config)
+test('the example config file is valid and equals the defaults (its relative database.path read from its directory)', () => {
+  const root = join(import.meta.dir, '..', '..')
+  const fromExample = loadConfig({ file: join(root, 'otp.config.example.toml'), env: {} }).config
+  const defaults = loadConfig({ env: {} }).config
+  expect(fromExample).toEqual({ ...defaults, database: { ...defaults.database, path: join(root, 'data', 'otpd.db') } })
 })
 
 test('the file comes from --config, else OTPD_CONFIG', () => {

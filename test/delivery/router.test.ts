@@ -1,11 +1,12 @@
 /** The channel router (ordered failover within one time budget) and the log provider. */
 import { expect, test } from 'bun:test'
 import { resolveConfig } from '../../src/config/load.ts'
-import { LogProvider } from '../../src/delivery/log-provider.ts'
+import { LOG_PROVIDER_MSG, LogProvider } from '../../src/delivery/log-provider.ts'
 import { RecipientRejectedError, type Provider } from '../../src/delivery/provider.ts'
 import { buildProviders, logOnlyChannels } from '../../src/delivery/registry.ts'
 import { ChannelRouter, DeliveryFailedError } from '../../src/delivery/router.ts'
-import { createMemoryLogger } from '../../src/lib/logger.ts'
+import { createLogger, createMemoryLogger } from '../../src/lib/logger.ts'
+import { maskRecipient } from '../../src/lib/mask.ts'
 import type { OutboundMessage } from '../../src/otp/types.ts'
 
 const message: OutboundMessage = {
@@ -95,19 +96,42 @@ test('with nothing configured every channel uses the log provider', () => {
   expect(named.email.map((p) => p.name)).toEqual(['log'])
 })
 
-test('configured and fallback log providers both print through the given writer', async () => {
-  const lines: string[] = []
-  const built = buildProviders(resolveConfig({ providers: { dev: { type: 'log' } }, channels: { sms: ['dev'] } }), { env: {}, logWrite: (l) => lines.push(l) })
+test('configured and fallback log providers both write to the given logger', async () => {
+  const logger = createMemoryLogger()
+  const built = buildProviders(resolveConfig({ providers: { dev: { type: 'log' } }, channels: { sms: ['dev'] } }), { env: {}, logger })
   await built.sms[0]!.send(message, new AbortController().signal)
   await built.voice[0]!.send({ ...message, channel: 'voice' }, new AbortController().signal)
-  expect(lines.map((l) => l.slice(0, 28))).toEqual(['[otpd log provider] sms to +', '[otpd log provider] voice to'])
+  expect(logger.lines.map((l) => JSON.parse(l)).map((l) => [l.msg, l.provider, l.channel])).toEqual([
+    [LOG_PROVIDER_MSG, 'dev', 'sms'],
+    [LOG_PROVIDER_MSG, 'log', 'voice'],
+  ])
 })
 
-test('the log provider prints the whole message, code included (its one job)', async () => {
+test('the log provider writes one structured line: the whole message, code included (its one job), the recipient masked', async () => {
   const lines: string[] = []
-  await new LogProvider('log', (l) => lines.push(l)).send({ ...message, channel: 'email', recipient: 'a@b.io' }, new AbortController().signal)
+  const logger = createLogger({ write: (l) => lines.push(l), now: () => Date.UTC(2026, 0, 1) })
+  await new LogProvider('log', logger).send({ ...message, channel: 'email', recipient: 'ab12cd@b.io' }, new AbortController().signal)
+  expect(lines.map((l) => JSON.parse(l))).toEqual([
+    {
+      time: '2026-01-01T00:00:00.000Z',
+      level: 'info',
+      msg: '[otpd log provider] message printed, not delivered',
+      provider: 'log',
+      channel: 'email',
+      recipient: 'a****d@b.io',
+      verification_id: message.verificationId,
+      subject: 'Your Verification Code',
+      text: 'Your verification code is: 424242',
+    },
+  ])
+})
+
+test('in text mode the line is text like every other line, never a JSON line or a raw message', async () => {
+  const lines: string[] = []
+  const logger = createLogger({ format: 'text', write: (l) => lines.push(l), now: () => Date.UTC(2026, 0, 1) })
+  await new LogProvider('dev', logger).send(message, new AbortController().signal)
   expect(lines).toEqual([
-    `[otpd log provider] email to a@b.io subject="Your Verification Code" verification=${message.verificationId}: "Your verification code is: 424242"`,
+    `2026-01-01T00:00:00.000Z INFO  [otpd log provider] message printed, not delivered provider=dev channel=sms recipient=${maskRecipient(message.recipient)} verification_id=${message.verificationId} text=Your verification code is: 424242`,
   ])
 })
 

@@ -102,7 +102,6 @@ test('the level comes from the logger: at info, successful probes are not writte
   const server = await buildServer(config, {
     clock,
     logger: createLogger({ level: config.logging.level, write: (l) => lines.push(l) }),
-    logWrite: () => {},
   })
   try {
     await server.http.handle(new Request('http://localhost/healthz'))

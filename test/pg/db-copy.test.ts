@@ -181,6 +181,26 @@ describe.skipIf(!ON_PG)('otpd db copy', () => {
     }
   })
 
+  test('a SQLite database a running server holds is refused before anything is written; once it stops, the copy runs', async () => {
+    const lite = makeEnv('dbcopy-held', TOML)
+    envs.push(lite)
+    json(lite, 'keys', 'create')
+    const server = await startServer(lite)
+    servers.push(server)
+    const url = await freshDatabase('dbcopy_held')
+    const held = cli(lite, 'db', 'copy', '--to', url)
+    expect([held.code, held.stderr]).toEqual([
+      1,
+      `otpd: error: ${lite.dbPath} is open in another process (a running otpd serve, or a command still at work): stop otpd first (systemctl stop otpd), then run otpd db copy again\n`,
+    ])
+    const tables = async () =>
+      pgSnapshot(url, async (sql) => Number((await sql.unsafe("SELECT count(*) AS n FROM information_schema.tables WHERE table_schema = 'public'"))[0].n))
+    expect(await tables()).toBe(0)
+    await stopNodes([server])
+    expect(json(lite, 'db', 'copy', '--to', url).checked).toBe(true)
+    expect(await tables()).toBeGreaterThan(0)
+  })
+
   test('refusals: a config already on PostgreSQL, a bad URL, a database that is not ours', async () => {
     const lite = makeEnv('dbcopy-refuse', TOML)
     envs.push(lite)

@@ -13,6 +13,7 @@ import { join } from 'node:path'
 import type { Verification } from '../../src/otp/types.ts'
 import { openDatabase, openReader, type Db } from '../../src/store/sqlite/db.ts'
 import { SqliteStorage } from '../../src/store/sqlite/storage.ts'
+import { sweep } from '../../src/store/sqlite/sweep.ts'
 
 const dirs: string[] = []
 const dbs: Db[] = []
@@ -228,4 +229,33 @@ test('an event id names its row, and an event from before such ids is still foun
   // The next event follows the row another connection wrote.
   await a.write((r) => r.events.add({ type: 'verification.approved', accountId, at: 3_000, verification: v, status: 'approved', extra: {} }))
   expect(rows(path, 'SELECT seq FROM events ORDER BY seq')).toEqual([{ seq: made!.seq }, { seq: 7 }, { seq: 8 }])
+})
+
+test('the retention sweep removes an old event together with its legacy id, and legacy ids whose event an earlier sweep removed', async () => {
+  const { path, accountId } = await setup()
+  const DAY = 86_400_000
+  const c = new Database(path)
+  const event = (seq: number, id: string, at: number) =>
+    c.run(
+      "INSERT INTO events (seq, id, account_id, type, verification_id, verification_seq, sequence, occurred_at, body) VALUES (?1, ?2, ?3, 'send.blocked', NULL, NULL, 0, ?4, '{}')",
+      [seq, id, accountId, at],
+    )
+  const [old, recent, orphan] = [crypto.randomUUID(), crypto.randomUUID(), crypto.randomUUID()]
+  event(7, old, 1_000)
+  // Below the old one (so the old one's legacy id goes with its event, not by being below every event left).
+  event(3, recent, 10 * DAY)
+  for (const [id, seq] of [
+    [old, 7],
+    [recent, 3],
+    [orphan, 2], // its event went in a sweep from before legacy ids were swept with their events
+  ] as const)
+    c.run('INSERT INTO event_legacy_ids (id, seq) VALUES (?1, ?2)', [id, seq])
+  c.close()
+  const db = openDatabase({ path })
+  dbs.push(db)
+  // Retention 7 days, 10 days on: the first event is past it, the second is not.
+  const swept = sweep(db, 10 * DAY + 1_000, 7)
+  expect(swept.events).toBe(1)
+  expect(rows(path, 'SELECT seq FROM events ORDER BY seq')).toEqual([{ seq: 3 }])
+  expect(rows(path, 'SELECT id, seq FROM event_legacy_ids ORDER BY seq')).toEqual([{ id: recent, seq: 3 }])
 })

@@ -16,6 +16,7 @@ import { createHash } from 'node:crypto'
 import { closeSync, mkdirSync, openSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite'
+import { accessMessage, isAccessError } from '../../lib/fs-errors.ts'
 import { checkSchemaNotNewer, checkWritable, namingPath, StoreGuardError } from './guards.ts'
 import { migrationFiles, migrationJournal } from './migrations/index.ts'
 import { schema } from './schema.ts'
@@ -35,7 +36,18 @@ export function openDatabase(opts: OpenOptions): Db {
     try {
       mkdirSync(dir, { recursive: true, mode: 0o700 })
     } catch (err) {
-      throw new StoreGuardError(`cannot create the database directory ${dir}: ${err instanceof Error ? err.message : String(err)}`)
+      // mkdir -p names the level it could not make: otpd needs write access to the directory above that one.
+      const failed = (err as NodeJS.ErrnoException).path ?? dir
+      if (isAccessError(err))
+        throw new StoreGuardError(
+          accessMessage(
+            'create the database directory',
+            failed,
+            err,
+            `write access to ${resolve(dirname(failed))} to create it, or ${resolve(dir)} made for it`,
+          ),
+        )
+      throw new StoreGuardError(`cannot create the database directory ${resolve(dir)}: ${err instanceof Error ? err.message : String(err)}`)
     }
     checkWritable(path)
     createPrivate(path)

@@ -6,6 +6,7 @@
  * and, with synchronous = FULL, the flush that makes a batch durable before
  * it is answered (wal-sync.ts).
  */
+import { resolve } from 'node:path'
 import { Hasher } from '../../lib/secrets.ts'
 import { VerificationIds } from '../../lib/verification-id.ts'
 import type { BackgroundHooks, BackupResult, DatabaseFile, Engine, SweepResult } from '../engine.ts'
@@ -46,7 +47,8 @@ export class SqliteEngine implements Engine {
 
   constructor(private readonly opts: SqliteEngineOptions) {
     const { path, busyTimeoutMs } = opts
-    this.display = path
+    // Absolute, as the start line shows it: a relative path depends on the directory otpd was started in.
+    this.display = path === ':memory:' ? path : resolve(path)
     this.db = openDatabase({ path, synchronous: opts.synchronous, busyTimeoutMs })
     this.hasher = new Hasher(loadGuardedSecret(this.db.$client, opts.secret, path))
     this.reader = openReader(this.db, path)

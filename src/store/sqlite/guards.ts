@@ -14,7 +14,7 @@
  *
  * These are operator errors: the CLI prints the message as its one line.
  */
-import type { Database } from 'bun:sqlite'
+import { Database } from 'bun:sqlite'
 import { accessSync, constants, existsSync } from 'node:fs'
 import { basename, dirname } from 'node:path'
 import { Hasher } from '../../lib/secrets.ts'
@@ -54,6 +54,33 @@ export function checkWritable(path: string): void {
   if (problem) {
     const name = basename(path)
     throw new StoreGuardError(`the database directory ${dir} is not writable (${problem}): otpd must create ${name}-wal and ${name}-shm beside ${name} there`)
+  }
+}
+
+/**
+ * Refuses a database another process has open: a running `otpd serve` (or a
+ * command still at work) would go on writing after a copy or a move took its
+ * snapshot, and those writes would be lost. In WAL mode every open connection
+ * holds a shared lock on the file, so an exclusive lock asked for without
+ * waiting is refused exactly while another connection exists; the lock is
+ * released at once (closing the probe), and a process that died holds none.
+ */
+export function checkNotInUse(path: string, what: string): void {
+  const probe = namingPath(path, () => new Database(path, { readwrite: true, create: false }))
+  try {
+    probe.run('PRAGMA busy_timeout = 0')
+    probe.run('PRAGMA locking_mode = EXCLUSIVE')
+    probe.run('BEGIN EXCLUSIVE')
+    probe.run('ROLLBACK')
+  } catch (err) {
+    if (/locked|busy/i.test(err instanceof Error ? err.message : String(err))) {
+      throw new StoreGuardError(
+        `${path} is open in another process (a running otpd serve, or a command still at work): stop otpd first (systemctl stop otpd), then ${what}`,
+      )
+    }
+    throw new StoreGuardError(`cannot open the database ${path}: ${err instanceof Error ? err.message : String(err)}`)
+  } finally {
+    probe.close()
   }
 }
 

@@ -46,22 +46,30 @@ export function sweep(db: Db, now: number, retentionDays: number, maxRows = -1, 
 
 /**
  * Events go with the same retention as verifications, once none of their
- * deliveries is still pending (a replay makes one pending again). Events are
- * numbered in time order, so the oldest come first.
+ * deliveries is still pending (a replay makes one pending again), together
+ * with their deliveries and their legacy id (event_legacy_ids, SQLite only).
+ * Events are numbered in time order, so the oldest come first.
  */
 function sweepEvents(c: Db['$client'], before: number, maxRows: number): number {
-  const seqs = c
-    .query<{ seq: number }, [number, number]>(
-      `SELECT seq FROM events e WHERE occurred_at < ?1
+  const doomed = c
+    .query<{ seq: number; id: string }, [number, number]>(
+      `SELECT seq, id FROM events e WHERE occurred_at < ?1
          AND NOT EXISTS (SELECT 1 FROM event_deliveries d WHERE d.event_seq = e.seq AND d.status = 'pending')
        ORDER BY seq LIMIT ?2`,
     )
     .all(before, maxRows)
   const dropDeliveries = c.prepare<unknown, [number]>('DELETE FROM event_deliveries WHERE event_seq = ?1')
+  // A legacy event kept its id in events.id (migration 0009): deleted by that key, which is indexed.
+  const dropLegacyId = c.prepare<unknown, [string]>('DELETE FROM event_legacy_ids WHERE id = ?1')
   const dropEvent = c.prepare<unknown, [number]>('DELETE FROM events WHERE seq = ?1')
-  for (const { seq } of seqs) {
+  for (const { seq, id } of doomed) {
     dropDeliveries.run(seq)
+    dropLegacyId.run(id)
     dropEvent.run(seq)
   }
-  return seqs.length
+  // Legacy ids of events swept before they went together, once no event that
+  // old is left (as for verification_legacy_ids). The table only shrinks:
+  // migration 0009 filled it once, with the events then within retention.
+  c.run('DELETE FROM event_legacy_ids WHERE seq < coalesce((SELECT min(seq) FROM events), 9223372036854775807)')
+  return doomed.length
 }
