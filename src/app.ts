@@ -275,7 +275,8 @@ export async function buildServer(config: Config, opts: ServerOptions = {}): Pro
     consolePages({ ...consoleDeps, reads: pageReads(consoleReads.deps, storage), now: () => clock.now() }),
   ]
   if (opts.background) engine.startBackground({ logger, onFlush: (ms) => metrics.walFlush(ms) })
-  const stopRollup = opts.background ? startRollup(consoleReads.rollup, logger) : async () => {}
+  // The rollups serve the console alone: with it off they cost nothing (docs/console.md#performance).
+  const stopRollup = opts.background && consoleOn ? startRollup(consoleReads.rollup, logger) : async () => {}
   return {
     ...core,
     close: () => {

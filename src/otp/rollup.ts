@@ -43,6 +43,13 @@ export const MINUTES_KEPT_MS = 3 * HOUR
 /** Refusal rows (per minute) are kept this long: the 30 d period reads them. */
 export const REFUSALS_KEPT_MS = 35 * DAY
 
+/**
+ * Rows read per source and run. Each run recounts the hours its rows touch, so
+ * under a heavy load a larger batch means far fewer recounts of the same busy
+ * hour (measured with scripts/bench: see docs/console.md#performance).
+ */
+export const DEFAULT_BATCH = 50_000
+
 export interface RollupDeps {
   storage: Storage
   clock: Clock
@@ -103,7 +110,7 @@ export class Rollup {
   private readonly batch: number
 
   constructor(private readonly d: RollupDeps) {
-    this.batch = d.batch ?? 5000
+    this.batch = d.batch ?? DEFAULT_BATCH
   }
 
   /** Runs until every source is caught up; returns how many rollup rows were written. */
@@ -113,6 +120,8 @@ export class Rollup {
       const r = await this.runOnce()
       written += r.written
       if (!r.more) return written
+      // Requests go first between two batches.
+      await new Promise((resolve) => setTimeout(resolve, 0))
     }
   }
 
