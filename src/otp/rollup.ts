@@ -8,10 +8,11 @@
  * How: three tables grow with every change that moves a count: a new
  * verification (its row), an event (delivered, approved, failed...) and a
  * refund (the ledger). The rollup follows each by its row number from a
- * cursor, in bounded batches, and recounts whole hours: the hours of the
- * verifications those rows concern are counted again from the verifications
- * themselves (verifications_created), and only the rows that differ are
- * written. A recount is idempotent, so seeing a change twice costs time,
+ * cursor, in bounded batches, and recounts what those rows concern from the
+ * verifications themselves (verifications_created): in the last hours, only
+ * the minutes of those verifications (an hour is then the sum of its minute
+ * rows, so a busy hour is not scanned again on every run); an older hour
+ * whole. Only the rows that differ are written. A recount is idempotent, so seeing a change twice costs time,
  * never exactness; `send.blocked` events are counted once each, in the
  * transaction that moves the cursor past them.
  *
@@ -186,40 +187,78 @@ export class Rollup {
         for (const g of gaps) if (foundSeqs.has(g.seq) || g.seenAt < now - GAP_HOLD_MS) doneGaps[s].push(g.seq)
       }
 
-      // The hours whose counts may have changed: each verification's creation hour.
-      const hours = new Set<number>()
+      // What may have changed: each verification's creation minute; a whole hour when a row names no verification found.
+      const minutes = new Map<number, Set<number>>()
+      const wholeHours = new Set<number>()
+      const touch = (at: number) => {
+        const h = floor(at, HOUR)
+        const m = minutes.get(h)
+        if (m) m.add(floor(at, MINUTE))
+        else minutes.set(h, new Set([floor(at, MINUTE)]))
+      }
       const byVerification = new Map<number, SourceRow[]>()
       const refusals: RefusalRow[] = []
       for (const row of seen) {
         const refusal = refusalOf(row)
         if (refusal) refusals.push(refusal)
-        if (row.kind === 'verification') hours.add(floor(row.at, HOUR))
+        if (row.kind === 'verification') touch(row.at)
         else if (row.verificationId !== null && row.kind !== 'grant' && row.kind !== 'debit') {
           const seq = d.seqOf(row.verificationId)
-          if (seq === null) hours.add(floor(row.at, HOUR))
-          else byVerification.set(seq, [...(byVerification.get(seq) ?? []), row])
+          if (seq === null) wholeHours.add(floor(row.at, HOUR))
+          else {
+            const rows = byVerification.get(seq)
+            if (rows) rows.push(row)
+            else byVerification.set(seq, [row])
+          }
         }
       }
       const created = await r.rollups.createdAt([...byVerification.keys()])
       for (const [seq, rows] of byVerification) {
         const v = created.get(seq)
-        for (const row of rows) hours.add(v !== undefined && v.id === row.verificationId ? floor(v.createdAt, HOUR) : floor(row.at, HOUR))
+        for (const row of rows) {
+          if (v !== undefined && v.id === row.verificationId) touch(v.createdAt)
+          else wholeHours.add(floor(row.at, HOUR))
+        }
       }
+      const hours = new Set([...minutes.keys(), ...wholeHours])
 
       const oldest = now - d.retentionDays() * DAY
+      // Hours from here on keep all of their minute rows (the older ones are dropped by the hour).
+      const minutesKeptFrom = floor(now - MINUTES_KEPT_MS, HOUR)
       const save: RollupRow[] = []
       const gone: RollupRow[] = []
       const coarse = new Map<string, { span: Span; at: number; fresh: Map<number, RollupRow[]> }>()
       for (const h of [...hours].sort((a, b) => a - b)) {
         if (h < oldest) continue
-        const withMinutes = h + HOUR > now - MINUTES_KEPT_MS
-        const counted = await r.rollups.recount(h, h + HOUR, withMinutes ? SPAN.minute : SPAN.hour)
-        const hourRows = sumInto(counted, SPAN.hour, () => h)
-        const changes = [diff(await r.rollups.rows(SPAN.hour, h, h + HOUR, null), hourRows)]
-        if (withMinutes) changes.push(diff(await r.rollups.rows(SPAN.minute, h, h + HOUR, null), counted))
-        for (const c of changes) {
+        let hourRows: RollupRow[]
+        const touched = minutes.get(h)
+        if (!wholeHours.has(h) && touched !== undefined && h >= minutesKeptFrom) {
+          // Only the minutes that changed are recounted (a busy hour is not scanned again and again);
+          // the hour is the sum of its minute rows, the stored ones with those just recounted in their place.
+          const fresh = new Map<number, RollupRow[]>()
+          for (const m of [...touched].sort((a, b) => a - b)) {
+            const counted = await r.rollups.recount(m, m + MINUTE, SPAN.minute)
+            const c = diff(await r.rollups.rows(SPAN.minute, m, m + MINUTE, null), counted)
+            save.push(...c.save)
+            gone.push(...c.gone)
+            fresh.set(m, counted)
+          }
+          const minuteRows = (await r.rollups.rows(SPAN.minute, h, h + HOUR, null)).filter((x) => !fresh.has(x.at))
+          for (const rows of fresh.values()) minuteRows.push(...rows)
+          hourRows = sumInto(minuteRows, SPAN.hour, () => h)
+          const c = diff(await r.rollups.rows(SPAN.hour, h, h + HOUR, null), hourRows)
           save.push(...c.save)
           gone.push(...c.gone)
+        } else {
+          const withMinutes = h + HOUR > now - MINUTES_KEPT_MS
+          const counted = await r.rollups.recount(h, h + HOUR, withMinutes ? SPAN.minute : SPAN.hour)
+          hourRows = sumInto(counted, SPAN.hour, () => h)
+          const changes = [diff(await r.rollups.rows(SPAN.hour, h, h + HOUR, null), hourRows)]
+          if (withMinutes) changes.push(diff(await r.rollups.rows(SPAN.minute, h, h + HOUR, null), counted))
+          for (const c of changes) {
+            save.push(...c.save)
+            gone.push(...c.gone)
+          }
         }
         for (const span of COARSE) {
           const at = floor(h, span)

@@ -46,6 +46,40 @@ test('bounded batches reach the exact counts, in minute, hour and day rows', asy
   expect([await sends(SPAN.minute), await sends(SPAN.hour), await sends(SPAN.day)]).toEqual([8, 8, 8])
 })
 
+test('a recent hour: only the minutes that changed are recounted, and the hour stays the sum of its minutes; an older hour is recounted whole', async () => {
+  const clock = new ManualClock(T0 + 50 * 60_000)
+  const key = await defaultKey(storage())
+  const minuteSends = async (m: number) =>
+    (await storage().read((r) => r.stats.rollups(SPAN.minute, T0 + m * 60_000, T0 + (m + 1) * 60_000, null))).reduce((n, x) => n + x.sends, 0)
+  // Three sends in minute 1, two in minute 7, one in minute 30, each seen by its own run.
+  for (const [seq, m] of [
+    [1, 1],
+    [2, 1],
+    [3, 1],
+    [4, 7],
+    [5, 7],
+    [6, 30],
+  ] as const) {
+    await insertAt(seq, key, T0 + m * 60_000 + 500)
+    await rollupAt(clock).catchUp()
+  }
+  expect([await minuteSends(1), await minuteSends(7), await minuteSends(30)]).toEqual([3, 2, 1])
+  expect([await sends(SPAN.minute), await sends(SPAN.hour), await sends(SPAN.day)]).toEqual([6, 6, 6])
+  // The stored hour equals a recount of the hour from the verifications themselves.
+  const [stored, recounted] = await storage().read(async (r) => [
+    await r.stats.rollups(SPAN.hour, T0, T0 + HOUR, null),
+    await r.rollups.recount(T0, T0 + HOUR, SPAN.hour),
+  ])
+  const shape = (rows: { at: number; channel: string; country: string; provider: string; sends: number; accepted: number }[]) =>
+    rows.map((x) => [x.at, x.channel, x.country, x.provider, x.sends, x.accepted].join('|')).sort()
+  expect(shape(stored)).toEqual(shape(recounted))
+  // Hours later: a send in an hour whose minutes are no longer kept is counted into its hour, recounted whole.
+  clock.set(T0 + 5 * HOUR)
+  await insertAt(7, key, T0 + 40 * 60_000)
+  await rollupAt(clock).catchUp()
+  expect(await sends(SPAN.hour)).toBe(7)
+})
+
 test('a number passed while absent is counted when it appears; one never seen is forgotten after a while', async () => {
   const clock = new ManualClock(T0 + 5 * 60_000)
   const key = await defaultKey(storage())
