@@ -37,12 +37,14 @@ const RULES: [kind: string, pattern: RegExp][] = [
 ]
 
 const SOURCE_EXCERPT = /^ *[0-9]+ \| /
+/** Bun's time at the end of a test's line (`(pass) … [1234.55ms]`): a number the words before it do not own. */
+const TEST_TIME = / \[[0-9]+(?:\.[0-9]+)?m?s\]$/
 
 export function scan(text: string): Finding[] {
   const findings: Finding[] = []
   text.split('\n').forEach((line, i) => {
     if (SOURCE_EXCERPT.test(line)) return
-    let redacted = line
+    let redacted = line.replace(TEST_TIME, '')
     const kinds: string[] = []
     for (const [kind, pattern] of RULES) {
       const next = redacted.replace(pattern, `[REDACTED:${kind}]`)

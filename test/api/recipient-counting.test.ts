@@ -108,7 +108,7 @@ describe('what is shown and stored', () => {
 })
 
 describe('test recipients are exact addresses', () => {
-  test('in any letter case they are test recipients: no credit, no delivery, the fixed test code', async () => {
+  test('in any letter case they are test recipients: the fixed test code, no credit, no delivery', async () => {
     const h = await start()
     for (const recipient of ['SUCCESS@otpd.test', 'Success@OTPD.TEST']) {
       const r = await h.send({ channel: 'email', recipient })
