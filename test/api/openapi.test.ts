@@ -5,7 +5,7 @@
  * schema the served document gives for its path, method and status.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { check } from '../kit/json-schema.ts'
+import { check, resolveRef } from '../kit/json-schema.ts'
 import { webhookSignature } from '../../src/delivery/webhook-provider.ts'
 import { closeDatabaseUnder, createHarness, TEST, type Harness } from '../kit/harness.ts'
 
@@ -36,17 +36,7 @@ async function keyLimited(path: string, body: Record<string, unknown> | undefine
   }
 }
 
-/** Follows a `$ref` inside the document. */
-function resolve(node: Record<string, any>): Record<string, any> {
-  return node.$ref
-    ? resolve(
-        (node.$ref as string)
-          .slice(2)
-          .split('/')
-          .reduce((n: any, p: string) => n?.[p], doc),
-      )
-    : node
-}
+const resolve = (node: Record<string, any>) => resolveRef(doc, node)
 
 function responseFor(path: string, method: string, status: number): Record<string, any> {
   const op = doc.paths[path]?.[method]

@@ -5,7 +5,7 @@
  * and status, and carry X-Request-Id.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { check } from '../kit/json-schema.ts'
+import { check, resolveRef } from '../kit/json-schema.ts'
 import { type ConsoleHarness, consoleHarness, OPERATOR, PASSWORD } from '../kit/console.ts'
 
 let h: ConsoleHarness
@@ -16,16 +16,7 @@ beforeAll(async () => {
 })
 afterAll(() => h?.close())
 
-function resolve(node: Record<string, any>): Record<string, any> {
-  return node.$ref
-    ? resolve(
-        (node.$ref as string)
-          .slice(2)
-          .split('/')
-          .reduce((n: any, p: string) => n?.[p], doc),
-      )
-    : node
-}
+const resolve = (node: Record<string, any>) => resolveRef(doc, node)
 
 const seen = new Set<string>()
 

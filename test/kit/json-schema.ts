@@ -94,3 +94,16 @@ export function check(schema: Schema, value: unknown, root: Schema, path = ''): 
   if (schema.oneOf && schema.oneOf.filter((s: Schema) => check(s, value, root, path).length === 0).length !== 1) fail('does not match exactly one of oneOf')
   return out
 }
+
+/** Follows a local `$ref` (`#/components/...`) inside `doc`, as often as it takes. */
+export function resolveRef(doc: Record<string, any>, node: Record<string, any>): Record<string, any> {
+  return node.$ref
+    ? resolveRef(
+        doc,
+        (node.$ref as string)
+          .slice(2)
+          .split('/')
+          .reduce((n: any, p: string) => n?.[p], doc),
+      )
+    : node
+}
