@@ -62,6 +62,8 @@ export interface FraudVerdict {
 export const HASH_PURPOSE_PREFIX = 'fraud-prefix'
 /** Bytes of the prefix's HMAC kept as its counting key: 128 bits, as a recipient's. */
 const PREFIX_KEY_BYTES = 16
+/** Prefix keys kept in memory (prefixKey); the whole set is dropped when full. */
+const PREFIX_KEYS_CACHED = 4096
 
 export interface SendFacts {
   accountId: number
@@ -108,6 +110,9 @@ export function blockDuration(level: number): number {
 }
 
 export class FraudGuard {
+  /** `account:prefix` -> its key: the same HMAC every time, so computed once per busy range. */
+  private readonly prefixKeys = new Map<string, string>()
+
   constructor(
     /** Replaced by a config reload (app-reload.ts). */
     public settings: FraudSettings,
@@ -126,7 +131,15 @@ export class FraudGuard {
    */
   prefixKey(accountId: number, dest: { country: string; prefix: string }): string {
     if (dest.prefix === dest.country) return dest.country
-    return this.hasher.digest(HASH_PURPOSE_PREFIX, `${accountId}:${dest.prefix}`).subarray(0, PREFIX_KEY_BYTES).toString('base64url')
+    const clear = `${accountId}:${dest.prefix}`
+    let key = this.prefixKeys.get(clear)
+    if (key === undefined) {
+      key = this.hasher.digest(HASH_PURPOSE_PREFIX, clear).subarray(0, PREFIX_KEY_BYTES).toString('base64url')
+      // A prefix covers 10,000 numbers, so a busy range is keyed once, not on every send; in memory only.
+      if (this.prefixKeys.size >= PREFIX_KEYS_CACHED) this.prefixKeys.clear()
+      this.prefixKeys.set(clear, key)
+    }
+    return key
   }
 
   /** Inside the send's write transaction, after validation and the test-recipient short-circuit. */
