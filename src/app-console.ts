@@ -17,7 +17,7 @@ import { ConsoleStats } from './otp/console-stats.ts'
 import type { FraudSettings } from './otp/fraud.ts'
 import { Rollup } from './otp/rollup.ts'
 import { CHANNELS, type Channel } from './otp/types.ts'
-import type { Engine } from './store/engine.ts'
+import type { Engine, OffThreadPlanner } from './store/engine.ts'
 
 /** How often `serve` brings the rollups up to date: the console's figures are at most this much behind (plus one run). */
 export const ROLLUP_INTERVAL_MS = 10_000
@@ -73,17 +73,31 @@ export function consoleReadsOf(s: ConsoleReadSources): { deps: ConsoleReadDeps; 
   }
 }
 
-/** Runs the rollup every `intervalMs` until stopped (a failed run is logged, and the next one tries again). */
-export function startRollup(rollup: Rollup, logger: Logger, intervalMs = ROLLUP_INTERVAL_MS): () => Promise<void> {
+/**
+ * A run of the rollup takes at most this share of one core: after a run of
+ * `t` ms the next waits at least `t / share - t` (the figures then lag more
+ * under a heavy load, and the requests keep the machine: docs/console.md#performance).
+ */
+export const ROLLUP_CPU_SHARE = 0.1
+
+/**
+ * Runs the rollup every `intervalMs` (or later: ROLLUP_CPU_SHARE) until
+ * stopped; a failed run is logged, and the next one tries again. With a
+ * `planner` (store/engine.ts startRollupPlanner) its reads run on that thread.
+ */
+export function startRollup(rollup: Rollup, logger: Logger, planner: OffThreadPlanner | null = null, intervalMs = ROLLUP_INTERVAL_MS): () => Promise<void> {
   let stopped = false
   let running: Promise<unknown> = Promise.resolve()
   let timer: ReturnType<typeof setTimeout> | undefined
+  rollup.planWith(planner?.plan ?? null)
   const tick = () => {
+    const started = performance.now()
     running = rollup
       .catchUp()
       .catch((err: unknown) => logger.warn('console rollup failed; it runs again', { error: err instanceof Error ? err.message : String(err) }))
       .finally(() => {
-        if (!stopped) timer = setTimeout(tick, intervalMs)
+        const took = performance.now() - started
+        if (!stopped) timer = setTimeout(tick, Math.max(intervalMs, took / ROLLUP_CPU_SHARE - took))
       })
   }
   timer = setTimeout(tick, 0)
@@ -91,5 +105,7 @@ export function startRollup(rollup: Rollup, logger: Logger, intervalMs = ROLLUP_
     stopped = true
     clearTimeout(timer)
     await running
+    rollup.planWith(null)
+    await planner?.stop()
   }
 }

@@ -276,7 +276,8 @@ export async function buildServer(config: Config, opts: ServerOptions = {}): Pro
   ]
   if (opts.background) engine.startBackground({ logger, onFlush: (ms) => metrics.walFlush(ms) })
   // The rollups serve the console alone: with it off they cost nothing (docs/console.md#performance).
-  const stopRollup = opts.background && consoleOn ? startRollup(consoleReads.rollup, logger) : async () => {}
+  // Its reads on a thread of their own where the engine has one (store/engine.ts startRollupPlanner).
+  const stopRollup = opts.background && consoleOn ? startRollup(consoleReads.rollup, logger, engine.startRollupPlanner()) : async () => {}
   return {
     ...core,
     close: () => {

@@ -62,6 +62,19 @@ export interface RollupDeps {
   batch?: number
 }
 
+/** What one batch reads (planBatch's options). */
+export interface PlanOptions {
+  now: number
+  batch: number
+  retentionDays: number
+}
+
+/** One batch's reads, made elsewhere (a worker thread with its own connection: store/sqlite/rollup-planner.ts). */
+export type RollupPlanner = (o: PlanOptions) => Promise<RollupPlan>
+
+/** What one batch writes: the cursor it moves, the rows that differ, and the rest (planBatch). */
+export type RollupPlan = Awaited<ReturnType<typeof planBatch>>
+
 interface Cursor {
   verifications: number
   events: number
@@ -109,9 +122,15 @@ function refusalOf(row: SourceRow): RefusalRow | null {
 
 export class Rollup {
   private readonly batch: number
+  private planner: RollupPlanner | null = null
 
   constructor(private readonly d: RollupDeps) {
     this.batch = d.batch ?? DEFAULT_BATCH
+  }
+
+  /** Plans each batch with `planner` (null: on this thread, through the storage's reads). */
+  planWith(planner: RollupPlanner | null): void {
+    this.planner = planner
   }
 
   /** Runs until every source is caught up; returns how many rollup rows were written. */
@@ -152,173 +171,181 @@ export class Rollup {
     return { written: plan.save.length + plan.gone.length, more: plan.more }
   }
 
-  private plan() {
+  private plan(): Promise<RollupPlan> {
     const { d } = this
-    const now = d.clock.now()
-    return d.storage.read(async (r) => {
-      const prev = await r.rollups.cursor()
-      const cur: Cursor = prev === null ? { verifications: 0, events: 0, ledger: 0, at: 0 } : (JSON.parse(prev) as Cursor)
-      const next: Cursor = { ...cur, at: now }
-      const seen: SourceRow[] = []
-      const newGaps = { verifications: [], events: [], ledger: [] } as Record<RollupSource, number[]>
-      const doneGaps = { verifications: [], events: [], ledger: [] } as Record<RollupSource, number[]>
-      let more = false
-      for (const s of SOURCES) {
-        let after = cur[s]
-        const rows = await r.rollups.sourceRows(s, after, this.batch)
-        // Numbers given again from 1 (SQLite, once the sweep emptied the table): start over.
-        if (rows.length === 0 && after > 0 && (await r.rollups.sourceEnd(s)) < after) after = 0
-        for (const row of rows) {
-          if (row.seq - after > 1 && row.seq - after <= MAX_GAPS && row.at > now - GAP_HOLD_MS) {
-            for (let g = after + 1; g < row.seq; g++) newGaps[s].push(g)
-          }
-          after = row.seq
-        }
-        next[s] = after
-        more ||= rows.length === this.batch
-        seen.push(...rows)
-        const gaps = await r.rollups.gaps(s)
-        const found = await r.rollups.sourceRowsAt(
-          s,
-          gaps.map((g) => g.seq),
-        )
-        seen.push(...found)
-        const foundSeqs = new Set(found.map((f) => f.seq))
-        for (const g of gaps) if (foundSeqs.has(g.seq) || g.seenAt < now - GAP_HOLD_MS) doneGaps[s].push(g.seq)
-      }
+    const o = { now: d.clock.now(), batch: this.batch, retentionDays: d.retentionDays() }
+    return this.planner ? this.planner(o) : d.storage.read((r) => planBatch(r, o, d.seqOf))
+  }
+}
 
-      // What may have changed: each verification's creation minute; a whole hour when a row names no verification found.
-      const minutes = new Map<number, Set<number>>()
-      const wholeHours = new Set<number>()
-      const touch = (at: number) => {
-        const h = floor(at, HOUR)
-        const m = minutes.get(h)
-        if (m) m.add(floor(at, MINUTE))
-        else minutes.set(h, new Set([floor(at, MINUTE)]))
+/**
+ * One batch's reads, in one read transaction (a snapshot): the sources past
+ * the cursor, the recounts of what they touch, and what differs from the
+ * stored rows. Written by Rollup.runOnce only if the cursor has not moved.
+ */
+export async function planBatch(r: Pick<Repos, 'rollups'>, o: PlanOptions, seqOf: (id: string) => number | null) {
+  const { now, batch } = o
+  const prev = await r.rollups.cursor()
+  const cur: Cursor = prev === null ? { verifications: 0, events: 0, ledger: 0, at: 0 } : (JSON.parse(prev) as Cursor)
+  const next: Cursor = { ...cur, at: now }
+  const seen: SourceRow[] = []
+  const newGaps = { verifications: [], events: [], ledger: [] } as Record<RollupSource, number[]>
+  const doneGaps = { verifications: [], events: [], ledger: [] } as Record<RollupSource, number[]>
+  let more = false
+  for (const s of SOURCES) {
+    let after = cur[s]
+    const rows = await r.rollups.sourceRows(s, after, batch)
+    // Numbers given again from 1 (SQLite, once the sweep emptied the table): start over.
+    if (rows.length === 0 && after > 0 && (await r.rollups.sourceEnd(s)) < after) after = 0
+    for (const row of rows) {
+      if (row.seq - after > 1 && row.seq - after <= MAX_GAPS && row.at > now - GAP_HOLD_MS) {
+        for (let g = after + 1; g < row.seq; g++) newGaps[s].push(g)
       }
-      const byVerification = new Map<number, SourceRow[]>()
-      const refusals: RefusalRow[] = []
-      for (const row of seen) {
-        const refusal = refusalOf(row)
-        if (refusal) refusals.push(refusal)
-        if (row.kind === 'verification') touch(row.at)
-        else if (row.verificationId !== null && row.kind !== 'grant' && row.kind !== 'debit') {
-          const seq = d.seqOf(row.verificationId)
-          if (seq === null) wholeHours.add(floor(row.at, HOUR))
-          else {
-            const rows = byVerification.get(seq)
-            if (rows) rows.push(row)
-            else byVerification.set(seq, [row])
-          }
-        }
-      }
-      const created = await r.rollups.createdAt([...byVerification.keys()])
-      for (const [seq, rows] of byVerification) {
-        const v = created.get(seq)
-        for (const row of rows) {
-          if (v !== undefined && v.id === row.verificationId) touch(v.createdAt)
-          else wholeHours.add(floor(row.at, HOUR))
-        }
-      }
-      const hours = new Set([...minutes.keys(), ...wholeHours])
+      after = row.seq
+    }
+    next[s] = after
+    more ||= rows.length === batch
+    seen.push(...rows)
+    const gaps = await r.rollups.gaps(s)
+    const found = await r.rollups.sourceRowsAt(
+      s,
+      gaps.map((g) => g.seq),
+    )
+    seen.push(...found)
+    const foundSeqs = new Set(found.map((f) => f.seq))
+    for (const g of gaps) if (foundSeqs.has(g.seq) || g.seenAt < now - GAP_HOLD_MS) doneGaps[s].push(g.seq)
+  }
 
-      const oldest = now - d.retentionDays() * DAY
-      // Hours from here on keep all of their minute rows (the older ones are dropped by the hour).
-      const minutesKeptFrom = floor(now - MINUTES_KEPT_MS, HOUR)
-      const save: RollupRow[] = []
-      const gone: RollupRow[] = []
-      const coarse = new Map<string, { span: Span; at: number; fresh: Map<number, RollupRow[]> }>()
-      for (const h of [...hours].sort((a, b) => a - b)) {
-        if (h < oldest) continue
-        let hourRows: RollupRow[]
-        const touched = minutes.get(h)
-        if (!wholeHours.has(h) && touched !== undefined && h >= minutesKeptFrom) {
-          // Only the minutes that changed are recounted (a busy hour is not scanned again and again);
-          // the hour is the sum of its minute rows, the stored ones with those just recounted in their place.
-          const fresh = new Map<number, RollupRow[]>()
-          for (const m of [...touched].sort((a, b) => a - b)) {
-            const counted = await r.rollups.recount(m, m + MINUTE, SPAN.minute)
-            const c = diff(await r.rollups.rows(SPAN.minute, m, m + MINUTE, null), counted)
-            save.push(...c.save)
-            gone.push(...c.gone)
-            fresh.set(m, counted)
-          }
-          const minuteRows = (await r.rollups.rows(SPAN.minute, h, h + HOUR, null)).filter((x) => !fresh.has(x.at))
-          for (const rows of fresh.values()) minuteRows.push(...rows)
-          hourRows = sumInto(minuteRows, SPAN.hour, () => h)
-          const c = diff(await r.rollups.rows(SPAN.hour, h, h + HOUR, null), hourRows)
-          save.push(...c.save)
-          gone.push(...c.gone)
-        } else {
-          const withMinutes = h + HOUR > now - MINUTES_KEPT_MS
-          const counted = await r.rollups.recount(h, h + HOUR, withMinutes ? SPAN.minute : SPAN.hour)
-          hourRows = sumInto(counted, SPAN.hour, () => h)
-          const changes = [diff(await r.rollups.rows(SPAN.hour, h, h + HOUR, null), hourRows)]
-          if (withMinutes) changes.push(diff(await r.rollups.rows(SPAN.minute, h, h + HOUR, null), counted))
-          for (const c of changes) {
-            save.push(...c.save)
-            gone.push(...c.gone)
-          }
-        }
-        for (const span of COARSE) {
-          const at = floor(h, span)
-          const k = `${span}|${at}`
-          if (!coarse.has(k)) coarse.set(k, { span, at, fresh: new Map() })
-          coarse.get(k)!.fresh.set(h, hourRows)
-        }
+  // What may have changed: each verification's creation minute; a whole hour when a row names no verification found.
+  const minutes = new Map<number, Set<number>>()
+  const wholeHours = new Set<number>()
+  const touch = (at: number) => {
+    const h = floor(at, HOUR)
+    const m = minutes.get(h)
+    if (m) m.add(floor(at, MINUTE))
+    else minutes.set(h, new Set([floor(at, MINUTE)]))
+  }
+  const byVerification = new Map<number, SourceRow[]>()
+  const refusals: RefusalRow[] = []
+  for (const row of seen) {
+    const refusal = refusalOf(row)
+    if (refusal) refusals.push(refusal)
+    if (row.kind === 'verification') touch(row.at)
+    else if (row.verificationId !== null && row.kind !== 'grant' && row.kind !== 'debit') {
+      const seq = seqOf(row.verificationId)
+      if (seq === null) wholeHours.add(floor(row.at, HOUR))
+      else {
+        const rows = byVerification.get(seq)
+        if (rows) rows.push(row)
+        else byVerification.set(seq, [row])
       }
-      // A quarter day or a day is the sum of its hours: the stored ones, with those just recounted in their place.
-      for (const { span, at, fresh } of coarse.values()) {
-        const hourRows = (await r.rollups.rows(SPAN.hour, at, at + span, null)).filter((x) => !fresh.has(x.at))
-        for (const rows of fresh.values()) hourRows.push(...rows)
-        const c = diff(
-          await r.rollups.rows(span, at, at + span, null),
-          sumInto(hourRows, span, () => at),
-        )
+    }
+  }
+  const created = await r.rollups.createdAt([...byVerification.keys()])
+  for (const [seq, rows] of byVerification) {
+    const v = created.get(seq)
+    for (const row of rows) {
+      if (v !== undefined && v.id === row.verificationId) touch(v.createdAt)
+      else wholeHours.add(floor(row.at, HOUR))
+    }
+  }
+  const hours = new Set([...minutes.keys(), ...wholeHours])
+
+  const oldest = now - o.retentionDays * DAY
+  // Hours from here on keep all of their minute rows (the older ones are dropped by the hour).
+  const minutesKeptFrom = floor(now - MINUTES_KEPT_MS, HOUR)
+  const save: RollupRow[] = []
+  const gone: RollupRow[] = []
+  const coarse = new Map<string, { span: Span; at: number; fresh: Map<number, RollupRow[]> }>()
+  for (const h of [...hours].sort((a, b) => a - b)) {
+    if (h < oldest) continue
+    let hourRows: RollupRow[]
+    const touched = minutes.get(h)
+    if (!wholeHours.has(h) && touched !== undefined && h >= minutesKeptFrom) {
+      // Only the minutes that changed are recounted (a busy hour is not scanned again and again);
+      // the hour is the sum of its minute rows, the stored ones with those just recounted in their place.
+      const fresh = new Map<number, RollupRow[]>()
+      for (const m of [...touched].sort((a, b) => a - b)) {
+        const counted = await r.rollups.recount(m, m + MINUTE, SPAN.minute)
+        const c = diff(await r.rollups.rows(SPAN.minute, m, m + MINUTE, null), counted)
+        save.push(...c.save)
+        gone.push(...c.gone)
+        fresh.set(m, counted)
+      }
+      const minuteRows = (await r.rollups.rows(SPAN.minute, h, h + HOUR, null)).filter((x) => !fresh.has(x.at))
+      for (const rows of fresh.values()) minuteRows.push(...rows)
+      hourRows = sumInto(minuteRows, SPAN.hour, () => h)
+      const c = diff(await r.rollups.rows(SPAN.hour, h, h + HOUR, null), hourRows)
+      save.push(...c.save)
+      gone.push(...c.gone)
+    } else {
+      const withMinutes = h + HOUR > now - MINUTES_KEPT_MS
+      const counted = await r.rollups.recount(h, h + HOUR, withMinutes ? SPAN.minute : SPAN.hour)
+      hourRows = sumInto(counted, SPAN.hour, () => h)
+      const changes = [diff(await r.rollups.rows(SPAN.hour, h, h + HOUR, null), hourRows)]
+      if (withMinutes) changes.push(diff(await r.rollups.rows(SPAN.minute, h, h + HOUR, null), counted))
+      for (const c of changes) {
         save.push(...c.save)
         gone.push(...c.gone)
       }
-      const prefixes = await this.prefixPlan(r, cur, now, hours)
-      next.prefixFrom = prefixes.from
-      return { now, prev, next, save, gone, refusals, newGaps, doneGaps, more, prefixHours: prefixes.hours, prefixDeltas: prefixes.deltas }
-    })
+    }
+    for (const span of COARSE) {
+      const at = floor(h, span)
+      const k = `${span}|${at}`
+      if (!coarse.has(k)) coarse.set(k, { span, at, fresh: new Map() })
+      coarse.get(k)!.fresh.set(h, hourRows)
+    }
   }
+  // A quarter day or a day is the sum of its hours: the stored ones, with those just recounted in their place.
+  for (const { span, at, fresh } of coarse.values()) {
+    const hourRows = (await r.rollups.rows(SPAN.hour, at, at + span, null)).filter((x) => !fresh.has(x.at))
+    for (const rows of fresh.values()) hourRows.push(...rows)
+    const c = diff(
+      await r.rollups.rows(span, at, at + span, null),
+      sumInto(hourRows, span, () => at),
+    )
+    save.push(...c.save)
+    gone.push(...c.gone)
+  }
+  const prefixes = await prefixPlan(r, cur, now, hours)
+  next.prefixFrom = prefixes.from
+  return { now, prev, next, save, gone, refusals, newGaps, doneGaps, more, prefixHours: prefixes.hours, prefixDeltas: prefixes.deltas }
+}
 
-  /**
-   * The prefix sums over the 24 hours holding `now`: each recounted hour
-   * (from fraud_sends, which keeps 24 h) adds what changed; each hour that
-   * left the window since the last run takes its rows away.
-   */
-  private async prefixPlan(r: Repos, cur: Cursor, now: number, hours: Set<number>) {
-    const from = floor(now, HOUR) - (PREFIX_HOURS - 1) * HOUR
-    const deltas = new Map<string, PrefixRow>()
-    const add = (x: PrefixRow, sign: 1 | -1) => {
-      const k = `${x.accountId}|${x.prefix}`
-      const had = deltas.get(k) ?? { accountId: x.accountId, prefix: x.prefix, sends: 0, approved: 0 }
-      had.sends += sign * x.sends
-      had.approved += sign * x.approved
-      deltas.set(k, had)
-    }
-    const last = cur.prefixFrom ?? from
-    for (let h = last; h < Math.min(from, last + PREFIX_HOURS * HOUR); h += HOUR) for (const x of await r.rollups.prefixHour(h)) add(x, -1)
-    const out: { hour: number; save: PrefixRow[]; gone: PrefixRow[] }[] = []
-    for (const h of hours) {
-      if (h < from || h > now) continue
-      const fresh = await r.rollups.prefixRecount(h, h + HOUR)
-      const stored = new Map((await r.rollups.prefixHour(h)).map((x) => [`${x.accountId}|${x.prefix}`, x]))
-      const save: PrefixRow[] = []
-      for (const x of fresh) {
-        const k = `${x.accountId}|${x.prefix}`
-        const o = stored.get(k)
-        stored.delete(k)
-        if (o && o.sends === x.sends && o.approved === x.approved) continue
-        save.push(x)
-        add(x, 1)
-        if (o) add(o, -1)
-      }
-      for (const o of stored.values()) add(o, -1)
-      out.push({ hour: h, save, gone: [...stored.values()] })
-    }
-    return { from, hours: out, deltas: [...deltas.values()].filter((x) => x.sends !== 0 || x.approved !== 0) }
+/**
+ * The prefix sums over the 24 hours holding `now`: each recounted hour
+ * (from fraud_sends, which keeps 24 h) adds what changed; each hour that
+ * left the window since the last run takes its rows away.
+ */
+async function prefixPlan(r: Pick<Repos, 'rollups'>, cur: Cursor, now: number, hours: Set<number>) {
+  const from = floor(now, HOUR) - (PREFIX_HOURS - 1) * HOUR
+  const deltas = new Map<string, PrefixRow>()
+  const add = (x: PrefixRow, sign: 1 | -1) => {
+    const k = `${x.accountId}|${x.prefix}`
+    const had = deltas.get(k) ?? { accountId: x.accountId, prefix: x.prefix, sends: 0, approved: 0 }
+    had.sends += sign * x.sends
+    had.approved += sign * x.approved
+    deltas.set(k, had)
   }
+  const last = cur.prefixFrom ?? from
+  for (let h = last; h < Math.min(from, last + PREFIX_HOURS * HOUR); h += HOUR) for (const x of await r.rollups.prefixHour(h)) add(x, -1)
+  const out: { hour: number; save: PrefixRow[]; gone: PrefixRow[] }[] = []
+  for (const h of hours) {
+    if (h < from || h > now) continue
+    const fresh = await r.rollups.prefixRecount(h, h + HOUR)
+    const stored = new Map((await r.rollups.prefixHour(h)).map((x) => [`${x.accountId}|${x.prefix}`, x]))
+    const save: PrefixRow[] = []
+    for (const x of fresh) {
+      const k = `${x.accountId}|${x.prefix}`
+      const o = stored.get(k)
+      stored.delete(k)
+      if (o && o.sends === x.sends && o.approved === x.approved) continue
+      save.push(x)
+      add(x, 1)
+      if (o) add(o, -1)
+    }
+    for (const o of stored.values()) add(o, -1)
+    out.push({ hour: h, save, gone: [...stored.values()] })
+  }
+  return { from, hours: out, deltas: [...deltas.values()].filter((x) => x.sends !== 0 || x.approved !== 0) }
 }

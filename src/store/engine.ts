@@ -10,6 +10,7 @@
  * A leaf: it imports types only, so the engines can import it and no import
  * circle forms through it.
  */
+import type { RollupPlanner } from '../otp/rollup.ts'
 import type { Logger } from '../lib/logger.ts'
 import type { Hasher } from '../lib/secrets.ts'
 import type { Storage } from '../otp/ports/index.ts'
@@ -67,6 +68,13 @@ export interface BackupResult {
   bytes: number
 }
 
+/** Plans of the console rollup made on another thread (Engine.startRollupPlanner). */
+export interface OffThreadPlanner {
+  plan: RollupPlanner
+  /** Ends the thread; plans still waiting fail. */
+  stop(): Promise<void>
+}
+
 export interface Engine {
   /** For display only: nothing may branch on it. */
   readonly name: 'sqlite' | 'postgres'
@@ -89,6 +97,13 @@ export interface Engine {
   sizes(): DatabaseFile[]
   /** What the start log warns about, found at open (SQLite: a database file other users may read). */
   readonly warnings: readonly string[]
+  /**
+   * The console rollup's reads on a thread with a connection of their own
+   * (SQLite: store/sqlite/rollup-planner.ts), so that no recount runs on the
+   * request thread; null where reads never hold up the event loop
+   * (PostgreSQL answers over the network) or there is no file (`:memory:`).
+   */
+  startRollupPlanner(): OffThreadPlanner | null
   /** Work that runs beside the requests for as long as the server does (`serve` starts it; nothing on some engines). */
   startBackground(hooks: BackgroundHooks): void
   /** Stops the background work; resolves once it has let go of the database. */

@@ -72,6 +72,7 @@ export async function openPostgres(conn: PgConnection, secret: ConfiguredSecret,
     sizes: () => [],
     warnings: [],
     startBackground: () => {},
+    startRollupPlanner: () => null,
     stopBackground: async () => {},
     backup: async () => {
       throw new Error(PG_BACKUP_REFUSAL)

@@ -9,10 +9,11 @@
 import { resolve } from 'node:path'
 import { Hasher } from '../../lib/secrets.ts'
 import { VerificationIds } from '../../lib/verification-id.ts'
-import type { BackgroundHooks, BackupResult, DatabaseFile, Engine, SweepResult } from '../engine.ts'
+import type { BackgroundHooks, BackupResult, DatabaseFile, Engine, OffThreadPlanner, SweepResult } from '../engine.ts'
 import type { ConfiguredSecret } from '../secret.ts'
 import { backupDatabase } from './backup.ts'
 import { startCheckpointer, type Checkpointer } from './checkpointer.ts'
+import { startRollupPlanner } from './rollup-planner.ts'
 import { migrationsCurrent, openDatabase, openReader, type Db, widerThanPrivate } from './db.ts'
 import { EVENT_ID_PURPOSE } from './event-store.ts'
 import { loadGuardedSecret } from './guards.ts'
@@ -44,13 +45,16 @@ export class SqliteEngine implements Engine {
   private readonly reader: Db
   private checkpointer: Checkpointer | undefined
   private walSync: WalSync | undefined
+  /** For the rollup worker only (startRollupPlanner): it never leaves the process. */
+  private readonly secret: Uint8Array
 
   constructor(private readonly opts: SqliteEngineOptions) {
     const { path, busyTimeoutMs } = opts
     // Absolute, as the start line shows it: a relative path depends on the directory otpd was started in.
     this.display = path === ':memory:' ? path : resolve(path)
     this.db = openDatabase({ path, synchronous: opts.synchronous, busyTimeoutMs })
-    this.hasher = new Hasher(loadGuardedSecret(this.db.$client, opts.secret, path))
+    this.secret = loadGuardedSecret(this.db.$client, opts.secret, path)
+    this.hasher = new Hasher(this.secret)
     this.reader = openReader(this.db, path)
     // After the open: the -wal and -shm files it made have the database file's mode.
     this.warnings = widerThanPrivate(path)
@@ -98,6 +102,11 @@ export class SqliteEngine implements Engine {
     this.walSync = walSync
     this.db.$client.run('PRAGMA synchronous = NORMAL')
     this.storage.settleAfter(() => walSync.sync())
+  }
+
+  startRollupPlanner(): OffThreadPlanner | null {
+    const { path, busyTimeoutMs } = this.opts
+    return path === ':memory:' ? null : startRollupPlanner(path, this.secret, busyTimeoutMs)
   }
 
   async stopBackground(): Promise<void> {

@@ -1,0 +1,50 @@
+/**
+ * The console rollup's reads on a thread of their own (docs/console.md#performance):
+ * on SQLite the engine plans each batch on a worker thread with its own read
+ * connection, and that plan is the one the request thread would have made;
+ * the rollup written from it is exact. PostgreSQL plans in-process (its reads
+ * never hold up the event loop).
+ */
+import { expect, test } from 'bun:test'
+import { VerificationIds } from '../../src/lib/verification-id.ts'
+import { planBatch } from '../../src/otp/rollup.ts'
+import { SPAN } from '../../src/otp/ports/stats.ts'
+import { harnessPerTest } from '../kit/harness.ts'
+
+const start = harnessPerTest({ credits: 100 })
+const postgres = process.env.OTPD_TEST_DATABASE === 'postgres'
+
+test('SQLite plans the rollup on a worker thread: the same plan as on the request thread, and the counts written from it are exact', async () => {
+  const h = await start()
+  const planner = h.server.engine.startRollupPlanner()
+  if (postgres) {
+    expect(planner).toBeNull()
+    return
+  }
+  expect(planner).not.toBeNull()
+  try {
+    const sent: string[] = []
+    for (let i = 0; i < 6; i++) sent.push((await h.send({ channel: 'sms', recipient: `+1415555${String(1000 + i)}` })).json.verification_id)
+    // One approved, one canceled: events beside the rows, so the plan maps ids to row numbers (lib/verification-id.ts) on the worker too.
+    expect((await h.verify({ verification_id: sent[5], code: h.delivery.lastCode() })).status).toBe(200)
+    expect((await h.call(`/api/v1/verifications/${sent[0]}/cancel`, {})).status).toBe(200)
+
+    const ids = new VerificationIds(h.server.hasher)
+    const o = { now: h.clock.now(), batch: 4, retentionDays: 7 }
+    const here = await h.server.storage.read((r) => planBatch(r, o, (id) => ids.seqOf(id)))
+    const there = await planner!.plan(o)
+    expect(there).toEqual(here)
+    expect(there.save.length).toBeGreaterThan(0)
+
+    h.server.rollup.planWith(planner!.plan)
+    await h.server.rollup.catchUp()
+    const hour = await h.server.storage.read((r) => r.stats.rollups(SPAN.hour, h.clock.now() - SPAN.day, h.clock.now() + SPAN.hour, null))
+    expect(hour.reduce((n, x) => n + x.sends, 0)).toBe(6)
+    expect(hour.reduce((n, x) => n + x.approved, 0)).toBe(1)
+  } finally {
+    h.server.rollup.planWith(null)
+    await planner?.stop()
+  }
+  // A stopped worker plans nothing: the rollup's next run fails, is logged, and runs again.
+  await expect(planner!.plan({ now: h.clock.now(), batch: 4, retentionDays: 7 })).rejects.toThrow('the rollup worker stopped')
+})
