@@ -286,11 +286,11 @@ export class SendService {
     const settled = d.storage
       .write(async (r) => {
         const now = d.clock.now()
-        if (await r.verifications.settleDelivery(reserved.seq, 'accepted', provider, now)) {
-          // The row as it is now (a verify may already have used it).
-          const v = await r.verifications.findForKey(reserved.id, reserved.seq, reserved.keyId)
+        // The row as it is now (a verify may already have used it), from the settlement itself.
+        const v = await r.verifications.settleDelivery(reserved.seq, 'accepted', provider, now)
+        if (v) {
           // An SMS's encoding and segments ride on its event (docs/api.md#events).
-          if (v) await emit(r, 'verification.sent', v, now, v.sms ? { provider, encoding: v.sms.encoding, segments: v.sms.segments } : { provider })
+          await emit(r, 'verification.sent', v, now, v.sms ? { provider, encoding: v.sms.encoding, segments: v.sms.segments } : { provider })
         }
         if (idem) await r.idempotency.settle(reserved.seq, null)
       })

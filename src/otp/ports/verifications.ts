@@ -29,10 +29,11 @@ export interface VerificationStore {
   setAttempts(seq: number, failedAttempts: number, lockedUntil: number | null): Promise<void>
   /**
    * Records how a delivery ended. `failed` also takes the verification out of
-   * use (verify answers 404). Only a delivery still `sending` changes: false
-   * when it had already been settled (by recovery, or another node).
+   * use (verify answers 404). Only a delivery still `sending` changes: the
+   * row as it is after the change, or null when it had already been settled
+   * (by recovery, or another node).
    */
-  settleDelivery(seq: number, state: Exclude<DeliveryState, 'sending' | ReceiptState>, provider: string | null, at: number): Promise<boolean>
+  settleDelivery(seq: number, state: Exclude<DeliveryState, 'sending' | ReceiptState>, provider: string | null, at: number): Promise<Verification | null>
   /** The verification row `seq` if it has exactly this id, whatever its key (delivery receipts carry no API key). */
   findById(id: string, seq: number): Promise<Verification | undefined>
   /**

@@ -61,11 +61,17 @@ export class PgVerificationStore implements VerificationStore {
   async setAttempts(seq: number, failedAttempts: number, lockedUntil: number | null): Promise<void> {
     this.tx.exec(SQL.setAttempts, [seq, failedAttempts, lockedUntil])
   }
-  async settleDelivery(seq: number, state: Exclude<DeliveryState, 'sending' | ReceiptState>, provider: string | null, at: number): Promise<boolean> {
+  async settleDelivery(
+    seq: number,
+    state: Exclude<DeliveryState, 'sending' | ReceiptState>,
+    provider: string | null,
+    at: number,
+  ): Promise<Verification | null> {
     // The row's own lock makes the `sending` check exact: a second settlement (another node's recovery) changes nothing.
-    const n = await this.tx.run(SQL.settleDelivery, [seq, state, provider, at])
-    if (n === 1) this.locks.holdsVerification(seq)
-    return n === 1
+    const rows = await this.tx.q<Record<string, unknown>>(SQL.settleDelivery, [seq, state, provider, at])
+    if (rows[0] === undefined) return null
+    this.locks.holdsVerification(seq)
+    return toVerification(rows[0])
   }
   async unsettled(before: number, limit: number): Promise<UnsettledSend[]> {
     return (await this.tx.q(SQL.unsettled, [before, limit])).map(toUnsettled)

@@ -39,7 +39,8 @@ export const VERIFICATION_SQL = {
   // of use (verify answers 404); a canceled one stays canceled.
   settleDelivery: `UPDATE verifications SET delivery = $2, delivery_provider = $3, delivery_updated_at = $4,
       status = CASE WHEN $2 = 'failed' AND status = 'active' THEN 'failed' ELSE status END
-    WHERE seq = $1 AND delivery = 'sending'`,
+    WHERE seq = $1 AND delivery = 'sending'
+    RETURNING ${VERIFICATION_COLUMNS.replaceAll('v.', '')}`,
   // A receipt while the send is still `sending` (it can outrun the send's own
   // record of `accepted`) is recorded, and that later record then changes
   // nothing, since it only moves a delivery that is `sending`. So is one for

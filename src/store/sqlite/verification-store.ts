@@ -64,8 +64,14 @@ export class SqliteVerificationStore implements VerificationStore {
   async recordReceipt(seq: number, state: ReceiptState, provider: string, at: number): Promise<boolean> {
     return this.q.recordReceipt.run(seq, state, provider, at).changes === 1
   }
-  async settleDelivery(seq: number, state: Exclude<DeliveryState, 'sending' | ReceiptState>, provider: string | null, at: number): Promise<boolean> {
-    return this.q.settleDelivery.run(seq, state, provider, at).changes === 1
+  async settleDelivery(
+    seq: number,
+    state: Exclude<DeliveryState, 'sending' | ReceiptState>,
+    provider: string | null,
+    at: number,
+  ): Promise<Verification | null> {
+    const row = this.q.settleDelivery.get(seq, state, provider, at)
+    return row ? toVerification(row) : null
   }
   async unsettled(before: number, limit: number): Promise<UnsettledSend[]> {
     return this.q.unsettled.all(before, limit).map(toUnsettled)

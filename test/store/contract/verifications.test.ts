@@ -136,10 +136,12 @@ describe('settleDelivery', () => {
   test('settles a delivery still `sending` once; a second settlement changes nothing', async () => {
     const key = await defaultKey(storage())
     const v = await insertVerification(storage(), key)
-    expect(await storage().write((r) => r.verifications.settleDelivery(v.seq, 'accepted', 'p1', T0 + 1))).toBe(true)
+    const settled = await storage().write((r) => r.verifications.settleDelivery(v.seq, 'accepted', 'p1', T0 + 1))
     expect(await reread(storage(), v)).toMatchObject({ status: 'active', delivery: 'accepted', deliveryProvider: 'p1', deliveryUpdatedAt: T0 + 1 })
+    // The row as it is after the change, as a read of it gives it (the `verification.sent` event is made from it).
+    expect(settled).toEqual((await reread(storage(), v))!)
     for (const state of ['failed', 'unknown', 'accepted'] as const) {
-      expect(await storage().write((r) => r.verifications.settleDelivery(v.seq, state, 'p2', T0 + 2))).toBe(false)
+      expect(await storage().write((r) => r.verifications.settleDelivery(v.seq, state, 'p2', T0 + 2))).toBeNull()
     }
     expect(await reread(storage(), v)).toMatchObject({ status: 'active', delivery: 'accepted', deliveryProvider: 'p1', deliveryUpdatedAt: T0 + 1 })
   })
@@ -149,8 +151,8 @@ describe('settleDelivery', () => {
     const failed = await insertVerification(storage(), key)
     const unknown = await insertVerification(storage(), key)
     await storage().write(async (r) => {
-      expect(await r.verifications.settleDelivery(failed.seq, 'failed', null, T0 + 1)).toBe(true)
-      expect(await r.verifications.settleDelivery(unknown.seq, 'unknown', null, T0 + 1)).toBe(true)
+      expect(await r.verifications.settleDelivery(failed.seq, 'failed', null, T0 + 1)).not.toBeNull()
+      expect(await r.verifications.settleDelivery(unknown.seq, 'unknown', null, T0 + 1)).not.toBeNull()
     })
     expect(await reread(storage(), failed)).toMatchObject({ status: 'failed', delivery: 'failed', deliveryProvider: null })
     expect(await reread(storage(), unknown)).toMatchObject({ status: 'active', delivery: 'unknown' })
@@ -160,14 +162,14 @@ describe('settleDelivery', () => {
     const key = await defaultKey(storage())
     const v = await insertVerification(storage(), key)
     await storage().write((r) => r.verifications.cancel(v.seq))
-    expect(await storage().write((r) => r.verifications.settleDelivery(v.seq, 'failed', null, T0 + 1))).toBe(true)
+    expect(await storage().write((r) => r.verifications.settleDelivery(v.seq, 'failed', null, T0 + 1))).not.toBeNull()
     expect(await reread(storage(), v)).toMatchObject({ status: 'canceled', delivery: 'failed' })
   })
 
   test('a test-recipient verification (no delivery) is never settled', async () => {
     const key = await defaultKey(storage())
     const v = await insertVerification(storage(), key, { testMode: 'success', charged: false, delivery: null })
-    expect(await storage().write((r) => r.verifications.settleDelivery(v.seq, 'failed', null, T0 + 1))).toBe(false)
+    expect(await storage().write((r) => r.verifications.settleDelivery(v.seq, 'failed', null, T0 + 1))).toBeNull()
     expect(await reread(storage(), v)).toMatchObject({ status: 'active', delivery: null })
   })
 })
@@ -185,7 +187,7 @@ describe('recordReceipt', () => {
     expect(await reread(storage(), sending)).toMatchObject({ delivery: 'delivered', deliveryProvider: 'p1', deliveryUpdatedAt: T0 + 1 })
     expect(await reread(storage(), unknown)).toMatchObject({ delivery: 'undelivered', deliveryProvider: 'p2', deliveryUpdatedAt: T0 + 2 })
     // The send's own record of `accepted` that comes after the receipt changes nothing.
-    expect(await storage().write((r) => r.verifications.settleDelivery(sending.seq, 'accepted', 'p1', T0 + 3))).toBe(false)
+    expect(await storage().write((r) => r.verifications.settleDelivery(sending.seq, 'accepted', 'p1', T0 + 3))).toBeNull()
     expect((await reread(storage(), sending))?.delivery).toBe('delivered')
   })
 
