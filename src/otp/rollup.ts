@@ -232,7 +232,8 @@ export async function planBatch(r: Pick<Repos, 'rollups'>, o: PlanOptions, seqOf
     if (refusal) refusals.push(refusal)
     if (row.kind === 'verification') touch(row.at)
     else if (row.verificationId !== null && row.kind !== 'grant' && row.kind !== 'debit') {
-      const seq = seqOf(row.verificationId)
+      // The events keep the row number: an id is read (an HMAC) only for a refund.
+      const seq = row.verificationSeq ?? seqOf(row.verificationId)
       if (seq === null) wholeHours.add(floor(row.at, HOUR))
       else {
         const rows = byVerification.get(seq)

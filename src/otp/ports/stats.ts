@@ -53,6 +53,8 @@ export interface SourceRow {
   accountId: number
   /** The verification it concerns (a ledger grant, a `send.blocked` event: none). */
   verificationId: string | null
+  /** Its row number, where the source keeps it (events); else null, and it is read from the id. */
+  verificationSeq: number | null
   /** When it was written: the bucket when its verification is gone. */
   at: number
   /** The event type, or the ledger row's kind; `verification` for a new verification. */

@@ -31,6 +31,8 @@ export interface Dialect {
    * unique index on (verification_id, sequence).
    */
   eventOf(e: string, v: string): string
+  /** An event row's verification row number, as a column expression: SQLite keeps it (`verification_seq`), PostgreSQL does not (NULL). */
+  eventVerificationSeq: string
   /** The integers of a JSON array text bound to `param`, as a subquery (`x IN (...)`): one statement text for any number of them. */
   intList(param: string): string
 }
@@ -40,6 +42,7 @@ export const SQLITE: Dialect = {
   contains: (text, part) => `instr(${text}, ${part}) > 0`,
   greatest: (a, b) => `max(${a}, ${b})`,
   bytewise: (column) => column,
+  eventVerificationSeq: 'verification_seq',
   eventOf: (e, v) => `${e}.verification_seq = ${v}.seq AND ${e}.verification_id = ${v}.id`,
   intList: (param) => `SELECT value FROM json_each(${param})`,
 }
@@ -49,6 +52,7 @@ export const POSTGRES: Dialect = {
   contains: (text, part) => `strpos(${text}, ${part}) > 0`,
   greatest: (a, b) => `greatest(${a}, ${b})`,
   bytewise: (column) => `${column} COLLATE "C"`,
+  eventVerificationSeq: 'NULL',
   eventOf: (e, v) => `${e}.verification_id = ${v}.id`,
   intList: (param) => `SELECT jsonb_array_elements_text(CAST(CAST(${param} AS text) AS jsonb))::bigint`,
 }

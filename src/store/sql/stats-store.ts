@@ -38,6 +38,7 @@ function toSource(r: Row): SourceRow {
     seq: num(r.seq),
     accountId: num(r.account_id),
     verificationId: (r.verification_id as string | null) ?? null,
+    verificationSeq: r.verification_seq == null ? null : num(r.verification_seq),
     at: num(r.at),
     kind: r.kind as string,
     body: (r.body as string | null) ?? null,

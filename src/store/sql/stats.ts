@@ -18,17 +18,24 @@ const ROLLUP_COLUMNS = `span, at, account_id, channel, country, provider, ${COUN
 const ACCOUNT = (p: string) => `(CAST(${p} AS INTEGER) < 0 OR account_id = CAST(${p} AS INTEGER))`
 
 /** What each source gives the rollup (otp/ports/stats.ts SourceRow). */
-function sourceSelect(source: RollupSource): { select: string; key: string } {
+function sourceSelect(source: RollupSource, d: Dialect): { select: string; key: string } {
   switch (source) {
     case 'verifications':
-      return { select: "SELECT seq, account_id, id AS verification_id, created_at AS at, 'verification' AS kind, NULL AS body FROM verifications", key: 'seq' }
+      return {
+        select:
+          "SELECT seq, account_id, id AS verification_id, seq AS verification_seq, created_at AS at, 'verification' AS kind, NULL AS body FROM verifications",
+        key: 'seq',
+      }
     case 'events':
       return {
-        select: "SELECT seq, account_id, verification_id, occurred_at AS at, type AS kind, CASE WHEN type = 'send.blocked' THEN body END AS body FROM events",
+        select: `SELECT seq, account_id, verification_id, ${d.eventVerificationSeq} AS verification_seq, occurred_at AS at, type AS kind, CASE WHEN type = 'send.blocked' THEN body END AS body FROM events`,
         key: 'seq',
       }
     case 'ledger':
-      return { select: 'SELECT id AS seq, account_id, verification_id, created_at AS at, kind, NULL AS body FROM credit_ledger', key: 'id' }
+      return {
+        select: 'SELECT id AS seq, account_id, verification_id, NULL AS verification_seq, created_at AS at, kind, NULL AS body FROM credit_ledger',
+        key: 'id',
+      }
   }
 }
 
@@ -71,15 +78,15 @@ export function statsSql(d: Dialect) {
     createCursor: 'INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING RETURNING name',
     moveCursor: 'UPDATE settings SET value = $3 WHERE name = $1 AND value = $2 RETURNING name',
     sourceRows: bySource((s) => {
-      const { select, key } = sourceSelect(s)
+      const { select, key } = sourceSelect(s, d)
       return `${select} WHERE ${key} > $1 ORDER BY ${key} LIMIT $2`
     }),
     sourceRowsAt: bySource((s) => {
-      const { select, key } = sourceSelect(s)
+      const { select, key } = sourceSelect(s, d)
       return `${select} WHERE ${key} IN (${d.intList('$1')})`
     }),
     sourceEnd: bySource((s) => {
-      const { key } = sourceSelect(s)
+      const { key } = sourceSelect(s, d)
       const table = s === 'ledger' ? 'credit_ledger' : s
       return `SELECT coalesce(max(${key}), 0) AS n FROM ${table}`
     }),

@@ -51,11 +51,15 @@ describe('sources', () => {
     const b = await insertVerification(storage(), key, { createdAt: T0 + 2 })
     const c = await insertVerification(storage(), key, { createdAt: T0 + 3 })
     const rows = await storage().read((r) => r.rollups.sourceRows('verifications', a.seq, 1))
-    expect(rows).toEqual([{ seq: b.seq, accountId: 1, verificationId: b.id, at: T0 + 2, kind: 'verification', body: null }])
+    expect(rows).toEqual([{ seq: b.seq, accountId: 1, verificationId: b.id, verificationSeq: b.seq, at: T0 + 2, kind: 'verification', body: null }])
+    // A SQLite event carries its verification's row number (the rollup then reads no id); PostgreSQL's events do not keep it.
+    await storage().write((r) => r.events.add({ type: 'verification.sent', accountId: 1, at: T0 + 4, verification: c, status: 'pending', extra: {} }))
+    const [sent] = await storage().read((r) => r.rollups.sourceRows('events', 0, 10))
+    expect(sent).toMatchObject({ verificationId: c.id, verificationSeq: engine().name === 'sqlite' ? c.seq : null, kind: 'verification.sent' })
     const at = await storage().read((r) => r.rollups.sourceRowsAt('verifications', [c.seq, a.seq, 999_999]))
     expect(at.map((x) => x.seq).sort((x, y) => x - y)).toEqual([a.seq, c.seq])
     expect(await storage().read((r) => r.rollups.sourceEnd('verifications'))).toBe(c.seq)
-    expect(await storage().read((r) => r.rollups.sourceEnd('events'))).toBe(0)
+    expect(await storage().read((r) => r.rollups.sourceEnd('events'))).toBe(sent!.seq)
     const created = await storage().read((r) => r.rollups.createdAt([b.seq, 999_999]))
     expect([...created]).toEqual([[b.seq, { id: b.id, createdAt: T0 + 2 }]])
     // The ledger: the debit of a send, then its refund.
