@@ -8,7 +8,7 @@
  * A sample with no otpd frame is Elysia's routing or Bun's runtime (HTTP,
  * event loop, GC). Prints one table per endpoint, in µs per request.
  *
- * Usage: scripts/profile [--endpoints send,verify] [--duration S] [--interval US]
+ * Usage: scripts/profile [--endpoints send,verify] [--duration S] [--interval US] [--detail PART]
  */
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -24,6 +24,8 @@ const { values: opt } = parseArgs({
     duration: { type: 'string', default: '15' },
     interval: { type: 'string', default: '250' },
     seed: { type: 'string', default: '3000' },
+    /** A part to break down by otpd function (the innermost one on the stack). */
+    detail: { type: 'string' },
   },
 })
 const root = resolve(import.meta.dir, '../..')
@@ -74,7 +76,7 @@ interface CpuProfile {
 }
 
 /** µs per part in the window [fromUs, toUs] of the profile's own time line (from its first sample). */
-function charge(p: CpuProfile, fromUs: number, toUs: number): Map<string, number> {
+function charge(p: CpuProfile, fromUs: number, toUs: number, detail?: string): { parts: Map<string, number>; functions: Map<string, number> } {
   const parent = new Map<number, number>()
   const byId = new Map(p.nodes.map((n) => [n.id, n]))
   for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id)
@@ -93,6 +95,15 @@ function charge(p: CpuProfile, fromUs: number, toUs: number): Map<string, number
     return part
   }
   const out = new Map<string, number>()
+  const functions = new Map<string, number>()
+  /** The innermost otpd frame of a node, as file:function. */
+  const ownFrame = (id: number | undefined): string => {
+    for (; id !== undefined; id = parent.get(id)) {
+      const f = byId.get(id)!.callFrame
+      if (f.url.includes('/src/')) return `${f.url.slice(f.url.indexOf('/src/') + 1)}:${f.functionName || '(anonymous)'}`
+    }
+    return '(none)'
+  }
   let t = 0
   for (let i = 0; i < p.samples.length; i++) {
     t += p.timeDeltas[i]!
@@ -111,8 +122,12 @@ function charge(p: CpuProfile, fromUs: number, toUs: number): Map<string, number
       }
     }
     out.set(part, (out.get(part) ?? 0) + dt)
+    if (part === detail) {
+      const f = ownFrame(p.samples[i])
+      functions.set(f, (functions.get(f) ?? 0) + dt)
+    }
   }
-  return out
+  return { parts: out, functions }
 }
 
 async function profile(endpoint: 'send' | 'verify'): Promise<void> {
@@ -152,7 +167,7 @@ async function profile(endpoint: 'send' | 'verify'): Promise<void> {
     await server.stop()
     const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'))
     if (!file) throw new Error('the server wrote no CPU profile')
-    const parts = charge(JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile, from, to)
+    const { parts, functions } = charge(JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile, from, to, opt.detail)
     const total = [...parts.values()].reduce((a, b) => a + b, 0)
     const rps = figures.requests / (figures.duration_us / 1e6)
     console.log(`\n${endpoint}: ${Math.round(rps)} req/s from source under the profiler, p99 ${(figures.p99_us / 1000).toFixed(2)} ms`)
@@ -162,6 +177,10 @@ async function profile(endpoint: 'send' | 'verify'): Promise<void> {
       console.log(`| ${part} | ${(us / figures.requests).toFixed(1)} | ${((100 * us) / total).toFixed(1)} % |`)
     }
     console.log(`| **all** | **${(total / figures.requests).toFixed(1)}** | |`)
+    if (opt.detail !== undefined) {
+      console.log(`\n${opt.detail}, by otpd function:`)
+      for (const [f, us] of [...functions].sort((a, b) => b[1] - a[1]).slice(0, 20)) console.log(`  ${(us / figures.requests).toFixed(1).padStart(6)} µs  ${f}`)
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
