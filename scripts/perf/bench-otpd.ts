@@ -43,10 +43,72 @@ function knowsFraud(binary: string): boolean {
   return known
 }
 
+const webhooksKnown = new Map<string, boolean>()
+/** Whether `binary` has webhook endpoints (a reference from before events has not). */
+function knowsWebhooks(binary: string): boolean {
+  let known = webhooksKnown.get(binary)
+  if (known === undefined) {
+    known = /^\s+webhooks\b/m.test(Bun.spawnSync([binary, '--help'], { env: cleanEnv() }).stdout.toString())
+    webhooksKnown.set(binary, known)
+  }
+  return known
+}
+
+/**
+ * The recipients the send load spreads over (bench-send.lua, BENCH_NUMBERS):
+ * valid mobile numbers of six countries, each a prefix and the count of digits
+ * a request fills in. checkNumberTemplates proves them valid before a run.
+ */
+export const NUMBER_TEMPLATES: { prefix: string; digits: number; country: string }[] = [
+  { prefix: '+14155', digits: 6, country: 'US' },
+  { prefix: '+44740', digits: 7, country: 'GB' },
+  { prefix: '+49151', digits: 8, country: 'DE' },
+  { prefix: '+336', digits: 8, country: 'FR' },
+  { prefix: '+55119', digits: 8, country: 'BR' },
+  { prefix: '+9198', digits: 8, country: 'IN' },
+]
+
+/** Every template, filled with random digits, is a valid number of its country (libphonenumber-js, as otpd reads it). */
+export async function checkNumberTemplates(): Promise<string> {
+  const { parsePhoneNumberFromString } = await import('libphonenumber-js')
+  for (const t of NUMBER_TEMPLATES) {
+    for (let i = 0; i < 200; i++) {
+      const n = t.prefix + String(Math.floor(Math.random() * 10 ** t.digits)).padStart(t.digits, '0')
+      const p = parsePhoneNumberFromString(n)
+      if (!p?.isValid() || p.country !== t.country) throw new Error(`bench: ${n} is not a valid ${t.country} number (NUMBER_TEMPLATES)`)
+    }
+  }
+  return NUMBER_TEMPLATES.map((t) => `${t.prefix}:${t.digits}`).join(',')
+}
+
+/** The account without a webhook endpoint; the default account has one (startSeeded). */
+export const QUIET_ACCOUNT = 'bench-quiet'
+
+let receiver: string | undefined
+let received = 0
+/** Events the bench's receiver took, over the whole run (the report prints it: the endpoints were really fed). */
+export const eventsReceived = () => received
+/** Where the bench's webhook endpoint points: a loopback server in this process that answers 204 to every event. */
+function eventReceiver(): string {
+  if (receiver === undefined) {
+    const server = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      fetch: () => {
+        received++
+        return new Response(null, { status: 204 })
+      },
+    })
+    server.unref()
+    receiver = `http://127.0.0.1:${server.port}/events`
+  }
+  return receiver
+}
+
 /**
  * Limits raised out of the way and every channel on a noop provider: the bench
- * measures otpd, not a vendor. The fraud guard is off (load to random numbers
- * is what it refuses) where `binary` has one. The database is a SQLite file in
+ * measures otpd, not a vendor. The fraud guard runs in `monitor` where
+ * `binary` has one: every rule is evaluated and recorded, nothing refused. The database is a SQLite file in
  * `dir` with `synchronous`, or the given `[server]` and `[database]` lines
  * (PostgreSQL, bench-pg.ts).
  */
@@ -58,7 +120,7 @@ export function benchConfig(
   db: { server: string; database: string } = { server: '', database: `path = "${join(dir, 'otpd.db')}"\nsynchronous = "${synchronous}"` },
 ): string {
   const file = join(dir, 'otp.config.toml')
-  const fraud = knowsFraud(binary) ? '[fraud]\nmode = "off"\n' : ''
+  const fraud = knowsFraud(binary) ? '[fraud]\nmode = "monitor"\n' : ''
   const big = 1_000_000_000
   writeFileSync(
     file,
@@ -122,11 +184,27 @@ export function writeIdPools(dir: string, ok: string[], wrong: string[], suffix 
 export async function startSeeded(s: OtpdSettings, binary: string, mode: Mode, label: string, keys = 1): Promise<Seeded> {
   const dir = mkdtempSync(join(s.scratch, `${label}-${mode.toLowerCase()}-`))
   const configFile = benchConfig(dir, mode, s.metricsToken, binary)
-  const made = Array.from({ length: keys }, () => JSON.parse(otpdCli(binary, ['keys', 'create', '--name', 'bench', '--json'], configFile, dir)).key as string)
+  // Half of the accounts have a webhook endpoint (where `binary` has them): `keys` keys on each of
+  // the two, in turn, and every request takes the next (BENCH_ROTATE).
+  const hooks = knowsWebhooks(binary)
+  const key = (account: string) =>
+    JSON.parse(otpdCli(binary, ['keys', 'create', '--name', 'bench', '--account', account, '--json'], configFile, dir)).key as string
+  if (hooks) {
+    otpdCli(binary, ['accounts', 'create', QUIET_ACCOUNT], configFile, dir)
+    otpdCli(binary, ['credits', 'add', '1000000000', '--account', QUIET_ACCOUNT], configFile, dir)
+    otpdCli(binary, ['webhooks', 'add', '--url', eventReceiver(), '--account', 'default'], configFile, dir)
+  }
+  const made: string[] = []
+  for (let i = 0; i < keys; i++) {
+    made.push(key('default'))
+    if (hooks) made.push(key(QUIET_ACCOUNT))
+  }
   otpdCli(binary, ['credits', 'add', '1000000000'], configFile, dir)
+  const numbers = await checkNumberTemplates()
   const server = await startServer([binary, 'serve', '--listen', '127.0.0.1:0', '--config', configFile], {}, dir, s.serverCpus)
   try {
-    return { dir, server, env: await seedKeys(server.url, dir, made, s.seed) }
+    const env = await seedKeys(server.url, dir, made, s.seed)
+    return { dir, server, env: { ...env, BENCH_NUMBERS: numbers, ...(hooks ? { BENCH_ROTATE: '1' } : {}) } }
   } catch (e) {
     await server.stop()
     throw e

@@ -1,17 +1,35 @@
--- POST /api/v1/send over SMS to a new recipient on every request
--- (+1 then run, thread and a counter: many distinct recipients).
+-- POST /api/v1/send over SMS to a new recipient on every request. With
+-- BENCH_NUMBERS (prefix:digits,...: valid numbers of several countries,
+-- scripts/perf/bench-otpd.ts NUMBER_TEMPLATES) the countries take turns and
+-- the digits are run, thread and a counter; without it, +1 then those (numbers
+-- no country has). BENCH_ROTATE: the keys take turns too (bench-stats.lua).
 dofile(os.getenv("BENCH_LUA_DIR") .. "/bench-stats.lua")
 
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
+local rotation = {}
 function init(args)
   wrk.headers["Authorization"] = "Bearer " .. bench_key()
+  rotation = bench_rotation()
+end
+
+local templates = {}
+for prefix, digits in string.gmatch(os.getenv("BENCH_NUMBERS") or "", "([+0-9]+):([0-9]+)") do
+  templates[#templates + 1] = { prefix = prefix, fmt = "%d%d%0" .. (tonumber(digits) - 2) .. "d", room = 10 ^ (tonumber(digits) - 2) }
 end
 
 local run = tonumber(os.getenv("BENCH_RUN") or "1")
 local n = 0
 function request()
   n = n + 1
-  local recipient = string.format("+1%d%d%09d", run % 10, (tid or 0) % 10, n)
-  return wrk.format(nil, "/api/v1/send", nil, '{"channel":"sms","recipient":"' .. recipient .. '"}')
+  local recipient
+  if #templates > 0 then
+    local t = templates[(n % #templates) + 1]
+    recipient = t.prefix .. string.format(t.fmt, run % 10, (tid or 0) % 10, math.floor(n / #templates) % t.room)
+  else
+    recipient = string.format("+1%d%d%09d", run % 10, (tid or 0) % 10, n)
+  end
+  local headers = nil
+  if #rotation > 0 then headers = rotation[(n % #rotation) + 1] end
+  return wrk.format(nil, "/api/v1/send", headers, '{"channel":"sms","recipient":"' .. recipient .. '"}')
 end

@@ -57,6 +57,20 @@ function bench_key()
   return os.getenv("BENCH_KEY")
 end
 
+-- BENCH_ROTATE=1 (scripts/bench: the keys of two accounts, one with a webhook
+-- endpoint): every request takes the next key of BENCH_KEYS in turn, with its
+-- own headers (bench_headers(i)) and id pools, instead of one key per thread.
+function bench_rotation()
+  local list = {}
+  for k in string.gmatch(os.getenv("BENCH_KEYS") or "", "[^,]+") do list[#list + 1] = k end
+  if os.getenv("BENCH_ROTATE") ~= "1" or #list < 2 then return {} end
+  local headers = {}
+  for i, k in ipairs(list) do
+    headers[i] = { ["Content-Type"] = "application/json", ["Authorization"] = "Bearer " .. k }
+  end
+  return headers
+end
+
 function bench_suffix()
   if key_index ~= nil then return "." .. key_index end
   return ""

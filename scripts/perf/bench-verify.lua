@@ -9,6 +9,8 @@ local function load(path)
   return ids
 end
 local ok_ids, wrong_ids
+-- BENCH_ROTATE: each key's headers and id pools; a request takes the next key in turn.
+local rotation, ok_by_key, wrong_by_key = {}, {}, {}
 
 wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
@@ -18,6 +20,11 @@ function init(args)
   wrk.headers["Authorization"] = "Bearer " .. bench_key()
   ok_ids = load(os.getenv("BENCH_IDS_OK") .. bench_suffix())
   wrong_ids = load(os.getenv("BENCH_IDS_WRONG") .. bench_suffix())
+  rotation = bench_rotation()
+  for i = 1, #rotation do
+    ok_by_key[i] = load(os.getenv("BENCH_IDS_OK") .. "." .. (i - 1))
+    wrong_by_key[i] = load(os.getenv("BENCH_IDS_WRONG") .. "." .. (i - 1))
+  end
 end
 
 local n = 0
@@ -25,6 +32,12 @@ function request()
   n = n + 1
   local kind = n % 3
   local id, code
+  local headers = nil
+  if #rotation > 0 then
+    -- The key turns every third request, so each key meets each kind of request.
+    local k = (math.floor(n / 3) % #rotation) + 1
+    headers, ok_ids, wrong_ids = rotation[k], ok_by_key[k], wrong_by_key[k]
+  end
   if kind == 0 then
     id, code = ok_ids[math.random(#ok_ids)], "123456"
   elseif kind == 1 then
@@ -32,5 +45,5 @@ function request()
   else
     id, code = string.format("00000000-0000-4000-8000-%012d", n), "123456"
   end
-  return wrk.format(nil, "/api/v1/verify", nil, '{"verification_id":"' .. id .. '","code":"' .. code .. '"}')
+  return wrk.format(nil, "/api/v1/verify", headers, '{"verification_id":"' .. id .. '","code":"' .. code .. '"}')
 end

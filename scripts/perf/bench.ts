@@ -20,7 +20,7 @@ import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { round1, rssMb, startServer } from './bench-proc.ts'
 import { measure, scrapeFlushes, type LoadSettings, type RunResult } from './bench-load.ts'
-import { coldStart, startSeeded, writeIdPools, type Mode, type OtpdSettings, type Seeded } from './bench-otpd.ts'
+import { coldStart, eventsReceived, NUMBER_TEMPLATES, startSeeded, writeIdPools, type Mode, type OtpdSettings, type Seeded } from './bench-otpd.ts'
 import { fill, type FillResult } from './bench-fill.ts'
 import { buildRef } from './bench-ref.ts'
 import { measureNodes, printDatabases, spreadThreads, startPgSeeded, type DatabaseRow } from './bench-pg.ts'
@@ -416,6 +416,9 @@ async function main() {
   if (refBinary) printCompare(report as Parameters<typeof printCompare>[0], show)
   else printBaseline(report as Parameters<typeof printBaseline>[0], show)
   if (fillN) printFill(report as Parameters<typeof printFill>[0], show)
+  console.log(
+    `load: valid numbers of ${NUMBER_TEMPLATES.length} countries, the fraud guard in monitor, keys of two accounts in turn, one with a webhook endpoint (${eventsReceived()} events received)`,
+  )
   console.log(`figures written to ${opt.out}`)
 }
 

@@ -14,9 +14,8 @@ import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
-import { benchConfig, otpdCli, seedKeys } from './bench-otpd.ts'
+import { startSeeded } from './bench-otpd.ts'
 import { wrk } from './bench-load.ts'
-import { startServer } from './bench-proc.ts'
 
 const { values: opt } = parseArgs({
   options: {
@@ -44,6 +43,7 @@ const PARTS: [RegExp, string][] = [
   [/otp\/events\.ts$|sqlite\/event-store\.ts$/, 'event'],
   [/sqlite\/(storage|wal-sync|write-turn|runner)\.ts$/, 'transaction and commit'],
   [/delivery\//, 'delivery (noop provider)'],
+  [/src\/events\/|sqlite\/webhook-store\.ts$|lib\/secret-box\.ts$/, 'webhook delivery (events to the endpoint)'],
   [/http\/(reply|respond|request-log|service-metrics)\.ts$|lib\/(logger|prometheus)\.ts$/, 'answer (JSON, log line, metrics)'],
   [/lib\/(secrets|verification-id|random)\.ts$/, 'hashing, codes and ids'],
 ]
@@ -133,41 +133,32 @@ function charge(p: CpuProfile, fromUs: number, toUs: number, detail?: string): {
 async function profile(endpoint: 'send' | 'verify'): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), `otpd-profile-${endpoint}-`))
   try {
-    // The CLI from source, as a file the bench's helpers can run like a binary.
+    // otpd from source as a file the bench's helpers run like a binary; `serve` under the profiler.
     const cli = join(dir, 'otpd')
-    writeFileSync(cli, `#!/bin/sh\nexec ${process.execPath} ${main} "$@"\n`)
+    const prof = `--cpu-prof --cpu-prof-interval=${opt.interval} --cpu-prof-dir=${dir}`
+    writeFileSync(cli, `#!/bin/sh\nif [ "$1" = serve ]; then exec ${process.execPath} ${prof} ${main} "$@"; fi\nexec ${process.execPath} ${main} "$@"\n`)
     chmodSync(cli, 0o755)
-    const token = 'profile-metrics-token-'.padEnd(40, 'x')
-    const config = benchConfig(dir, 'FULL', token, cli)
-    const key = JSON.parse(otpdCli(cli, ['keys', 'create', '--name', 'profile', '--json'], config, dir)).key as string
-    otpdCli(cli, ['credits', 'add', '1000000000'], config, dir)
-    const started = performance.now()
-    const server = await startServer(
-      [
-        process.execPath,
-        '--cpu-prof',
-        `--cpu-prof-interval=${opt.interval}`,
-        `--cpu-prof-dir=${dir}`,
-        main,
-        'serve',
-        '--listen',
-        '127.0.0.1:0',
-        '--config',
-        config,
-      ],
-      {},
-      dir,
+    // The bench's own set-up (scripts/perf/bench-otpd.ts): its config, accounts, keys, webhook endpoint and numbers.
+    const seeded = await startSeeded(
+      { scratch: dir, serverCpus: undefined, metricsToken: 'profile-metrics-token-'.padEnd(40, 'x'), seed: endpoint === 'verify' ? Number(opt.seed) : 0 },
+      cli,
+      'FULL',
+      'profile',
     )
-    const env = await seedKeys(server.url, dir, [key], endpoint === 'verify' ? Number(opt.seed) : 0)
+    const { server, env } = seeded
     const load = { duration: Number(opt.duration), warmup: 3, connections: 64, threads: 1, paceMs: 0, clientCpus: undefined, luaDir: import.meta.dir }
     await wrk(load, `bench-${endpoint}.lua`, server.url, load.warmup, env)
-    const from = (performance.now() - started) * 1000
+    const loadFrom = performance.now()
     const figures = await wrk(load, `bench-${endpoint}.lua`, server.url, load.duration, env)
-    const to = (performance.now() - started) * 1000
+    const loadTo = performance.now()
     await server.stop()
+    const stopped = performance.now()
     const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'))
     if (!file) throw new Error('the server wrote no CPU profile')
-    const { parts, functions } = charge(JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile, from, to, opt.detail)
+    const p = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile
+    // The profile ends as the server exits: the measured run is placed back from there.
+    const end = p.timeDeltas.reduce((a, b) => a + b, 0)
+    const { parts, functions } = charge(p, end - (stopped - loadFrom) * 1000, end - (stopped - loadTo) * 1000, opt.detail)
     const total = [...parts.values()].reduce((a, b) => a + b, 0)
     const rps = figures.requests / (figures.duration_us / 1e6)
     console.log(`\n${endpoint}: ${Math.round(rps)} req/s from source under the profiler, p99 ${(figures.p99_us / 1000).toFixed(2)} ms`)
