@@ -32,27 +32,20 @@ export function otpdCli(binary: string, args: string[], configFile: string, cwd:
   return p.stdout.toString()
 }
 
-const fraudKnown = new Map<string, boolean>()
+const helpTexts = new Map<string, string>()
+/** Whether `binary` has the top-level command `name` (`--help`, read once per binary). */
+function hasCommand(binary: string, name: string): boolean {
+  let help = helpTexts.get(binary)
+  if (help === undefined) {
+    help = Bun.spawnSync([binary, '--help'], { env: cleanEnv() }).stdout.toString()
+    helpTexts.set(binary, help)
+  }
+  return new RegExp(`^\\s+${name}\\b`, 'm').test(help)
+}
 /** Whether `binary` has the fraud guard (a reference from before it refuses the `[fraud]` table). */
-function knowsFraud(binary: string): boolean {
-  let known = fraudKnown.get(binary)
-  if (known === undefined) {
-    known = /^\s+fraud\b/m.test(Bun.spawnSync([binary, '--help'], { env: cleanEnv() }).stdout.toString())
-    fraudKnown.set(binary, known)
-  }
-  return known
-}
-
-const webhooksKnown = new Map<string, boolean>()
+const knowsFraud = (binary: string) => hasCommand(binary, 'fraud')
 /** Whether `binary` has webhook endpoints (a reference from before events has not). */
-function knowsWebhooks(binary: string): boolean {
-  let known = webhooksKnown.get(binary)
-  if (known === undefined) {
-    known = /^\s+webhooks\b/m.test(Bun.spawnSync([binary, '--help'], { env: cleanEnv() }).stdout.toString())
-    webhooksKnown.set(binary, known)
-  }
-  return known
-}
+const knowsWebhooks = (binary: string) => hasCommand(binary, 'webhooks')
 
 /**
  * The recipients the send load spreads over (bench-send.lua, BENCH_NUMBERS):
