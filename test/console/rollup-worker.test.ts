@@ -3,11 +3,20 @@
  * on SQLite the engine plans each batch on a worker thread with its own read
  * connection, and that plan is the one the request thread would have made;
  * the rollup written from it is exact. PostgreSQL plans in-process (its reads
- * never hold up the event loop).
+ * never hold up the event loop). A database the worker cannot open yet fails
+ * each plan, not the thread; a run takes at most ROLLUP_CPU_SHARE of a core.
  */
+import { Database } from 'bun:sqlite'
 import { expect, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { ROLLUP_CPU_SHARE, startRollup } from '../../src/app-console.ts'
+import { createLogger } from '../../src/lib/logger.ts'
 import { VerificationIds } from '../../src/lib/verification-id.ts'
-import { planBatch } from '../../src/otp/rollup.ts'
+import { planBatch, type Rollup } from '../../src/otp/rollup.ts'
+import { applyMigrations } from '../../src/store/sqlite/db.ts'
+import { startRollupPlanner } from '../../src/store/sqlite/rollup-planner.ts'
 import { SPAN } from '../../src/otp/ports/stats.ts'
 import { harnessPerTest } from '../kit/harness.ts'
 
@@ -47,4 +56,43 @@ test('SQLite plans the rollup on a worker thread: the same plan as on the reques
   }
   // A stopped worker plans nothing: the rollup's next run fails, is logged, and runs again.
   await expect(planner!.plan({ now: h.clock.now(), batch: 4, retentionDays: 7 })).rejects.toThrow('the rollup worker stopped')
+})
+
+test('a worker whose database cannot be opened yet refuses each plan with the reason, and plans once it can', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'otpd-rollup-worker-'))
+  const path = join(dir, 'otpd.db')
+  const planner = startRollupPlanner(path, new Uint8Array(32), 1000)
+  try {
+    const o = { now: Date.now(), batch: 10, retentionDays: 7 }
+    await expect(planner.plan(o)).rejects.toThrow('unable to open database file')
+    const db = new Database(path)
+    applyMigrations(db)
+    db.close()
+    // The same thread, tried again on the next plan: nothing to count yet, the cursor starts.
+    const plan = await planner.plan(o)
+    expect(plan.prev).toBeNull()
+    expect(plan.save).toEqual([])
+  } finally {
+    await planner.stop()
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('a rollup run takes at most ROLLUP_CPU_SHARE of a core: after a run of t ms the next waits t / share - t', async () => {
+  const RUN_MS = 60
+  const starts: number[] = []
+  const slow = {
+    planWith: () => {},
+    catchUp: async () => {
+      starts.push(performance.now())
+      await Bun.sleep(RUN_MS)
+      return 0
+    },
+  } as unknown as Rollup
+  const stop = startRollup(slow, createLogger({ write: () => {} }), null, 1)
+  await Bun.sleep(RUN_MS + 2 * (RUN_MS / ROLLUP_CPU_SHARE) + 200)
+  await stop()
+  expect(starts.length).toBeGreaterThanOrEqual(2)
+  // With the 1 ms interval alone the runs would follow each other at once.
+  for (let i = 1; i < starts.length; i++) expect(starts[i]! - starts[i - 1]!).toBeGreaterThanOrEqual(RUN_MS / ROLLUP_CPU_SHARE - 20)
 })

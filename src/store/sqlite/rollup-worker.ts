@@ -31,20 +31,19 @@ export interface RollupWorkerPlan {
   options: PlanOptions
 }
 
+let params: RollupWorkerOpen | undefined
 let opened: { db: Database; plan: (o: PlanOptions) => ReturnType<typeof planBatch> } | undefined
 
-self.onmessage = async (event: MessageEvent<RollupWorkerOpen | RollupWorkerPlan | 'stop'>) => {
-  const m = event.data
-  if (m === 'stop') {
-    opened?.db.close()
-    process.exit(0)
-  }
-  if (m.type === 'open') {
-    const db = new Database(m.path, { readonly: true, strict: true })
-    db.run(`PRAGMA busy_timeout = ${Math.trunc(m.busyTimeoutMs)}`)
+/** The connection, opened on the first plan after `open` (and again after a failed try: a database not there yet, a permission fixed). */
+function connection(): NonNullable<typeof opened> {
+  if (opened) return opened
+  if (!params) throw new Error('the rollup worker was given no database')
+  const db = new Database(params.path, { readonly: true, strict: true })
+  try {
+    db.run(`PRAGMA busy_timeout = ${Math.trunc(params.busyTimeoutMs)}`)
     db.run('PRAGMA temp_store = MEMORY')
     const stats = { rollups: new SqlStatsStore(sqliteRunner(db), SQLITE) }
-    const ids = new VerificationIds(new Hasher(m.secret))
+    const ids = new VerificationIds(new Hasher(params.secret))
     const begin = db.prepare('BEGIN')
     const end = db.prepare('COMMIT')
     opened = {
@@ -58,11 +57,25 @@ self.onmessage = async (event: MessageEvent<RollupWorkerOpen | RollupWorkerPlan 
         }
       },
     }
+    return opened
+  } catch (err) {
+    db.close()
+    throw err
+  }
+}
+
+self.onmessage = async (event: MessageEvent<RollupWorkerOpen | RollupWorkerPlan | 'stop'>) => {
+  const m = event.data
+  if (m === 'stop') {
+    opened?.db.close()
+    process.exit(0)
+  }
+  if (m.type === 'open') {
+    params = m
     return
   }
   try {
-    if (!opened) throw new Error('the rollup worker has no database open')
-    postMessage({ id: m.id, ok: true, plan: await opened.plan(m.options) })
+    postMessage({ id: m.id, ok: true, plan: await connection().plan(m.options) })
   } catch (err) {
     postMessage({ id: m.id, ok: false, error: err instanceof Error ? err.message : String(err) })
   }
