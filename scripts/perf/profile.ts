@@ -63,7 +63,7 @@ const STORE_FUNCTIONS: Record<string, string> = {
 function partOf(url: string, fn: string): string | null {
   if (!url.includes('/src/')) return null
   if (/sqlite\/(verification|admin)-store\.ts$/.test(url)) return STORE_FUNCTIONS[fn] ?? 'other store reads'
-  if (/otp\/send\.ts$/.test(url)) return fn === 'settle' || fn.includes('settle') ? 'settle' : 'send rules'
+  if (/otp\/send\.ts$/.test(url)) return 'send rules'
   if (/otp\/verify\.ts$/.test(url)) return 'verify rules'
   for (const [re, part] of PARTS) if (re.test(url)) return part
   return 'other otpd code'
