@@ -140,6 +140,7 @@ export class FraudAdmin {
     const now = this.clock.now()
     return this.storage.write(async (r) => {
       const a = await accountIn(r, account)
+      await r.fraud.lockScope(a.id, kind, scope)
       const b = await r.fraud.block(a.id, kind, scope)
       const wasBlocked = b?.until != null && now < b.until
       await r.fraud.saveBlock({ accountId: a.id, kind, scope, startedAt: null, until: null, level: 0, countsFrom: now })

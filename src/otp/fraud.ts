@@ -13,7 +13,7 @@
  */
 import { destinationOf } from '../lib/phone-country.ts'
 import type { Hasher } from '../lib/secrets.ts'
-import type { AccountFraudSettings, FraudMode, FraudRule, Repos, ScopeKind } from './ports/index.ts'
+import type { AccountFraudSettings, BlockRow, FraudMode, FraudRule, Repos, ScopeKind } from './ports/index.ts'
 import type { Channel } from './types.ts'
 import { secondsUntil, waitForRoom } from './windows.ts'
 
@@ -81,6 +81,13 @@ const PROVEN_MS = 30 * DAY
 const FIRST_BLOCK_MS = 15 * 60_000
 const MAX_BLOCK_MS = 12 * HOUR
 const ESCALATION = 4
+/**
+ * The shortest grace period under which rule 4 reads without its scope's
+ * lock: a send counted in a window that ends this long ago started at least
+ * this long ago, and a send's transaction is over within seconds (each
+ * statement waits at most database.busy_timeout_ms for a lock).
+ */
+export const LOCK_FREE_GRACE_MS = 60_000
 
 /**
  * What an end user's address counts as for rule 2 (docs/api.md#fraud-guard),
@@ -196,11 +203,7 @@ export class FraudGuard {
     }
 
     // 3. Unproven destinations: decided now, reported after rule 4 has looked at the evidence.
-    let unproven = 0
-    const approvedAt = await r.fraud.lastApproval(f.accountId, country)
-    if (approvedAt === null || approvedAt <= f.now - PROVEN_MS) {
-      unproven = waitForRoom(await r.fraud.countrySendTimes(f.accountId, country, f.now - HOUR), HOUR, s.newCountryPerHour, f.now)
-    }
+    const unproven = await this.unprovenWait(r, f, country)
 
     // 4. Conversion, both scopes on every send that gets here, so a block starts as soon as the evidence exists.
     let blocked = await this.scopeWait(r, f, 'country', country, country)
@@ -214,24 +217,60 @@ export class FraudGuard {
   }
 
   /**
+   * Rule 3's wait: 0 when the country is proven or has room. The reads take
+   * no lock: a proven country and a full hour stand whatever sends are in
+   * flight (those can only add sends and approvals), so only a send let
+   * through, which counts, is decided again under the country's lock on
+   * what it reads then (store ports: lockCountry; docs/multi-node.md#the-fraud-guard).
+   */
+  private async unprovenWait(r: Repos, f: SendFacts, country: string): Promise<number> {
+    const read = async (): Promise<{ applies: boolean; wait: number }> => {
+      const approvedAt = await r.fraud.lastApproval(f.accountId, country)
+      if (approvedAt !== null && approvedAt > f.now - PROVEN_MS) return { applies: false, wait: 0 }
+      const times = await r.fraud.countrySendTimes(f.accountId, country, f.now - HOUR)
+      return { applies: true, wait: waitForRoom(times, HOUR, this.settings.newCountryPerHour, f.now) }
+    }
+    const seen = await read()
+    if (!seen.applies || seen.wait > 0) return seen.wait
+    return (await r.fraud.lockCountry(f.accountId, country)) ? (await read()).wait : 0
+  }
+
+  /**
    * Milliseconds the scope stays blocked (0 if it is not), starting a block
    * when the evidence calls for one. The block is kept under the scope in
    * clear; its sends are counted under `counted` (prefixKey).
+   *
+   * The reads take no lock when the grace period is at least
+   * LOCK_FREE_GRACE_MS: the sends they count are older than it, so none of
+   * them is still in flight, and a block in force stands. Only a new block
+   * is decided again under the scope's lock, on what it reads then, so two
+   * sends never start it twice. With a shorter grace period the lock comes
+   * first, as a send in flight could be one of those counted.
    */
   private async scopeWait(r: Repos, f: SendFacts, kind: ScopeKind, scope: string, counted: string): Promise<number> {
+    if (this.settings.conversionGraceSeconds * 1000 < LOCK_FREE_GRACE_MS) await r.fraud.lockScope(f.accountId, kind, scope)
+    const seen = await this.scopeState(r, f, kind, scope, counted)
+    if (seen.start === null) return seen.wait
+    const decided = (await r.fraud.lockScope(f.accountId, kind, scope)) ? await this.scopeState(r, f, kind, scope, counted) : seen
+    if (decided.start !== null) await r.fraud.saveBlock(decided.start)
+    return decided.wait
+  }
+
+  /** The scope's wait as read, and the block to start (null: none). */
+  private async scopeState(r: Repos, f: SendFacts, kind: ScopeKind, scope: string, counted: string): Promise<{ wait: number; start: BlockRow | null }> {
     const s = this.settings
+    const none = { wait: 0, start: null }
     const b = await r.fraud.block(f.accountId, kind, scope)
-    if (b?.until != null && f.now < b.until) return b.until - f.now
+    if (b?.until != null && f.now < b.until) return { wait: b.until - f.now, start: null }
     // The sends of the last 24 h that are older than the grace period (and not before an unblock).
     const from = Math.max(f.now - DAY + 1, b?.countsFrom ?? 0)
     const to = f.now - s.conversionGraceSeconds * 1000
-    if (to < from) return 0
+    if (to < from) return none
     const { sends, approved } = await r.fraud.conversion(f.accountId, kind, counted, from, to)
-    if (sends < s.minSends || approved / sends >= s.minConversion) return 0
+    if (sends < s.minSends || approved / sends >= s.minConversion) return none
     // A new block within 24 h of the end of the last one lasts 4 times longer.
     const level = b?.until != null && f.now - b.until < DAY ? b.level + 1 : 0
     const until = f.now + blockDuration(level)
-    await r.fraud.saveBlock({ accountId: f.accountId, kind, scope, startedAt: f.now, until, level, countsFrom: b?.countsFrom ?? 0 })
-    return until - f.now
+    return { wait: until - f.now, start: { accountId: f.accountId, kind, scope, startedAt: f.now, until, level, countsFrom: b?.countsFrom ?? 0 } }
   }
 }

@@ -7,8 +7,9 @@
  * PostgreSQL by the locks of store/pg/locks.ts.
  */
 import { expect, test } from 'bun:test'
-import { harnessPerTest, type Harness, type HarnessOptions } from '../kit/harness.ts'
-import { us } from '../kit/fraud.ts'
+import type { PgStorage } from '../../src/store/pg/storage.ts'
+import { harnessPerTest, ON_PG, type Harness, type HarnessOptions } from '../kit/harness.ts'
+import { approve, GRACE, us, uz } from '../kit/fraud.ts'
 import { postReceipt, RECORDING_RECEIPTS } from '../kit/receipts.ts'
 import { receiverPerTest } from '../kit/webhook-receiver.ts'
 
@@ -160,3 +161,64 @@ test('fraud guard over two nodes: the daily credit cap and the per-IP limit admi
   expect(sms.filter((r) => r.status === 200)).toHaveLength(3)
   expect(sms.filter((r) => r.status === 429)).toHaveLength(17)
 })
+
+test('fraud guard rule 3 over two nodes: a country never approved lets through exactly new_country_per_hour sends', async () => {
+  const [a, b] = await twoNodes({ config: { fraud: { mode: 'enforce', new_country_per_hour: 4 } } })
+  const keys = [a.key, ...(await Promise.all([1, 2, 3].map(async (i) => (await a.server.admin.createKey({ name: `k${i}` })).key)))]
+  const sent = await Promise.all(Array.from({ length: 24 }, (_, i) => (i % 2 ? a : b).send({ channel: 'sms', recipient: uz(i) }, keys[i % 4])))
+  expect(sent.filter((r) => r.status === 200)).toHaveLength(4)
+  expect(sent.filter((r) => r.status === 429)).toHaveLength(20)
+})
+
+test('fraud guard rule 4 over two nodes: sends racing to start a block start it once, and each is refused', async () => {
+  const [a, b] = await twoNodes({ config: { fraud: { mode: 'enforce', new_country_per_hour: 1000 } } })
+  const keys = [a.key, ...(await Promise.all([1, 2, 3].map(async (i) => (await a.server.admin.createKey({ name: `k${i}` })).key)))]
+  for (let i = 0; i < 20; i++) expect((await a.send({ channel: 'sms', recipient: uz(i) })).status).toBe(200)
+  a.clock.advance(GRACE + 1000)
+  const sent = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 ? a : b).send({ channel: 'sms', recipient: uz(100 + i) }, keys[i % 4])))
+  expect(sent.map((r) => r.status)).toEqual(Array(12).fill(429))
+  const blocks = await a.sql('SELECT kind, level, started_at FROM fraud_blocks ORDER BY kind')
+  expect(blocks.map((r) => [r.kind, Number(r.level)])).toEqual([
+    ['country', 0],
+    ['prefix', 0],
+  ])
+  // One start: every refusal reports the wait of that one block.
+  expect(new Set(sent.map((r) => r.json.retry_after)).size).toBe(1)
+})
+
+/**
+ * PostgreSQL: node a's `fraud unblock US` holds the lock of the country scope
+ * (paused before its COMMIT) while node b sends to the proven country. The
+ * send's status when it ended within 2 s, else null; then the unblock commits.
+ */
+async function sendWhileScopeHeld(grace: number): Promise<{ whileHeld: number | null; after: number }> {
+  const [a, b] = await twoNodes({ config: { fraud: { mode: 'enforce', conversion_grace_seconds: grace } } })
+  await approve(a, us(1))
+  const storage = a.server.storage as PgStorage
+  let release = () => {}
+  const held = new Promise<void>((r) => (release = r))
+  let paused = () => {}
+  const pausing = new Promise<void>((r) => (paused = r))
+  storage.beforeCommit = async (at) => {
+    // The unblock's transaction (not one of node a's background writes).
+    if ((await at.tx.q('SELECT 1 FROM fraud_blocks WHERE xmin::text = $1', [at.xid])).length === 0) return
+    storage.beforeCommit = undefined
+    paused()
+    await held
+  }
+  const unblocking = a.server.fraud.unblock('US')
+  await pausing
+  const sending = b.send({ channel: 'sms', recipient: us(4) })
+  const whileHeld = await Promise.race([sending.then((r) => r.status), Bun.sleep(2000).then(() => null)])
+  release()
+  await unblocking
+  return { whileHeld, after: (await sending).status }
+}
+
+test.skipIf(!ON_PG)(
+  'PostgreSQL: a send to a proven country takes no lock of rules 3 and 4; with a grace period under 60 s it waits for its scope',
+  async () => {
+    expect(await sendWhileScopeHeld(600)).toEqual({ whileHeld: 200, after: 200 })
+    expect(await sendWhileScopeHeld(59)).toEqual({ whileHeld: null, after: 200 })
+  },
+)

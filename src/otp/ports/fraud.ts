@@ -50,6 +50,18 @@ export interface CountryStats {
 export interface FraudStore {
   accountSettings(accountId: number): Promise<AccountFraudSettings>
   setAccountSettings(accountId: number, change: Partial<AccountFraudSettings>): Promise<void>
+  /**
+   * Takes the lock of rule 3's subject (the account's country) until the
+   * transaction ends. True when reads of that subject made before it may be
+   * stale and are to be made again (PostgreSQL: an advisory lock, taken now);
+   * false when they stand (SQLite, whose single writer holds every subject;
+   * or the lock was already held). Reads of rules 3 and 4 take no lock of
+   * their own: otp/fraud.ts takes it for a decision that depends on sends in
+   * flight (docs/multi-node.md#the-fraud-guard).
+   */
+  lockCountry(accountId: number, country: string): Promise<boolean>
+  /** The same for a rule 4 scope (a block is started or ended only under it). */
+  lockScope(accountId: number, kind: ScopeKind, scope: string): Promise<boolean>
   /** Times (ascending) of counted sends from an end-user IP (the hash is keyed by account) since `since`. */
   ipSendTimes(ipHash: Uint8Array, since: number): Promise<number[]>
   /** Times (ascending) of the account's counted sends to a country since `since`. */

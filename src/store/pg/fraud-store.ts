@@ -3,15 +3,17 @@
  * (otp/ports/fraud.ts FraudStore): the shared statements of store/sql/fraud.ts.
  *
  * Exact across nodes: SQLite decides every rule under its single writer;
- * here, inside a write, each rule's first read takes an advisory lock of its
- * subject (store/pg/locks.ts), and the send that passes records itself in
- * the same transaction, before the lock is let go:
- * - rule 2: the end-user IP (its hash is keyed by account);
- * - rule 3: the account's country;
- * - rule 4: the scope (`prefix` or `country`), whose block an unblock from
- *   the CLI also changes under that lock;
- * - rule 5: the account.
- * otp/fraud.ts check takes them in that order on every send. The counters
+ * here, inside a write, a rule takes an advisory lock of its subject
+ * (store/pg/locks.ts), and the send that passes records itself in the same
+ * transaction, before the lock is let go:
+ * - rule 2: the end-user IP (its hash is keyed by account), on its first read;
+ * - rule 3: the account's country, when otp/fraud.ts asks (lockCountry):
+ *   for a send that would count;
+ * - rule 4: the scope (`prefix` or `country`), when otp/fraud.ts asks
+ *   (lockScope): to start a block, or on every send when the grace period
+ *   is short; an unblock from the CLI takes it too;
+ * - rule 5: the account, on its first read.
+ * otp/fraud.ts check takes them in that order (docs/multi-node.md#the-fraud-guard). The counters
  * that approvals and refunds move (fraud_minutes, fraud_countries) are
  * atomic upserts and take no lock: the order of a send's check against an
  * approval is the order of their commits.
@@ -68,13 +70,19 @@ export class PgFraudStore implements FraudStore {
     return ascendingTimes(await this.tx.q(SHARED.ipSendTimes, [ipHash, since]), 'at')
   }
 
+  lockCountry(accountId: number, country: string): Promise<boolean> {
+    return this.locks.named(countryLock(accountId, country))
+  }
+
+  lockScope(accountId: number, kind: ScopeKind, scope: string): Promise<boolean> {
+    return this.locks.named(blockLock(accountId, kind, scope))
+  }
+
   async countrySendTimes(accountId: number, country: string, since: number): Promise<number[]> {
-    await this.locks.named(countryLock(accountId, country))
     return ascendingTimes(await this.tx.q(SHARED.countrySendTimes, [accountId, country, since]), 'at')
   }
 
   async lastApproval(accountId: number, country: string): Promise<number | null> {
-    await this.locks.named(countryLock(accountId, country))
     return numOrNull((await this.tx.q(SHARED.lastApproval, [accountId, country]))[0]?.last_approved_at)
   }
 
@@ -104,7 +112,6 @@ export class PgFraudStore implements FraudStore {
   }
 
   async block(accountId: number, kind: ScopeKind, scope: string): Promise<BlockRow | undefined> {
-    await this.locks.named(blockLock(accountId, kind, scope))
     const rows = await this.tx.q(SHARED.block, [accountId, kind, scope])
     return rows[0] === undefined ? undefined : toBlock(rows[0])
   }

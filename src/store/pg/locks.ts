@@ -28,8 +28,9 @@
  *
  * The fraud guard (otp/fraud.ts check) decides its rules inside the send,
  * after the key and before the recipient, under advisory locks of their
- * subjects, always in this order: the end-user IP (rule 2), the account's
- * country (rule 3), each rule 4 scope, the account (rule 5). Its counters
+ * subjects where a decision needs one, always in this order: the end-user IP
+ * (rule 2), the account's country (rule 3), each rule 4 scope, the account
+ * (rule 5). Its counters
  * (approvals, minutes) are moved by atomic upserts and take no lock.
  */
 import { createHash } from 'node:crypto'
@@ -89,11 +90,12 @@ export class TxLocks {
     this.scanning = true
   }
 
-  /** An advisory lock named by a string (its SHA-256's first 8 bytes): the fraud guard's subjects. */
-  async named(name: string): Promise<void> {
-    if (!this.locking || this.names.has(name)) return
+  /** An advisory lock named by a string (its SHA-256's first 8 bytes): the fraud guard's subjects. True when taken by this call. */
+  async named(name: string): Promise<boolean> {
+    if (!this.locking || this.names.has(name)) return false
     const key = createHash('sha256').update(name).digest().readBigInt64BE(0)
     this.tx.exec('SELECT pg_advisory_xact_lock($1::bigint)', [key.toString()])
     this.names.add(name)
+    return true
   }
 }

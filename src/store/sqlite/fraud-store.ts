@@ -54,6 +54,14 @@ export class SqliteFraudStore implements FraudStore {
     this.settings.delete(accountId)
   }
 
+  /** SQLite's single writer holds every subject: what was read stands. */
+  async lockCountry(): Promise<boolean> {
+    return false
+  }
+  async lockScope(): Promise<boolean> {
+    return false
+  }
+
   async ipSendTimes(ipHash: Uint8Array, since: number): Promise<number[]> {
     return ascendingTimes(this.q.ipSendTimes.all(ipHash, since), 'at')
   }
