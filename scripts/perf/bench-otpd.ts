@@ -173,12 +173,13 @@ export function writeIdPools(dir: string, ok: string[], wrong: string[], suffix 
   return env
 }
 
-/** A fresh database in its own directory, seeded, with `binary serve` running on it. */
-export async function startSeeded(s: OtpdSettings, binary: string, mode: Mode, label: string, keys = 1): Promise<Seeded> {
-  const dir = mkdtempSync(join(s.scratch, `${label}-${mode.toLowerCase()}-`))
-  const configFile = benchConfig(dir, mode, s.metricsToken, binary)
-  // Half of the accounts have a webhook endpoint (where `binary` has them): `keys` keys on each of
-  // the two, in turn, and every request takes the next (BENCH_ROTATE).
+/**
+ * The accounts, credits and keys of a bench database, through the CLI. Half
+ * of the accounts have a webhook endpoint (where `binary` has them): `keys`
+ * keys on each of the two, in turn, and every request takes the next
+ * (BENCH_ROTATE). Returns the keys and the Lua scripts' environment for them.
+ */
+export async function setUpAccounts(binary: string, configFile: string, dir: string, keys: number): Promise<{ keys: string[]; env: Record<string, string> }> {
   const hooks = knowsWebhooks(binary)
   const key = (account: string) =>
     JSON.parse(otpdCli(binary, ['keys', 'create', '--name', 'bench', '--account', account, '--json'], configFile, dir)).key as string
@@ -193,11 +194,18 @@ export async function startSeeded(s: OtpdSettings, binary: string, mode: Mode, l
     if (hooks) made.push(key(QUIET_ACCOUNT))
   }
   otpdCli(binary, ['credits', 'add', '1000000000'], configFile, dir)
-  const numbers = await checkNumberTemplates()
+  return { keys: made, env: { BENCH_NUMBERS: await checkNumberTemplates(), ...(hooks ? { BENCH_ROTATE: '1' } : {}) } }
+}
+
+/** A fresh database in its own directory, seeded, with `binary serve` running on it. */
+export async function startSeeded(s: OtpdSettings, binary: string, mode: Mode, label: string, keys = 1): Promise<Seeded> {
+  const dir = mkdtempSync(join(s.scratch, `${label}-${mode.toLowerCase()}-`))
+  const configFile = benchConfig(dir, mode, s.metricsToken, binary)
+  const accounts = await setUpAccounts(binary, configFile, dir, keys)
   const server = await startServer([binary, 'serve', '--listen', '127.0.0.1:0', '--config', configFile], {}, dir, s.serverCpus)
   try {
-    const env = await seedKeys(server.url, dir, made, s.seed)
-    return { dir, server, env: { ...env, BENCH_NUMBERS: numbers, ...(hooks ? { BENCH_ROTATE: '1' } : {}) } }
+    const env = await seedKeys(server.url, dir, accounts.keys, s.seed)
+    return { dir, server, env: { ...env, ...accounts.env } }
   } catch (e) {
     await server.stop()
     throw e

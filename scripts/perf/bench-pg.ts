@@ -11,7 +11,7 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { wrk, type LoadSettings, type RunResult } from './bench-load.ts'
-import { benchConfig, otpdCli, seedKeys, type OtpdSettings } from './bench-otpd.ts'
+import { benchConfig, seedKeys, setUpAccounts, type OtpdSettings } from './bench-otpd.ts'
 import { cpuUs, machineCpu, round1, rssMb, startServer, type Proc } from './bench-proc.ts'
 import { sharedCluster } from '../kit/pg-cluster.ts'
 
@@ -35,13 +35,12 @@ export async function startPgSeeded(s: OtpdSettings, binary: string, nodes: numb
   const url = await sharedCluster().freshDatabase('bench')
   const dir = mkdtempSync(join(s.scratch, `${label}-`))
   const configFile = pgBenchConfig(dir, url, s.metricsToken, poolSize, binary)
-  const made = Array.from({ length: keys }, () => JSON.parse(otpdCli(binary, ['keys', 'create', '--name', 'bench', '--json'], configFile, dir)).key as string)
-  otpdCli(binary, ['credits', 'add', '1000000000'], configFile, dir)
+  const accounts = await setUpAccounts(binary, configFile, dir, keys)
   const started: Proc[] = []
   try {
     for (let i = 0; i < nodes; i++) started.push(await startServer([binary, 'serve', '--listen', '127.0.0.1:0', '--config', configFile], {}, dir, s.serverCpus))
     const ports = started.map((n) => new URL(n.url).port).join(',')
-    return { dir, nodes: started, env: { BENCH_PORTS: ports, ...(await seedKeys(started[0]!.url, dir, made, s.seed)) } }
+    return { dir, nodes: started, env: { BENCH_PORTS: ports, ...(await seedKeys(started[0]!.url, dir, accounts.keys, s.seed)), ...accounts.env } }
   } catch (e) {
     await Promise.all(started.map((n) => n.stop()))
     throw e

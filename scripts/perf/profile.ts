@@ -8,13 +8,14 @@
  * A sample with no otpd frame is Elysia's routing or Bun's runtime (HTTP,
  * event loop, GC). Prints one table per endpoint, in µs per request.
  *
- * Usage: scripts/profile [--endpoints send,verify] [--duration S] [--interval US] [--detail PART]
+ * Usage: scripts/profile [--endpoints send,verify] [--duration S] [--interval US] [--detail PART] [--database sqlite|postgres]
  */
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { startSeeded } from './bench-otpd.ts'
+import { startPgSeeded } from './bench-pg.ts'
 import { wrk } from './bench-load.ts'
 
 const { values: opt } = parseArgs({
@@ -25,8 +26,21 @@ const { values: opt } = parseArgs({
     seed: { type: 'string', default: '3000' },
     /** A part to break down by otpd function (the innermost one on the stack). */
     detail: { type: 'string' },
+    /** sqlite, or postgres: one node on a throwaway cluster (scripts/perf/bench-pg.ts), its pool of 10. */
+    database: { type: 'string', default: 'sqlite' },
+    help: { type: 'boolean', default: false },
   },
 })
+if (opt.help) {
+  console.log(`usage: scripts/profile [--endpoints send,verify] [--duration S] [--interval US] [--detail PART] [--database sqlite|postgres]
+
+Runs otpd serve from source under Bun's CPU profiler with the bench's set-up and load, and prints
+where each request's microseconds go, by part (docs/benchmarks.md#where-a-requests-time-goes).
+--detail PART        breaks that part down by otpd function
+--database postgres  one node on a throwaway PostgreSQL cluster (PostgreSQL's own CPU is not in the table)`)
+  process.exit(0)
+}
+if (opt.database !== 'sqlite' && opt.database !== 'postgres') throw new Error(`profile: unknown database ${opt.database} (sqlite, postgres)`)
 const root = resolve(import.meta.dir, '../..')
 const main = join(root, 'src/main.ts')
 
@@ -34,16 +48,16 @@ const main = join(root, 'src/main.ts')
 const PARTS: [RegExp, string][] = [
   [/http\/(body|validate|models)\.ts$/, 'parse and validate'],
   [/http\/guard\.ts$|otp\/api-keys\.ts$/, 'auth'],
-  [/otp\/key-limiter\.ts$|sqlite\/event-logs\.ts$/, 'key limit and failure log'],
-  [/otp\/idempotency\.ts$|http\/idempotency\.ts$|sqlite\/idempotency-store\.ts$/, 'idempotency'],
+  [/otp\/key-limiter\.ts$|(sqlite|pg)\/event-logs\.ts$/, 'key limit and failure log'],
+  [/otp\/idempotency\.ts$|http\/idempotency\.ts$|(sqlite|pg)\/idempotency-store\.ts$/, 'idempotency'],
   [/http\/[a-z-]+-route\.ts$|http\/app\.ts$|src\/app\.ts$/, 'route handler'],
-  [/otp\/fraud\.ts$|lib\/phone-country\.ts$|sqlite\/fraud-store\.ts$/, 'fraud guard (country, prefix, counters)'],
+  [/otp\/fraud\.ts$|lib\/phone-country\.ts$|(sqlite|pg)\/fraud-store\.ts$/, 'fraud guard (country, prefix, counters)'],
   [/otp\/(windows|failure-cap|recipient-identity)\.ts$/, 'recipient windows'],
   [/otp\/messages\/|lib\/sms-encoding\.ts$/, 'message text'],
-  [/otp\/events\.ts$|sqlite\/event-store\.ts$/, 'event'],
-  [/sqlite\/(storage|wal-sync|write-turn|runner)\.ts$/, 'transaction and commit'],
+  [/otp\/events\.ts$|(sqlite|pg)\/event-store\.ts$/, 'event'],
+  [/sqlite\/(storage|wal-sync|write-turn|runner)\.ts$|pg\/(storage|client|locks)\.ts$/, 'transaction and commit'],
   [/delivery\//, 'delivery (noop provider)'],
-  [/src\/events\/|sqlite\/webhook-store\.ts$|lib\/secret-box\.ts$/, 'webhook delivery (events to the endpoint)'],
+  [/src\/events\/|(sqlite|pg)\/webhook-store\.ts$|lib\/secret-box\.ts$/, 'webhook delivery (events to the endpoint)'],
   [/http\/(reply|respond|request-log|service-metrics)\.ts$|lib\/(logger|prometheus)\.ts$/, 'answer (JSON, log line, metrics)'],
   [/lib\/(secrets|verification-id|random)\.ts$/, 'hashing, codes and ids'],
 ]
@@ -62,7 +76,7 @@ const STORE_FUNCTIONS: Record<string, string> = {
 
 function partOf(url: string, fn: string): string | null {
   if (!url.includes('/src/')) return null
-  if (/sqlite\/(verification|admin)-store\.ts$/.test(url)) return STORE_FUNCTIONS[fn] ?? 'other store reads'
+  if (/(sqlite|pg)\/(verification|admin)-store\.ts$/.test(url)) return STORE_FUNCTIONS[fn] ?? 'other store reads'
   if (/otp\/send\.ts$/.test(url)) return 'send rules'
   if (/otp\/verify\.ts$/.test(url)) return 'verify rules'
   for (const [re, part] of PARTS) if (re.test(url)) return part
@@ -139,13 +153,16 @@ async function profile(endpoint: 'send' | 'verify'): Promise<void> {
     writeFileSync(cli, `#!/bin/sh\nif [ "$1" = serve ]; then exec ${process.execPath} ${prof} ${main} "$@"; fi\nexec ${process.execPath} ${main} "$@"\n`)
     chmodSync(cli, 0o755)
     // The bench's own set-up (scripts/perf/bench-otpd.ts): its config, accounts, keys, webhook endpoint and numbers.
-    const seeded = await startSeeded(
-      { scratch: dir, serverCpus: undefined, metricsToken: 'profile-metrics-token-'.padEnd(40, 'x'), seed: endpoint === 'verify' ? Number(opt.seed) : 0 },
-      cli,
-      'FULL',
-      'profile',
-    )
-    const { server, env } = seeded
+    const settings = {
+      scratch: dir,
+      serverCpus: undefined,
+      metricsToken: 'profile-metrics-token-'.padEnd(40, 'x'),
+      seed: endpoint === 'verify' ? Number(opt.seed) : 0,
+    }
+    const { server, env } =
+      opt.database === 'postgres'
+        ? await startPgSeeded(settings, cli, 1, 'profile', 10).then((s) => ({ server: s.nodes[0]!, env: s.env }))
+        : await startSeeded(settings, cli, 'FULL', 'profile')
     const load = { duration: Number(opt.duration), warmup: 3, connections: 64, threads: 1, paceMs: 0, clientCpus: undefined, luaDir: import.meta.dir }
     await wrk(load, `bench-${endpoint}.lua`, server.url, load.warmup, env)
     const loadFrom = performance.now()
