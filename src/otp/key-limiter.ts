@@ -58,7 +58,7 @@ export class KeyLimiter {
       this.fullUntil.set(keyId, now + wait)
       return this.refusal(wait)
     }
-    await r.keyHits.record(keyId, now)
+    await r.keyHits.record(keyId, now, { max: this.max, windowMs: KEY_WINDOW_MS })
     const last = this.touched.get(keyId)
     if (last === undefined || now - last >= TOUCH_EVERY_MS || now < last) {
       await r.keys.touch(keyId, now)

@@ -222,3 +222,37 @@ test.skipIf(!ON_PG)(
     expect(await sendWhileScopeHeld(59)).toEqual({ whileHeld: null, after: 200 })
   },
 )
+
+test.skipIf(!ON_PG)(
+  "PostgreSQL: a key's request waiting for a lock does not hold up the key's other requests (the key's lock is taken at COMMIT)",
+  async () => {
+    const [a, b] = await twoNodes()
+    const key2 = (await a.server.admin.createKey({ name: 'k2' })).key
+    const earlier = await b.send({ channel: 'sms', recipient: us(200), code: '424242' }, key2)
+    expect(earlier.status).toBe(200)
+    const storage = a.server.storage as PgStorage
+    let release = () => {}
+    const held = new Promise<void>((r) => (release = r))
+    let paused = () => {}
+    const pausing = new Promise<void>((r) => (paused = r))
+    storage.beforeCommit = async (at) => {
+      // The send's first transaction (its verification still `sending`), with the recipient's lock.
+      if ((await at.tx.q("SELECT 1 FROM verifications WHERE xmin::text = $1 AND delivery = 'sending'", [at.xid])).length === 0) return
+      storage.beforeCommit = undefined
+      paused()
+      await held
+    }
+    const first = a.send({ channel: 'sms', recipient: us(100) })
+    await pausing
+    // key2's send to the same recipient waits for the recipient's lock...
+    const waiting = b.send({ channel: 'sms', recipient: us(100) }, key2)
+    for (let i = 0; i < 200 && (await a.sql('SELECT 1 FROM pg_locks WHERE NOT granted')).length === 0; i++) await Bun.sleep(10)
+    // ...and key2's verify of another code goes on meanwhile.
+    const verify = b.verify({ verification_id: earlier.json.verification_id, code: '000000' }, key2)
+    const whileHeld = await Promise.race([verify.then((r) => r.status), Bun.sleep(2000).then(() => null)])
+    release()
+    expect(whileHeld).toBe(200)
+    expect((await first).status).toBe(200)
+    expect((await waiting).status).toBe(200)
+  },
+)

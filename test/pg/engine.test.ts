@@ -198,32 +198,32 @@ describe.skipIf(!ON_PG)('the storage on PostgreSQL', () => {
   test('two writes that lock in opposite orders deadlock; PostgreSQL aborts one (40P01), the storage runs it again, both commit', async () => {
     const h = await createHarness()
     try {
-      const a = await h.server.admin.createKey({ name: 'a' })
-      const b = await h.server.admin.createKey({ name: 'b' })
-      // Each write locks one key's row, waits until the other holds its own, then asks for the other's.
+      const a = new Uint8Array(16).fill(1)
+      const b = new Uint8Array(16).fill(2)
+      // Each write locks one recipient (its failure log), waits until the other holds its own, then asks for the other's.
       let holding = 0
       const bothHold = async () => {
         holding++
         for (let i = 0; i < 500 && holding < 2; i++) await Bun.sleep(5)
       }
       const runs = { ab: 0, ba: 0 }
-      const write = (name: 'ab' | 'ba', first: number, second: number) =>
+      const write = (name: 'ab' | 'ba', first: Uint8Array, second: Uint8Array) =>
         h.server.storage.write(async (r) => {
           runs[name]++
-          await r.keyHits.record(first, h.clock.now())
+          await r.failures.record(first, h.clock.now())
           // A read waits for the pipelined statements before it (store/pg/client.ts): the lock is held from here.
-          await r.keyHits.nthLatest(first, 1)
+          await r.failures.nthLatest(first, 1)
           if (runs[name] === 1) await bothHold()
-          await r.keyHits.record(second, h.clock.now())
+          await r.failures.record(second, h.clock.now())
           return name
         })
-      expect(await Promise.all([write('ab', a.id, b.id), write('ba', b.id, a.id)])).toEqual(['ab', 'ba'])
-      // One of them was aborted as the deadlock's victim and ran again; each write's hits are in once.
+      expect(await Promise.all([write('ab', a, b), write('ba', b, a)])).toEqual(['ab', 'ba'])
+      // One of them was aborted as the deadlock's victim and ran again; each write's failures are in once.
       expect(runs.ab + runs.ba).toBe(3)
-      const hits = await h.sql('SELECT key_id, count(*)::int AS n FROM key_hits GROUP BY key_id ORDER BY key_id')
-      expect(hits).toEqual([
-        { key_id: a.id, n: 2 },
-        { key_id: b.id, n: 2 },
+      const rows = await h.sql('SELECT encode(recipient_hash, $1) AS h, count(*)::int AS n FROM recipient_failures GROUP BY 1 ORDER BY 1', ['hex'])
+      expect(rows).toEqual([
+        { h: '01'.repeat(16), n: 2 },
+        { h: '02'.repeat(16), n: 2 },
       ])
     } finally {
       h.close()

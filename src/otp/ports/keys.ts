@@ -17,4 +17,12 @@ export interface EventLog<Subject = string> {
 }
 
 /** Admitted requests per key id, in admission order: the per-key rolling window. */
-export type KeyHitLog = EventLog<number>
+export interface KeyHitLog extends EventLog<number> {
+  /**
+   * Records a request admitted into a window with room for `max` in
+   * `windowMs`. An engine whose window read took no lock checks the room
+   * again at COMMIT, under the key's lock, and runs the write again when the
+   * window filled meanwhile (PostgreSQL: docs/multi-node.md#one-busy-key).
+   */
+  record(keyId: number, at: number, room?: { max: number; windowMs: number }): Promise<void>
+}

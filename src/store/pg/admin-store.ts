@@ -28,8 +28,9 @@ export class PgKeyStore implements KeyStore {
   async findByPrefix(prefix: string): Promise<StoredKey[]> {
     return (await this.tx.q(KEY_SQL.findByPrefix, [prefix])).map(toStoredKey)
   }
+  /** At COMMIT, after the key's hit (store/pg/event-logs.ts): the key's row is written only while its lock is held. */
   async touch(keyId: number, at: number): Promise<void> {
-    this.tx.exec(KEY_SQL.touch, [keyId, at])
+    await this.tx.atCommit(async () => this.tx.exec(KEY_SQL.touch, [keyId, at]))
   }
 }
 

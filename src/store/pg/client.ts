@@ -36,7 +36,20 @@ export interface Tx {
    * rolls the transaction back): nothing of a failed transaction is in force.
    */
   exec(text: string, params: unknown[]): void
+  /**
+   * A step run after the transaction's work, right before its COMMIT (in the
+   * order given): a lock taken there is held only for the COMMIT. Outside a
+   * transaction it runs at once.
+   */
+  atCommit(step: () => Promise<void>): Promise<void>
 }
+
+/**
+ * An admission decided without the lock of its subject no longer holds at
+ * COMMIT (another transaction filled the window meanwhile): the storage runs
+ * the write again, which then decides on the window as it is.
+ */
+export class AdmissionRaceError extends Error {}
 
 export interface ClientOptions {
   poolSize: number
@@ -75,6 +88,8 @@ export class PipelinedTx implements Tx {
   private sent: Promise<unknown>[] = []
   /** The first failure among exec's statements, once known. */
   failure: unknown
+  /** atCommit's steps, for the storage to run before COMMIT. */
+  readonly commitSteps: (() => Promise<void>)[] = []
 
   /** `pipelined`: one connection, statements sent without waiting (a transaction); else the pool, one after another. */
   constructor(
@@ -118,6 +133,11 @@ export class PipelinedTx implements Tx {
     return (await query) as T[]
   }
 
+  async atCommit(step: () => Promise<void>): Promise<void> {
+    if (this.pipelined) this.commitSteps.push(step)
+    else await step()
+  }
+
   async run(text: string, params: unknown[] = []): Promise<number> {
     return ((await this.q(text, params)) as unknown as { count: number }).count
   }
@@ -142,8 +162,9 @@ export function sqlState(err: unknown): string | undefined {
   return e?.code === 'ERR_POSTGRES_SERVER_ERROR' && typeof e.errno === 'string' ? e.errno : undefined
 }
 
-/** Serialization failure or deadlock: the transaction was rolled back and may simply run again. */
+/** Serialization failure, deadlock, or an admission race: the transaction was rolled back and may simply run again. */
 export function isRetryable(err: unknown): boolean {
+  if (err instanceof AdmissionRaceError) return true
   const state = sqlState(err)
   return state === '40001' || state === '40P01'
 }

@@ -1,13 +1,16 @@
 /**
  * Rolling-window event logs: per-key request hits and per-recipient verify
- * failures (see store/sqlite/event-logs.ts). Inside a write, each first takes
- * its subject's lock (store/pg/locks.ts), so the window read and the hit
- * recorded after it are exact across nodes.
+ * failures (see store/sqlite/event-logs.ts), exact across nodes. A
+ * recipient's window is read and its failure recorded under the recipient's
+ * lock (store/pg/locks.ts). A key's window is read without a lock, and its
+ * hit recorded right before COMMIT under the key's lock, after the window is
+ * read again: one busy key's requests wait for one another's COMMIT only,
+ * not for the whole of each other's transaction (docs/multi-node.md#one-busy-key).
  */
 import type { EventLog, KeyHitLog } from '../../otp/ports/index.ts'
 import { KEY_SQL } from '../sql/keys.ts'
 import { numOrNull } from '../sql/values.ts'
-import type { Tx } from './client.ts'
+import { AdmissionRaceError, type Tx } from './client.ts'
 import type { TxLocks } from './locks.ts'
 
 /**
@@ -16,22 +19,29 @@ import type { TxLocks } from './locks.ts'
  * the key's row lock, in the statement itself, where SQLite keeps a copy
  * that only its single writer can keep exact.
  */
+const NTH_HIT = 'SELECT at FROM key_hits WHERE key_id = $1 AND seq = (SELECT max(seq) FROM key_hits WHERE key_id = $1) - $2 + 1'
+
 export class PgKeyHitLog implements KeyHitLog {
   constructor(
     private readonly tx: Tx,
     private readonly locks: TxLocks,
   ) {}
+  /** Without a lock: a full window stays full (hits only join it); room is checked again by `record`. */
   async nthLatest(keyId: number, n: number): Promise<number | undefined> {
-    await this.locks.key(keyId)
-    const rows = await this.tx.q<{ at: unknown }>(
-      'SELECT at FROM key_hits WHERE key_id = $1 AND seq = (SELECT max(seq) FROM key_hits WHERE key_id = $1) - $2 + 1',
-      [keyId, n],
-    )
+    const rows = await this.tx.q<{ at: unknown }>(NTH_HIT, [keyId, n])
     return numOrNull(rows[0]?.at) ?? undefined
   }
-  async record(keyId: number, at: number): Promise<void> {
-    await this.locks.key(keyId)
-    this.tx.exec('INSERT INTO key_hits (key_id, seq, at) SELECT $1, coalesce(max(seq), 0) + 1, $2 FROM key_hits WHERE key_id = $1', [keyId, at])
+  /** At COMMIT: the key's lock, the window again (AdmissionRaceError if it filled meanwhile), then the hit. */
+  async record(keyId: number, at: number, room?: { max: number; windowMs: number }): Promise<void> {
+    await this.tx.atCommit(async () => {
+      await this.locks.key(keyId)
+      if (room !== undefined) {
+        const rows = await this.tx.q<{ at: unknown }>(NTH_HIT, [keyId, room.max])
+        const nth = numOrNull(rows[0]?.at)
+        if (nth !== null && nth + room.windowMs > at) throw new AdmissionRaceError(`key ${keyId}: its window filled before this request committed`)
+      }
+      this.tx.exec('INSERT INTO key_hits (key_id, seq, at) SELECT $1, coalesce(max(seq), 0) + 1, $2 FROM key_hits WHERE key_id = $1', [keyId, at])
+    })
   }
 }
 

@@ -3,10 +3,10 @@
  * IdempotencyStore): the shared statements of store/sql/idempotency.ts.
  *
  * Exact across nodes: SQLite's single writer keeps a look-up and the insert
- * after it together; here, inside a write, `find` first holds the row lock of
- * the scope's API key (store/pg/locks.ts; the per-key limit has mostly taken
- * it already), so two first requests with one key, on any nodes, run one
- * after the other, and the second's look-up, a statement after the lock,
+ * after it together; here, inside a write, `find` first holds an advisory
+ * lock of the scope (store/pg/locks.ts: its key, method, path and
+ * Idempotency-Key), so two first requests with one Idempotency-Key, on any
+ * nodes, run one after the other, and the second's look-up, a statement after the lock,
  * sees the first's record: it gets the stored answer, or "in progress" while
  * the first's send is delivering. The unique index on the scope is the
  * second line. `save` runs only after a `find` that found no record in force,
@@ -24,13 +24,13 @@ export class PgIdempotencyStore implements IdempotencyStore {
   ) {}
 
   async find(scope: IdempotencyScope, since: number): Promise<IdempotencyRecord | undefined> {
-    await this.locks.key(scope.keyId)
+    await this.locks.named(scopeLock(scope))
     const rows = await this.tx.q(SQL.find, [scope.keyId, scope.method, storable(scope.path), storable(scope.key), since])
     return rows[0] === undefined ? undefined : toIdempotencyRecord(rows[0])
   }
 
   async save(scope: IdempotencyScope, record: IdempotencyRecord, verificationSeq: number | null): Promise<void> {
-    await this.locks.key(scope.keyId)
+    await this.locks.named(scopeLock(scope))
     const { fingerprint, state, answer, createdAt } = record
     this.tx.exec(SQL.save, [
       scope.keyId,
@@ -58,4 +58,9 @@ export class PgIdempotencyStore implements IdempotencyStore {
  */
 function storable(text: string): string {
   return text.replaceAll('\u0000', '%00')
+}
+
+/** The advisory lock of an Idempotency-Key's scope: requests with other keys never wait for it. */
+function scopeLock(scope: IdempotencyScope): string {
+  return `idempotency:${scope.keyId}:${scope.method}:${scope.path}:${scope.key}`
 }

@@ -4,15 +4,20 @@
  * READ COMMITTED, the transaction first takes the lock of the rule's subject,
  * and every statement after it sees what the previous holder committed:
  *
- * - the key's row (`SELECT ... FOR UPDATE` on api_keys): per-key limit;
  * - the verification's row (`FOR UPDATE` in findForKey): single use, attempts
  *   and lockout;
  * - the recipient (`pg_advisory_xact_lock` on its hash): per-recipient send
  *   windows and the recipient failure cap (the subject has no row to lock);
  * - the account's balance: a guarded UPDATE (`balance >= amount`), atomic by
- *   itself.
+ *   itself;
+ * - the key's row (`FOR NO KEY UPDATE` on api_keys): the per-key limit, at
+ *   COMMIT only (Tx.atCommit): the window is read without it, then read again
+ *   under it right before COMMIT, where the hit is recorded; a window that
+ *   filled meanwhile runs the write again (store/pg/event-logs.ts). So one
+ *   busy key's transactions wait for one another's COMMIT, not for each
+ *   other's whole run.
  *
- * Always in that order (key, verification, recipient, account), so two
+ * Always in that order (verification, recipient, account, key), so two
  * transactions rarely wait on each other in a cycle; when they do, PostgreSQL
  * aborts one (40P01) and the storage runs it again (store/pg/storage.ts).
  * Each lock is taken once per transaction: `TxLocks` remembers what it holds.
@@ -21,13 +26,13 @@
  * them exactly as if it had been awaited, without a round trip of its own.
  *
  * The lifecycle rules (idempotency, events) fit that order: an
- * Idempotency-Key's record is decided under the key's row lock (its scope
- * names the key); an event's `sequence` under its verification's row lock;
+ * Idempotency-Key's record is decided under an advisory lock of its scope,
+ * taken first (store/pg/idempotency-store.ts); an event's `sequence` under its verification's row lock;
  * the expiry scan under an advisory lock of its own
  * (store/pg/event-store.ts), which no request takes.
  *
  * The fraud guard (otp/fraud.ts check) decides its rules inside the send,
- * after the key and before the recipient, under advisory locks of their
+ * before the recipient, under advisory locks of their
  * subjects where a decision needs one, always in this order: the end-user IP
  * (rule 2), the account's country (rule 3), each rule 4 scope, the account
  * (rule 5). Its counters
@@ -59,7 +64,7 @@ export class TxLocks {
 
   async key(keyId: number): Promise<void> {
     if (!this.locking || this.keys.has(keyId)) return
-    this.tx.exec('SELECT 1 FROM api_keys WHERE id = $1 FOR UPDATE', [keyId])
+    this.tx.exec('SELECT 1 FROM api_keys WHERE id = $1 FOR NO KEY UPDATE', [keyId])
     this.keys.add(keyId)
   }
 

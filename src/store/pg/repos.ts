@@ -7,8 +7,8 @@
  * new file in migrations/index.ts, its statements in store/sql/ beside the
  * SQLite version's (one text for both where the dialects agree), a store file
  * taking `(tx, locks)` whose methods that decide a rule first take the
- * subject's lock (locks.ts, in the order key, verification, recipient,
- * account), and its line here. test/store/contract/ then runs the same cases
+ * subject's lock (locks.ts, in the order verification, recipient,
+ * account, key), and its line here. test/store/contract/ then runs the same cases
  * on both engines.
  */
 import type { Repos } from '../../otp/ports/index.ts'

@@ -173,6 +173,7 @@ export class PgStorage implements Storage {
           : conn`SELECT txid_current()::text AS xid, pg_backend_pid() AS pid`) as unknown as Query,
       ) as Promise<{ xid: string; pid: number }[]>
       const value = await fn(pgRepos(tx, true))
+      for (const step of tx.commitSteps) await step()
       const { xid, pid } = (await ident)[0]!
       if (this.beforeCommit) {
         await tx.settle()

@@ -6,6 +6,7 @@
 import { describe, expect, test } from 'bun:test'
 import type { EventLog } from '../../../src/otp/ports/index.ts'
 import type { Repos } from '../../../src/otp/ports/index.ts'
+import { ON_PG } from '../../kit/harness.ts'
 import { accountWithKey, DEFAULT_ACCOUNT, defaultKey, hash, T0, useEngine } from './data.ts'
 
 const engine = useEngine()
@@ -37,8 +38,12 @@ describe('KeyStore', () => {
   })
 })
 
-/** Both logs answer the same contract: the n-th most recent event of a subject. */
-function windowCases<S>(name: string, log: (r: Repos) => EventLog<S>, subjects: () => Promise<[S, S]>) {
+/**
+ * Both logs answer the same contract: the n-th most recent event of a
+ * subject. `seenInside`: a time recorded counts in its own transaction too
+ * (a key's hit is recorded at COMMIT on PostgreSQL: it counts after it).
+ */
+function windowCases<S>(name: string, log: (r: Repos) => EventLog<S>, subjects: () => Promise<[S, S]>, seenInside: boolean) {
   describe(name, () => {
     test('nthLatest is the n-th most recent time of the subject, none while it has fewer than n', async () => {
       const [a, b] = await subjects()
@@ -54,7 +59,7 @@ function windowCases<S>(name: string, log: (r: Repos) => EventLog<S>, subjects: 
       expect(await nth(b, 2)).toBeUndefined()
     })
 
-    test('a time recorded in a transaction counts in that transaction and after it', async () => {
+    test.if(seenInside)('a time recorded in a transaction counts in that transaction and after it', async () => {
       const [a] = await subjects()
       const seen = await storage().write(async (r) => {
         await log(r).record(a, T0 + 1)
@@ -62,6 +67,16 @@ function windowCases<S>(name: string, log: (r: Repos) => EventLog<S>, subjects: 
         return [await log(r).nthLatest(a, 1), await log(r).nthLatest(a, 2)]
       })
       expect(seen).toEqual([T0 + 2, T0 + 1])
+      expect(await storage().read((r) => log(r).nthLatest(a, 2))).toBe(T0 + 1)
+    })
+
+    test('times recorded in one transaction count after it, in order', async () => {
+      const [a] = await subjects()
+      await storage().write(async (r) => {
+        await log(r).record(a, T0 + 1)
+        await log(r).record(a, T0 + 2)
+      })
+      expect(await storage().read((r) => log(r).nthLatest(a, 1))).toBe(T0 + 2)
       expect(await storage().read((r) => log(r).nthLatest(a, 2))).toBe(T0 + 1)
     })
 
@@ -84,9 +99,31 @@ windowCases(
   'KeyHitLog (per-key window)',
   (r) => r.keyHits,
   async () => [await defaultKey(storage(), 'pk_a'), await defaultKey(storage(), 'pk_b')],
+  !ON_PG,
 )
 windowCases(
   'recipient failure log',
   (r) => r.failures,
   async () => [hash('alice'), hash('bob')],
+  true,
 )
+
+describe('KeyHitLog admission', () => {
+  test('two writes that both see room for the last hit: one records it, the other runs again and sees the window full', async () => {
+    const key = await defaultKey(storage(), 'pk_race')
+    const room = { max: 1, windowMs: 60_000 }
+    let runs = 0
+    const admit = () =>
+      storage().write(async (r) => {
+        runs++
+        if ((await r.keyHits.nthLatest(key, 1)) !== undefined) return 'full'
+        await r.keyHits.record(key, T0, room)
+        return 'admitted'
+      })
+    expect((await Promise.all([admit(), admit()])).sort()).toEqual(['admitted', 'full'])
+    expect(await storage().read((r) => r.keyHits.nthLatest(key, 1))).toBe(T0)
+    expect(await storage().read((r) => r.keyHits.nthLatest(key, 2))).toBeUndefined()
+    // SQLite's single writer runs them one after the other; PostgreSQL runs the second again.
+    expect(runs).toBe(ON_PG ? 3 : 2)
+  })
+})
