@@ -117,7 +117,9 @@ export function startCluster(): PgCluster {
   writeFileSync(join(dataDir, 'pg_hba.conf'), 'local all all trust\nhost all all 127.0.0.1/32 trust\n')
   let port = 0
   let up = false
-  const pgctl = (...args: string[]) => [...who.prefix, join(bin, 'pg_ctl'), '-D', dataDir, ...args]
+  // PG_CPUS (scripts/bench --pg-cpus): the server and every process it starts on these CPUs.
+  const pin = process.env.PG_CPUS ? ['taskset', '-c', process.env.PG_CPUS] : []
+  const pgctl = (...args: string[]) => [...who.prefix, ...pin, join(bin, 'pg_ctl'), '-D', dataDir, ...args]
   const isUp = () => Bun.spawnSync(pgctl('status'), { stdout: 'ignore', stderr: 'ignore' }).exitCode === 0
   const start = () => {
     run(pgctl('-l', logFile, '-w', '-t', '60', 'start'), `pg_ctl start (see ${logFile})`)

@@ -38,6 +38,7 @@ const { values: opt } = parseArgs({
     pace: { type: 'string', default: '0' },
     'server-cpus': { type: 'string' },
     'client-cpus': { type: 'string' },
+    'pg-cpus': { type: 'string' },
     binary: { type: 'string', default: 'dist/otpd' },
     'no-build': { type: 'boolean', default: false },
     compare: { type: 'string' },
@@ -55,7 +56,7 @@ const { values: opt } = parseArgs({
 })
 if (opt.help) {
   console.log(`usage: scripts/bench [--compare REF_BINARY | --compare-ref GITREF] [--pairs N] [--max-others PCT] [--fill N]
-                    [--database postgres [--nodes N] [--pool-size N] [--keys 1,8]]
+                    [--database postgres [--nodes N] [--pool-size N] [--keys 1,8] [--pg-cpus LIST]]
                     [--duration S] [--warmup S] [--connections N] [--threads N] [--modes FULL,NORMAL]
                     [--endpoints verify,send] [--seed N] [--pace MS] [--server-cpus LIST --client-cpus LIST]
                     [--binary dist/otpd] [--no-build] [--out bench-results.json]
@@ -80,8 +81,9 @@ Without --compare: otpd (--binary, built first unless --no-build) against a bare
            side by side with ratios to SQLite. PostgreSQL is a throwaway cluster on this machine
            (Debian's initdb/pg_ctl, fsync on); wrk's threads are spread over the nodes' ports;
            --pool-size is each node's [database] pool_size (default 10); --keys K1,K2: the whole
-           comparison once per number of API keys the load is spread over (wrk thread i uses key
-           i mod K; default 1): on PostgreSQL a key's requests take turns on its row lock
+           comparison once per number of API keys on each account (default 1; requests take them
+           in turn); --pg-cpus LIST: the PostgreSQL cluster (every process) pinned to these CPUs,
+           e.g. --pg-cpus 0 --server-cpus 1 --client-cpus 1: nodes adding capacity or not
 --pace MS: each connection waits MS ms after every answer before its next request, so the load
            stays below saturation. 0, the default: as fast as the server answers
 --server-cpus LIST, --client-cpus LIST: taskset CPU lists. The servers (all their threads) run on the
@@ -119,6 +121,14 @@ const fillN = opt.fill === undefined ? 0 : int('fill', opt.fill, 1)
 if ((opt['server-cpus'] === undefined) !== (opt['client-cpus'] === undefined)) {
   console.error('bench: --server-cpus and --client-cpus go together')
   process.exit(2)
+}
+if (opt['pg-cpus'] !== undefined) {
+  if (opt.database !== 'postgres') {
+    console.error('bench: --pg-cpus goes with --database postgres')
+    process.exit(2)
+  }
+  // Read by scripts/kit/pg-cluster.ts when it starts the cluster.
+  process.env.PG_CPUS = opt['pg-cpus']
 }
 if (!['sqlite', 'postgres'].includes(opt.database)) {
   console.error(`bench: --database takes sqlite or postgres, not "${opt.database}"`)
