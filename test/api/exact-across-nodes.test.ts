@@ -187,6 +187,27 @@ test('fraud guard rule 4 over two nodes: sends racing to start a block start it 
 })
 
 /**
+ * PostgreSQL: the next transaction of node `h` that wrote a row of `table`
+ * matching `where` (not one of its background writes) stops right before
+ * its COMMIT, every lock it took still held: `paused` resolves then, and the
+ * transaction goes on once `release` is called.
+ */
+function pauseBeforeCommit(h: Harness, table: string, where: string): { paused: Promise<void>; release: () => void } {
+  const storage = h.server.storage as PgStorage
+  let release = () => {}
+  const held = new Promise<void>((r) => (release = r))
+  let reached = () => {}
+  const paused = new Promise<void>((r) => (reached = r))
+  storage.beforeCommit = async (at) => {
+    if ((await at.tx.q(`SELECT 1 FROM ${table} WHERE xmin::text = $1 AND ${where}`, [at.xid])).length === 0) return
+    storage.beforeCommit = undefined
+    reached()
+    await held
+  }
+  return { paused, release }
+}
+
+/**
  * PostgreSQL: node a's `fraud unblock US` holds the lock of the country scope
  * (paused before its COMMIT) while node b sends to the proven country. The
  * send's status when it ended within 2 s, else null; then the unblock commits.
@@ -194,20 +215,9 @@ test('fraud guard rule 4 over two nodes: sends racing to start a block start it 
 async function sendWhileScopeHeld(grace: number): Promise<{ whileHeld: number | null; after: number }> {
   const [a, b] = await twoNodes({ config: { fraud: { mode: 'enforce', conversion_grace_seconds: grace } } })
   await approve(a, us(1))
-  const storage = a.server.storage as PgStorage
-  let release = () => {}
-  const held = new Promise<void>((r) => (release = r))
-  let paused = () => {}
-  const pausing = new Promise<void>((r) => (paused = r))
-  storage.beforeCommit = async (at) => {
-    // The unblock's transaction (not one of node a's background writes).
-    if ((await at.tx.q('SELECT 1 FROM fraud_blocks WHERE xmin::text = $1', [at.xid])).length === 0) return
-    storage.beforeCommit = undefined
-    paused()
-    await held
-  }
+  const { paused, release } = pauseBeforeCommit(a, 'fraud_blocks', 'true')
   const unblocking = a.server.fraud.unblock('US')
-  await pausing
+  await paused
   const sending = b.send({ channel: 'sms', recipient: us(4) })
   const whileHeld = await Promise.race([sending.then((r) => r.status), Bun.sleep(2000).then(() => null)])
   release()
@@ -230,20 +240,10 @@ test.skipIf(!ON_PG)(
     const key2 = (await a.server.admin.createKey({ name: 'k2' })).key
     const earlier = await b.send({ channel: 'sms', recipient: us(200), code: '424242' }, key2)
     expect(earlier.status).toBe(200)
-    const storage = a.server.storage as PgStorage
-    let release = () => {}
-    const held = new Promise<void>((r) => (release = r))
-    let paused = () => {}
-    const pausing = new Promise<void>((r) => (paused = r))
-    storage.beforeCommit = async (at) => {
-      // The send's first transaction (its verification still `sending`), with the recipient's lock.
-      if ((await at.tx.q("SELECT 1 FROM verifications WHERE xmin::text = $1 AND delivery = 'sending'", [at.xid])).length === 0) return
-      storage.beforeCommit = undefined
-      paused()
-      await held
-    }
+    // The send's first transaction (its verification still `sending`), with the recipient's lock.
+    const { paused, release } = pauseBeforeCommit(a, 'verifications', "delivery = 'sending'")
     const first = a.send({ channel: 'sms', recipient: us(100) })
-    await pausing
+    await paused
     // key2's send to the same recipient waits for the recipient's lock...
     const waiting = b.send({ channel: 'sms', recipient: us(100) }, key2)
     for (let i = 0; i < 200 && (await a.sql('SELECT 1 FROM pg_locks WHERE NOT granted')).length === 0; i++) await Bun.sleep(10)
