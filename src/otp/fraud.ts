@@ -87,7 +87,7 @@ const ESCALATION = 4
  * this long ago, and a send's transaction is over within seconds (each
  * statement waits at most database.busy_timeout_ms for a lock).
  */
-export const LOCK_FREE_GRACE_MS = 60_000
+const LOCK_FREE_GRACE_MS = 60_000
 
 /**
  * What an end user's address counts as for rule 2 (docs/api.md#fraud-guard),

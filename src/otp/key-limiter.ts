@@ -5,7 +5,9 @@
  *
  * The hit is recorded inside the operation's own transaction (`admit`, called
  * by the send and verify services), where the limit is checked again: exact
- * under concurrency and across processes, with no transaction of its own. A
+ * under concurrency and across processes, with no transaction of its own
+ * (PostgreSQL checks the room once more at COMMIT, under the key's lock:
+ * docs/multi-node.md#one-busy-key). A
  * request that ends before its operation (a 400 or 413) is counted by
  * `admitAlone`, a small grouped transaction. `peek`, before the body is read,
  * answers from memory, so a client known to be limited gets its 429 without

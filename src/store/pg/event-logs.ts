@@ -13,14 +13,14 @@ import { numOrNull } from '../sql/values.ts'
 import { AdmissionRaceError, type Tx } from './client.ts'
 import type { TxLocks } from './locks.ts'
 
-/**
- * Per-key hits numbered 1, 2, 3... by `seq`: the n-th most recent is the row
- * `max(seq) - n + 1`. PostgreSQL's own statements: max(seq) is read under
- * the key's row lock, in the statement itself, where SQLite keeps a copy
- * that only its single writer can keep exact.
- */
 const NTH_HIT = 'SELECT at FROM key_hits WHERE key_id = $1 AND seq = (SELECT max(seq) FROM key_hits WHERE key_id = $1) - $2 + 1'
 
+/**
+ * Per-key hits numbered 1, 2, 3... by `seq`: the n-th most recent is the row
+ * `max(seq) - n + 1`. PostgreSQL's own statements: max(seq) is read in the
+ * statement itself (for a new hit, under the key's row lock), where SQLite
+ * keeps a copy that only its single writer can keep exact.
+ */
 export class PgKeyHitLog implements KeyHitLog {
   constructor(
     private readonly tx: Tx,
