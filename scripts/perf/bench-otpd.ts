@@ -48,6 +48,13 @@ const knowsFraud = (binary: string) => hasCommand(binary, 'fraud')
 const knowsWebhooks = (binary: string) => hasCommand(binary, 'webhooks')
 
 /**
+ * `scripts/bench --features-off`: the fraud guard `off` and no webhook
+ * endpoint on either account, for the proof that a feature switched off costs
+ * nothing (docs/benchmarks.md#a-feature-that-is-off).
+ */
+export const features = { off: false }
+
+/**
  * The recipients the send load spreads over (bench-send.lua, BENCH_NUMBERS):
  * valid mobile numbers of six countries, each a prefix and the count of digits
  * a request fills in. checkNumberTemplates proves them valid before a run.
@@ -113,7 +120,7 @@ export function benchConfig(
   db: { server: string; database: string } = { server: '', database: `path = "${join(dir, 'otpd.db')}"\nsynchronous = "${synchronous}"` },
 ): string {
   const file = join(dir, 'otp.config.toml')
-  const fraud = knowsFraud(binary) ? '[fraud]\nmode = "monitor"\n' : ''
+  const fraud = knowsFraud(binary) ? `[fraud]\nmode = "${features.off ? 'off' : 'monitor'}"\n` : ''
   const big = 1_000_000_000
   writeFileSync(
     file,
@@ -175,7 +182,8 @@ export function writeIdPools(dir: string, ok: string[], wrong: string[], suffix 
 
 /**
  * The accounts, credits and keys of a bench database, through the CLI. Half
- * of the accounts have a webhook endpoint (where `binary` has them): `keys`
+ * of the accounts have a webhook endpoint (where `binary` has them; none
+ * with --features-off): `keys`
  * keys on each of the two, in turn, and every request takes the next
  * (BENCH_ROTATE). Returns the keys and the Lua scripts' environment for them.
  */
@@ -186,7 +194,7 @@ export async function setUpAccounts(binary: string, configFile: string, dir: str
   if (hooks) {
     otpdCli(binary, ['accounts', 'create', QUIET_ACCOUNT], configFile, dir)
     otpdCli(binary, ['credits', 'add', '1000000000', '--account', QUIET_ACCOUNT], configFile, dir)
-    otpdCli(binary, ['webhooks', 'add', '--url', eventReceiver(), '--account', 'default'], configFile, dir)
+    if (!features.off) otpdCli(binary, ['webhooks', 'add', '--url', eventReceiver(), '--account', 'default'], configFile, dir)
   }
   const made: string[] = []
   for (let i = 0; i < keys; i++) {

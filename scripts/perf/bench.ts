@@ -20,7 +20,7 @@ import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { round1, rssMb, startServer } from './bench-proc.ts'
 import { measure, scrapeFlushes, type LoadSettings, type RunResult } from './bench-load.ts'
-import { coldStart, eventsReceived, NUMBER_TEMPLATES, startSeeded, writeIdPools, type Mode, type OtpdSettings, type Seeded } from './bench-otpd.ts'
+import { coldStart, eventsReceived, features, NUMBER_TEMPLATES, startSeeded, writeIdPools, type Mode, type OtpdSettings, type Seeded } from './bench-otpd.ts'
 import { fill, type FillResult } from './bench-fill.ts'
 import { buildRef } from './bench-ref.ts'
 import { measureNodes, printDatabases, spreadThreads, startPgSeeded, type DatabaseRow } from './bench-pg.ts'
@@ -41,6 +41,7 @@ const { values: opt } = parseArgs({
     'pg-cpus': { type: 'string' },
     binary: { type: 'string', default: 'dist/otpd' },
     'no-build': { type: 'boolean', default: false },
+    'features-off': { type: 'boolean', default: false },
     compare: { type: 'string' },
     'compare-ref': { type: 'string' },
     pairs: { type: 'string', default: '2' },
@@ -59,7 +60,7 @@ if (opt.help) {
                     [--database postgres [--nodes N] [--pool-size N] [--keys 1,8] [--pg-cpus LIST]]
                     [--duration S] [--warmup S] [--connections N] [--threads N] [--modes FULL,NORMAL]
                     [--endpoints verify,send] [--seed N] [--pace MS] [--server-cpus LIST --client-cpus LIST]
-                    [--binary dist/otpd] [--no-build] [--out bench-results.json]
+                    [--features-off] [--binary dist/otpd] [--no-build] [--out bench-results.json]
 
 Without --compare: otpd (--binary, built first unless --no-build) against a bare Bun.serve baseline.
 --compare REF_BINARY: the reference otpd and --binary side by side, per mode and endpoint in N pairs
@@ -84,6 +85,8 @@ Without --compare: otpd (--binary, built first unless --no-build) against a bare
            comparison once per number of API keys on each account (default 1; requests take them
            in turn); --pg-cpus LIST: the PostgreSQL cluster (every process) pinned to these CPUs,
            e.g. --pg-cpus 0 --server-cpus 1 --client-cpus 1: nodes adding capacity or not
+--features-off: the fraud guard \`off\` (instead of \`monitor\`) and no webhook endpoint on either account:
+           what a feature switched off costs (docs/benchmarks.md#a-feature-that-is-off)
 --pace MS: each connection waits MS ms after every answer before its next request, so the load
            stays below saturation. 0, the default: as fast as the server answers
 --server-cpus LIST, --client-cpus LIST: taskset CPU lists. The servers (all their threads) run on the
@@ -116,6 +119,7 @@ const load: LoadSettings = {
   luaDir: join(ROOT, 'scripts', 'perf'),
 }
 const pairs = int('pairs', opt.pairs, 1)
+features.off = opt['features-off']
 const maxOthers = int('max-others', opt['max-others'], 0)
 const fillN = opt.fill === undefined ? 0 : int('fill', opt.fill, 1)
 if ((opt['server-cpus'] === undefined) !== (opt['client-cpus'] === undefined)) {
