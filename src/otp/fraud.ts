@@ -55,7 +55,12 @@ export interface FraudVerdict {
   refusal: Refusal | null
   /** Monitor mode: what rules 1-4 would have refused. */
   monitored: Refusal | null
-  /** What to record once the send is accepted (sms and voice only); `prefix` is the prefix's counting key (prefixKey). */
+  /** The destination's country (sms and voice; null for email): the verification's row keeps it for the console. */
+  country: string | null
+  /**
+   * What to record once the send is accepted (sms and voice only, not in
+   * `off` mode); `prefix` is the prefix's counting key (prefixKey).
+   */
   record: { country: string; prefix: string; counted: boolean } | null
 }
 
@@ -157,9 +162,11 @@ export class FraudGuard {
     const dest = phone ? destinationOf(f.recipient) : null
     let would: Refusal | null = null
     if (dest && s.mode !== 'off') would = await this.rules1to4(r, f, dest, account)
-    if (would && s.mode === 'enforce') return { refusal: would, monitored: null, record: null }
+    const country = dest?.country ?? null
+    if (would && s.mode === 'enforce') return { refusal: would, monitored: null, country, record: null }
     const monitored = would
-    const record = dest ? { country: dest.country, prefix: this.prefixKey(f.accountId, dest), counted: monitored === null } : null
+    // `off` records nothing: a guard switched off costs a send nothing (docs/fraud-guard.md#rollout).
+    const record = dest && s.mode !== 'off' ? { country: dest.country, prefix: this.prefixKey(f.accountId, dest), counted: monitored === null } : null
 
     // Rule 5, in every mode.
     const cap = account.dailyCreditLimit
@@ -175,10 +182,10 @@ export class FraudGuard {
           max: cap,
           retryAfter: secondsUntil(wait),
         }
-        return { refusal, monitored, record: null }
+        return { refusal, monitored, country, record: null }
       }
     }
-    return { refusal: null, monitored, record }
+    return { refusal: null, monitored, country, record }
   }
 
   /** Records an accepted send (same transaction as its verification). */

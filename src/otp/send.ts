@@ -130,7 +130,7 @@ export class SendService {
         delivery: testMode === null ? 'sending' : null,
         deliveryProvider: null,
         deliveryUpdatedAt: testMode === null ? now : null,
-        country: fraud?.record?.country ?? null,
+        country: fraud?.country ?? null,
         fraudMonitored: fraud?.monitored?.rule ?? null,
       }
       if (sms) v.sms = sms
@@ -303,7 +303,7 @@ export class SendService {
         }),
       )
     if (idem) await settled
-    if (reserved.sms && d.onSmsSent) d.onSmsSent((verdict as FraudVerdict | null)?.record?.country ?? destinationOf(input.recipient).country, reserved.sms)
+    if (reserved.sms && d.onSmsSent) d.onSmsSent((verdict as FraudVerdict | null)?.country ?? destinationOf(input.recipient).country, reserved.sms)
     d.logger.debug('delivered', { request_id: requestId, channel: input.channel, provider, recipient: reserved.recipientMask })
     return sent(reserved)
   }

@@ -90,6 +90,25 @@ describe('modes', () => {
     expect(await refusals(h, { rule: 'geo', country: 'UZ', decision: 'would_refuse' })).toBe(0)
   })
 
+  test('off records no send: switched on, the hour holds none of them; an approval made while off of a send recorded before still proves its country', async () => {
+    const h = await guarded({ mode: 'enforce', new_country_per_hour: 2 })
+    const before = await h.send({ channel: 'sms', recipient: uz(50), code: '424242' })
+    expect(before.status).toBe(200)
+    h.server.reload(resolveConfig({ ...sameDatabase(h), fraud: { mode: 'off', new_country_per_hour: 2 } }))
+    for (let i = 0; i < 3; i++) expect((await h.send({ channel: 'sms', recipient: uz(i) })).status).toBe(200)
+    // fraud status counts the send made in enforce only.
+    expect((await h.server.fraud.status()).countries.map((c) => [c.country, c.sends, c.approved])).toEqual([['UZ', 1, 0]])
+    h.server.reload(resolveConfig({ ...sameDatabase(h), fraud: { mode: 'enforce', new_country_per_hour: 2 } }))
+    // The hour holds the one send recorded: one more, then rule 3 refuses (it would at once, had the 3 sends made while off counted).
+    expect((await h.send({ channel: 'sms', recipient: uz(10) })).status).toBe(200)
+    expect((await h.send({ channel: 'sms', recipient: uz(11) })).json.error).toStartWith('Sending to this destination is temporarily blocked')
+    // Approved while off: the send recorded before proves UZ once the guard is back on.
+    h.server.reload(resolveConfig({ ...sameDatabase(h), fraud: { mode: 'off', new_country_per_hour: 2 } }))
+    expect((await h.verify({ verification_id: before.json.verification_id, code: '424242' })).json.verified).toBe(true)
+    h.server.reload(resolveConfig({ ...sameDatabase(h), fraud: { mode: 'enforce', new_country_per_hour: 2 } }))
+    for (let i = 12; i < 16; i++) expect((await h.send({ channel: 'sms', recipient: uz(i) })).status).toBe(200)
+  })
+
   test('a reload (SIGHUP) applies [fraud] to the next send', async () => {
     const h = await guarded({ allowed_countries: ['US'] })
     expect((await h.send({ channel: 'sms', recipient: uz(1) })).status).toBe(403)
