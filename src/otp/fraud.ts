@@ -13,7 +13,7 @@
  */
 import { destinationOf } from '../lib/phone-country.ts'
 import type { Hasher } from '../lib/secrets.ts'
-import type { AccountFraudSettings, BlockRow, FraudMode, FraudRule, Repos, ScopeKind } from './ports/index.ts'
+import type { AccountFraudSettings, BlockRow, Evidence, FraudMode, FraudRule, Repos, ScopeKind } from './ports/index.ts'
 import type { Channel } from './types.ts'
 import { secondsUntil, waitForRoom } from './windows.ts'
 
@@ -157,11 +157,22 @@ export class FraudGuard {
   /** Inside the send's write transaction, after validation and the test-recipient short-circuit. */
   async check(r: Repos, f: SendFacts): Promise<FraudVerdict> {
     const s = this.settings
-    const account = await r.fraud.accountSettings(f.accountId)
     const phone = f.channel !== 'email'
     const dest = phone ? destinationOf(f.recipient) : null
+    // Rules 3 and 4 read first, without a lock, with the account's settings: one round trip on PostgreSQL.
+    const seen =
+      dest && s.mode !== 'off'
+        ? await r.fraud.evidence({
+            accountId: f.accountId,
+            country: dest.country,
+            prefix: dest.prefix === dest.country ? null : dest.prefix,
+            provenSince: f.now - PROVEN_MS,
+            hourSince: f.now - HOUR,
+          })
+        : null
+    const account = seen?.settings ?? (await r.fraud.accountSettings(f.accountId))
     let would: Refusal | null = null
-    if (dest && s.mode !== 'off') would = await this.rules1to4(r, f, dest, account)
+    if (dest && seen) would = await this.rules1to4(r, f, dest, account, seen)
     const country = dest?.country ?? null
     if (would && s.mode === 'enforce') return { refusal: would, monitored: null, country, record: null }
     const monitored = would
@@ -194,7 +205,13 @@ export class FraudGuard {
     await r.fraud.recordSend({ seq, accountId: f.accountId, at: f.now, ...verdict.record, ipHash: f.ipHash })
   }
 
-  private async rules1to4(r: Repos, f: SendFacts, dest: { country: string; prefix: string }, account: AccountFraudSettings): Promise<Refusal | null> {
+  private async rules1to4(
+    r: Repos,
+    f: SendFacts,
+    dest: { country: string; prefix: string },
+    account: AccountFraudSettings,
+    seen: Evidence,
+  ): Promise<Refusal | null> {
     const s = this.settings
     const { country, prefix } = dest
     const refuse = (rule: FraudRule, max: number | null, retryAfter: number | null): Refusal => ({ rule, country, prefix, max, retryAfter })
@@ -210,12 +227,12 @@ export class FraudGuard {
     }
 
     // 3. Unproven destinations: decided now, reported after rule 4 has looked at the evidence.
-    const unproven = await this.unprovenWait(r, f, country)
+    const unproven = await this.unprovenWait(r, f, country, seen)
 
     // 4. Conversion, both scopes on every send that gets here, so a block starts as soon as the evidence exists.
-    let blocked = await this.scopeWait(r, f, 'country', country, country)
+    let blocked = await this.scopeWait(r, f, 'country', country, country, seen.countryBlock)
     // A number of fewer than 8 digits has its country as prefix: one scope.
-    if (prefix !== country) blocked = Math.max(blocked, await this.scopeWait(r, f, 'prefix', prefix, this.prefixKey(f.accountId, dest)))
+    if (prefix !== country) blocked = Math.max(blocked, await this.scopeWait(r, f, 'prefix', prefix, this.prefixKey(f.accountId, dest), seen.prefixBlock))
 
     // Rule 3 refuses first; the wait reported is the longer, since a retry before it would meet rule 4.
     if (unproven > 0) return refuse('new_country', null, secondsUntil(Math.max(unproven, blocked)))
@@ -229,17 +246,16 @@ export class FraudGuard {
    * flight (those can only add sends and approvals), so only a send let
    * through, which counts, is decided again under the country's lock on
    * what it reads then (store ports: lockCountry; docs/multi-node.md#the-fraud-guard).
+   * The first read is the send's evidence.
    */
-  private async unprovenWait(r: Repos, f: SendFacts, country: string): Promise<number> {
-    const read = async (): Promise<{ applies: boolean; wait: number }> => {
-      const approvedAt = await r.fraud.lastApproval(f.accountId, country)
-      if (approvedAt !== null && approvedAt > f.now - PROVEN_MS) return { applies: false, wait: 0 }
-      const times = await r.fraud.countrySendTimes(f.accountId, country, f.now - HOUR)
-      return { applies: true, wait: waitForRoom(times, HOUR, this.settings.newCountryPerHour, f.now) }
-    }
-    const seen = await read()
-    if (!seen.applies || seen.wait > 0) return seen.wait
-    return (await r.fraud.lockCountry(f.accountId, country)) ? (await read()).wait : 0
+  private async unprovenWait(r: Repos, f: SendFacts, country: string, seen: Evidence): Promise<number> {
+    const waitOf = (times: number[] | null) => (times === null ? 0 : waitForRoom(times, HOUR, this.settings.newCountryPerHour, f.now))
+    const first = waitOf(seen.countryTimes)
+    if (seen.countryTimes === null || first > 0) return first
+    if (!(await r.fraud.lockCountry(f.accountId, country))) return 0
+    const approvedAt = await r.fraud.lastApproval(f.accountId, country)
+    if (approvedAt !== null && approvedAt > f.now - PROVEN_MS) return 0
+    return waitOf(await r.fraud.countrySendTimes(f.accountId, country, f.now - HOUR))
   }
 
   /**
@@ -252,22 +268,30 @@ export class FraudGuard {
    * them is still in flight, and a block in force stands. Only a new block
    * is decided again under the scope's lock, on what it reads then, so two
    * sends never start it twice. With a shorter grace period the lock comes
-   * first, as a send in flight could be one of those counted.
+   * first, as a send in flight could be one of those counted, and the block
+   * is read again under it. `block`: the scope's block as the send's evidence read it.
    */
-  private async scopeWait(r: Repos, f: SendFacts, kind: ScopeKind, scope: string, counted: string): Promise<number> {
-    if (this.settings.conversionGraceSeconds * 1000 < LOCK_FREE_GRACE_MS) await r.fraud.lockScope(f.accountId, kind, scope)
-    const seen = await this.scopeState(r, f, kind, scope, counted)
+  private async scopeWait(r: Repos, f: SendFacts, kind: ScopeKind, scope: string, counted: string, block: BlockRow | undefined): Promise<number> {
+    const read = () => r.fraud.block(f.accountId, kind, scope)
+    const locked = this.settings.conversionGraceSeconds * 1000 < LOCK_FREE_GRACE_MS && (await r.fraud.lockScope(f.accountId, kind, scope))
+    const seen = await this.scopeState(r, f, kind, scope, counted, locked ? await read() : block)
     if (seen.start === null) return seen.wait
-    const decided = (await r.fraud.lockScope(f.accountId, kind, scope)) ? await this.scopeState(r, f, kind, scope, counted) : seen
+    const decided = (await r.fraud.lockScope(f.accountId, kind, scope)) ? await this.scopeState(r, f, kind, scope, counted, await read()) : seen
     if (decided.start !== null) await r.fraud.saveBlock(decided.start)
     return decided.wait
   }
 
-  /** The scope's wait as read, and the block to start (null: none). */
-  private async scopeState(r: Repos, f: SendFacts, kind: ScopeKind, scope: string, counted: string): Promise<{ wait: number; start: BlockRow | null }> {
+  /** The scope's wait, given its block `b` as read, and the block to start (null: none). */
+  private async scopeState(
+    r: Repos,
+    f: SendFacts,
+    kind: ScopeKind,
+    scope: string,
+    counted: string,
+    b: BlockRow | undefined,
+  ): Promise<{ wait: number; start: BlockRow | null }> {
     const s = this.settings
     const none = { wait: 0, start: null }
-    const b = await r.fraud.block(f.accountId, kind, scope)
     if (b?.until != null && f.now < b.until) return { wait: b.until - f.now, start: null }
     // The sends of the last 24 h that are older than the grace period (and not before an unblock).
     const from = Math.max(f.now - DAY + 1, b?.countsFrom ?? 0)

@@ -46,9 +46,39 @@ export interface CountryStats {
   approved: number
 }
 
+/** What `FraudStore.evidence` reads for a send to a country and prefix. */
+export interface EvidenceQuery {
+  accountId: number
+  country: string
+  /** The prefix in clear (a block's scope); null when the number's prefix is its country. */
+  prefix: string | null
+  /** An approval after this proves the country (rule 3 then reads no send times). */
+  provenSince: number
+  /** Rule 3's hour starts after this. */
+  hourSince: number
+}
+
+export interface Evidence {
+  settings: AccountFraudSettings
+  /** As lastApproval. */
+  lastApproval: number | null
+  /** As countrySendTimes since `hourSince`; null when the country is proven (not read). */
+  countryTimes: number[] | null
+  countryBlock: BlockRow | undefined
+  /** Undefined also when the query had no prefix. */
+  prefixBlock: BlockRow | undefined
+}
+
 /** The fraud guard's counters and account settings (engines implement it). */
 export interface FraudStore {
   accountSettings(accountId: number): Promise<AccountFraudSettings>
+  /**
+   * The account's settings and the first, lock-free reads of rules 3 and 4
+   * for one send (each as the method of the same name answers it): one
+   * statement on PostgreSQL, where each statement is a round trip and costs
+   * both sides CPU (docs/benchmarks.md#postgresql-round-trips).
+   */
+  evidence(q: EvidenceQuery): Promise<Evidence>
   setAccountSettings(accountId: number, change: Partial<AccountFraudSettings>): Promise<void>
   /**
    * Takes the lock of rule 3's subject (the account's country) until the

@@ -21,10 +21,10 @@
  * Account settings are read from the database on every send, never kept: a
  * setting changed from any node's CLI applies to the next send.
  */
-import type { AccountFraudSettings, BlockRow, CountryStats, FraudSendRow, FraudStore, ScopeKind } from '../../otp/ports/index.ts'
+import type { AccountFraudSettings, BlockRow, CountryStats, Evidence, EvidenceQuery, FraudSendRow, FraudStore, ScopeKind } from '../../otp/ports/index.ts'
 import { POSTGRES } from '../sql/dialect.ts'
 import { exactConversion, fraudSql, MINUTE_MS, minutesConversion, toBlock, toCountryStats, toCounts, toSendCounts, toSettings } from '../sql/fraud.ts'
-import { ascendingTimes, numOrNull } from '../sql/values.ts'
+import { ascendingTimes, numOrNull, type Row } from '../sql/values.ts'
 import type { Tx } from './client.ts'
 import type { TxLocks } from './locks.ts'
 
@@ -47,6 +47,41 @@ const COUNT_MINUTE = `INSERT INTO fraud_minutes (account_id, kind, scope, minute
   WHERE k.kind = 'country' OR $3::text <> $2::text
   ON CONFLICT (account_id, kind, scope, minute) DO UPDATE SET sends = fraud_minutes.sends + excluded.sends, approved = fraud_minutes.approved + excluded.approved`
 
+/** A block's columns from the join `b` of EVIDENCE, as prefixed there. */
+const blockColumns = (b: string) =>
+  `${b}.kind AS ${b}_kind, ${b}.scope AS ${b}_scope, ${b}.started_at AS ${b}_started_at, ${b}.until AS ${b}_until, ${b}.level AS ${b}_level, ${b}.counts_from AS ${b}_counts_from`
+
+/**
+ * PostgreSQL's own: FraudStore.evidence in one statement. $1 the account, $2
+ * the country, $3 proven since, $4 the hour since, $5 the prefix in clear
+ * (null: none). Rule 3's send times only for a country not proven: the
+ * condition is a one-time filter, so a proven country's hour (which may hold
+ * thousands of sends) is not scanned.
+ */
+const EVIDENCE = `SELECT a.id AS account_id, a.allowed_countries, a.daily_credit_limit, a.test_recipients, fc.last_approved_at,
+    (SELECT string_agg(s.at::text, ',') FROM fraud_sends s WHERE s.account_id = $1 AND s.country = $2 AND s.at > $4 AND ${POSTGRES.isTrue('s.counted')}
+       AND NOT EXISTS (SELECT 1 FROM fraud_countries p WHERE p.account_id = $1 AND p.country = $2 AND p.last_approved_at > $3)) AS country_times,
+    ${blockColumns('cb')}, ${blockColumns('pb')}
+  FROM (SELECT $1::bigint AS id) k
+  LEFT JOIN accounts a ON a.id = k.id
+  LEFT JOIN fraud_countries fc ON fc.account_id = k.id AND fc.country = $2
+  LEFT JOIN fraud_blocks cb ON cb.account_id = k.id AND cb.kind = 'country' AND cb.scope = $2
+  LEFT JOIN fraud_blocks pb ON pb.account_id = k.id AND pb.kind = 'prefix' AND pb.scope = $5::text`
+
+/** The block of EVIDENCE's join `b`, if it found one. */
+function evidenceBlock(r: Row, b: string, accountId: number): BlockRow | undefined {
+  if (r[`${b}_kind`] == null) return undefined
+  return toBlock({
+    account_id: accountId,
+    kind: r[`${b}_kind`],
+    scope: r[`${b}_scope`],
+    started_at: r[`${b}_started_at`],
+    until: r[`${b}_until`],
+    level: r[`${b}_level`],
+    counts_from: r[`${b}_counts_from`],
+  })
+}
+
 export class PgFraudStore implements FraudStore {
   constructor(
     private readonly tx: Tx,
@@ -55,6 +90,27 @@ export class PgFraudStore implements FraudStore {
 
   async accountSettings(accountId: number): Promise<AccountFraudSettings> {
     return toSettings((await this.tx.q(SHARED.settings, [accountId]))[0])
+  }
+
+  async evidence(q: EvidenceQuery): Promise<Evidence> {
+    const r = (await this.tx.q(EVIDENCE, [q.accountId, q.country, q.provenSince, q.hourSince, q.prefix]))[0]!
+    const lastApproval = numOrNull(r.last_approved_at)
+    const times = r.country_times as string | null
+    return {
+      settings: toSettings(r.account_id == null ? undefined : r),
+      lastApproval,
+      countryTimes:
+        lastApproval !== null && lastApproval > q.provenSince
+          ? null
+          : times === null
+            ? []
+            : times
+                .split(',')
+                .map(Number)
+                .sort((a, b) => a - b),
+      countryBlock: evidenceBlock(r, 'cb', q.accountId),
+      prefixBlock: q.prefix === null ? undefined : evidenceBlock(r, 'pb', q.accountId),
+    }
   }
 
   async setAccountSettings(accountId: number, change: Partial<AccountFraudSettings>): Promise<void> {

@@ -9,7 +9,7 @@
  * shell, or a rollback): never stale inside a write transaction, so a setting
  * changed from the CLI applies to the next send that starts after its commit.
  */
-import type { AccountFraudSettings, BlockRow, CountryStats, FraudSendRow, FraudStore, ScopeKind } from '../../otp/ports/index.ts'
+import type { AccountFraudSettings, BlockRow, CountryStats, Evidence, EvidenceQuery, FraudSendRow, FraudStore, ScopeKind } from '../../otp/ports/index.ts'
 import { SQLITE } from '../sql/dialect.ts'
 import { fraudSql, MINUTE_MS, toBlock, toCountryStats, toCounts, toSendCounts, toSettings } from '../sql/fraud.ts'
 import { ascendingTimes, numOrNull } from '../sql/values.ts'
@@ -60,6 +60,18 @@ export class SqliteFraudStore implements FraudStore {
   }
   async lockScope(): Promise<boolean> {
     return false
+  }
+
+  /** Statement by statement: here a statement is a function call, not a round trip. */
+  async evidence(q: EvidenceQuery): Promise<Evidence> {
+    const lastApproval = await this.lastApproval(q.accountId, q.country)
+    return {
+      settings: await this.accountSettings(q.accountId),
+      lastApproval,
+      countryTimes: lastApproval !== null && lastApproval > q.provenSince ? null : await this.countrySendTimes(q.accountId, q.country, q.hourSince),
+      countryBlock: await this.block(q.accountId, 'country', q.country),
+      prefixBlock: q.prefix === null ? undefined : await this.block(q.accountId, 'prefix', q.prefix),
+    }
   }
 
   async ipSendTimes(ipHash: Uint8Array, since: number): Promise<number[]> {

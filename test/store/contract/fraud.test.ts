@@ -195,6 +195,46 @@ describe('blocks (rule 4)', () => {
       [accountId, 'prefix', 'a'],
     ])
   })
+
+  test("evidence: the account's settings, the country's last approval, its send times when not proven, both scopes' blocks, as the methods of those names", async () => {
+    const { accountId } = await accountWithKey(storage(), 'acme')
+    await storage().write((r) => r.fraud.setAccountSettings(accountId, { allowedCountries: ['UZ'], dailyCreditLimit: 7 }))
+    const q = { accountId, country: 'UZ', prefix: '+99890', provenSince: T0 - MINUTE, hourSince: T0 }
+    const evidence = (o: Partial<typeof q> = {}) => storage().write((r) => r.fraud.evidence({ ...q, ...o }))
+    // Nothing recorded yet.
+    expect(await evidence()).toEqual({
+      settings: { allowedCountries: ['UZ'], dailyCreditLimit: 7, testRecipients: true },
+      lastApproval: null,
+      countryTimes: [],
+      countryBlock: undefined,
+      prefixBlock: undefined,
+    })
+    await record(
+      send(1, { accountId, at: T0 + 2 }),
+      send(2, { accountId, at: T0 + 1 }),
+      send(3, { accountId, at: T0 + 3, counted: false }),
+      send(4, { accountId, at: T0 + 4, country: 'KZ' }),
+      send(5, { at: T0 + 5 }),
+      send(6, { accountId, at: T0 }),
+    )
+    const countryBlock = block({ accountId, kind: 'country', scope: 'UZ', level: 2, countsFrom: T0 - 5 })
+    const prefixBlock = block({ accountId, until: null, startedAt: null })
+    await storage().write(async (r) => {
+      await r.fraud.saveBlock(countryBlock)
+      await r.fraud.saveBlock(prefixBlock)
+      await r.fraud.saveBlock(block({ scope: 'UZ', kind: 'country' }))
+    })
+    const unproven = await evidence()
+    expect(unproven).toEqual({ ...unproven, countryTimes: [T0 + 1, T0 + 2], countryBlock, prefixBlock })
+    // No prefix (a short number): no prefix block.
+    expect((await evidence({ prefix: null })).prefixBlock).toBeUndefined()
+    // Approved at T0 + MINUTE: proven while provenSince is before it, and the send times are not read.
+    await storage().write((r) => r.fraud.approved(1, T0 + MINUTE))
+    expect(await evidence()).toEqual({ ...unproven, lastApproval: T0 + MINUTE, countryTimes: null })
+    expect(await evidence({ provenSince: T0 + MINUTE })).toEqual({ ...unproven, lastApproval: T0 + MINUTE })
+    // An account that does not exist: the defaults, as accountSettings.
+    expect((await evidence({ accountId: 9999 })).settings).toEqual(await storage().read((r) => r.fraud.accountSettings(9999)))
+  })
 })
 
 test('nthLatestDebit: send debits not refunded after `since`, newest first', async () => {
