@@ -13,7 +13,7 @@
  */
 import { destinationOf } from '../lib/phone-country.ts'
 import type { Hasher } from '../lib/secrets.ts'
-import type { AccountFraudSettings, BlockRow, Evidence, FraudMode, FraudRule, Repos, ScopeKind } from './ports/index.ts'
+import type { AccountFraudSettings, BlockRow, ConversionWindow, Evidence, FraudMode, FraudRule, Repos, ScopeKind } from './ports/index.ts'
 import type { Channel } from './types.ts'
 import { secondsUntil, waitForRoom } from './windows.ts'
 
@@ -230,9 +230,10 @@ export class FraudGuard {
     const unproven = await this.unprovenWait(r, f, country, seen)
 
     // 4. Conversion, both scopes on every send that gets here, so a block starts as soon as the evidence exists.
-    let blocked = await this.scopeWait(r, f, 'country', country, country, seen.countryBlock)
+    const scopes: Scope[] = [{ kind: 'country', scope: country, counted: country, block: seen.countryBlock }]
     // A number of fewer than 8 digits has its country as prefix: one scope.
-    if (prefix !== country) blocked = Math.max(blocked, await this.scopeWait(r, f, 'prefix', prefix, this.prefixKey(f.accountId, dest), seen.prefixBlock))
+    if (prefix !== country) scopes.push({ kind: 'prefix', scope: prefix, counted: this.prefixKey(f.accountId, dest), block: seen.prefixBlock })
+    const blocked = await this.blockedWait(r, f, scopes)
 
     // Rule 3 refuses first; the wait reported is the longer, since a retry before it would meet rule 4.
     if (unproven > 0) return refuse('new_country', null, secondsUntil(Math.max(unproven, blocked)))
@@ -259,49 +260,87 @@ export class FraudGuard {
   }
 
   /**
-   * Milliseconds the scope stays blocked (0 if it is not), starting a block
-   * when the evidence calls for one. The block is kept under the scope in
-   * clear; its sends are counted under `counted` (prefixKey).
+   * Rule 4: milliseconds the longer blocked of the send's scopes stays
+   * blocked (0 if neither is), starting a block where the evidence calls for
+   * one. A block is kept under its scope in clear; its sends are counted
+   * under `counted` (prefixKey). Both scopes' counts are one read.
    *
    * The reads take no lock when the grace period is at least
    * LOCK_FREE_GRACE_MS: the sends they count are older than it, so none of
    * them is still in flight, and a block in force stands. Only a new block
    * is decided again under the scope's lock, on what it reads then, so two
-   * sends never start it twice. With a shorter grace period the lock comes
-   * first, as a send in flight could be one of those counted, and the block
-   * is read again under it. `block`: the scope's block as the send's evidence read it.
+   * sends never start it twice. With a shorter grace period the locks come
+   * first, as a send in flight could be one of those counted, and the blocks
+   * are read again under them.
    */
-  private async scopeWait(r: Repos, f: SendFacts, kind: ScopeKind, scope: string, counted: string, block: BlockRow | undefined): Promise<number> {
-    const read = () => r.fraud.block(f.accountId, kind, scope)
-    const locked = this.settings.conversionGraceSeconds * 1000 < LOCK_FREE_GRACE_MS && (await r.fraud.lockScope(f.accountId, kind, scope))
-    const seen = await this.scopeState(r, f, kind, scope, counted, locked ? await read() : block)
-    if (seen.start === null) return seen.wait
-    const decided = (await r.fraud.lockScope(f.accountId, kind, scope)) ? await this.scopeState(r, f, kind, scope, counted, await read()) : seen
-    if (decided.start !== null) await r.fraud.saveBlock(decided.start)
-    return decided.wait
+  private async blockedWait(r: Repos, f: SendFacts, scopes: Scope[]): Promise<number> {
+    if (this.settings.conversionGraceSeconds * 1000 < LOCK_FREE_GRACE_MS) {
+      for (const sc of scopes) if (await r.fraud.lockScope(f.accountId, sc.kind, sc.scope)) sc.block = await r.fraud.block(f.accountId, sc.kind, sc.scope)
+    }
+    const windows = scopes.map((sc) => this.window(f, sc))
+    const counted = await this.counts(r, f, windows)
+    let wait = 0
+    for (const [i, sc] of scopes.entries()) {
+      let state = this.decide(f, sc, windows[i]!, counted[i]!)
+      if (state.start !== null && (await r.fraud.lockScope(f.accountId, sc.kind, sc.scope))) {
+        const again = { ...sc, block: await r.fraud.block(f.accountId, sc.kind, sc.scope) }
+        const w = this.window(f, again)
+        state = this.decide(f, again, w, (await this.counts(r, f, [w]))[0]!)
+      }
+      if (state.start !== null) await r.fraud.saveBlock(state.start)
+      wait = Math.max(wait, state.wait)
+    }
+    return wait
   }
 
-  /** The scope's wait, given its block `b` as read, and the block to start (null: none). */
-  private async scopeState(
-    r: Repos,
-    f: SendFacts,
-    kind: ScopeKind,
-    scope: string,
-    counted: string,
-    b: BlockRow | undefined,
-  ): Promise<{ wait: number; start: BlockRow | null }> {
-    const s = this.settings
-    const none = { wait: 0, start: null }
-    if (b?.until != null && f.now < b.until) return { wait: b.until - f.now, start: null }
+  /** What rule 4 reads of a scope, given its block: nothing while the block is in force or the window is empty. */
+  private window(f: SendFacts, sc: Scope): Window {
+    const b = sc.block
+    if (b?.until != null && f.now < b.until) return { blocked: b.until - f.now }
     // The sends of the last 24 h that are older than the grace period (and not before an unblock).
     const from = Math.max(f.now - DAY + 1, b?.countsFrom ?? 0)
-    const to = f.now - s.conversionGraceSeconds * 1000
-    if (to < from) return none
-    const { sends, approved } = await r.fraud.conversion(f.accountId, kind, counted, from, to)
-    if (sends < s.minSends || approved / sends >= s.minConversion) return none
+    const to = f.now - this.settings.conversionGraceSeconds * 1000
+    return to < from ? { blocked: 0 } : { kind: sc.kind, scope: sc.counted, from, to }
+  }
+
+  /** The counts of the windows that have one to read (one read for all of them), in their order; null for the others. */
+  private async counts(r: Repos, f: SendFacts, windows: Window[]): Promise<(Counts | null)[]> {
+    const asked = windows.filter((w): w is ConversionWindow => 'from' in w)
+    const got = asked.length === 0 ? [] : await r.fraud.conversions(f.accountId, asked)
+    let next = 0
+    return windows.map((w) => ('from' in w ? got[next++]! : null))
+  }
+
+  /** The scope's wait and the block to start (null: none). */
+  private decide(f: SendFacts, sc: Scope, w: Window, counts: Counts | null): { wait: number; start: BlockRow | null } {
+    const s = this.settings
+    if ('blocked' in w) return { wait: w.blocked, start: null }
+    const { sends, approved } = counts!
+    if (sends < s.minSends || approved / sends >= s.minConversion) return { wait: 0, start: null }
     // A new block within 24 h of the end of the last one lasts 4 times longer.
+    const b = sc.block
     const level = b?.until != null && f.now - b.until < DAY ? b.level + 1 : 0
     const until = f.now + blockDuration(level)
-    return { wait: until - f.now, start: { accountId: f.accountId, kind, scope, startedAt: f.now, until, level, countsFrom: b?.countsFrom ?? 0 } }
+    return {
+      wait: until - f.now,
+      start: { accountId: f.accountId, kind: sc.kind, scope: sc.scope, startedAt: f.now, until, level, countsFrom: b?.countsFrom ?? 0 },
+    }
   }
 }
+
+/** A rule 4 scope of a send: the block is kept under `scope` (in clear), its sends counted under `counted`. */
+interface Scope {
+  kind: ScopeKind
+  scope: string
+  counted: string
+  /** As last read. */
+  block: BlockRow | undefined
+}
+
+interface Counts {
+  sends: number
+  approved: number
+}
+
+/** A scope's window to count, or its wait without one (a block in force, or 0: no window). */
+type Window = ConversionWindow | { blocked: number }

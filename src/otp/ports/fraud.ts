@@ -46,6 +46,14 @@ export interface CountryStats {
   approved: number
 }
 
+/** A rule 4 window: the counted sends of a scope (a country, or a prefix's counting key) with `from <= at <= to`. */
+export interface ConversionWindow {
+  kind: ScopeKind
+  scope: string
+  from: number
+  to: number
+}
+
 /** What `FraudStore.evidence` reads for a send to a country and prefix. */
 export interface EvidenceQuery {
   accountId: number
@@ -100,6 +108,8 @@ export interface FraudStore {
   lastApproval(accountId: number, country: string): Promise<number | null>
   /** Counted sends of a scope (a country, or a prefix's counting key) with `from <= at <= to`, and how many of them were approved. */
   conversion(accountId: number, kind: ScopeKind, scope: string, from: number, to: number): Promise<{ sends: number; approved: number }>
+  /** `conversion` of each window, in their order: one statement on PostgreSQL (a send reads both its scopes). */
+  conversions(accountId: number, windows: ConversionWindow[]): Promise<{ sends: number; approved: number }[]>
   block(accountId: number, kind: ScopeKind, scope: string): Promise<BlockRow | undefined>
   saveBlock(block: BlockRow): Promise<void>
   recordSend(send: FraudSendRow): Promise<void>

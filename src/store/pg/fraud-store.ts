@@ -21,7 +21,17 @@
  * Account settings are read from the database on every send, never kept: a
  * setting changed from any node's CLI applies to the next send.
  */
-import type { AccountFraudSettings, BlockRow, CountryStats, Evidence, EvidenceQuery, FraudSendRow, FraudStore, ScopeKind } from '../../otp/ports/index.ts'
+import type {
+  AccountFraudSettings,
+  BlockRow,
+  ConversionWindow,
+  CountryStats,
+  Evidence,
+  EvidenceQuery,
+  FraudSendRow,
+  FraudStore,
+  ScopeKind,
+} from '../../otp/ports/index.ts'
 import { POSTGRES } from '../sql/dialect.ts'
 import { exactConversion, fraudSql, MINUTE_MS, minutesConversion, toBlock, toCountryStats, toCounts, toSendCounts, toSettings } from '../sql/fraud.ts'
 import { ascendingTimes, numOrNull, type Row } from '../sql/values.ts'
@@ -30,16 +40,39 @@ import type { TxLocks } from './locks.ts'
 
 const SHARED = fraudSql(POSTGRES)
 
+/** Values per window of CONVERSIONS: the scope, the head's first and last ms, the tail's, the kind, the first and last whole minute. */
+const WINDOW_VALUES = 8
+
 /**
- * PostgreSQL's own: a window across minutes in one statement, from the shared
+ * PostgreSQL's own: rule 4 windows in one statement, each from the shared
  * counts (the partial minutes at both ends exactly, the whole minutes from
- * the counters), where SQLite runs them one by one.
+ * the counters), where SQLite runs them one by one. $1 the account, then
+ * WINDOW_VALUES values per window (windowValues). Memoized per list of kinds.
  */
-const CONVERSION = (kind: ScopeKind) =>
-  `SELECT h.sends + t.sends + coalesce(w.sends, 0) AS sends, h.approved + t.approved + coalesce(w.approved, 0) AS approved
-   FROM (${exactConversion(POSTGRES, kind, '$3', '$4')}) h, (${exactConversion(POSTGRES, kind, '$5', '$6')}) t,
-     (${minutesConversion('$7', '$8', '$9')}) w`
-const CONVERSION_ACROSS = { prefix: CONVERSION('prefix'), country: CONVERSION('country') }
+const conversionsSql = new Map<string, string>()
+function conversions(kinds: ScopeKind[]): string {
+  const key = kinds.join(',')
+  let text = conversionsSql.get(key)
+  if (text === undefined) {
+    const parts = kinds.map((kind, i) => {
+      const p = (n: number) => `$${2 + WINDOW_VALUES * i + n}`
+      return `(SELECT h.sends + t.sends + coalesce(w.sends, 0) AS sends, h.approved + t.approved + coalesce(w.approved, 0) AS approved
+        FROM (${exactConversion(POSTGRES, kind, p(1), p(2), '$1', p(0))}) h, (${exactConversion(POSTGRES, kind, p(3), p(4), '$1', p(0))}) t,
+          (${minutesConversion(p(5), p(6), p(7), '$1', p(0))}) w) c${i}`
+    })
+    text = `SELECT ${kinds.map((_, i) => `c${i}.sends AS sends${i}, c${i}.approved AS approved${i}`).join(', ')} FROM ${parts.join(', ')}`
+    conversionsSql.set(key, text)
+  }
+  return text
+}
+
+/** A window's values for CONVERSIONS: within one minute, all of it is the head (the tail and the whole minutes empty). */
+function windowValues(w: ConversionWindow): unknown[] {
+  const first = Math.floor(w.from / MINUTE_MS)
+  const last = Math.floor(w.to / MINUTE_MS)
+  if (first === last) return [w.scope, w.from, w.to, 1, 0, w.kind, 1, 0]
+  return [w.scope, w.from, (first + 1) * MINUTE_MS - 1, last * MINUTE_MS, w.to, w.kind, first + 1, last - 1]
+}
 
 /** PostgreSQL's own: both scopes of a send in one statement (a VALUES list with column names, which SQLite cannot name). */
 const COUNT_MINUTE = `INSERT INTO fraud_minutes (account_id, kind, scope, minute, sends, approved)
@@ -142,29 +175,17 @@ export class PgFraudStore implements FraudStore {
     return numOrNull((await this.tx.q(SHARED.lastApproval, [accountId, country]))[0]?.last_approved_at)
   }
 
+  async conversion(accountId: number, kind: ScopeKind, scope: string, from: number, to: number): Promise<{ sends: number; approved: number }> {
+    return (await this.conversions(accountId, [{ kind, scope, from, to }]))[0]!
+  }
+
   /**
    * Whole minutes from fraud_minutes (at most 1,440 rows for a day), the
-   * partial minutes at both ends exactly from fraud_sends, in one statement.
+   * partial minutes at both ends exactly from fraud_sends, every window in one statement.
    */
-  async conversion(accountId: number, kind: ScopeKind, scope: string, from: number, to: number): Promise<{ sends: number; approved: number }> {
-    const first = Math.floor(from / MINUTE_MS)
-    const last = Math.floor(to / MINUTE_MS)
-    if (first === last) {
-      const rows = await this.tx.q(kind === 'prefix' ? SHARED.prefixConversion : SHARED.countryConversion, [accountId, scope, from, to])
-      return toCounts(rows[0])
-    }
-    const rows = await this.tx.q(CONVERSION_ACROSS[kind], [
-      accountId,
-      scope,
-      from,
-      (first + 1) * MINUTE_MS - 1,
-      last * MINUTE_MS,
-      to,
-      kind,
-      first + 1,
-      last - 1,
-    ])
-    return toCounts(rows[0])
+  async conversions(accountId: number, windows: ConversionWindow[]): Promise<{ sends: number; approved: number }[]> {
+    const rows = await this.tx.q(conversions(windows.map((w) => w.kind)), [accountId, ...windows.flatMap(windowValues)])
+    return windows.map((_, i) => toCounts({ sends: rows[0]![`sends${i}`], approved: rows[0]![`approved${i}`] }))
   }
 
   async block(accountId: number, kind: ScopeKind, scope: string): Promise<BlockRow | undefined> {
