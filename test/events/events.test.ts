@@ -39,7 +39,12 @@ async function expectSigned(secret: string, r: Received): Promise<void> {
   expect(await signatureValid(secret, r, r.signatures[0]!)).toBe(true)
 }
 
-const sendSms = (h: Harness, recipient = '+14155550123') => h.send({ channel: 'sms', recipient })
+/** A send, once its outcome (and `verification.sent`) is written: it lands after the answer, and a verify could come first. */
+const sendSms = async (h: Harness, recipient = '+14155550123') => {
+  const sent = await h.send({ channel: 'sms', recipient })
+  await h.server.storage.settled()
+  return sent
+}
 /** A wrong code for the last delivered one (200, `verified: false`). */
 const wrong = (h: Harness, id: string) => h.verify({ verification_id: id, code: h.delivery.lastCode() === '000000' ? '111111' : '000000' })
 
