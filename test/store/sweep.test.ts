@@ -1,6 +1,6 @@
 /** The retention sweep of verifications and window counters (docs/api.md#retention). */
 import { expect, test } from 'bun:test'
-import { DAY, harnessPerTest, TEST, type Harness } from '../kit/harness.ts'
+import { DAY, harnessPerTest, ON_PG, TEST, type Harness } from '../kit/harness.ts'
 
 const start = harnessPerTest()
 
@@ -56,4 +56,31 @@ test('a bounded sweep deletes at most maxRows per table, oldest first, and says 
   expect(sweptToBound(second, 2)).toBe(false)
   const left = await h.sql('SELECT seq FROM key_hits ORDER BY seq')
   expect(left.map((r) => Number(r.seq))).toEqual([4, 5])
+})
+
+test('a bounded step looks at the maxRows oldest rows of a table kept in time order only: the sweep of a large table with nothing old reads maxRows rows of it, not all', async () => {
+  const h = await start({ config: { retention: { days: 1 } } })
+  const T = h.clock.now()
+  // Events 1 and 2 at T + 10 s, event 3 at T (a clock stepped back): the numbering is no longer time order.
+  await h.server.storage.write(async (r) => {
+    for (const at of [T + 10_000, T + 10_000, T]) await r.events.add({ type: 'send.blocked', accountId: 1, at, verification: null, status: null, extra: {} })
+  })
+  // SQLite keeps no index of window rows by time: hits made the same way.
+  for (const at of [T + 10_000, T + 10_000, T]) {
+    h.clock.set(at)
+    await h.verify({})
+  }
+  // Hit 3 alone is past its minute; the 2 oldest by number are not, so a step of 2 leaves it (PostgreSQL finds hits by time).
+  h.clock.set(T + 65_000)
+  expect(await h.server.sweep(2)).toMatchObject({ events: 0, keyHits: ON_PG ? 1 : 0 })
+  expect(await count(h, 'key_hits')).toBe(ON_PG ? 2 : 3)
+  // The same for event 3, a day on.
+  h.clock.set(T + DAY + 5_000)
+  expect(await h.server.sweep(2)).toMatchObject({ events: 0 })
+  expect(await count(h, 'events')).toBe(3)
+  h.clock.advance(10_000)
+  expect(await h.server.sweep(2)).toMatchObject({ events: 2 })
+  expect(await h.server.sweep(2)).toMatchObject({ events: 1 })
+  expect(await count(h, 'events')).toBe(0)
+  expect(await count(h, 'key_hits')).toBe(0)
 })

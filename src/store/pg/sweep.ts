@@ -53,14 +53,19 @@ export async function sweepPg(sql: SQL, now: number, retentionDays: number, maxR
   })) as SweepResult
 }
 
-/** Old events with no delivery pending, oldest first, and their deliveries (see the module comment). */
+/**
+ * Old events with no delivery pending, and their deliveries (see the module
+ * comment), among the `limit` oldest (events are numbered in time order): a
+ * search of the whole table for old events would read all of it on every
+ * sweep while none is old (events have no index by time).
+ */
 async function sweepEvents(del: (text: string, before: number) => Promise<number>, before: number, limit: string): Promise<number> {
   return del(
     `WITH gone AS (
        DELETE FROM events WHERE seq IN (
-         SELECT e.seq FROM events e WHERE e.occurred_at < $1
+         SELECT e.seq FROM events e WHERE e.seq IN (SELECT seq FROM events ORDER BY seq LIMIT ${limit}) AND e.occurred_at < $1
            AND NOT EXISTS (SELECT 1 FROM event_deliveries d WHERE d.event_seq = e.seq AND d.status = 'pending')
-         ORDER BY e.seq LIMIT ${limit} FOR UPDATE OF e SKIP LOCKED)
+         FOR UPDATE OF e SKIP LOCKED)
        RETURNING seq
      ), deliveries AS (DELETE FROM event_deliveries WHERE event_seq IN (SELECT seq FROM gone))
      SELECT seq FROM gone`,
