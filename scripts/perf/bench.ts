@@ -431,7 +431,9 @@ async function main() {
   else printBaseline(report as Parameters<typeof printBaseline>[0], show)
   if (fillN) printFill(report as Parameters<typeof printFill>[0], show)
   console.log(
-    `load: valid numbers of ${NUMBER_TEMPLATES.length} countries, the fraud guard in monitor, keys of two accounts in turn, one with a webhook endpoint (${eventsReceived()} events received)`,
+    features.off
+      ? `load: valid numbers of ${NUMBER_TEMPLATES.length} countries, the fraud guard off, keys of two accounts in turn, no webhook endpoint (--features-off)`
+      : `load: valid numbers of ${NUMBER_TEMPLATES.length} countries, the fraud guard in monitor, keys of two accounts in turn, one with a webhook endpoint (${eventsReceived()} events received)`,
   )
   console.log(`figures written to ${opt.out}`)
 }
