@@ -113,10 +113,17 @@ describe('KeyHitLog admission', () => {
     const key = await defaultKey(storage(), 'pk_race')
     const room = { max: 1, windowMs: 60_000 }
     let runs = 0
+    // Both first runs read before either records (a barrier), whatever the machine's load.
+    let arrived = 0
+    let open = () => {}
+    const barrier = new Promise<void>((r) => (open = r))
     const admit = () =>
       storage().write(async (r) => {
         runs++
-        if ((await r.keyHits.nthLatest(key, 1)) !== undefined) return 'full'
+        const full = (await r.keyHits.nthLatest(key, 1)) !== undefined
+        if (runs <= 2 && ++arrived === 2) open()
+        if (runs <= 2 && ON_PG) await barrier
+        if (full) return 'full'
         await r.keyHits.record(key, T0, room)
         return 'admitted'
       })
