@@ -231,7 +231,7 @@ export class SendService {
       }
       if (worst) return decided({ kind: 'recipient_limited', max: worst.max, period: worst.period, retryAfter: secondsUntil(worst.wait) })
       const v = await build(r, now, code, fraud, text.sms === null ? undefined : { encoding: text.sms.encoding, segments: text.sms.segments })
-      if (!(await r.credits.debitAtCommit({ accountId: key.accountId, amount: 1, verificationId: v.id, at: now }))) return decided({ kind: 'no_credits' })
+      if (!(await r.credits.debit({ accountId: key.accountId, amount: 1, verificationId: v.id, at: now }))) return decided({ kind: 'no_credits' })
       await r.verifications.insert(v)
       if (idem) await d.idempotency.reserve(r, idem, sent(v), now, v.seq)
       await d.guard.recordSend(r, fraud, v.seq, facts)

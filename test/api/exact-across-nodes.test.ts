@@ -256,27 +256,3 @@ test.skipIf(!ON_PG)(
     expect((await waiting).status).toBe(200)
   },
 )
-
-test.skipIf(!ON_PG)(
-  "PostgreSQL: an account's send waiting for its key's lock does not hold up the account's other sends (the balance is taken at COMMIT)",
-  async () => {
-    const [a, b] = await twoNodes()
-    const key2 = (await a.server.admin.createKey({ name: 'k2' })).key
-    const sent = await a.send({ channel: 'sms', recipient: us(300), code: '424242' })
-    // A verify holding the default key's lock, paused before its COMMIT.
-    const { paused, release } = pauseBeforeCommit(a, 'key_hits', 'true')
-    const verify = a.verify({ verification_id: sent.json.verification_id, code: '000000' })
-    await paused
-    // A send of that key waits for its lock, at COMMIT...
-    const waiting = b.send({ channel: 'sms', recipient: us(301) })
-    for (let i = 0; i < 200 && (await b.sql('SELECT 1 FROM pg_locks WHERE NOT granted')).length === 0; i++) await Bun.sleep(10)
-    // ...and another key's send from the same account goes on meanwhile: the waiting send holds no lock of the account.
-    const other = b.send({ channel: 'sms', recipient: us(302) }, key2)
-    const whileHeld = await Promise.race([other.then((r) => r.status), Bun.sleep(2000).then(() => null)])
-    release()
-    expect(whileHeld).toBe(200)
-    expect((await verify).status).toBe(200)
-    expect((await waiting).status).toBe(200)
-    expect(await b.sql("SELECT count(*)::int AS n FROM credit_ledger WHERE kind = 'debit'")).toEqual([{ n: 3 }])
-  },
-)

@@ -4,8 +4,7 @@
  * zero on any node: a debit is one guarded UPDATE (`balance >= amount`),
  * which PostgreSQL re-checks on the newest row version after waiting for
  * another transaction's lock on it, and its ledger row is written by the same
- * statement. A send's debit runs at COMMIT (debitAtCommit), so the row is
- * held only for the COMMIT. Code lengths are read from the database on every send, never
+ * statement. Code lengths are read from the database on every send, never
  * kept: another node's `otpd accounts set-code-length` applies at once.
  */
 import type { AccountRow, AdminRepo, CreditStore, KeyRow, KeyStore, LedgerEntry, LedgerRow, SendProfile } from '../../otp/ports/index.ts'
@@ -14,7 +13,7 @@ import { ADMIN_SQL, exactKey, keyIdOf, toAccount, toKeyRow, toLedgerRow } from '
 import { CREDIT_SQL, LEDGER_COLUMNS, toSendProfile } from '../sql/credits.ts'
 import { KEY_SQL, toStoredKey } from '../sql/keys.ts'
 import { num, numOrNull } from '../sql/values.ts'
-import { AdmissionRaceError, type Tx } from './client.ts'
+import type { Tx } from './client.ts'
 
 /**
  * PostgreSQL's own form of the shared guarded debit: the UPDATE's `RETURNING`
@@ -36,8 +35,6 @@ export class PgKeyStore implements KeyStore {
 }
 
 export class PgCreditStore implements CreditStore {
-  /** Per account, what this transaction's debitAtCommit calls will take at COMMIT. */
-  private readonly atCommit = new Map<number, number>()
   constructor(private readonly tx: Tx) {}
   async balance(accountId: number): Promise<number> {
     const rows = await this.tx.q(CREDIT_SQL.balance, [accountId])
@@ -52,17 +49,6 @@ export class PgCreditStore implements CreditStore {
   }
   async debit(e: Omit<LedgerEntry, 'kind'>): Promise<boolean> {
     return (await this.tx.run(DEBIT, [e.amount, e.accountId, e.verificationId ?? null, e.note ?? null, e.at])) === 1
-  }
-  async debitAtCommit(e: Omit<LedgerEntry, 'kind'>): Promise<boolean> {
-    // No credit stands whatever is in flight (a debit in flight is not yet taken: its COMMIT decides).
-    const taken = this.atCommit.get(e.accountId) ?? 0
-    if ((await this.balance(e.accountId)) - taken < e.amount) return false
-    this.atCommit.set(e.accountId, taken + e.amount)
-    await this.tx.atCommit(async () => {
-      // The account's row lock from here to COMMIT; the guarded UPDATE sees the newest balance once it has it.
-      if (!(await this.debit(e))) throw new AdmissionRaceError(`account ${e.accountId}: its last credit went before this send committed`)
-    })
-    return true
   }
   async post(e: LedgerEntry): Promise<void> {
     // Both pipelined (nothing reads their results): the account's row lock first, then its ledger row.

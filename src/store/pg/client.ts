@@ -46,9 +46,8 @@ export interface Tx {
 
 /**
  * An admission decided without the lock of its subject no longer holds at
- * COMMIT (another transaction filled the key's window, or took the account's
- * last credit, meanwhile): the storage runs the write again, which then
- * decides on what it reads then.
+ * COMMIT (another transaction filled the window meanwhile): the storage runs
+ * the write again, which then decides on the window as it is.
  */
 export class AdmissionRaceError extends Error {}
 

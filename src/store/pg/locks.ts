@@ -8,18 +8,16 @@
  *   and lockout;
  * - the recipient (`pg_advisory_xact_lock` on its hash): per-recipient send
  *   windows and the recipient failure cap (the subject has no row to lock);
+ * - the account's balance: a guarded UPDATE (`balance >= amount`), atomic by
+ *   itself;
  * - the key's row (`FOR NO KEY UPDATE` on api_keys): the per-key limit, at
  *   COMMIT only (Tx.atCommit): the window is read without it, then read again
  *   under it right before COMMIT, where the hit is recorded; a window that
  *   filled meanwhile runs the write again (store/pg/event-logs.ts). So one
  *   busy key's transactions wait for one another's COMMIT, not for each
- *   other's whole run;
- * - the account's balance: a guarded UPDATE (`balance >= amount`), atomic by
- *   itself; a send's runs at COMMIT too, after the key's (debitAtCommit in
- *   store/pg/admin-store.ts), so an account's sends wait for one another's
- *   COMMIT only.
+ *   other's whole run.
  *
- * Always in that order (verification, recipient, key, account), so two
+ * Always in that order (verification, recipient, account, key), so two
  * transactions rarely wait on each other in a cycle; when they do, PostgreSQL
  * aborts one (40P01) and the storage runs it again (store/pg/storage.ts).
  * Each lock is taken once per transaction: `TxLocks` remembers what it holds.

@@ -63,10 +63,6 @@ export class SqliteCreditStore implements CreditStore {
     this.q.ledger.run(e.accountId, 'debit', e.amount, e.verificationId ?? null, e.note ?? null, e.at)
     return true
   }
-  /** Under the single writer the debit now holds until COMMIT as well. */
-  async debitAtCommit(e: Omit<LedgerEntry, 'kind'>): Promise<boolean> {
-    return this.debit(e)
-  }
   async post(e: LedgerEntry): Promise<void> {
     // Callers run this inside a write transaction: balance and ledger row move together.
     this.q.move.run(e.accountId, e.kind === 'debit' ? -e.amount : e.amount)

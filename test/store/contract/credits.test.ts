@@ -48,30 +48,6 @@ test('debit is refused when the balance does not cover it: no ledger row, the ba
   expect(await ledger(accountId)).toEqual([])
 })
 
-test('debitAtCommit: the debits the balance covers land with the COMMIT, one the balance no longer covers is refused', async () => {
-  await storage().write((r) => r.credits.post({ accountId: DEFAULT_ACCOUNT, kind: 'grant', amount: 2, at: T0 }))
-  const results = await storage().write(async (r) => [
-    await r.credits.debitAtCommit({ accountId: DEFAULT_ACCOUNT, amount: 1, verificationId: 'v-1', at: T0 + 1 }),
-    await r.credits.debitAtCommit({ accountId: DEFAULT_ACCOUNT, amount: 1, verificationId: 'v-2', at: T0 + 2 }),
-    await r.credits.debitAtCommit({ accountId: DEFAULT_ACCOUNT, amount: 1, verificationId: 'v-3', at: T0 + 3 }),
-  ])
-  expect(results).toEqual([true, true, false])
-  expect(await balance()).toBe(0)
-  expect((await ledger()).map((l) => [l.kind, l.verificationId])).toEqual([
-    ['debit', 'v-2'],
-    ['debit', 'v-1'],
-    ['grant', null],
-  ])
-  // Transactions racing for the last credit: exactly one takes it (on PostgreSQL the other runs again and is refused).
-  await storage().write((r) => r.credits.post({ accountId: DEFAULT_ACCOUNT, kind: 'grant', amount: 1, at: T0 + 4 }))
-  const race = await Promise.all(
-    [5, 6, 7].map((i) => storage().write((r) => r.credits.debitAtCommit({ accountId: DEFAULT_ACCOUNT, amount: 1, verificationId: `v-${i}`, at: T0 + i }))),
-  )
-  expect(race.filter(Boolean)).toHaveLength(1)
-  expect(await balance()).toBe(0)
-  expect((await ledger()).filter((l) => l.kind === 'debit')).toHaveLength(3)
-})
-
 test('debits in one transaction see each other: the second one the balance no longer covers is refused', async () => {
   await storage().write((r) => r.credits.post({ accountId: DEFAULT_ACCOUNT, kind: 'grant', amount: 1, at: T0 }))
   const results = await storage().write(async (r) => [
