@@ -46,27 +46,6 @@ export function emit(r: Repos, type: EventType, v: Verification, at: number, ext
  * verification.
  */
 export function eventBody(e: NewEvent, id: string, account: string, sequence: number): string {
-  return bodyOf(e, id, account, sequence)
-}
-
-/** Stand-ins that no other field of a body holds (no field holds a NUL). */
-const ACCOUNT_MARK = JSON.stringify('\u0000account')
-const SEQUENCE_MARK = JSON.stringify('\u0000sequence')
-
-/**
- * eventBody around the two values an engine may fill in inside the statement
- * that writes the event: body = head + the account's name as a JSON string +
- * middle + the sequence number + tail. Null if a field held a stand-in (the
- * caller then reads both values and calls eventBody).
- */
-export function eventBodyAround(e: NewEvent, id: string): { head: string; middle: string; tail: string } | null {
-  const [head, rest, ...more] = bodyOf(e, id, JSON.parse(ACCOUNT_MARK), JSON.parse(SEQUENCE_MARK)).split(ACCOUNT_MARK)
-  const [middle, tail, ...after] = (rest ?? '').split(SEQUENCE_MARK)
-  if (rest === undefined || more.length > 0 || tail === undefined || after.length > 0) return null
-  return { head: head!, middle: middle!, tail }
-}
-
-function bodyOf(e: NewEvent, id: string, account: string, sequence: number | string): string {
   const v = e.verification
   return JSON.stringify({
     id,

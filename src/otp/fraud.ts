@@ -13,7 +13,7 @@
  */
 import { destinationOf } from '../lib/phone-country.ts'
 import type { Hasher } from '../lib/secrets.ts'
-import type { AccountFraudSettings, BlockRow, ConversionWindow, Evidence, FraudMode, FraudRule, Repos, ScopeKind } from './ports/index.ts'
+import type { AccountFraudSettings, BlockRow, FraudMode, FraudRule, Repos, ScopeKind } from './ports/index.ts'
 import type { Channel } from './types.ts'
 import { secondsUntil, waitForRoom } from './windows.ts'
 
@@ -157,22 +157,11 @@ export class FraudGuard {
   /** Inside the send's write transaction, after validation and the test-recipient short-circuit. */
   async check(r: Repos, f: SendFacts): Promise<FraudVerdict> {
     const s = this.settings
+    const account = await r.fraud.accountSettings(f.accountId)
     const phone = f.channel !== 'email'
     const dest = phone ? destinationOf(f.recipient) : null
-    // Rules 3 and 4 read first, without a lock, with the account's settings: one round trip on PostgreSQL.
-    const seen =
-      dest && s.mode !== 'off'
-        ? await r.fraud.evidence({
-            accountId: f.accountId,
-            country: dest.country,
-            prefix: dest.prefix === dest.country ? null : dest.prefix,
-            provenSince: f.now - PROVEN_MS,
-            hourSince: f.now - HOUR,
-          })
-        : null
-    const account = seen?.settings ?? (await r.fraud.accountSettings(f.accountId))
     let would: Refusal | null = null
-    if (dest && seen) would = await this.rules1to4(r, f, dest, account, seen)
+    if (dest && s.mode !== 'off') would = await this.rules1to4(r, f, dest, account)
     const country = dest?.country ?? null
     if (would && s.mode === 'enforce') return { refusal: would, monitored: null, country, record: null }
     const monitored = would
@@ -205,13 +194,7 @@ export class FraudGuard {
     await r.fraud.recordSend({ seq, accountId: f.accountId, at: f.now, ...verdict.record, ipHash: f.ipHash })
   }
 
-  private async rules1to4(
-    r: Repos,
-    f: SendFacts,
-    dest: { country: string; prefix: string },
-    account: AccountFraudSettings,
-    seen: Evidence,
-  ): Promise<Refusal | null> {
+  private async rules1to4(r: Repos, f: SendFacts, dest: { country: string; prefix: string }, account: AccountFraudSettings): Promise<Refusal | null> {
     const s = this.settings
     const { country, prefix } = dest
     const refuse = (rule: FraudRule, max: number | null, retryAfter: number | null): Refusal => ({ rule, country, prefix, max, retryAfter })
@@ -227,13 +210,12 @@ export class FraudGuard {
     }
 
     // 3. Unproven destinations: decided now, reported after rule 4 has looked at the evidence.
-    const unproven = await this.unprovenWait(r, f, country, seen)
+    const unproven = await this.unprovenWait(r, f, country)
 
     // 4. Conversion, both scopes on every send that gets here, so a block starts as soon as the evidence exists.
-    const scopes: Scope[] = [{ kind: 'country', scope: country, counted: country, block: seen.countryBlock }]
+    let blocked = await this.scopeWait(r, f, 'country', country, country)
     // A number of fewer than 8 digits has its country as prefix: one scope.
-    if (prefix !== country) scopes.push({ kind: 'prefix', scope: prefix, counted: this.prefixKey(f.accountId, dest), block: seen.prefixBlock })
-    const blocked = await this.blockedWait(r, f, scopes)
+    if (prefix !== country) blocked = Math.max(blocked, await this.scopeWait(r, f, 'prefix', prefix, this.prefixKey(f.accountId, dest)))
 
     // Rule 3 refuses first; the wait reported is the longer, since a retry before it would meet rule 4.
     if (unproven > 0) return refuse('new_country', null, secondsUntil(Math.max(unproven, blocked)))
@@ -247,100 +229,55 @@ export class FraudGuard {
    * flight (those can only add sends and approvals), so only a send let
    * through, which counts, is decided again under the country's lock on
    * what it reads then (store ports: lockCountry; docs/multi-node.md#the-fraud-guard).
-   * The first read is the send's evidence.
    */
-  private async unprovenWait(r: Repos, f: SendFacts, country: string, seen: Evidence): Promise<number> {
-    const waitOf = (times: number[] | null) => (times === null ? 0 : waitForRoom(times, HOUR, this.settings.newCountryPerHour, f.now))
-    const first = waitOf(seen.countryTimes)
-    if (seen.countryTimes === null || first > 0) return first
-    if (!(await r.fraud.lockCountry(f.accountId, country))) return 0
-    const approvedAt = await r.fraud.lastApproval(f.accountId, country)
-    if (approvedAt !== null && approvedAt > f.now - PROVEN_MS) return 0
-    return waitOf(await r.fraud.countrySendTimes(f.accountId, country, f.now - HOUR))
+  private async unprovenWait(r: Repos, f: SendFacts, country: string): Promise<number> {
+    const read = async (): Promise<{ applies: boolean; wait: number }> => {
+      const approvedAt = await r.fraud.lastApproval(f.accountId, country)
+      if (approvedAt !== null && approvedAt > f.now - PROVEN_MS) return { applies: false, wait: 0 }
+      const times = await r.fraud.countrySendTimes(f.accountId, country, f.now - HOUR)
+      return { applies: true, wait: waitForRoom(times, HOUR, this.settings.newCountryPerHour, f.now) }
+    }
+    const seen = await read()
+    if (!seen.applies || seen.wait > 0) return seen.wait
+    return (await r.fraud.lockCountry(f.accountId, country)) ? (await read()).wait : 0
   }
 
   /**
-   * Rule 4: milliseconds the longer blocked of the send's scopes stays
-   * blocked (0 if neither is), starting a block where the evidence calls for
-   * one. A block is kept under its scope in clear; its sends are counted
-   * under `counted` (prefixKey). Both scopes' counts are one read.
+   * Milliseconds the scope stays blocked (0 if it is not), starting a block
+   * when the evidence calls for one. The block is kept under the scope in
+   * clear; its sends are counted under `counted` (prefixKey).
    *
    * The reads take no lock when the grace period is at least
    * LOCK_FREE_GRACE_MS: the sends they count are older than it, so none of
    * them is still in flight, and a block in force stands. Only a new block
    * is decided again under the scope's lock, on what it reads then, so two
-   * sends never start it twice. With a shorter grace period the locks come
-   * first, as a send in flight could be one of those counted, and the blocks
-   * are read again under them.
+   * sends never start it twice. With a shorter grace period the lock comes
+   * first, as a send in flight could be one of those counted.
    */
-  private async blockedWait(r: Repos, f: SendFacts, scopes: Scope[]): Promise<number> {
-    if (this.settings.conversionGraceSeconds * 1000 < LOCK_FREE_GRACE_MS) {
-      for (const sc of scopes) if (await r.fraud.lockScope(f.accountId, sc.kind, sc.scope)) sc.block = await r.fraud.block(f.accountId, sc.kind, sc.scope)
-    }
-    const windows = scopes.map((sc) => this.window(f, sc))
-    const counted = await this.counts(r, f, windows)
-    let wait = 0
-    for (const [i, sc] of scopes.entries()) {
-      let state = this.decide(f, sc, windows[i]!, counted[i]!)
-      if (state.start !== null && (await r.fraud.lockScope(f.accountId, sc.kind, sc.scope))) {
-        const again = { ...sc, block: await r.fraud.block(f.accountId, sc.kind, sc.scope) }
-        const w = this.window(f, again)
-        state = this.decide(f, again, w, (await this.counts(r, f, [w]))[0]!)
-      }
-      if (state.start !== null) await r.fraud.saveBlock(state.start)
-      wait = Math.max(wait, state.wait)
-    }
-    return wait
+  private async scopeWait(r: Repos, f: SendFacts, kind: ScopeKind, scope: string, counted: string): Promise<number> {
+    if (this.settings.conversionGraceSeconds * 1000 < LOCK_FREE_GRACE_MS) await r.fraud.lockScope(f.accountId, kind, scope)
+    const seen = await this.scopeState(r, f, kind, scope, counted)
+    if (seen.start === null) return seen.wait
+    const decided = (await r.fraud.lockScope(f.accountId, kind, scope)) ? await this.scopeState(r, f, kind, scope, counted) : seen
+    if (decided.start !== null) await r.fraud.saveBlock(decided.start)
+    return decided.wait
   }
 
-  /** What rule 4 reads of a scope, given its block: nothing while the block is in force or the window is empty. */
-  private window(f: SendFacts, sc: Scope): Window {
-    const b = sc.block
-    if (b?.until != null && f.now < b.until) return { blocked: b.until - f.now }
+  /** The scope's wait as read, and the block to start (null: none). */
+  private async scopeState(r: Repos, f: SendFacts, kind: ScopeKind, scope: string, counted: string): Promise<{ wait: number; start: BlockRow | null }> {
+    const s = this.settings
+    const none = { wait: 0, start: null }
+    const b = await r.fraud.block(f.accountId, kind, scope)
+    if (b?.until != null && f.now < b.until) return { wait: b.until - f.now, start: null }
     // The sends of the last 24 h that are older than the grace period (and not before an unblock).
     const from = Math.max(f.now - DAY + 1, b?.countsFrom ?? 0)
-    const to = f.now - this.settings.conversionGraceSeconds * 1000
-    return to < from ? { blocked: 0 } : { kind: sc.kind, scope: sc.counted, from, to }
-  }
-
-  /** The counts of the windows that have one to read (one read for all of them), in their order; null for the others. */
-  private async counts(r: Repos, f: SendFacts, windows: Window[]): Promise<(Counts | null)[]> {
-    const asked = windows.filter((w): w is ConversionWindow => 'from' in w)
-    const got = asked.length === 0 ? [] : await r.fraud.conversions(f.accountId, asked)
-    let next = 0
-    return windows.map((w) => ('from' in w ? got[next++]! : null))
-  }
-
-  /** The scope's wait and the block to start (null: none). */
-  private decide(f: SendFacts, sc: Scope, w: Window, counts: Counts | null): { wait: number; start: BlockRow | null } {
-    const s = this.settings
-    if ('blocked' in w) return { wait: w.blocked, start: null }
-    const { sends, approved } = counts!
-    if (sends < s.minSends || approved / sends >= s.minConversion) return { wait: 0, start: null }
+    const to = f.now - s.conversionGraceSeconds * 1000
+    if (to < from) return none
+    const { sends, approved } = await r.fraud.conversion(f.accountId, kind, counted, from, to)
+    if (sends < s.minSends || approved / sends >= s.minConversion) return none
     // A new block within 24 h of the end of the last one lasts 4 times longer.
-    const b = sc.block
     const level = b?.until != null && f.now - b.until < DAY ? b.level + 1 : 0
     const until = f.now + blockDuration(level)
-    return {
-      wait: until - f.now,
-      start: { accountId: f.accountId, kind: sc.kind, scope: sc.scope, startedAt: f.now, until, level, countsFrom: b?.countsFrom ?? 0 },
-    }
+    return { wait: until - f.now, start: { accountId: f.accountId, kind, scope, startedAt: f.now, until, level, countsFrom: b?.countsFrom ?? 0 } }
   }
 }
-
-/** A rule 4 scope of a send: the block is kept under `scope` (in clear), its sends counted under `counted`. */
-interface Scope {
-  kind: ScopeKind
-  scope: string
-  counted: string
-  /** As last read. */
-  block: BlockRow | undefined
-}
-
-interface Counts {
-  sends: number
-  approved: number
-}
-
-/** A scope's window to count, or its wait without one (a block in force, or 0: no window). */
-type Window = ConversionWindow | { blocked: number }

@@ -46,47 +46,9 @@ export interface CountryStats {
   approved: number
 }
 
-/** A rule 4 window: the counted sends of a scope (a country, or a prefix's counting key) with `from <= at <= to`. */
-export interface ConversionWindow {
-  kind: ScopeKind
-  scope: string
-  from: number
-  to: number
-}
-
-/** What `FraudStore.evidence` reads for a send to a country and prefix. */
-export interface EvidenceQuery {
-  accountId: number
-  country: string
-  /** The prefix in clear (a block's scope); null when the number's prefix is its country. */
-  prefix: string | null
-  /** An approval after this proves the country (rule 3 then reads no send times). */
-  provenSince: number
-  /** Rule 3's hour starts after this. */
-  hourSince: number
-}
-
-export interface Evidence {
-  settings: AccountFraudSettings
-  /** As lastApproval. */
-  lastApproval: number | null
-  /** As countrySendTimes since `hourSince`; null when the country is proven (not read). */
-  countryTimes: number[] | null
-  countryBlock: BlockRow | undefined
-  /** Undefined also when the query had no prefix. */
-  prefixBlock: BlockRow | undefined
-}
-
 /** The fraud guard's counters and account settings (engines implement it). */
 export interface FraudStore {
   accountSettings(accountId: number): Promise<AccountFraudSettings>
-  /**
-   * The account's settings and the first, lock-free reads of rules 3 and 4
-   * for one send (each as the method of the same name answers it): one
-   * statement on PostgreSQL, where each statement is a round trip and costs
-   * both sides CPU (docs/benchmarks.md#postgresql-round-trips).
-   */
-  evidence(q: EvidenceQuery): Promise<Evidence>
   setAccountSettings(accountId: number, change: Partial<AccountFraudSettings>): Promise<void>
   /**
    * Takes the lock of rule 3's subject (the account's country) until the
@@ -108,8 +70,6 @@ export interface FraudStore {
   lastApproval(accountId: number, country: string): Promise<number | null>
   /** Counted sends of a scope (a country, or a prefix's counting key) with `from <= at <= to`, and how many of them were approved. */
   conversion(accountId: number, kind: ScopeKind, scope: string, from: number, to: number): Promise<{ sends: number; approved: number }>
-  /** `conversion` of each window, in their order: one statement on PostgreSQL (a send reads both its scopes). */
-  conversions(accountId: number, windows: ConversionWindow[]): Promise<{ sends: number; approved: number }[]>
   block(accountId: number, kind: ScopeKind, scope: string): Promise<BlockRow | undefined>
   saveBlock(block: BlockRow): Promise<void>
   recordSend(send: FraudSendRow): Promise<void>

@@ -8,13 +8,12 @@
  * writer; here the transaction first holds the verification's row lock
  * (store/pg/locks.ts; the change being reported has mostly taken it
  * already), and the read of max(sequence) comes after it, in a statement of
- * its own (the event's INSERT, which reads it and the account's name
- * itself), so it sees what the lock's previous holder committed. The unique
+ * its own, so it sees what the lock's previous holder committed. The unique
  * index (verification_id, sequence) is a second line. The expiry scan takes a
  * lock of its own before it reads its cursor: two nodes scanning at once
  * report each expiry once.
  */
-import { eventBody, eventBodyAround } from '../../otp/events.ts'
+import { eventBody } from '../../otp/events.ts'
 import type { EventOutbox, NewEvent } from '../../otp/ports/index.ts'
 import type { Verification } from '../../otp/types.ts'
 import { POSTGRES } from '../sql/dialect.ts'
@@ -37,23 +36,6 @@ const EXPIRED_LOCKED = `${SHARED.expiredUnreported} FOR UPDATE OF v`
  */
 const NAME_AND_SEQUENCE = `SELECT (SELECT name FROM accounts WHERE id = $1) AS name,
   (SELECT coalesce(max(sequence), 0) FROM events WHERE verification_id = $2) AS n`
-/**
- * INSERT_WITH_DELIVERIES with the account's name and the sequence filled in by the
- * statement itself (otp/events.ts eventBodyAround): $5 to $7 the body's head,
- * middle and tail, $8 the time. Sent pipelined: an event costs
- * its transaction no round trip. An account that does not exist leaves the
- * body null, which the table refuses.
- */
-const INSERT_FILLED_IN = `WITH n AS (
-    SELECT CASE WHEN $4::text IS NULL THEN 0 ELSE (SELECT coalesce(max(sequence), 0) + 1 FROM events WHERE verification_id = $4) END AS n
-  ), e AS (
-    INSERT INTO events (id, account_id, type, verification_id, sequence, occurred_at, body)
-    SELECT $1, $2, $3, $4, n.n, $8, $5 || (SELECT to_json(name)::text FROM accounts WHERE id = $2) || $6 || n.n || $7 FROM n
-    RETURNING seq
-  )
-  INSERT INTO event_deliveries (event_seq, endpoint_id, status, attempts, first_at, next_at, updated_at)
-  SELECT e.seq, w.id, 'pending', 0, $8, $8, $8 FROM e, webhook_endpoints w
-  WHERE w.account_id = $2 AND ${subscribed(POSTGRES, 'w', '$3')}`
 // One delivery per endpoint of the account subscribed to the event's type.
 const INSERT_WITH_DELIVERIES = `WITH e AS (
     INSERT INTO events (id, account_id, type, verification_id, sequence, occurred_at, body) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING seq
@@ -72,11 +54,6 @@ export class PgEventOutbox implements EventOutbox {
     const id = crypto.randomUUID()
     const v = e.verification
     if (v !== null) await this.locks.verification(v.seq)
-    const around = eventBodyAround(e, id)
-    if (around !== null) {
-      this.tx.exec(INSERT_FILLED_IN, [id, e.accountId, e.type, v?.id ?? null, around.head, around.middle, around.tail, e.at])
-      return
-    }
     const rows = await this.tx.q<{ name: string | null; n: unknown }>(NAME_AND_SEQUENCE, [e.accountId, v?.id ?? null])
     const name = rows[0]?.name
     if (name === null || name === undefined) throw new Error(`an event for account ${e.accountId}, which does not exist`)

@@ -9,17 +9,7 @@
  * shell, or a rollback): never stale inside a write transaction, so a setting
  * changed from the CLI applies to the next send that starts after its commit.
  */
-import type {
-  AccountFraudSettings,
-  BlockRow,
-  ConversionWindow,
-  CountryStats,
-  Evidence,
-  EvidenceQuery,
-  FraudSendRow,
-  FraudStore,
-  ScopeKind,
-} from '../../otp/ports/index.ts'
+import type { AccountFraudSettings, BlockRow, CountryStats, FraudSendRow, FraudStore, ScopeKind } from '../../otp/ports/index.ts'
 import { SQLITE } from '../sql/dialect.ts'
 import { fraudSql, MINUTE_MS, toBlock, toCountryStats, toCounts, toSendCounts, toSettings } from '../sql/fraud.ts'
 import { ascendingTimes, numOrNull } from '../sql/values.ts'
@@ -72,18 +62,6 @@ export class SqliteFraudStore implements FraudStore {
     return false
   }
 
-  /** Statement by statement: here a statement is a function call, not a round trip. */
-  async evidence(q: EvidenceQuery): Promise<Evidence> {
-    const lastApproval = await this.lastApproval(q.accountId, q.country)
-    return {
-      settings: await this.accountSettings(q.accountId),
-      lastApproval,
-      countryTimes: lastApproval !== null && lastApproval > q.provenSince ? null : await this.countrySendTimes(q.accountId, q.country, q.hourSince),
-      countryBlock: await this.block(q.accountId, 'country', q.country),
-      prefixBlock: q.prefix === null ? undefined : await this.block(q.accountId, 'prefix', q.prefix),
-    }
-  }
-
   async ipSendTimes(ipHash: Uint8Array, since: number): Promise<number[]> {
     return ascendingTimes(this.q.ipSendTimes.all(ipHash, since), 'at')
   }
@@ -108,11 +86,6 @@ export class SqliteFraudStore implements FraudStore {
     const tail = exact(last * MINUTE_MS, to)
     const whole = last - first > 1 ? toCounts(this.q.minutesConversion.get(accountId, scope, kind, first + 1, last - 1)) : toCounts(null)
     return { sends: head.sends + tail.sends + whole.sends, approved: head.approved + tail.approved + whole.approved }
-  }
-  async conversions(accountId: number, windows: ConversionWindow[]): Promise<{ sends: number; approved: number }[]> {
-    const out = []
-    for (const w of windows) out.push(await this.conversion(accountId, w.kind, w.scope, w.from, w.to))
-    return out
   }
   async block(accountId: number, kind: ScopeKind, scope: string): Promise<BlockRow | undefined> {
     const row = this.q.block.get(accountId, kind, scope)

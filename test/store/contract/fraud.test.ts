@@ -4,7 +4,7 @@
  * every engine.
  */
 import { describe, expect, test } from 'bun:test'
-import type { BlockRow, EvidenceQuery, FraudSendRow } from '../../../src/otp/ports/index.ts'
+import type { BlockRow, FraudSendRow } from '../../../src/otp/ports/index.ts'
 import { accountWithKey, DEFAULT_ACCOUNT, hash, MINUTE, T0, useEngine } from './data.ts'
 
 const engine = useEngine()
@@ -131,20 +131,6 @@ describe('approvals and drops', () => {
     expect(await conv('prefix', '+99890', at(0), at(9))).toEqual({ sends: 4, approved: 2 })
     expect(await conv('prefix', '+99891', at(0), at(9))).toEqual({ sends: 1, approved: 0 })
     expect(await conv('country', 'KZ', at(0), at(9))).toEqual({ sends: 0, approved: 0 })
-    // conversions: several windows, within a minute and across minutes, in one call, each as conversion answers it.
-    const windows = [
-      { kind: 'country' as const, scope: 'UZ', from: at(0, 10), to: at(0, 49) },
-      { kind: 'prefix' as const, scope: '+99890', from: at(0), to: at(9) },
-      { kind: 'country' as const, scope: 'UZ', from: at(0, 11), to: at(3, 59) },
-      { kind: 'prefix' as const, scope: '+99891', from: at(1, 30), to: at(1, 30) },
-    ]
-    expect(await storage().read((r) => r.fraud.conversions(DEFAULT_ACCOUNT, windows))).toEqual([
-      { sends: 1, approved: 1 },
-      { sends: 4, approved: 2 },
-      { sends: 4, approved: 1 },
-      { sends: 1, approved: 0 },
-    ])
-    expect(await storage().read((r) => r.fraud.conversions(DEFAULT_ACCOUNT, windows.slice(1, 2)))).toEqual([{ sends: 4, approved: 2 }])
   })
 
   test('dropSend: a send no provider took counts toward no rule and no conversion', async () => {
@@ -208,46 +194,6 @@ describe('blocks (rule 4)', () => {
       [accountId, 'prefix', 'Z'],
       [accountId, 'prefix', 'a'],
     ])
-  })
-
-  test("evidence: the account's settings, the country's last approval, its send times when not proven, both scopes' blocks, as the methods of those names", async () => {
-    const { accountId } = await accountWithKey(storage(), 'acme')
-    await storage().write((r) => r.fraud.setAccountSettings(accountId, { allowedCountries: ['UZ'], dailyCreditLimit: 7 }))
-    const q: EvidenceQuery = { accountId, country: 'UZ', prefix: '+99890', provenSince: T0 - MINUTE, hourSince: T0 }
-    const evidence = (o: Partial<EvidenceQuery> = {}) => storage().write((r) => r.fraud.evidence({ ...q, ...o }))
-    // Nothing recorded yet.
-    expect(await evidence()).toEqual({
-      settings: { allowedCountries: ['UZ'], dailyCreditLimit: 7, testRecipients: true },
-      lastApproval: null,
-      countryTimes: [],
-      countryBlock: undefined,
-      prefixBlock: undefined,
-    })
-    await record(
-      send(1, { accountId, at: T0 + 2 }),
-      send(2, { accountId, at: T0 + 1 }),
-      send(3, { accountId, at: T0 + 3, counted: false }),
-      send(4, { accountId, at: T0 + 4, country: 'KZ' }),
-      send(5, { at: T0 + 5 }),
-      send(6, { accountId, at: T0 }),
-    )
-    const countryBlock = block({ accountId, kind: 'country', scope: 'UZ', level: 2, countsFrom: T0 - 5 })
-    const prefixBlock = block({ accountId, until: null, startedAt: null })
-    await storage().write(async (r) => {
-      await r.fraud.saveBlock(countryBlock)
-      await r.fraud.saveBlock(prefixBlock)
-      await r.fraud.saveBlock(block({ scope: 'UZ', kind: 'country' }))
-    })
-    const unproven = await evidence()
-    expect(unproven).toEqual({ ...unproven, countryTimes: [T0 + 1, T0 + 2], countryBlock, prefixBlock })
-    // No prefix (a short number): no prefix block.
-    expect((await evidence({ prefix: null })).prefixBlock).toBeUndefined()
-    // Approved at T0 + MINUTE: proven while provenSince is before it, and the send times are not read.
-    await storage().write((r) => r.fraud.approved(1, T0 + MINUTE))
-    expect(await evidence()).toEqual({ ...unproven, lastApproval: T0 + MINUTE, countryTimes: null })
-    expect(await evidence({ provenSince: T0 + MINUTE })).toEqual({ ...unproven, lastApproval: T0 + MINUTE })
-    // An account that does not exist: the defaults, as accountSettings.
-    expect((await evidence({ accountId: 9999 })).settings).toEqual(await storage().read((r) => r.fraud.accountSettings(9999)))
   })
 })
 
