@@ -119,10 +119,10 @@ describe('KeyHitLog admission', () => {
     const barrier = new Promise<void>((r) => (open = r))
     const admit = () =>
       storage().write(async (r) => {
-        runs++
+        const run = ++runs
         const full = (await r.keyHits.nthLatest(key, 1)) !== undefined
-        if (runs <= 2 && ++arrived === 2) open()
-        if (runs <= 2 && ON_PG) await barrier
+        if (run <= 2 && ++arrived === 2) open()
+        if (run <= 2 && ON_PG) await barrier
         if (full) return 'full'
         await r.keyHits.record(key, T0, room)
         return 'admitted'
