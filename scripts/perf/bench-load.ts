@@ -4,7 +4,7 @@
  * time, peak RSS and the machine's steal around it).
  */
 import { join } from 'node:path'
-import { flushFigures, parseFlushes, type FlushHistogram, type WalFlushFigures } from './flush-figures.ts'
+import { flushFigures, parseFlushes, parseOutboxDepth, type WalFlushFigures } from './flush-figures.ts'
 import { cleanEnv, cpuUs, machineCpu, pinned, round1, rssMb, type Proc } from './bench-proc.ts'
 
 export interface LoadSettings {
@@ -45,6 +45,8 @@ export interface RunResult extends WrkFigures {
   ratio_to_baseline?: number
   /** The WAL flushes made during the measured run, from the server's /metrics (otpd_wal_flush_seconds), when it has them. */
   wal_flush?: WalFlushFigures | null
+  /** Webhook deliveries still pending when the measured run ended (otpd_webhook_outbox_depth): what the dispatcher had not caught up with. */
+  outbox_depth?: number | null
 }
 
 export async function wrk(s: LoadSettings, lua: string, url: string, seconds: number, env: Record<string, string>): Promise<WrkFigures> {
@@ -63,18 +65,18 @@ export async function wrk(s: LoadSettings, lua: string, url: string, seconds: nu
 
 /**
  * Warm-up, then the measured run, sampling the server's RSS every 100 ms;
- * with `flushes`, the server's WAL flush histogram is read before and after
- * the measured run.
+ * with `metrics`, the server's /metrics is read before and after the measured
+ * run (its WAL flushes in between, its webhook outbox depth at the end).
  */
 export async function measure(
   s: LoadSettings,
   lua: string,
   target: Proc,
   env: Record<string, string>,
-  flushes?: () => Promise<FlushHistogram | null>,
+  metrics?: () => Promise<string | null>,
 ): Promise<RunResult> {
   if (s.warmup > 0) await wrk(s, lua, target.url, s.warmup, { ...env, BENCH_RUN: '1' })
-  const h0 = await flushes?.()
+  const before = await metrics?.()
   let peak = 0
   const timer = setInterval(() => (peak = Math.max(peak, rssMb(target.pid, 'VmRSS') ?? 0)), 100)
   const cpu0 = cpuUs(target.pid)
@@ -90,16 +92,21 @@ export async function measure(
   const others = all && server !== null && f.wrk_cpu_us !== undefined ? round1((Math.max(0, m1!.busy - m0!.busy - server - f.wrk_cpu_us) * 100) / all) : null
   const rps = Math.round(f.requests / (f.duration_us / 1e6))
   const result: RunResult = { ...f, rps, cpu_us_per_req: cpu, peak_rss_mb: peak ? round1(peak) : null, steal_pct: steal, others_pct: others }
-  const h1 = await flushes?.()
-  if (flushes) result.wal_flush = h0 && h1 ? flushFigures(h0, h1) : null
+  if (metrics) {
+    const after = await metrics()
+    const h0 = before ? parseFlushes(before) : null
+    const h1 = after ? parseFlushes(after) : null
+    result.wal_flush = h0 && h1 ? flushFigures(h0, h1) : null
+    result.outbox_depth = after ? parseOutboxDepth(after) : null
+  }
   return result
 }
 
-/** otpd's WAL flush histogram from /metrics; null when the server has none (NORMAL, or a build without it). */
-export async function scrapeFlushes(url: string, token: string): Promise<FlushHistogram | null> {
+/** otpd's /metrics text; null when it cannot be read. */
+export async function scrapeMetrics(url: string, token: string): Promise<string | null> {
   try {
     const r = await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${token}` } })
-    return r.ok ? parseFlushes(await r.text()) : null
+    return r.ok ? await r.text() : null
   } catch {
     return null
   }

@@ -69,7 +69,11 @@ function walLine(label: string, x: RunResult) {
     console.log(
       `${label}: ${w.flushes} WAL flushes, mean ${w.mean_ms} ms, 99 % within ${w.p99_ms_at_most ?? '-'} ms, ${w.at_least_25ms} of 25 ms or more (the disk's part of the tail)`,
     )
+  if (x.outbox_depth != null) console.log(`${label}: ${outbox(x)}`)
 }
+
+/** The webhook outbox depth at the end of a run: 0 when the dispatcher kept up. */
+const outbox = (x: RunResult) => `${x.outbox_depth ?? '-'} webhook deliveries pending at the end of the run`
 
 const ratio = (a: number, b: number) => (b ? a / b : NaN)
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length
@@ -98,6 +102,7 @@ export function meanRun(runs: OtpdRun[]): OtpdRun {
     errors_logged: runs.reduce((a, r) => a + r.errors_logged, 0),
     statuses: st,
     wal_flush: undefined,
+    outbox_depth: m((r) => r.outbox_depth ?? null),
   }
 }
 
@@ -147,7 +152,7 @@ export function printCompare(r: { compare: CompareRuns; cold_start_ms: { ref: Co
       const pairs = e.new.map((x, i) => ratio(x.rps, e.ref[i]!.rps).toFixed(3)).join(', ')
       const cpu = nu.cpu_us_per_req !== null && ref.cpu_us_per_req !== null ? ratio(nu.cpu_us_per_req, ref.cpu_us_per_req).toFixed(2) : '-'
       lines.push(
-        `${ep} ${mode}: new/ref req/s ${ratio(nu.rps, ref.rps).toFixed(3)} (pairs: ${pairs}; median ${e.median_pair_ratio_rps?.toFixed(3) ?? '-'}${e.pairs_rerun ? `; ${e.pairs_rerun} pairs measured again` : ''}); CPU/req ${cpu}x; p99 ${ms(nu.p99_us)} vs ${ms(ref.p99_us)} ms; RSS ${nu.process_peak_rss_mb ?? '-'} vs ${ref.process_peak_rss_mb ?? '-'} MB`,
+        `${ep} ${mode}: new/ref req/s ${ratio(nu.rps, ref.rps).toFixed(3)} (pairs: ${pairs}; median ${e.median_pair_ratio_rps?.toFixed(3) ?? '-'}${e.pairs_rerun ? `; ${e.pairs_rerun} pairs measured again` : ''}); CPU/req ${cpu}x; p99 ${ms(nu.p99_us)} vs ${ms(ref.p99_us)} ms; RSS ${nu.process_peak_rss_mb ?? '-'} vs ${ref.process_peak_rss_mb ?? '-'} MB; webhook deliveries pending at the end ${nu.outbox_depth ?? '-'} vs ${ref.outbox_depth ?? '-'}`,
       )
       const pr = e.new.map((x, i) => ratio(x.rps, e.ref[i]!.rps))
       const others = Math.max(...[...e.ref, ...e.new].map((x) => x.others_pct ?? 0))
@@ -199,6 +204,7 @@ export function printFill(r: { fill: FillRuns }, show: Show) {
       lines.push(
         `${ep} ${mode}: filled/empty req/s ${ratio(x.rps, empty.rps).toFixed(3)} (empty: mean of the runs before and after the fill, ${empty.rps} req/s)`,
       )
+      if (x.outbox_depth != null) lines.push(`${ep} filled ${mode}: ${outbox(x)}`)
     }
   }
   table(rows)

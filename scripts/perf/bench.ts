@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { round1, rssMb, startServer } from './bench-proc.ts'
-import { measure, scrapeFlushes, type LoadSettings, type RunResult } from './bench-load.ts'
+import { measure, scrapeMetrics, type LoadSettings, type RunResult } from './bench-load.ts'
 import { coldStart, eventsReceived, features, NUMBER_TEMPLATES, startSeeded, writeIdPools, type Mode, type OtpdSettings, type Seeded } from './bench-otpd.ts'
 import { fill, type FillResult } from './bench-fill.ts'
 import { buildRef } from './bench-ref.ts'
@@ -159,7 +159,7 @@ const lua = (ep: Endpoint) => `bench-${ep}.lua`
 const round3 = (n: number) => Math.round(n * 1000) / 1000
 
 /** Measures one endpoint on a running otpd; its WAL flushes when it reports them. */
-const measureOtpd = (ep: Endpoint, s: Seeded) => measure(load, lua(ep), s.server, s.env, () => scrapeFlushes(s.server.url, otpd.metricsToken))
+const measureOtpd = (ep: Endpoint, s: Seeded) => measure(load, lua(ep), s.server, s.env, () => scrapeMetrics(s.server.url, otpd.metricsToken))
 
 /** Stops the server and removes its database; its peak RSS over the whole run and the errors it logged. */
 async function stop(s: Seeded) {
@@ -312,7 +312,7 @@ async function filled(n: number) {
       const env = { ...s.env, ...writeIdPools(s.dir, f.ok, f.wrong) }
       for (const ep of endpoints) {
         log(`filled ${mode}: ${ep} (${load.warmup} s warm-up + ${load.duration} s)`)
-        full[ep] = await measure(load, lua(ep), s.server, env, () => scrapeFlushes(s.server.url, otpd.metricsToken))
+        full[ep] = await measure(load, lua(ep), s.server, env, () => scrapeMetrics(s.server.url, otpd.metricsToken))
       }
     } catch (e) {
       await stop(s)

@@ -1,7 +1,9 @@
 /**
  * The bench's WAL flush figures (scripts/perf/bench.ts): otpd_wal_flush_seconds
  * read from /metrics before and after a measured run, and what happened in
- * between, so that a run on a stalling disk can be told from a regression.
+ * between, so that a run on a stalling disk can be told from a regression;
+ * and the webhook outbox depth at the end of the run, so that a dispatcher
+ * falling behind shows.
  */
 export interface WalFlushFigures {
   flushes: number
@@ -42,4 +44,10 @@ export function flushFigures(before: FlushHistogram, after: FlushHistogram): Wal
     at_least_25ms: flushes - within(0.025),
     mean_ms: flushes === 0 ? null : Math.round(((after.sum - before.sum) / flushes) * 1e6) / 1000,
   }
+}
+
+/** otpd_webhook_outbox_depth from a /metrics text: the deliveries still pending; null when it has none (a build without webhooks). */
+export function parseOutboxDepth(text: string): number | null {
+  const m = /^otpd_webhook_outbox_depth (\S+)$/m.exec(text)
+  return m ? Number(m[1]) : null
 }

@@ -1,11 +1,11 @@
 /**
  * The bench's WAL flush figures (scripts/perf/flush-figures.ts) read the
  * histogram otpd really renders at /metrics, and count only what happened
- * between two scrapes.
+ * between two scrapes; its outbox depth is the gauge otpd renders.
  */
 import { expect, test } from 'bun:test'
 import { createServiceMetrics } from '../../src/http/service-metrics.ts'
-import { flushFigures, parseFlushes } from '../../scripts/perf/flush-figures.ts'
+import { flushFigures, parseFlushes, parseOutboxDepth } from '../../scripts/perf/flush-figures.ts'
 
 const metrics = () => createServiceMetrics({ creditBalances: () => [], databaseFiles: () => [], version: 'test', startedAt: 0 })
 
@@ -44,4 +44,10 @@ test('no flush between the scrapes: no percentile, no mean', async () => {
   m.walFlush(2)
   const h = parseFlushes(await m.render())!
   expect(flushFigures(h, h)).toEqual({ flushes: 0, p99_ms_at_most: null, at_least_25ms: 0, mean_ms: null })
+})
+
+test('the webhook outbox depth is the gauge otpd renders', async () => {
+  const m = createServiceMetrics({ creditBalances: () => [], databaseFiles: () => [], version: 'test', startedAt: 0, outboxDepth: async () => 1234 })
+  expect(parseOutboxDepth(await m.render())).toBe(1234)
+  expect(parseOutboxDepth('otpd_up 1\n')).toBeNull()
 })
