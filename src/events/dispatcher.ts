@@ -3,7 +3,9 @@
  * by `otpd serve`. Each pass leases the due deliveries in a write transaction
  * (another process or node skips a leased one until its lease ends, so one
  * sender at a time), POSTs them signed afresh (same `webhook-id`, a new
- * `webhook-timestamp`), and records each outcome if it still holds the lease.
+ * `webhook-timestamp`), and records each outcome if it still holds the lease,
+ * in the write that leases the next batch: a batch costs one transaction and
+ * one commit's wait, not one per outcome (docs/benchmarks.md#figures).
  *
  * At least once: a process killed between the POST and the record leaves a
  * lease that runs out; the delivery is then sent again. The lease outlasts
@@ -15,7 +17,7 @@
 import type { Clock } from '../lib/clock.ts'
 import type { Logger } from '../lib/logger.ts'
 import { reportExpired } from '../otp/events.ts'
-import type { DueDelivery, Storage } from '../otp/ports/index.ts'
+import type { DeliveryResult, DueDelivery, Storage } from '../otp/ports/index.ts'
 import { ROTATION_OVERLAP_MS, type SecretSealer } from '../otp/webhooks.ts'
 import { EVENT_TIMEOUT_MS, postEvent, type PostEvent, type PostResult } from './post.ts'
 import { nextTry } from './schedule.ts'
@@ -31,6 +33,12 @@ const EXPIRY_SCAN_EVERY_MS = 30_000
 
 export type DeliveryOutcome = 'delivered' | 'retry' | 'failed'
 
+interface Attempt {
+  eventId: string
+  outcome: DeliveryOutcome
+  result: DeliveryResult
+}
+
 export interface DispatcherDeps {
   storage: Storage
   clock: Clock
@@ -44,26 +52,59 @@ export interface DispatcherDeps {
 export class EventDispatcher {
   private timer: ReturnType<typeof setTimeout> | undefined
   private running = false
+  /** Set by stop(): a pass under way leases no further batch. */
+  private stopping = false
   private current: Promise<unknown> = Promise.resolve()
   private lastExpiryScan = -Infinity
 
   constructor(private readonly d: DispatcherDeps) {}
 
   /**
-   * One pass: every due delivery is leased, tried once and recorded.
-   * Returns how many were tried.
+   * One pass: every due delivery is leased, tried once and recorded, batch
+   * after batch until none is due. A batch's outcomes are recorded in the
+   * same transaction that leases the next batch, so a batch costs one write
+   * and one commit's wait. Returns how many were tried.
    */
   async deliverDue(): Promise<number> {
     const { d } = this
-    const now = d.clock.now()
-    if (!(await d.storage.read((r) => r.webhooks.hasDue(now)))) return 0
-    const owner = crypto.randomUUID()
-    const due = await d.storage.write((r) => r.webhooks.claim(d.clock.now(), d.clock.now() + LEASE_MS, owner, BATCH))
-    await Promise.all(due.map((x) => this.attempt(x, owner)))
-    return due.length
+    if (!(await d.storage.read((r) => r.webhooks.hasDue(d.clock.now())))) return 0
+    let owner = crypto.randomUUID()
+    let due = await d.storage.write((r) => r.webhooks.claim(d.clock.now(), d.clock.now() + LEASE_MS, owner, BATCH))
+    let tried = 0
+    while (due.length > 0) {
+      const results = await Promise.all(due.map((x) => this.attempt(x, owner)))
+      tried += due.length
+      const nextOwner = crypto.randomUUID()
+      const more = due.length === BATCH && !this.stopping
+      const out = await d.storage
+        .write(async (r) => {
+          const recorded: boolean[] = []
+          for (const x of results) recorded.push(await r.webhooks.finish(x.result))
+          const next = more ? await r.webhooks.claim(d.clock.now(), d.clock.now() + LEASE_MS, nextOwner, BATCH) : []
+          return { recorded, next }
+        })
+        .catch((err: unknown) => {
+          // The leases run out and the deliveries are tried again: at least once.
+          for (const x of results)
+            d.logger.error('could not record a webhook delivery; it will be sent again', {
+              event: x.eventId,
+              error: err instanceof Error ? err.message : String(err),
+            })
+          return { recorded: results.map(() => false), next: [] }
+        })
+      results.forEach((x, i) => {
+        if (out.recorded[i]) this.report(x)
+      })
+      owner = nextOwner
+      due = out.next
+      // A long backlog still gets its expiries reported on time.
+      if (due.length > 0) await this.scanExpired()
+    }
+    return tried
   }
 
-  private async attempt(x: DueDelivery, owner: string): Promise<void> {
+  /** One try of a leased delivery: its outcome, to be recorded while `owner` holds the lease. */
+  private async attempt(x: DueDelivery, owner: string): Promise<Attempt> {
     const { d } = this
     const now = d.clock.now()
     let result: PostResult
@@ -79,37 +120,32 @@ export class EventDispatcher {
     const attempts = x.attempts + 1
     const next = result.ok ? null : nextTry(attempts, at, x.firstAt, (d.random ?? Math.random)())
     const outcome: DeliveryOutcome = result.ok ? 'delivered' : next === null ? 'failed' : 'retry'
-    const recorded = await d.storage
-      .write((r) =>
-        r.webhooks.finish({
-          eventSeq: x.eventSeq,
-          endpointId: x.endpointId,
-          owner,
-          status: outcome === 'retry' ? 'pending' : outcome,
-          attempts,
-          nextAt: next ?? at,
-          error: result.ok ? null : result.error,
-          at,
-        }),
-      )
-      .catch((err: unknown) => {
-        // The lease runs out and the delivery is tried again: at least once.
-        d.logger.error('could not record a webhook delivery; it will be sent again', {
-          event: x.eventId,
-          error: err instanceof Error ? err.message : String(err),
-        })
-        return false
-      })
-    if (!recorded) return
+    const error = result.ok ? null : result.error
+    return {
+      eventId: x.eventId,
+      outcome,
+      result: {
+        eventSeq: x.eventSeq,
+        endpointId: x.endpointId,
+        owner,
+        status: outcome === 'retry' ? 'pending' : outcome,
+        attempts,
+        nextAt: next ?? at,
+        error,
+        at,
+      },
+    }
+  }
+
+  /** Counts and logs a recorded outcome. */
+  private report(x: Attempt): void {
+    const { d } = this
+    const { outcome, result: r } = x
     d.onOutcome?.(outcome)
     if (outcome === 'failed')
-      d.logger.warn('webhook delivery failed for good after 24 h of retries', {
-        event: x.eventId,
-        endpoint: x.endpointId,
-        error: result.ok ? null : result.error,
-      })
+      d.logger.warn('webhook delivery failed for good after 24 h of retries', { event: x.eventId, endpoint: r.endpointId, error: r.error })
     else if (outcome === 'retry')
-      d.logger.info('webhook delivery failed; will retry', { event: x.eventId, endpoint: x.endpointId, attempts, error: result.ok ? null : result.error })
+      d.logger.info('webhook delivery failed; will retry', { event: x.eventId, endpoint: r.endpointId, attempts: r.attempts, error: r.error })
   }
 
   /** Reports expiries (otp/events.ts reportExpired) when the last scan is 30 s old. */
@@ -124,10 +160,11 @@ export class EventDispatcher {
   start(): void {
     if (this.running) return
     this.running = true
+    this.stopping = false
     const pass = async () => {
       try {
         await this.scanExpired()
-        while (this.running && (await this.deliverDue()) === BATCH);
+        await this.deliverDue()
       } catch (err) {
         this.d.logger.error('webhook delivery pass failed', { error: err instanceof Error ? err.message : String(err) })
       }
@@ -144,6 +181,7 @@ export class EventDispatcher {
   /** Stops the passes and waits for the one under way (its requests end within their timeout). */
   async stop(): Promise<void> {
     this.running = false
+    this.stopping = true
     if (this.timer) clearTimeout(this.timer)
     await this.current
   }
