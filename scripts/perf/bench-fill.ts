@@ -3,6 +3,9 @@
  * bench-fill.lua, in runs of at most 30 s until N sends have been answered),
  * and a sample of their ids taken evenly over the whole fill, so verify on
  * the filled database reads rows from all over the table, not only the newest.
+ * The runs take the bench's keys in turn (the keys of both accounts, one with
+ * a webhook endpoint), and the sample is kept per key: a verification answers
+ * only to the key that sent it.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
@@ -19,12 +22,21 @@ export interface FillResult {
   /** Database and WAL file sizes once the fill is over and the server has settled. */
   db_mb: number | null
   wal_mb: number | null
-  ok: string[]
-  wrong: string[]
+  /** Per key (the index in `keys`): sampled ids with the right code and for a wrong one; empty for a key no run took. */
+  ok: string[][]
+  wrong: string[][]
 }
 
-export async function fill(s: LoadSettings, server: Proc, dir: string, key: string, n: number, sample: number, log: (m: string) => void): Promise<FillResult> {
-  const idsPrefix = join(dir, 'fill-ids')
+export async function fill(
+  s: LoadSettings,
+  server: Proc,
+  dir: string,
+  keys: string[],
+  n: number,
+  sample: number,
+  log: (m: string) => void,
+): Promise<FillResult> {
+  const idsPrefix = (k: number) => join(dir, `fill-ids-k${k}`)
   const every = Math.max(1, Math.floor(n / sample))
   const t0 = performance.now()
   let done = 0
@@ -37,11 +49,11 @@ export async function fill(s: LoadSettings, server: Proc, dir: string, key: stri
     // quota: size each run by the rate so far (the first by a guess of 5000/s).
     const seconds = Math.min(rate > 0 ? 30 : 10, Math.max(2, Math.ceil(left / (rate || 5000)) + 1))
     const f = await wrk(s, 'bench-fill.lua', server.url, seconds, {
-      BENCH_KEY: key,
+      BENCH_KEY: keys[chunk % keys.length]!,
       BENCH_FILL_CHUNK: String(chunk),
       BENCH_FILL_QUOTA: String(Math.ceil(left / s.threads)),
       BENCH_FILL_EVERY: String(every),
-      BENCH_FILL_IDS: idsPrefix,
+      BENCH_FILL_IDS: idsPrefix(chunk % keys.length),
     })
     const ok = f.statuses['200'] ?? 0
     if (ok !== f.requests) throw new Error(`fill: not every send answered 200: ${JSON.stringify(f.statuses)}`)
@@ -61,10 +73,13 @@ export async function fill(s: LoadSettings, server: Proc, dir: string, key: stri
   await Bun.sleep(5000)
   Bun.spawnSync(['sync'])
   await Bun.sleep(2000)
-  const ids = readdirSync(dir)
-    .filter((f) => f.startsWith('fill-ids.'))
-    .flatMap((f) => readFileSync(join(dir, f), 'utf8').split('\n').filter(Boolean))
-  shuffle(ids)
+  const byKey = keys.map((_, k) => {
+    const ids = readdirSync(dir)
+      .filter((f) => f.startsWith(`fill-ids-k${k}.`))
+      .flatMap((f) => readFileSync(join(dir, f), 'utf8').split('\n').filter(Boolean))
+    shuffle(ids)
+    return ids
+  })
   const size = (f: string) => {
     try {
       return round1(statSync(join(dir, f)).size / 1024 / 1024)
@@ -79,8 +94,8 @@ export async function fill(s: LoadSettings, server: Proc, dir: string, key: stri
     sends_per_s: Math.round(done / seconds),
     db_mb: size('otpd.db'),
     wal_mb: size('otpd.db-wal'),
-    ok: ids.filter((_, i) => i % 2 === 0),
-    wrong: ids.filter((_, i) => i % 2 === 1),
+    ok: byKey.map((ids) => ids.filter((_, i) => i % 2 === 0)),
+    wrong: byKey.map((ids) => ids.filter((_, i) => i % 2 === 1)),
   }
 }
 

@@ -307,9 +307,10 @@ async function filled(n: number) {
     let f: FillResult
     try {
       log(`fill ${mode}: ${n} verifications through the API`)
-      f = await fill(load, s.server, s.dir, s.env.BENCH_KEY!, n, 2 * otpd.seed, log)
+      const keys = s.env.BENCH_KEYS?.split(',') ?? [s.env.BENCH_KEY!]
+      f = await fill(load, s.server, s.dir, keys, n, 2 * otpd.seed, log)
       log(`fill ${mode}: done in ${f.seconds} s; database ${f.db_mb} MB, WAL ${f.wal_mb} MB`)
-      const env = { ...s.env, ...writeIdPools(s.dir, f.ok, f.wrong) }
+      const env = { ...s.env, ...fillIdPools(s.dir, f) }
       for (const ep of endpoints) {
         log(`filled ${mode}: ${ep} (${load.warmup} s warm-up + ${load.duration} s)`)
         full[ep] = await measure(load, lua(ep), s.server, env, () => scrapeMetrics(s.server.url, otpd.metricsToken))
@@ -323,9 +324,25 @@ async function filled(n: number) {
     const filledRuns = Object.fromEntries(endpoints.map((ep) => [ep, { ...full[ep]!, ...p }]))
     const { ok, wrong, ...fig } = f
     const ratio_filled_to_empty = Object.fromEntries(endpoints.map((ep) => [ep, round3(full[ep]!.rps / meanRun([empty_before[ep]!, empty_after[ep]!]).rps)]))
-    out[mode] = { fill: { ...fig, sample_ids: ok.length + wrong.length }, empty_before, filled: filledRuns, empty_after, ratio_filled_to_empty }
+    out[mode] = { fill: { ...fig, sample_ids: [...ok, ...wrong].flat().length }, empty_before, filled: filledRuns, empty_after, ratio_filled_to_empty }
   }
   return out
+}
+
+/**
+ * The id pools of verify on the filled database: the fill's sample, per key
+ * as the seeded pools are (bench-otpd.ts seedKeys: one key, no suffix;
+ * several, `.<index>`). A key the fill did not use keeps its seeded pool.
+ */
+function fillIdPools(dir: string, f: FillResult): Record<string, string> {
+  const keys = f.ok.length
+  let env: Record<string, string> = {}
+  for (let k = 0; k < keys; k++) {
+    if (f.ok[k]!.length === 0 || f.wrong[k]!.length === 0) continue
+    const pools = writeIdPools(dir, f.ok[k]!, f.wrong[k]!, keys > 1 ? `.${k}` : '')
+    if (k === 0) env = { BENCH_IDS_OK: pools.BENCH_IDS_OK.replace(/\.0$/, ''), BENCH_IDS_WRONG: pools.BENCH_IDS_WRONG.replace(/\.0$/, '') }
+  }
+  return env
 }
 
 // ---------------------------------------------------------------- --database postgres
