@@ -40,7 +40,7 @@
  */
 import { Database } from 'bun:sqlite'
 import { SQL } from 'bun'
-import { forSqlite } from '../../src/store/sql/dialect.ts'
+import { forSqlite, POSTGRES, SQLITE } from '../../src/store/sql/dialect.ts'
 import { bool, num, numOrNull, type Param, type Row } from '../../src/store/sql/values.ts'
 
 /** What clients were told: the server answered, so it must be durable. */
@@ -105,11 +105,12 @@ interface Snapshot {
 }
 
 const LEDGER_SQL = {
-  balances: `SELECT a.name, a.balance,
-      coalesce((SELECT sum(amount) FROM credit_ledger WHERE account_id = a.id AND kind = 'grant'), 0) AS grants,
-      coalesce((SELECT sum(amount) FROM credit_ledger WHERE account_id = a.id AND kind = 'debit'), 0) AS debits,
-      coalesce((SELECT sum(amount) FROM credit_ledger WHERE account_id = a.id AND kind = 'refund'), 0) AS refunds
-    FROM accounts a ORDER BY a.name`,
+  /** `balance`: the engine's balance of `accounts` (Dialect.accountBalance). */
+  balances: (balance: string) => `SELECT accounts.name, ${balance} AS balance,
+      coalesce((SELECT sum(amount) FROM credit_ledger WHERE account_id = accounts.id AND kind = 'grant'), 0) AS grants,
+      coalesce((SELECT sum(amount) FROM credit_ledger WHERE account_id = accounts.id AND kind = 'debit'), 0) AS debits,
+      coalesce((SELECT sum(amount) FROM credit_ledger WHERE account_id = accounts.id AND kind = 'refund'), 0) AS refunds
+    FROM accounts ORDER BY accounts.name`,
   verifications: `WITH l AS (
       SELECT verification_id, sum(CASE WHEN kind = 'debit' THEN 1 ELSE 0 END) AS debits, sum(CASE WHEN kind = 'refund' THEN 1 ELSE 0 END) AS refunds
       FROM credit_ledger WHERE verification_id IS NOT NULL GROUP BY verification_id)
@@ -236,7 +237,7 @@ export async function checkLedger(target: string, acknowledged: Partial<Acknowle
     expect(integrity.length === 0, () => integrity.join('; '))
 
     let grantsTotal = 0
-    for (const r of await s.all(LEDGER_SQL.balances)) {
+    for (const r of await s.all(LEDGER_SQL.balances((isPostgres(target) ? POSTGRES : SQLITE).accountBalance))) {
       const [balance, grants, debits, refunds] = [num(r.balance), num(r.grants), num(r.debits), num(r.refunds)]
       grantsTotal += grants
       expect(grants - debits + refunds === balance, () => `account ${r.name}: grants ${grants} - debits ${debits} + refunds ${refunds} != balance ${balance}`)

@@ -10,7 +10,8 @@
  * sealed under the server secret), the event outbox, Idempotency-Key records
  * and the fraud guard's counters, blocks and account settings, whole. Ids are kept, so verification ids, key ids
  * and ledger references stay valid, and every identity and the verification
- * sequence are moved past the largest id copied.
+ * sequence are moved past the largest id copied. Each account's balance is
+ * written as PostgreSQL keeps it, spread over its rows (store/pg/balances.ts).
  *
  * The source is read in one SQLite read transaction (a consistent snapshot;
  * writes made after it are not copied, so stop otpd first) and the target is
@@ -28,10 +29,15 @@ import { resolve } from 'node:path'
 import type { SQL } from 'bun'
 import { pgConnection } from '../config/database.ts'
 import type { Config } from '../config/schema.ts'
+import { BALANCE_SQL } from './pg/balances.ts'
 import { openClient } from './pg/client.ts'
 import { applyMigrations } from './pg/migrate.ts'
+import { POSTGRES } from './sql/dialect.ts'
 import { openDatabase } from './sqlite/db.ts'
 import { checkNotInUse } from './sqlite/guards.ts'
+
+/** Tables only the PostgreSQL schema has, written from copied rows: each account's balance, spread (store/pg/balances.ts). */
+const TARGET_ONLY_TABLES = ['account_balances']
 
 /** Refused before anything was written; the message is the one line the CLI prints. */
 export class CopyRefusedError extends Error {}
@@ -232,12 +238,17 @@ export async function copyToPostgres(source: Database, target: SQL, opts: CopyOp
   try {
     const result = (await target.begin(async (tx) => {
       // Again inside the transaction, with the tables locked: no node may write meanwhile.
-      await tx.unsafe(`LOCK TABLE ${COPIED_TABLES.join(', ')} IN EXCLUSIVE MODE`)
+      await tx.unsafe(`LOCK TABLE ${[...COPIED_TABLES, ...TARGET_ONLY_TABLES].join(', ')} IN EXCLUSIVE MODE`)
       await refuseUnlessEmpty(tx as unknown as SQL, true)
       // The source has its own `default` account (with its id): the target's untouched one makes way.
+      await tx.unsafe(`DELETE FROM account_balances WHERE account_id IN (SELECT id FROM accounts WHERE name = 'default')`)
       await tx.unsafe(`DELETE FROM accounts WHERE name = 'default'`)
       const counts = {} as Record<Table, number>
       for (const table of COPIED_TABLES) counts[table] = await copyTable(source, tx as unknown as SQL, table, which[table], batch)
+      for (const a of source.query<{ id: number; balance: number }, []>('SELECT id, balance FROM accounts ORDER BY id').iterate()) {
+        await tx.unsafe(BALANCE_SQL.create, [a.id, Math.max(a.balance, 0)])
+        if (a.balance < 0) await tx.unsafe(BALANCE_SQL.take, [a.id, -a.balance])
+      }
       for (const [table, column] of SEQUENCES) {
         await tx.unsafe(`SELECT setval(pg_get_serial_sequence('${table}', '${column}'), coalesce((SELECT max(${column}) FROM ${table}), 0) + 1, false)`)
       }
@@ -266,7 +277,7 @@ async function refuseUnlessEmpty(target: SQL, migrated: boolean): Promise<void> 
     // The migrations create the account `default`, untouched: that much is empty.
     const pristine =
       t === 'accounts'
-        ? ` WHERE NOT (name = 'default' AND balance = 0 AND created_at = 0 AND code_length IS NULL AND allowed_countries IS NULL AND daily_credit_limit IS NULL AND test_recipients)`
+        ? ` WHERE NOT (name = 'default' AND NOT EXISTS (SELECT 1 FROM account_balances b WHERE b.account_id = accounts.id AND b.balance <> 0) AND created_at = 0 AND code_length IS NULL AND allowed_countries IS NULL AND daily_credit_limit IS NULL AND test_recipients)`
         : ''
     const rows = (await target.unsafe(`SELECT count(*)::int AS n FROM ${t}${pristine}`)) as { n: number }[]
     if (rows[0]!.n > 0) {
@@ -275,7 +286,7 @@ async function refuseUnlessEmpty(target: SQL, migrated: boolean): Promise<void> 
       )
     }
   }
-  const foreign = [...names].filter((n) => !(COPIED_TABLES as readonly string[]).includes(n) && !n.startsWith('__drizzle'))
+  const foreign = [...names].filter((n) => !(COPIED_TABLES as readonly string[]).includes(n) && !TARGET_ONLY_TABLES.includes(n) && !n.startsWith('__drizzle'))
   if (foreign.length > 0) {
     throw new CopyRefusedError(
       `the target database is not empty (it has the table${foreign.length > 1 ? 's' : ''} ${foreign.slice(0, 3).join(', ')}): db copy writes only into an empty database; create a new one (createdb) and copy into it`,
@@ -289,8 +300,9 @@ async function refuseUnlessEmpty(target: SQL, migrated: boolean): Promise<void> 
  * an event's sequence). PostgreSQL finds events by their ids and
  * `verification_id` directly, so they are not copied; nor is SQLite's
  * `event_legacy_ids` table (ids of events from before SQLite numbered them).
+ * `accounts.balance` is written as PostgreSQL's rows of the balance instead.
  */
-const SQLITE_ONLY_COLUMNS: Partial<Record<Table, string[]>> = { events: ['verification_seq'] }
+const SQLITE_ONLY_COLUMNS: Partial<Record<Table, string[]>> = { events: ['verification_seq'], accounts: ['balance'] }
 
 async function copyTable(source: Database, tx: SQL, table: Table, which: { where: string; params: number[] }, batch: number): Promise<number> {
   const booleans = BOOLEAN_COLUMNS[table] ?? []
@@ -329,7 +341,7 @@ async function compare(source: Database, tx: SQL, counts: Record<Table, number>)
     .all()
   const accountsThere = (
     (await tx.unsafe(
-      `SELECT a.name, a.balance::bigint AS balance, (SELECT count(*) FROM credit_ledger l WHERE l.account_id = a.id)::int AS "ledgerRows" FROM accounts a ORDER BY a.name`,
+      `SELECT name, ${POSTGRES.accountBalance}::bigint AS balance, (SELECT count(*) FROM credit_ledger l WHERE l.account_id = accounts.id)::int AS "ledgerRows" FROM accounts ORDER BY name`,
     )) as AccountCheck[]
   ).map((a) => ({ name: a.name, balance: Number(a.balance), ledgerRows: Number(a.ledgerRows) }))
   if (JSON.stringify(accountsHere) !== JSON.stringify(accountsThere)) problems.push('account balances or ledger sizes differ')

@@ -23,6 +23,14 @@ import { freshDatabase, pgBinDir, sharedCluster } from './pg-cluster.ts'
 
 /** The engine every test runs on: OTPD_TEST_DATABASE=postgres, else SQLite. */
 export const ON_PG = process.env.OTPD_TEST_DATABASE === 'postgres'
+/**
+ * A test's own change of account `$1`'s balance by `$2`, past the ledger: SQLite
+ * keeps it in the account's row, PostgreSQL in rows of `account_balances`
+ * (docs/multi-node.md#an-accounts-balance).
+ */
+export const SHIFT_BALANCE_SQL = ON_PG
+  ? 'UPDATE account_balances SET balance = balance + $2 WHERE account_id = $1 AND stripe = 0'
+  : 'UPDATE accounts SET balance = balance + $2 WHERE id = $1'
 /** Tests of the SQLite engine itself (WAL, fsync faults, backup...): they run once, in the SQLite run. */
 export const sqliteOnly = ON_PG ? describe.skip : describe
 export const testSqliteOnly = ON_PG ? test.skip : test

@@ -64,7 +64,7 @@ async function whenCommitWaits(pid: number, then: () => Promise<void> | void): P
 }
 
 async function balance(h: Harness): Promise<number> {
-  return Number((await h.sql('SELECT balance FROM accounts'))[0]!.balance)
+  return Number((await h.sql('SELECT coalesce(sum(balance), 0) AS balance FROM account_balances'))[0]!.balance)
 }
 
 describe.skipIf(!ON_PG)('a COMMIT whose answer is lost', () => {

@@ -14,6 +14,7 @@ import { Database } from 'bun:sqlite'
 import { SQL } from 'bun'
 import { copyToPostgres } from '../../src/store/copy-to-pg.ts'
 import { applyMigrations } from '../../src/store/pg/migrate.ts'
+import { POSTGRES } from '../../src/store/sql/dialect.ts'
 import { join } from 'node:path'
 import { cli, makeEnv, post, runFromSource, startServer, type OtpdEnv, type ServerProc } from '../../scripts/kit/otpd.ts'
 import { ledgerViolations, pgSnapshot } from '../../scripts/kit/ledger.ts'
@@ -43,6 +44,8 @@ function json(env: OtpdEnv, ...args: string[]): any {
 
 const LEDGER = 'SELECT id, account_id, kind, amount, verification_id, note, created_at FROM credit_ledger ORDER BY id'
 const BALANCES = 'SELECT name, balance FROM accounts ORDER BY name'
+/** PostgreSQL spreads a balance over rows (docs/multi-node.md#an-accounts-balance). */
+const PG_BALANCES = `SELECT name, ${POSTGRES.accountBalance}::bigint AS balance FROM accounts ORDER BY name`
 const norm = (rows: Record<string, unknown>[]) =>
   rows.map((r) =>
     Object.fromEntries(
@@ -112,7 +115,7 @@ describe.skipIf(!ON_PG)('otpd db copy', () => {
     const liteBalances = norm(sqlite.query(BALANCES).all() as Record<string, unknown>[])
     const liteVerifications = (sqlite.query('SELECT count(*) AS n FROM verifications').get() as { n: number }).n
     sqlite.close()
-    const [pgLedger, pgBalances] = await pgSnapshot(url, async (sql) => [norm(await sql.unsafe(LEDGER)), norm(await sql.unsafe(BALANCES))])
+    const [pgLedger, pgBalances] = await pgSnapshot(url, async (sql) => [norm(await sql.unsafe(LEDGER)), norm(await sql.unsafe(PG_BALANCES))])
     expect(pgLedger).toEqual(liteLedger)
     expect(pgBalances).toEqual(liteBalances)
     expect(copied.copied.verifications).toBe(liteVerifications)

@@ -45,9 +45,9 @@ describe.skipIf(!ON_PG)('PostgreSQL ledger checks', () => {
 
     const sql = new SQL(url)
     try {
-      await sql.unsafe('UPDATE accounts SET balance = balance + 1')
+      await sql.unsafe('UPDATE account_balances SET balance = balance + 1 WHERE stripe = 0')
       expect(await ledgerViolations(url, ack)).toEqual(['account default: grants 10 - debits 3 + refunds 0 != balance 8'])
-      await sql.unsafe('UPDATE accounts SET balance = balance - 1')
+      await sql.unsafe('UPDATE account_balances SET balance = balance - 1 WHERE stripe = 0')
       await sql.unsafe('UPDATE verifications SET used_at = NULL WHERE id = $1', [first])
       expect(await ledgerViolations(url, ack)).toEqual([`acknowledged verify ${first}: not used`])
       await sql.unsafe(`UPDATE verifications SET delivery = 'failed' WHERE id = $1`, [first])

@@ -7,7 +7,7 @@
  */
 import { afterEach, expect, test } from 'bun:test'
 import { emptyAcknowledged, inForceUnacknowledged, ledgerRows, ledgerViolations, sends } from '../../scripts/kit/ledger.ts'
-import { createHarness, type Harness, TEST } from '../kit/harness.ts'
+import { createHarness, type Harness, SHIFT_BALANCE_SQL, TEST } from '../kit/harness.ts'
 
 let h: Harness | undefined
 afterEach(() => {
@@ -47,7 +47,7 @@ test('`unknown` must be refunded; a receipt after it keeps the refund', async ()
   expect(await ledgerViolations(s.target)).toEqual([`verification ${s.ok} (charged true, delivery unknown, status active): 1 debits, 0 refunds`])
   // Recovery's refund, as it writes it.
   await s.h.sql("INSERT INTO credit_ledger (account_id, kind, amount, verification_id, created_at) VALUES (1, 'refund', 1, $1, 0)", [s.ok])
-  await s.h.sql('UPDATE accounts SET balance = balance + 1 WHERE id = 1')
+  await s.h.sql(SHIFT_BALANCE_SQL, [1, 1])
   expect(await ledgerViolations(s.target, sends([s.ok]))).toEqual([])
   await s.h.sql("UPDATE verifications SET delivery = 'delivered' WHERE id = $1", [s.ok])
   expect(await ledgerViolations(s.target, sends([s.ok]))).toEqual([])
@@ -70,13 +70,13 @@ test('a failed status with a delivery that did not fail is named, and is no refu
 
 test('the balances, orphans, test recipients and a debit too many are named', async () => {
   const s = await sound()
-  await s.h.sql('UPDATE accounts SET balance = balance + 1 WHERE id = 1')
+  await s.h.sql(SHIFT_BALANCE_SQL, [1, 1])
   expect(await ledgerViolations(s.target)).toEqual(['account default: grants 10 - debits 2 + refunds 1 != balance 10'])
-  await s.h.sql('UPDATE accounts SET balance = balance - 1 WHERE id = 1')
+  await s.h.sql(SHIFT_BALANCE_SQL, [1, -1])
   await s.h.sql("INSERT INTO credit_ledger (account_id, kind, amount, verification_id, created_at) VALUES (1, 'debit', 1, $1, 0)", [s.test])
   await s.h.sql("INSERT INTO credit_ledger (account_id, kind, amount, verification_id, created_at) VALUES (1, 'debit', 1, $1, 0)", [s.ok])
   await s.h.sql("INSERT INTO credit_ledger (account_id, kind, amount, verification_id, created_at) VALUES (1, 'refund', 1, 'no-such-id', 0)")
-  await s.h.sql('UPDATE accounts SET balance = balance - 1 WHERE id = 1')
+  await s.h.sql(SHIFT_BALANCE_SQL, [1, -1])
   expect(await ledgerViolations(s.target)).toEqual([
     '1 debits/refunds without their verification',
     `verification ${s.ok} (charged true, delivery accepted, status active): 2 debits, 0 refunds`,

@@ -1,27 +1,22 @@
 /**
  * Accounts, API keys and the credit ledger (otp/ports/ admin, credits and
- * keys): the shared statements of store/sql/. The balance never goes below
- * zero on any node: a debit is one guarded UPDATE (`balance >= amount`),
- * which PostgreSQL re-checks on the newest row version after waiting for
- * another transaction's lock on it, and its ledger row is written by the same
- * statement. Code lengths are read from the database on every send, never
- * kept: another node's `otpd accounts set-code-length` applies at once.
+ * keys): the shared statements of store/sql/, and the balance spread over
+ * rows (store/pg/balances.ts), which never goes below zero on any node: each
+ * debit's statement moves the balance and writes its ledger row. Code
+ * lengths are read from the database on every send, never kept: another
+ * node's `otpd accounts set-code-length` applies at once.
  */
 import type { AccountRow, AdminRepo, CreditStore, KeyRow, KeyStore, LedgerEntry, LedgerRow, SendProfile } from '../../otp/ports/index.ts'
 import type { KeyStatus, StoredKey } from '../../otp/types.ts'
-import { ADMIN_SQL, exactKey, keyIdOf, toAccount, toKeyRow, toLedgerRow } from '../sql/admin.ts'
-import { CREDIT_SQL, LEDGER_COLUMNS, toSendProfile } from '../sql/credits.ts'
+import { ADMIN_SQL, accountSql, exactKey, keyIdOf, toAccount, toKeyRow, toLedgerRow } from '../sql/admin.ts'
+import { CREDIT_SQL, toSendProfile } from '../sql/credits.ts'
+import { POSTGRES } from '../sql/dialect.ts'
 import { KEY_SQL, toStoredKey } from '../sql/keys.ts'
 import { num, numOrNull } from '../sql/values.ts'
+import { BALANCE_SQL, randomStripe } from './balances.ts'
 import type { Tx } from './client.ts'
 
-/**
- * PostgreSQL's own form of the shared guarded debit: the UPDATE's `RETURNING`
- * feeds the ledger row's INSERT in one statement, so a send's debit costs one
- * round trip (SQLite runs the two statements).
- */
-const DEBIT = `WITH moved AS (${CREDIT_SQL.debit} RETURNING id)
-  INSERT INTO credit_ledger (${LEDGER_COLUMNS}) SELECT id, 'debit', $1, $3, $4, $5 FROM moved`
+const ACCOUNT_SQL = accountSql(POSTGRES)
 
 export class PgKeyStore implements KeyStore {
   constructor(private readonly tx: Tx) {}
@@ -37,7 +32,7 @@ export class PgKeyStore implements KeyStore {
 export class PgCreditStore implements CreditStore {
   constructor(private readonly tx: Tx) {}
   async balance(accountId: number): Promise<number> {
-    const rows = await this.tx.q(CREDIT_SQL.balance, [accountId])
+    const rows = await this.tx.q(BALANCE_SQL.balance, [accountId])
     return rows[0] === undefined ? 0 : num(rows[0].balance)
   }
   async codeLength(accountId: number): Promise<number | null> {
@@ -47,12 +42,16 @@ export class PgCreditStore implements CreditStore {
   async sendProfile(accountId: number): Promise<SendProfile> {
     return toSendProfile((await this.tx.q(CREDIT_SQL.sendProfile, [accountId]))[0])
   }
+  /** One free row that covers it, or else every row, waited for, and the total (store/pg/balances.ts). */
   async debit(e: Omit<LedgerEntry, 'kind'>): Promise<boolean> {
-    return (await this.tx.run(DEBIT, [e.amount, e.accountId, e.verificationId ?? null, e.note ?? null, e.at])) === 1
+    const params = [e.amount, e.accountId, e.verificationId ?? null, e.note ?? null, e.at]
+    if ((await this.tx.run(BALANCE_SQL.debitOneRow, [...params, randomStripe()])) === 1) return true
+    return (await this.tx.run(BALANCE_SQL.debitAllRows, params)) === 1
   }
   async post(e: LedgerEntry): Promise<void> {
-    // Both pipelined (nothing reads their results): the account's row lock first, then its ledger row.
-    this.tx.exec(CREDIT_SQL.move, [e.accountId, e.kind === 'debit' ? -e.amount : e.amount])
+    // Both pipelined (nothing reads their results): the balance's rows first, then the ledger row.
+    if (e.kind === 'debit') this.tx.exec(BALANCE_SQL.take, [e.accountId, e.amount])
+    else this.tx.exec(BALANCE_SQL.add, [e.accountId, e.amount, randomStripe()])
     this.tx.exec(CREDIT_SQL.ledger, [e.accountId, e.kind, e.amount, e.verificationId ?? null, e.note ?? null, e.at])
   }
 }
@@ -61,14 +60,17 @@ export class PgAdminStore implements AdminRepo {
   constructor(private readonly tx: Tx) {}
 
   async findAccount(name: string): Promise<AccountRow | undefined> {
-    const rows = await this.tx.q(ADMIN_SQL.findAccount, [name])
+    const rows = await this.tx.q(ACCOUNT_SQL.findAccount, [name])
     return rows[0] === undefined ? undefined : toAccount(rows[0])
   }
   async listAccounts(): Promise<AccountRow[]> {
-    return (await this.tx.q(ADMIN_SQL.listAccounts)).map(toAccount)
+    return (await this.tx.q(ACCOUNT_SQL.listAccounts)).map(toAccount)
   }
   async insertAccount(name: string, at: number): Promise<AccountRow> {
-    return toAccount((await this.tx.q(ADMIN_SQL.insertAccount, [name, at]))[0]!)
+    const account = toAccount((await this.tx.q(ACCOUNT_SQL.insertAccount, [name, at]))[0]!)
+    // Every row of its balance from the start (store/pg/balances.ts).
+    this.tx.exec(BALANCE_SQL.create, [account.id, 0])
+    return account
   }
   async setCodeLength(accountId: number, length: number): Promise<void> {
     await this.tx.run(ADMIN_SQL.setCodeLength, [accountId, length])

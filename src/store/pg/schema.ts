@@ -10,7 +10,10 @@
  * - `verifications.seq` is taken from the sequence `verifications_seq`, not
  *   max(seq) + 1: concurrent transactions on several nodes each get their
  *   own number without waiting for one another;
- * - booleans are `boolean`.
+ * - booleans are `boolean`;
+ * - an account's balance is split over rows of `account_balances`, which
+ *   concurrent sends debit in parallel (store/pg/balances.ts), instead of one
+ *   column of `accounts`.
  */
 import { sql } from 'drizzle-orm'
 import { bigint, boolean, customType, index, integer, pgSequence, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core'
@@ -23,8 +26,6 @@ export const accounts = pgTable('accounts', {
   name: text('name').notNull().unique(),
   /** Generated-code length; null means the config's `codes.default_length`. */
   codeLength: integer('code_length'),
-  /** Kept in step with credit_ledger in the same transaction as every ledger row; never below zero. */
-  balance: bigint('balance', { mode: 'number' }).notNull().default(0),
   createdAt: ms('created_at').notNull(),
   /** See store/sqlite/schema.ts `accounts`: the fraud guard's account settings (rule 1, rule 5, test recipients). */
   allowedCountries: text('allowed_countries'),
@@ -34,6 +35,25 @@ export const accounts = pgTable('accounts', {
   locale: text('locale'),
   otpDomain: text('otp_domain'),
 })
+
+/**
+ * An account's balance is the sum of its rows here (store/pg/balances.ts):
+ * up to BALANCE_STRIPES rows per account, kept in step with credit_ledger in
+ * the same transaction as every ledger row. A send debits one row that no
+ * other transaction holds, so an account's sends do not take turns on one
+ * row lock from their debit to their COMMIT. An account without rows has 0.
+ */
+export const accountBalances = pgTable(
+  'account_balances',
+  {
+    accountId: integer('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    stripe: integer('stripe').notNull(),
+    balance: bigint('balance', { mode: 'number' }).notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.stripe] })],
+)
 
 export const apiKeys = pgTable(
   'api_keys',

@@ -4,16 +4,24 @@
  * row mappers.
  */
 import type { AccountRow, KeyRow, LedgerRow } from '../../otp/ports/index.ts'
+import type { Dialect } from './dialect.ts'
 import { num, numOrNull, type Row } from './values.ts'
 
-const ACCOUNT_COLUMNS = 'id, name, code_length, balance, created_at'
 const KEY_ROWS = `SELECT k.id, a.name AS account, k.name, k.prefix, k.status, k.created_at, k.last_used_at
   FROM api_keys k JOIN accounts a ON a.id = k.account_id`
 
+/** Accounts with their balance, which the engines keep differently (Dialect.accountBalance). */
+export function accountSql(d: Dialect) {
+  const columns = `id, name, code_length, ${d.accountBalance} AS balance, created_at`
+  return {
+    findAccount: `SELECT ${columns} FROM accounts WHERE name = $1`,
+    listAccounts: `SELECT ${columns} FROM accounts ORDER BY id`,
+    /** A new account has no credits. */
+    insertAccount: 'INSERT INTO accounts (name, created_at) VALUES ($1, $2) RETURNING id, name, code_length, 0 AS balance, created_at',
+  } as const
+}
+
 export const ADMIN_SQL = {
-  findAccount: `SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE name = $1`,
-  listAccounts: `SELECT ${ACCOUNT_COLUMNS} FROM accounts ORDER BY id`,
-  insertAccount: `INSERT INTO accounts (name, created_at) VALUES ($1, $2) RETURNING ${ACCOUNT_COLUMNS}`,
   setCodeLength: 'UPDATE accounts SET code_length = $2 WHERE id = $1',
   setLocale: 'UPDATE accounts SET locale = $2 WHERE id = $1',
   setOtpDomain: 'UPDATE accounts SET otp_domain = $2 WHERE id = $1',

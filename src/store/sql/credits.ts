@@ -1,8 +1,11 @@
 /**
- * Balances and the credit ledger (otp/ports/credits.ts CreditStore): the
- * statements both engines run. The balance never goes below zero: a debit is
+ * Balances and the credit ledger (otp/ports/credits.ts CreditStore). The
+ * ledger row and the account's reads are both engines'. The balance is
+ * SQLite's: one column of the account's row, never below zero, as a debit is
  * one guarded UPDATE (`balance >= amount`), checked and moved in one
- * statement, and its ledger row is written in the same transaction.
+ * statement, its ledger row written in the same transaction. PostgreSQL
+ * spreads a balance over rows that sends debit in parallel
+ * (store/pg/balances.ts).
  */
 
 import type { SendProfile } from '../../otp/ports/index.ts'

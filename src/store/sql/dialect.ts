@@ -35,6 +35,12 @@ export interface Dialect {
   eventVerificationSeq: string
   /** The integers of a JSON array text bound to `param`, as a subquery (`x IN (...)`): one statement text for any number of them. */
   intList(param: string): string
+  /**
+   * The balance of the `accounts` row a query reads, as a column expression:
+   * SQLite keeps it in the row; PostgreSQL spreads it over rows of
+   * `account_balances` (store/pg/balances.ts).
+   */
+  accountBalance: string
 }
 
 export const SQLITE: Dialect = {
@@ -45,6 +51,7 @@ export const SQLITE: Dialect = {
   eventVerificationSeq: 'verification_seq',
   eventOf: (e, v) => `${e}.verification_seq = ${v}.seq AND ${e}.verification_id = ${v}.id`,
   intList: (param) => `SELECT value FROM json_each(${param})`,
+  accountBalance: 'accounts.balance',
 }
 
 export const POSTGRES: Dialect = {
@@ -55,6 +62,7 @@ export const POSTGRES: Dialect = {
   eventVerificationSeq: 'NULL',
   eventOf: (e, v) => `${e}.verification_id = ${v}.id`,
   intList: (param) => `SELECT jsonb_array_elements_text(CAST(CAST(${param} AS text) AS jsonb))::bigint`,
+  accountBalance: '(SELECT coalesce(sum(b.balance), 0) FROM account_balances b WHERE b.account_id = accounts.id)',
 }
 
 /**

@@ -4,8 +4,9 @@
  */
 import type { AccountRow, AdminRepo, CreditStore, KeyRow, KeyStore, LedgerEntry, LedgerRow, SendProfile } from '../../otp/ports/index.ts'
 import type { KeyStatus, StoredKey } from '../../otp/types.ts'
-import { ADMIN_SQL, exactKey, keyIdOf, toAccount, toKeyRow, toLedgerRow } from '../sql/admin.ts'
+import { ADMIN_SQL, accountSql, exactKey, keyIdOf, toAccount, toKeyRow, toLedgerRow } from '../sql/admin.ts'
 import { CREDIT_SQL, toSendProfile } from '../sql/credits.ts'
+import { SQLITE } from '../sql/dialect.ts'
 import { KEY_SQL, toStoredKey } from '../sql/keys.ts'
 import { num } from '../sql/values.ts'
 import type { Db } from './db.ts'
@@ -71,14 +72,14 @@ export class SqliteCreditStore implements CreditStore {
 }
 
 export class SqliteAdminStore implements AdminRepo {
-  private readonly q: Record<keyof typeof ADMIN_SQL, Prepared>
+  private readonly q: Record<keyof typeof ADMIN_SQL | keyof ReturnType<typeof accountSql>, Prepared>
 
   /** `codeLengthChanged`: the credit store's copy of code lengths is dropped when one is written. */
   constructor(
     db: Db,
     private readonly codeLengthChanged: () => void = () => {},
   ) {
-    this.q = prepareShared(db.$client, ADMIN_SQL)
+    this.q = prepareShared(db.$client, { ...ADMIN_SQL, ...accountSql(SQLITE) })
   }
 
   async findAccount(name: string): Promise<AccountRow | undefined> {

@@ -11,6 +11,7 @@ import m0003 from './0003_fraud_prefix_keys.sql' with { type: 'text' }
 import m0006 from './0006_messages.sql' with { type: 'text' }
 import m0004 from './0004_console.sql' with { type: 'text' }
 import m0005 from './0005_console.sql' with { type: 'text' }
+import m0007 from './0007_balance_stripes.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 export const migrationFiles: Record<string, string> = {
@@ -21,4 +22,5 @@ export const migrationFiles: Record<string, string> = {
   '0006_messages': m0006,
   '0004_console': m0004,
   '0005_console': m0005,
+  '0007_balance_stripes': m0007,
 }
