@@ -181,6 +181,16 @@ export function writeIdPools(dir: string, ok: string[], wrong: string[], suffix 
 }
 
 /**
+ * The id pools of key `index` of `count`, named as the Lua scripts read them
+ * (one key: no suffix; several: `.<index>`). Returns the environment that
+ * names the pools (the names without the suffix), from key 0 only.
+ */
+export function writeKeyIdPools(dir: string, index: number, count: number, ok: string[], wrong: string[]): Record<string, string> {
+  const pools = writeIdPools(dir, ok, wrong, count > 1 ? `.${index}` : '')
+  return index === 0 ? { BENCH_IDS_OK: pools.BENCH_IDS_OK.replace(/\.0$/, ''), BENCH_IDS_WRONG: pools.BENCH_IDS_WRONG.replace(/\.0$/, '') } : {}
+}
+
+/**
  * The accounts, credits and keys of a bench database, through the CLI. Half
  * of the accounts have a webhook endpoint (where `binary` has them; none
  * with --features-off): `keys`
@@ -232,9 +242,7 @@ export async function seedKeys(url: string, dir: string, keys: string[], seed: n
   for (const [i, key] of keys.entries()) {
     const ok = await seedVerifications(url, key, per, 1 + 2 * i)
     const wrong = await seedVerifications(url, key, per, 2 + 2 * i)
-    const pools = writeIdPools(dir, ok, wrong, keys.length > 1 ? `.${i}` : '')
-    if (i === 0 || keys.length === 1)
-      Object.assign(env, { BENCH_IDS_OK: pools.BENCH_IDS_OK.replace(/\.0$/, ''), BENCH_IDS_WRONG: pools.BENCH_IDS_WRONG.replace(/\.0$/, '') })
+    Object.assign(env, writeKeyIdPools(dir, i, keys.length, ok, wrong))
   }
   if (keys.length > 1) env.BENCH_KEYS = keys.join(',')
   return env

@@ -20,7 +20,18 @@ import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { round1, rssMb, startServer } from './bench-proc.ts'
 import { measure, scrapeMetrics, type LoadSettings, type RunResult } from './bench-load.ts'
-import { coldStart, eventsReceived, features, NUMBER_TEMPLATES, startSeeded, writeIdPools, type Mode, type OtpdSettings, type Seeded } from './bench-otpd.ts'
+import {
+  coldStart,
+  eventsReceived,
+  features,
+  NUMBER_TEMPLATES,
+  startSeeded,
+  writeIdPools,
+  writeKeyIdPools,
+  type Mode,
+  type OtpdSettings,
+  type Seeded,
+} from './bench-otpd.ts'
 import { fill, type FillResult } from './bench-fill.ts'
 import { buildRef } from './bench-ref.ts'
 import { measureNodes, printDatabases, spreadThreads, startPgSeeded, type DatabaseRow } from './bench-pg.ts'
@@ -331,16 +342,13 @@ async function filled(n: number) {
 
 /**
  * The id pools of verify on the filled database: the fill's sample, per key
- * as the seeded pools are (bench-otpd.ts seedKeys: one key, no suffix;
- * several, `.<index>`). A key the fill did not use keeps its seeded pool.
+ * as the seeded pools are (bench-otpd.ts writeKeyIdPools). A key the fill
+ * did not use keeps its seeded pool.
  */
 function fillIdPools(dir: string, f: FillResult): Record<string, string> {
-  const keys = f.ok.length
-  let env: Record<string, string> = {}
-  for (let k = 0; k < keys; k++) {
-    if (f.ok[k]!.length === 0 || f.wrong[k]!.length === 0) continue
-    const pools = writeIdPools(dir, f.ok[k]!, f.wrong[k]!, keys > 1 ? `.${k}` : '')
-    if (k === 0) env = { BENCH_IDS_OK: pools.BENCH_IDS_OK.replace(/\.0$/, ''), BENCH_IDS_WRONG: pools.BENCH_IDS_WRONG.replace(/\.0$/, '') }
+  const env: Record<string, string> = {}
+  for (const [k, ok] of f.ok.entries()) {
+    if (ok.length > 0 && f.wrong[k]!.length > 0) Object.assign(env, writeKeyIdPools(dir, k, f.ok.length, ok, f.wrong[k]!))
   }
   return env
 }
