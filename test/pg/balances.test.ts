@@ -52,43 +52,42 @@ describe.skipIf(!ON_PG)('an account balance on PostgreSQL', () => {
     expect(await balance()).toBe(0)
   })
 
-  test("a debit does not wait for another's COMMIT on the same account", async () => {
-    await grant(10)
+  /** A write that has debited one credit and keeps its transaction open until `release`; with `rollBack`, it then throws. */
+  const heldDebit = async (rollBack = false) => {
     const held = gate()
     const debited = gate()
-    const first = storage().write(async (r) => {
+    const done = storage().write(async (r) => {
       expect(await debit(r)).toBe(true)
       debited.open()
       await held.opened
+      if (rollBack) throw new Error('rolled back')
     })
     await debited.opened
+    return { done, release: held.open }
+  }
+
+  test("a debit does not wait for another's COMMIT on the same account", async () => {
+    await grant(10)
+    const first = await heldDebit()
     // With one row per account this debit waited for `first` to end.
     const second = storage().write((r) => debit(r))
     expect(await settlesWithin(second, 3_000)).toBe(true)
     expect(await second).toBe(true)
-    held.open()
-    await first
+    first.release()
+    await first.done
     expect(await balance()).toBe(8)
   })
 
   for (const outcome of ['commits', 'rolls back'] as const) {
     test(`a refusal waits for the holder of the last credit, and is decided on what it left: the holder ${outcome}`, async () => {
       await grant(1)
-      const held = gate()
-      const debited = gate()
-      const first = storage().write(async (r) => {
-        expect(await debit(r)).toBe(true)
-        debited.open()
-        await held.opened
-        if (outcome === 'rolls back') throw new Error('rolled back')
-      })
-      await debited.opened
+      const first = await heldDebit(outcome === 'rolls back')
       const second = storage().write((r) => debit(r))
       // No free row covers it, so it waits for every row's holder before it answers.
       expect(await settlesWithin(second, 500)).toBe(false)
-      held.open()
-      if (outcome === 'rolls back') await expect(first).rejects.toThrow('rolled back')
-      else await first
+      first.release()
+      if (outcome === 'rolls back') await expect(first.done).rejects.toThrow('rolled back')
+      else await first.done
       expect(await second).toBe(outcome === 'rolls back')
       expect(await balance()).toBe(0)
       const ledger = await storage().read((r) => r.admin.ledger(DEFAULT_ACCOUNT, 10))
