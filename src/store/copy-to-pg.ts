@@ -274,10 +274,15 @@ async function refuseUnlessEmpty(target: SQL, migrated: boolean): Promise<void> 
       if (migrated) throw new Error(`the target has no table ${t} after its migrations`)
       continue
     }
-    // The migrations create the account `default`, untouched: that much is empty.
+    // The migrations create the account `default`, untouched: that much is
+    // empty. Its balance is 0 in the schema of the migrations applied so far:
+    // a target an earlier otpd migrated keeps it in `accounts.balance`.
+    const noCredits = names.has('account_balances')
+      ? 'NOT EXISTS (SELECT 1 FROM account_balances b WHERE b.account_id = accounts.id AND b.balance <> 0)'
+      : 'balance = 0'
     const pristine =
       t === 'accounts'
-        ? ` WHERE NOT (name = 'default' AND NOT EXISTS (SELECT 1 FROM account_balances b WHERE b.account_id = accounts.id AND b.balance <> 0) AND created_at = 0 AND code_length IS NULL AND allowed_countries IS NULL AND daily_credit_limit IS NULL AND test_recipients)`
+        ? ` WHERE NOT (name = 'default' AND ${noCredits} AND created_at = 0 AND code_length IS NULL AND allowed_countries IS NULL AND daily_credit_limit IS NULL AND test_recipients)`
         : ''
     const rows = (await target.unsafe(`SELECT count(*)::int AS n FROM ${t}${pristine}`)) as { n: number }[]
     if (rows[0]!.n > 0) {

@@ -10,9 +10,9 @@ import { SQL } from 'bun'
 import type { Repos } from '../../src/otp/ports/index.ts'
 import { BALANCE_STRIPES } from '../../src/store/pg/balances.ts'
 import { applyMigrations } from '../../src/store/pg/migrate.ts'
-import { migrationFiles, migrationJournal } from '../../src/store/pg/migrations/index.ts'
 import { ON_PG } from '../kit/harness.ts'
 import { freshDatabase } from '../kit/pg-cluster.ts'
+import { migrateUntil } from '../kit/pg-migrations.ts'
 import { accountWithKey, DEFAULT_ACCOUNT, T0, useEngine } from '../store/contract/data.ts'
 
 /** A promise and the function that settles it. */
@@ -141,14 +141,7 @@ describe.skipIf(!ON_PG)('the migration to rows of the balance', () => {
     const url = await freshDatabase('balance_migration')
     const sql = new SQL(url)
     try {
-      // The database as the release before this migration left it.
-      const before = migrationJournal.entries.filter((e) => e.tag !== '0007_balance_stripes')
-      await sql.unsafe('CREATE SCHEMA IF NOT EXISTS "drizzle"')
-      await sql.unsafe('CREATE TABLE IF NOT EXISTS "drizzle"."__drizzle_migrations" (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at bigint)')
-      for (const e of before) {
-        for (const stmt of migrationFiles[e.tag]!.split('--> statement-breakpoint')) if (stmt.trim()) await sql.unsafe(stmt)
-        await sql.unsafe('INSERT INTO "drizzle"."__drizzle_migrations" (hash, created_at) VALUES ($1, $2)', ['-', e.when])
-      }
+      await migrateUntil(sql, '0007_balance_stripes')
       await sql.unsafe("INSERT INTO accounts (name, balance, created_at) VALUES ('acme', 1000003, 0), ('empty', 0, 0)")
       await sql.unsafe("UPDATE accounts SET balance = 7 WHERE name = 'default'")
 

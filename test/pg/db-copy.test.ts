@@ -20,6 +20,7 @@ import { cli, makeEnv, post, runFromSource, startServer, type OtpdEnv, type Serv
 import { ledgerViolations, pgSnapshot } from '../../scripts/kit/ledger.ts'
 import { pgEnv, stopNodes } from '../../scripts/kit/pg-nodes.ts'
 import { freshDatabase } from '../kit/pg-cluster.ts'
+import { migrateUntil } from '../kit/pg-migrations.ts'
 import { startLoad } from '../../scripts/kit/pg-load.ts'
 
 setDefaultTimeout(180_000)
@@ -182,6 +183,19 @@ describe.skipIf(!ON_PG)('otpd db copy', () => {
       source.close()
       await target.close()
     }
+  })
+
+  test('a target that an earlier otpd migrated and never used is empty: the copy migrates it on and spreads each balance', async () => {
+    const lite = makeEnv('dbcopy-earlier', TOML)
+    envs.push(lite)
+    json(lite, 'keys', 'create')
+    json(lite, 'credits', 'add', '50')
+    const url = await freshDatabase('dbcopy_earlier')
+    const earlier = new SQL(url)
+    await migrateUntil(earlier, '0007_balance_stripes').finally(() => earlier.close())
+    expect(json(lite, 'db', 'copy', '--to', url).checked).toBe(true)
+    const rows = await pgSnapshot(url, (sql) => sql.unsafe(PG_BALANCES))
+    expect(norm(rows)).toEqual([{ name: 'default', balance: 50 }])
   })
 
   test('a SQLite database a running server holds is refused before anything is written; once it stops, the copy runs', async () => {

@@ -8,12 +8,12 @@ import { SQL } from 'bun'
 import { cliJson, post, runFromSource, unthrottledNoop, type ServerProc } from '../../scripts/kit/otpd.ts'
 import { emptyAcknowledged, inForceUnacknowledged, ledgerViolations } from '../../scripts/kit/ledger.ts'
 import { pgEnv, startNodes, stopNodes } from '../../scripts/kit/pg-nodes.ts'
+import { ON_PG, SHIFT_BALANCE_SQL } from '../kit/harness.ts'
 import { freshDatabase } from '../kit/pg-cluster.ts'
 
 setDefaultTimeout(60_000)
 runFromSource()
 
-const ON_PG = process.env.OTPD_TEST_DATABASE === 'postgres'
 const nodes: ServerProc[] = []
 afterAll(() => stopNodes(nodes))
 
@@ -45,9 +45,9 @@ describe.skipIf(!ON_PG)('PostgreSQL ledger checks', () => {
 
     const sql = new SQL(url)
     try {
-      await sql.unsafe('UPDATE account_balances SET balance = balance + 1 WHERE stripe = 0')
+      await sql.unsafe(SHIFT_BALANCE_SQL, [1, 1])
       expect(await ledgerViolations(url, ack)).toEqual(['account default: grants 10 - debits 3 + refunds 0 != balance 8'])
-      await sql.unsafe('UPDATE account_balances SET balance = balance - 1 WHERE stripe = 0')
+      await sql.unsafe(SHIFT_BALANCE_SQL, [1, -1])
       await sql.unsafe('UPDATE verifications SET used_at = NULL WHERE id = $1', [first])
       expect(await ledgerViolations(url, ack)).toEqual([`acknowledged verify ${first}: not used`])
       await sql.unsafe(`UPDATE verifications SET delivery = 'failed' WHERE id = $1`, [first])

@@ -38,10 +38,10 @@ export const accounts = pgTable('accounts', {
 
 /**
  * An account's balance is the sum of its rows here (store/pg/balances.ts):
- * up to BALANCE_STRIPES rows per account, kept in step with credit_ledger in
- * the same transaction as every ledger row. A send debits one row that no
- * other transaction holds, so an account's sends do not take turns on one
- * row lock from their debit to their COMMIT. An account without rows has 0.
+ * BALANCE_STRIPES rows per account, all made with the account, kept in step
+ * with credit_ledger in the same transaction as every ledger row. A send
+ * debits one row that no other transaction holds, so an account's sends do
+ * not take turns on one row lock from their debit to their COMMIT.
  */
 export const accountBalances = pgTable(
   'account_balances',
