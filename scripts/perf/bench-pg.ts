@@ -3,7 +3,8 @@
  * on SQLite, on PostgreSQL with one node and with N nodes, in one run, each on
  * a fresh database seeded the same way, and printed side by side as ratios to
  * the SQLite run of the same endpoint. PostgreSQL is a throwaway cluster
- * (scripts/kit/pg-cluster.ts: fsync on, 127.0.0.1) on the same machine; with
+ * (scripts/kit/pg-cluster.ts: fsync on) on the same machine, reached over
+ * 127.0.0.1 or (--pg-via socket) through its unix socket; with
  * several nodes wrk's threads are spread over their ports (bench-stats.lua).
  * Server CPU per request counts every otpd node and every PostgreSQL process.
  */
@@ -30,9 +31,22 @@ function pgBenchConfig(dir: string, url: string, metricsToken: string, poolSize:
   })
 }
 
+/** How the nodes reach PostgreSQL: over 127.0.0.1, or through its unix socket (a node on its machine). */
+export type PgVia = 'tcp' | 'socket'
+
 /** A fresh PostgreSQL database, N nodes on it, seeded like startSeeded() seeds SQLite. */
-export async function startPgSeeded(s: OtpdSettings, binary: string, nodes: number, label: string, poolSize: number, keys = 1): Promise<PgSeeded> {
-  const url = await sharedCluster().freshDatabase('bench')
+export async function startPgSeeded(
+  s: OtpdSettings,
+  binary: string,
+  nodes: number,
+  label: string,
+  poolSize: number,
+  keys = 1,
+  via: PgVia = 'tcp',
+): Promise<PgSeeded> {
+  const tcp = new URL(await sharedCluster().freshDatabase('bench'))
+  // The socket's directory as a host= parameter (docs/multi-node.md#configuration).
+  const url = via === 'tcp' ? tcp.href : `postgres://${tcp.username}@localhost:${tcp.port}${tcp.pathname}?host=${sharedCluster().dir}`
   const dir = mkdtempSync(join(s.scratch, `${label}-`))
   const configFile = pgBenchConfig(dir, url, s.metricsToken, poolSize, binary)
   const accounts = await setUpAccounts(binary, configFile, dir, keys)

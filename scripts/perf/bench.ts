@@ -34,7 +34,7 @@ import {
 } from './bench-otpd.ts'
 import { fill, type FillResult } from './bench-fill.ts'
 import { buildRef } from './bench-ref.ts'
-import { measureNodes, printDatabases, spreadThreads, startPgSeeded, type DatabaseRow } from './bench-pg.ts'
+import { measureNodes, printDatabases, spreadThreads, startPgSeeded, type DatabaseRow, type PgVia } from './bench-pg.ts'
 import { meanRun, printBaseline, printCompare, printFill, type Endpoint, type OtpdRun } from './bench-report.ts'
 
 const { values: opt } = parseArgs({
@@ -50,6 +50,7 @@ const { values: opt } = parseArgs({
     'server-cpus': { type: 'string' },
     'client-cpus': { type: 'string' },
     'pg-cpus': { type: 'string' },
+    'pg-via': { type: 'string', default: 'tcp' },
     binary: { type: 'string', default: 'dist/otpd' },
     'no-build': { type: 'boolean', default: false },
     'features-off': { type: 'boolean', default: false },
@@ -68,7 +69,7 @@ const { values: opt } = parseArgs({
 })
 if (opt.help) {
   console.log(`usage: scripts/bench [--compare REF_BINARY | --compare-ref GITREF] [--pairs N] [--max-others PCT] [--fill N]
-                    [--database postgres [--nodes N] [--pool-size N] [--keys 1,8] [--pg-cpus LIST]]
+                    [--database postgres [--nodes N] [--pool-size N] [--keys 1,8] [--pg-cpus LIST] [--pg-via tcp|socket]]
                     [--duration S] [--warmup S] [--connections N] [--threads N] [--modes FULL,NORMAL]
                     [--endpoints verify,send] [--seed N] [--pace MS] [--server-cpus LIST --client-cpus LIST]
                     [--features-off] [--binary dist/otpd] [--no-build] [--out bench-results.json]
@@ -95,7 +96,8 @@ Without --compare: otpd (--binary, built first unless --no-build) against a bare
            --pool-size is each node's [database] pool_size (default 10); --keys K1,K2: the whole
            comparison once per number of API keys on each account (default 1; requests take them
            in turn); --pg-cpus LIST: the PostgreSQL cluster (every process) pinned to these CPUs,
-           e.g. --pg-cpus 0 --server-cpus 1 --client-cpus 1: nodes adding capacity or not
+           e.g. --pg-cpus 0 --server-cpus 1 --client-cpus 1: nodes adding capacity or not; --pg-via: the
+           nodes reach PostgreSQL over 127.0.0.1 (tcp, the default) or through its unix socket (socket)
 --features-off: the fraud guard \`off\` (instead of \`monitor\`) and no webhook endpoint on either account:
            what a feature switched off costs (docs/benchmarks.md#a-feature-that-is-off)
 --pace MS: each connection waits MS ms after every answer before its next request, so the load
@@ -144,6 +146,10 @@ if (opt['pg-cpus'] !== undefined) {
   }
   // Read by scripts/kit/pg-cluster.ts when it starts the cluster.
   process.env.PG_CPUS = opt['pg-cpus']
+}
+if (!['tcp', 'socket'].includes(opt['pg-via'])) {
+  console.error(`bench: --pg-via takes tcp or socket, not "${opt['pg-via']}"`)
+  process.exit(2)
 }
 if (!['sqlite', 'postgres'].includes(opt.database)) {
   console.error(`bench: --database takes sqlite or postgres, not "${opt.database}"`)
@@ -374,7 +380,7 @@ async function databases() {
       for (const n of pgNodes === 1 ? [1] : [1, pgNodes]) {
         const label = `postgres-${n}-node${n > 1 ? 's' : ''}`
         log(`${label}, ${keys} key(s): seeding ${2 * otpd.seed} verifications`)
-        const s = await startPgSeeded(otpd, binary, n, label, poolSize, keys)
+        const s = await startPgSeeded(otpd, binary, n, label, poolSize, keys, opt['pg-via'] as PgVia)
         try {
           log(`${label}, ${keys} key(s): ${ep} (${load.warmup} s warm-up + ${load.duration} s)`)
           const r = await measureNodes(load, lua(ep), s.nodes, s.env, keys)
@@ -432,7 +438,7 @@ async function main() {
     },
   }
   if (opt.database === 'postgres') {
-    report.database = { nodes: pgNodes, pool_size: poolSize, keys: keyCounts, sqlite_mode: modes[0] }
+    report.database = { nodes: pgNodes, pool_size: poolSize, keys: keyCounts, sqlite_mode: modes[0], via: opt['pg-via'] }
     report.databases = await databases()
     writeFileSync(resolve(process.cwd(), opt.out), JSON.stringify(report, null, 2) + '\n')
     printDatabases(report.databases as Record<string, DatabaseRow[]>)

@@ -11,7 +11,9 @@
  *
  * The password comes from `password_env`, else the URL, else PGPASSWORD; a
  * URL without user, host, port or database takes PGUSER, PGHOST, PGPORT,
- * PGDATABASE, as libpq does.
+ * PGDATABASE, as libpq does. A host that is a directory (it starts with `/`:
+ * a `host=` parameter, a percent-encoded host, or PGHOST) names a unix socket
+ * there, `.s.PGSQL.<port>`, as in libpq (docs/multi-node.md#configuration).
  */
 import type { Config } from './schema.ts'
 
@@ -39,7 +41,9 @@ export function checkDatabase(config: Config, valid: (section: string) => boolea
   }
   if (db?.url !== undefined) {
     try {
-      new URL(db.url)
+      const host = new URL(db.url).searchParams.get('host')
+      if (host !== null && !host.startsWith('/'))
+        problems.push(`database.url's host parameter must be a socket directory starting with / (such as /var/run/postgresql), not '${host}'`)
     } catch {
       problems.push('database.url is not a valid URL (postgres://user@host:5432/database)')
     }
@@ -55,6 +59,8 @@ export function checkDatabase(config: Config, valid: (section: string) => boolea
 export interface PgConnection {
   hostname: string
   port: number
+  /** The unix socket's path when the host is a directory (hostname is then 'localhost'). */
+  socket: string | undefined
   username: string
   password: string | undefined
   database: string
@@ -65,12 +71,15 @@ export interface PgConnection {
 /** Where to connect, from a checked config and the environment. */
 export function pgConnection(db: Config['database'], env: Env): PgConnection {
   const u = new URL(db.url!)
-  const hostname = decodeURIComponent(u.hostname.replace(/^\[|\]$/g, '')) || env.PGHOST || 'localhost'
+  const host = u.searchParams.get('host') || decodeURIComponent(u.hostname.replace(/^\[|\]$/g, '')) || env.PGHOST || 'localhost'
   const port = Number(u.port || env.PGPORT || 5432)
   const username = decodeURIComponent(u.username) || env.PGUSER || 'postgres'
   const database = decodeURIComponent(u.pathname.replace(/^\//, '')) || env.PGDATABASE || username
   const fromEnv = db.password_env !== undefined ? env[db.password_env] : undefined
   const password = fromEnv ?? (u.password ? decodeURIComponent(u.password) : env.PGPASSWORD || undefined)
-  const display = `postgres://${encodeURIComponent(username)}@${hostname.includes(':') ? `[${hostname}]` : hostname}:${port}/${encodeURIComponent(database)}`
-  return { hostname, port, username, password, database, display }
+  const socketDir = host.startsWith('/') ? host.replace(/\/+$/, '') : undefined
+  const hostname = socketDir === undefined ? host : 'localhost'
+  const where = socketDir === undefined ? (hostname.includes(':') ? `[${hostname}]` : hostname) : 'localhost'
+  const display = `postgres://${encodeURIComponent(username)}@${where}:${port}/${encodeURIComponent(database)}${socketDir === undefined ? '' : `?host=${socketDir}`}`
+  return { hostname, port, socket: socketDir === undefined ? undefined : `${socketDir}/.s.PGSQL.${port}`, username, password, database, display }
 }

@@ -11,7 +11,7 @@
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { SQL } from 'bun'
 import { randomBytes } from 'node:crypto'
-import { copyFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { resolveConfig } from '../../src/app-config.ts'
 import { configProblems } from '../kit/config.ts'
@@ -19,6 +19,7 @@ import { pgConnection } from '../../src/config/database.ts'
 import { migrationFiles, migrationJournal } from '../../src/store/pg/migrations/index.ts'
 import { cleanUpAfterEach, cliEnv, startServer, type CliEnv } from '../kit/cli.ts'
 import { createHarness, ON_PG, testDatabase } from '../kit/harness.ts'
+import { sharedCluster } from '../kit/pg-cluster.ts'
 
 setDefaultTimeout(60_000)
 cleanUpAfterEach()
@@ -87,6 +88,26 @@ describe('config', () => {
     })
     // Shown in messages and logs without the password.
     expect(db({ url: 'postgres://app:inurl@h:6000/d' }).display).toBe('postgres://app@h:6000/d')
+    expect(db({ url: 'postgres://app@h:6000/d' }).socket).toBeUndefined()
+  })
+
+  test('a host that is a directory names a unix socket in it, as in libpq: a host= parameter, a percent-encoded host, or PGHOST', () => {
+    const db = (url: string, env: Record<string, string> = {}) =>
+      pgConnection(resolveConfig({ database: { url }, server: { secret: 'x'.repeat(32) } }, 'test', env).database, env)
+    expect(db('postgres://otpd@localhost/otpd?host=/var/run/postgresql')).toMatchObject({
+      socket: '/var/run/postgresql/.s.PGSQL.5432',
+      hostname: 'localhost',
+      username: 'otpd',
+      database: 'otpd',
+      display: 'postgres://otpd@localhost:5432/otpd?host=/var/run/postgresql',
+    })
+    expect(db('postgres:///otpd?host=/run/pg/').socket).toBe('/run/pg/.s.PGSQL.5432')
+    expect(db('postgres://otpd@%2Ftmp%2Fpg:6432/otpd')).toMatchObject({ socket: '/tmp/pg/.s.PGSQL.6432', port: 6432 })
+    expect(db('postgres:///otpd', { PGHOST: '/var/run/postgresql', PGPORT: '5433' }).socket).toBe('/var/run/postgresql/.s.PGSQL.5433')
+    // A host= that is not a directory is refused: otpd has no other use for it.
+    expect(problems({ database: { url: 'postgres://otpd@localhost/otpd?host=db.internal' }, server: { secret: 'x'.repeat(32) } })).toEqual([
+      "database.url's host parameter must be a socket directory starting with / (such as /var/run/postgresql), not 'db.internal'",
+    ])
   })
 })
 
@@ -107,6 +128,40 @@ function expectRefused(env: CliEnv, message: string): void {
   expect({ code: cli.code, stderr: cli.stderr, stdout: cli.stdout }).toEqual({ code: 1, stderr: `otpd: error: ${message}\n`, stdout: '' })
   expect(serveRefused(env)).toEqual({ code: 1, stderr: `otpd: error: ${message}\n` })
 }
+
+describe.skipIf(!ON_PG)('a unix socket', () => {
+  test("otpd reaches PostgreSQL through the socket directory a URL's host= names, not over TCP", async () => {
+    const env = cliEnv()
+    const tcp = new URL(env.databaseUrl!)
+    // The cluster's port: the socket file's name carries it (.s.PGSQL.<port>).
+    const viaSocket = `postgres://${tcp.username}@localhost:${tcp.port}${tcp.pathname}?host=${sharedCluster().dir}`
+    setSecret(env, `secret = "${'s'.repeat(40)}"`)
+    writeFileSync(env.configFile, readFileSync(env.configFile, 'utf8').replace(`url = "${env.databaseUrl}"`, `url = "${viaSocket}"`))
+    const key = env.json('keys', 'create', '--name', 'over-the-socket').key as string
+    const server = await startServer(env)
+    try {
+      const r = await fetch(`${server.url}/api/v1/verify`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ verification_id: '00000000-0000-4000-8000-000000000000', code: '123456' }),
+      })
+      expect(r.status).toBe(404) // the key, written through the socket, authenticates
+      // Every connection otpd holds is a unix-socket one: PostgreSQL sees no client address.
+      const sql = new SQL({ url: env.databaseUrl!, max: 1 })
+      try {
+        const rows = (await sql.unsafe(
+          "SELECT count(*)::int AS n, count(client_addr)::int AS tcp FROM pg_stat_activity WHERE application_name = 'otpd' AND datname = current_database()",
+        )) as { n: number; tcp: number }[]
+        expect(rows[0]!.n).toBeGreaterThan(0)
+        expect(rows[0]!.tcp).toBe(0)
+      } finally {
+        await sql.close()
+      }
+    } finally {
+      await server.stop()
+    }
+  })
+})
 
 describe.skipIf(!ON_PG)('start guards on PostgreSQL', () => {
   test('one secret for all nodes: a copy of the same secret file works, another secret is refused with one sentence', async () => {

@@ -63,6 +63,8 @@ export function openClient(c: PgConnection, opts: ClientOptions): SQL {
     adapter: 'postgres',
     hostname: c.hostname,
     port: c.port,
+    // A unix socket when the host is a directory (config/database.ts); Bun's `path` then replaces hostname and port.
+    ...(c.socket === undefined ? {} : { path: c.socket }),
     username: c.username,
     password: c.password,
     database: c.database,
