@@ -12,8 +12,10 @@
  *
  * Two transactions around the delivery: the first decides the limits and
  * records the verification with its debit and delivery `sending`; the second
- * records the outcome (accepted, or failed and refunded). A process that stops
- * in between leaves the send `sending`, and recovery (recovery.ts) refunds it.
+ * records the outcome (accepted, or failed and refunded). An accepted outcome
+ * touches only its verification's rows, so it goes by `writeShared`: the
+ * engine may commit it with other sends' outcomes. A process that stops in
+ * between leaves the send `sending`, and recovery (recovery.ts) refunds it.
  *
  * With an Idempotency-Key (idempotency.ts) the first transaction also checks
  * the key and records it: `done` with an answer decided there, or `running`
@@ -284,7 +286,7 @@ export class SendService {
     // the answer then finds the stored answer, not "in progress". If it is
     // lost, recovery makes the record `done` with the same 200.
     const settled = d.storage
-      .write(async (r) => {
+      .writeShared(async (r) => {
         const now = d.clock.now()
         // The row as it is now (a verify may already have used it), from the settlement itself.
         const v = await r.verifications.settleDelivery(reserved.seq, 'accepted', provider, now)

@@ -46,6 +46,7 @@ test('outcomes that cannot be recorded are sent again once their lease runs out,
   const failing: Storage = {
     read: (fn) => h.server.storage.read(fn),
     write: (fn) => (++writes === 1 ? h.server.storage.write(fn) : Promise.reject(new Error('disk I/O error'))),
+    writeShared: () => Promise.reject(new Error('disk I/O error')),
     onStale: (l) => h.server.storage.onStale(l),
   }
   const logs: { msg: string; fields: Record<string, unknown> }[] = []

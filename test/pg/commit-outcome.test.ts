@@ -148,6 +148,50 @@ describe.skipIf(!ON_PG)('a COMMIT whose answer is lost', () => {
     expect(h.delivery.sent.length).toBe(delivered)
   })
 
+  test('shared writes: committed, backend terminated while their one COMMIT waits: every one resolves, each landed once', async () => {
+    const { h, storage } = await start()
+    await standbyNeverAnswers(true)
+    let killer: Promise<void> | undefined
+    let commits = 0
+    storage.beforeCommit = async (at) => {
+      commits++
+      storage.beforeCommit = undefined
+      await at.tx.q('SET LOCAL synchronous_commit = on')
+      killer = whenCommitWaits(at.pid, async () => void (await h.sql('SELECT pg_terminate_backend($1)', [at.pid])))
+    }
+    const names = ['shared-a', 'shared-b', 'shared-c']
+    const made = await Promise.all(names.map((n) => storage.writeShared(async (r) => (await r.admin.insertAccount(n, h.clock.now())).name)))
+    await killer
+    await standbyNeverAnswers(false)
+    expect(commits).toBe(1)
+    expect(made).toEqual(names)
+    const rows = await h.sql("SELECT count(*)::int AS n, count(DISTINCT xmin::text)::int AS transactions FROM accounts WHERE name LIKE 'shared-%'")
+    expect(rows[0]).toEqual({ n: 3, transactions: 1 })
+  })
+
+  test('shared writes: the database stops while their COMMIT waits: every one rejects as possibly in force, none runs again', async () => {
+    const { h, storage } = await start()
+    storage.resolveWithinMs = 1_000
+    await standbyNeverAnswers(true)
+    let stopper: Promise<void> | undefined
+    let commits = 0
+    storage.beforeCommit = async (at) => {
+      if (commits++ > 0) return
+      await at.tx.q('SET LOCAL synchronous_commit = on')
+      stopper = whenCommitWaits(at.pid, () => cluster!.stop('immediate'))
+    }
+    const names = ['shared-a', 'shared-b', 'shared-c']
+    const made = await Promise.allSettled(names.map((n) => storage.writeShared(async (r) => (await r.admin.insertAccount(n, h.clock.now())).name)))
+    await stopper
+    storage.beforeCommit = undefined
+    expect(commits).toBe(1)
+    expect(made.map((x) => (x.status === 'rejected' ? x.reason.constructor.name : x.status))).toEqual(Array(3).fill('PgCommitUnknownError'))
+    cluster!.start()
+    await standbyNeverAnswers(false)
+    // In force after all, once each: the window the error names.
+    expect(await h.sql("SELECT name FROM accounts WHERE name LIKE 'shared-%' ORDER BY name")).toEqual(names.map((name) => ({ name })))
+  })
+
   test('send: the database stops while COMMIT waits, the write durable in its WAL: 500 (the window), the send stays sending, recovery refunds it once', async () => {
     const { h, storage } = await start()
     storage.resolveWithinMs = 1_000

@@ -32,6 +32,14 @@ import type { WebhookRepo } from './webhooks.ts'
  */
 export interface Storage {
   write<T>(fn: (r: Repos) => Promise<T>): Promise<T>
+  /**
+   * `write` for a change that touches only its own rows (a send's outcome):
+   * the engine may run it in one transaction with other such writes, side by
+   * side, so it must decide no rule another of them could change. It lands or
+   * fails alone: when one of a shared transaction's writes fails, the others
+   * run again in transactions of their own.
+   */
+  writeShared<T>(fn: (r: Repos) => Promise<T>): Promise<T>
   read<T>(fn: (r: Repos) => Promise<T>): Promise<T>
   /**
    * `listener` hears when what this process remembers from earlier

@@ -32,6 +32,14 @@
  * tries again and sees the stored state. docs/multi-node.md and
  * docs/benchmarks.md say what this window and the pipelining cost and save.
  *
+ * `writeShared` (a send's outcome) shares one transaction among the writes
+ * queued while the previous shared transaction ran, at most MAX_SHARED: one
+ * BEGIN, one transaction id and one COMMIT for all of them, their statements
+ * pipelined side by side. If any of them fails, the transaction is rolled
+ * back and each runs again in a transaction of its own, so only the failing
+ * one fails; a lost COMMIT that cannot be resolved rejects them all with
+ * PgCommitUnknownError, as it would one. docs/benchmarks.md says what it buys.
+ *
  * The pool opens a new connection for the next request, so the node
  * recovers by itself when the database comes back.
  */
@@ -41,6 +49,8 @@ import { isDatabaseFault, isRetryable, PipelinedTx, txOf, type Tx } from './clie
 import { pgRepos } from './repos.ts'
 
 export const MAX_ATTEMPTS = 10
+/** A bound on one shared transaction, so that it never holds many rows' locks for long. */
+export const MAX_SHARED = 64
 /** How long a write whose COMMIT answer was lost asks the database for its outcome before it gives up. */
 export const RESOLVE_WITHIN_MS = 5_000
 const RESOLVE_PAUSE_MS = 100
@@ -56,6 +66,13 @@ export type XactFunctions = 'xact' | 'txid'
 
 export function xactFunctionsFor(serverVersionNum: number): XactFunctions {
   return serverVersionNum >= 130000 ? 'xact' : 'txid'
+}
+
+/** A write waiting for a shared transaction. */
+interface SharedWrite {
+  fn: (r: Repos) => Promise<unknown>
+  resolve: (value: unknown) => void
+  reject: (err: unknown) => void
 }
 
 /** A query as Bun runs it: lazy until executed. */
@@ -88,6 +105,9 @@ export class PgStorage implements Storage {
   private readonly stale: (() => void)[] = []
   private closed: Error | undefined
   private readonly inFlight = new Set<Promise<unknown>>()
+  /** writeShared's calls waiting for the next shared transaction, and whether one is running. */
+  private readonly queued: SharedWrite[] = []
+  private sharing = false
   private readonly xact: XactFunctions
   private readonly status: string
   /** Tests only: runs inside each write just before its COMMIT (a fault injected here is real: a killed backend, a stopped server). */
@@ -121,6 +141,50 @@ export class PgStorage implements Storage {
   read<T>(fn: (r: Repos) => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(this.closed)
     return this.readNow(fn)
+  }
+
+  writeShared<T>(fn: (r: Repos) => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(this.closed)
+    const p = new Promise<T>((resolve, reject) => {
+      this.queued.push({ fn, resolve: resolve as (value: unknown) => void, reject })
+      if (this.sharing) return
+      this.sharing = true
+      // The writes made in this turn of the event loop go together.
+      setImmediate(() => void this.runShared())
+    })
+    this.inFlight.add(p)
+    const done = () => this.inFlight.delete(p)
+    p.then(done, done)
+    return p
+  }
+
+  /** One shared transaction after another until none is queued (see above). */
+  private async runShared(): Promise<void> {
+    while (this.queued.length > 0) {
+      const batch = this.queued.splice(0, MAX_SHARED)
+      if (batch.length === 1) {
+        const w = batch[0]!
+        await this.writeNow(w.fn).then(w.resolve, w.reject)
+        continue
+      }
+      try {
+        const values = await this.writeNow(async (r) => {
+          // Every one runs to its end before the transaction ends: none may still be sending statements at its ROLLBACK.
+          const ran = await Promise.allSettled(batch.map((w) => w.fn(r)))
+          const failed = ran.find((x) => x.status === 'rejected')
+          if (failed) throw failed.reason
+          return ran.map((x) => (x as PromiseFulfilledResult<unknown>).value)
+        })
+        for (const [i, w] of batch.entries()) w.resolve(values[i])
+      } catch (err) {
+        if (err instanceof PgCommitUnknownError) {
+          for (const w of batch) w.reject(err)
+          continue
+        }
+        await Promise.all(batch.map((w) => this.writeNow(w.fn).then(w.resolve, w.reject)))
+      }
+    }
+    this.sharing = false
   }
 
   private async readNow<T>(fn: (r: Repos) => Promise<T>): Promise<T> {

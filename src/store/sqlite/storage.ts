@@ -143,6 +143,11 @@ export class SqliteStorage implements Storage {
     for (const item of this.queue.splice(0)) item.reject(this.stopped)
   }
 
+  /** Every write here shares its batch's transaction already (group commit, above). */
+  writeShared<T>(fn: (r: Repos) => Promise<T>): Promise<T> {
+    return this.write(fn)
+  }
+
   write<T>(fn: (r: Repos) => Promise<T>): Promise<T> {
     if (this.stopped) return Promise.reject(this.stopped)
     return new Promise<T>((resolve, reject) => {
