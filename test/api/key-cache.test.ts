@@ -72,6 +72,46 @@ test('a change through the server itself applies to the very next request', asyn
   expect((await probe(k.key)).status).toBe(403)
 })
 
+test('requests that miss the cache together share one look-up of their key', async () => {
+  h = await start()
+  const storage = h.server.storage
+  const read = storage.read.bind(storage)
+  let reads = 0
+  storage.read = (fn) => {
+    reads++
+    return read(fn)
+  }
+  const all = await Promise.all(Array.from({ length: 10 }, () => probe(h.key)))
+  expect(all.map((r) => r.status)).toEqual(Array(10).fill(404))
+  expect(reads).toBe(1)
+  // Once its entry runs out, again one look-up for all of them.
+  h.clock.set(h.clock.now() + KEY_CACHE_MS)
+  await Promise.all(Array.from({ length: 10 }, () => probe(h.key)))
+  expect(reads).toBe(2)
+})
+
+test('a change through the server during a look-up: the look-up answers its requests, and the next request reads the key again', async () => {
+  h = await start()
+  const k = await h.server.admin.createKey({ name: 'victim' })
+  const storage = h.server.storage
+  const read = storage.read.bind(storage)
+  let release!: () => void
+  const held = new Promise<void>((r) => (release = r))
+  storage.read = async (fn) => {
+    const rows = await read(fn)
+    await held
+    return rows
+  }
+  const before = probe(k.key) // its look-up reads the key active, then waits
+  await Bun.sleep(20)
+  storage.read = read
+  await h.server.admin.setKeyStatus(k.prefix, 'disabled')
+  release()
+  expect((await before).status).toBe(404)
+  // Not cached from the look-up that began before the change.
+  expect((await probe(k.key)).status).toBe(403)
+})
+
 test('last_used_at is written at most once a second, and is never more than 1 s behind', async () => {
   h = await start()
   const lastUsed = async () => (await h.server.admin.listKeys())[0]!.lastUsedAt
