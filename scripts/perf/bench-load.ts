@@ -52,7 +52,7 @@ export interface RunResult extends WrkFigures {
 export async function wrk(s: LoadSettings, lua: string, url: string, seconds: number, env: Record<string, string>): Promise<WrkFigures> {
   const cmd = ['wrk', `-t${s.threads}`, `-c${s.connections}`, `-d${seconds}s`, '--timeout', '5s', '-s', join(s.luaDir, lua), url]
   const p = Bun.spawn(pinned(s.clientCpus, cmd), {
-    env: { ...cleanEnv(), BENCH_LUA_DIR: s.luaDir, BENCH_PACE_MS: String(s.paceMs), ...env },
+    env: { ...cleanEnv(), BENCH_LUA_DIR: s.luaDir, BENCH_PACE_MS: String(s.paceMs), BENCH_THREADS: String(s.threads), ...env },
     stdout: 'pipe',
     stderr: 'pipe',
   })
