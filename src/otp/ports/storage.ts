@@ -37,7 +37,9 @@ export interface Storage {
    * the engine may run it in one transaction with other such writes, side by
    * side, so it must decide no rule another of them could change. It lands or
    * fails alone: when one of a shared transaction's writes fails, the others
-   * run again in transactions of their own.
+   * run again in transactions of their own. A COMMIT whose outcome the engine
+   * cannot learn fails them all, each possibly in force, as it would fail one
+   * `write`.
    */
   writeShared<T>(fn: (r: Repos) => Promise<T>): Promise<T>
   read<T>(fn: (r: Repos) => Promise<T>): Promise<T>
