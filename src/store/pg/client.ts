@@ -45,11 +45,12 @@ export interface Tx {
 }
 
 /**
- * An admission decided without the lock of its subject no longer holds at
- * COMMIT (another transaction filled the window meanwhile): the storage runs
- * the write again, which then decides on the window as it is.
+ * The SQLSTATE of `otpd_key_hit` (migration 0008) when an admission decided
+ * without the key's lock no longer holds at COMMIT (another transaction
+ * filled the window meanwhile): the storage runs the write again, which then
+ * decides on the window as it is.
  */
-export class AdmissionRaceError extends Error {}
+export const KEY_WINDOW_FULL = 'OT429'
 
 export interface ClientOptions {
   poolSize: number
@@ -164,11 +165,10 @@ export function sqlState(err: unknown): string | undefined {
   return e?.code === 'ERR_POSTGRES_SERVER_ERROR' && typeof e.errno === 'string' ? e.errno : undefined
 }
 
-/** Serialization failure, deadlock, or an admission race: the transaction was rolled back and may simply run again. */
+/** Serialization failure, deadlock, or an admission race (KEY_WINDOW_FULL): the transaction was rolled back and may simply run again. */
 export function isRetryable(err: unknown): boolean {
-  if (err instanceof AdmissionRaceError) return true
   const state = sqlState(err)
-  return state === '40001' || state === '40P01'
+  return state === '40001' || state === '40P01' || state === KEY_WINDOW_FULL
 }
 
 /**

@@ -3,14 +3,14 @@
  * failures (see store/sqlite/event-logs.ts), exact across nodes. A
  * recipient's window is read and its failure recorded under the recipient's
  * lock (store/pg/locks.ts). A key's window is read without a lock, and its
- * hit recorded right before COMMIT under the key's lock, after the window is
- * read again: one busy key's requests wait for one another's COMMIT only,
- * not for the whole of each other's transaction (docs/multi-node.md#one-busy-key).
+ * hit recorded with COMMIT under the key's lock, after the window is read
+ * again: one busy key's requests wait for one another's COMMIT only, not for
+ * the whole of each other's transaction (docs/multi-node.md#one-busy-key).
  */
 import type { EventLog, KeyHitLog } from '../../otp/ports/index.ts'
 import { KEY_SQL } from '../sql/keys.ts'
 import { numOrNull } from '../sql/values.ts'
-import { AdmissionRaceError, type Tx } from './client.ts'
+import type { Tx } from './client.ts'
 import type { TxLocks } from './locks.ts'
 
 const NTH_HIT = 'SELECT at FROM key_hits WHERE key_id = $1 AND seq = (SELECT max(seq) FROM key_hits WHERE key_id = $1) - $2 + 1'
@@ -22,25 +22,22 @@ const NTH_HIT = 'SELECT at FROM key_hits WHERE key_id = $1 AND seq = (SELECT max
  * keeps a copy that only its single writer can keep exact.
  */
 export class PgKeyHitLog implements KeyHitLog {
-  constructor(
-    private readonly tx: Tx,
-    private readonly locks: TxLocks,
-  ) {}
+  constructor(private readonly tx: Tx) {}
   /** Without a lock: a full window stays full (hits only join it); room is checked again by `record`. */
   async nthLatest(keyId: number, n: number): Promise<number | undefined> {
     const rows = await this.tx.q<{ at: unknown }>(NTH_HIT, [keyId, n])
     return numOrNull(rows[0]?.at) ?? undefined
   }
-  /** At COMMIT: the key's lock, the window again (AdmissionRaceError if it filled meanwhile), then the hit. */
+  /**
+   * At COMMIT: the key's lock, the window again, then the hit, in one
+   * statement (`otpd_key_hit`, migration 0008) pipelined with COMMIT. A window
+   * that filled meanwhile fails it with SQLSTATE `OT429`: PostgreSQL answers
+   * the COMMIT with ROLLBACK, and the storage runs the write again
+   * (client.ts isRetryable), which then decides on the window as it is.
+   */
   async record(keyId: number, at: number, room?: { max: number; windowMs: number }): Promise<void> {
     await this.tx.atCommit(async () => {
-      await this.locks.key(keyId)
-      if (room !== undefined) {
-        const rows = await this.tx.q<{ at: unknown }>(NTH_HIT, [keyId, room.max])
-        const nth = numOrNull(rows[0]?.at)
-        if (nth !== null && nth + room.windowMs > at) throw new AdmissionRaceError(`key ${keyId}: its window filled before this request committed`)
-      }
-      this.tx.exec('INSERT INTO key_hits (key_id, seq, at) SELECT $1, coalesce(max(seq), 0) + 1, $2 FROM key_hits WHERE key_id = $1', [keyId, at])
+      this.tx.exec('SELECT otpd_key_hit($1, $2, $3, $4)', [keyId, at, room?.max ?? null, room?.windowMs ?? null])
     })
   }
 }

@@ -11,11 +11,12 @@
  * - the account's balance: a guarded UPDATE (`balance >= amount`), atomic by
  *   itself;
  * - the key's row (`FOR NO KEY UPDATE` on api_keys): the per-key limit, at
- *   COMMIT only (Tx.atCommit): the window is read without it, then read again
- *   under it right before COMMIT, where the hit is recorded; a window that
- *   filled meanwhile runs the write again (store/pg/event-logs.ts). So one
- *   busy key's transactions wait for one another's COMMIT, not for each
- *   other's whole run.
+ *   COMMIT only (Tx.atCommit): the window is read without it, then, in one
+ *   statement sent with COMMIT (`otpd_key_hit`), the lock is taken, the
+ *   window read again and the hit recorded; a window that filled meanwhile
+ *   runs the write again (store/pg/event-logs.ts). So one busy key's
+ *   transactions wait for one another's COMMIT, not for each other's whole
+ *   run, nor for a round trip.
  *
  * Always in that order (verification, recipient, account, key), so two
  * transactions rarely wait on each other in a cycle; when they do, PostgreSQL
@@ -50,7 +51,6 @@ function recipientLockKey(hash: Uint8Array): bigint {
 const EXPIRY_SCAN_LOCK = 0x6f747064_00000002n
 
 export class TxLocks {
-  private readonly keys = new Set<number>()
   private readonly recipients = new Set<string>()
   private readonly verifications = new Set<number>()
   private scanning = false
@@ -61,12 +61,6 @@ export class TxLocks {
     /** False for reads: nothing is locked. */
     readonly locking: boolean,
   ) {}
-
-  async key(keyId: number): Promise<void> {
-    if (!this.locking || this.keys.has(keyId)) return
-    this.tx.exec('SELECT 1 FROM api_keys WHERE id = $1 FOR NO KEY UPDATE', [keyId])
-    this.keys.add(keyId)
-  }
 
   async recipient(hash: Uint8Array): Promise<void> {
     if (!this.locking) return

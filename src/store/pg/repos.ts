@@ -32,7 +32,7 @@ export function pgRepos(tx: Tx, locking: boolean): Repos {
   const stats = new SqlStatsStore({ all: (text, params) => tx.q(text, params), run: async (text, params) => tx.exec(text, params) }, POSTGRES)
   return {
     keys: new PgKeyStore(tx),
-    keyHits: new PgKeyHitLog(tx, locks),
+    keyHits: new PgKeyHitLog(tx),
     failures: new PgRecipientFailureLog(tx, locks),
     verifications: new PgVerificationStore(tx, locks),
     credits: new PgCreditStore(tx),
