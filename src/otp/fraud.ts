@@ -78,6 +78,8 @@ export interface SendFacts {
   /** HMAC of the account and canonical end-user IP, when the caller passed `ip`. */
   ipHash: Uint8Array | null
   now: number
+  /** The account's settings when the caller read them in this transaction (SendProfile.fraud); else `check` reads them. */
+  account?: AccountFraudSettings
 }
 
 const HOUR = 3_600_000
@@ -157,7 +159,7 @@ export class FraudGuard {
   /** Inside the send's write transaction, after validation and the test-recipient short-circuit. */
   async check(r: Repos, f: SendFacts): Promise<FraudVerdict> {
     const s = this.settings
-    const account = await r.fraud.accountSettings(f.accountId)
+    const account = f.account ?? (await r.fraud.accountSettings(f.accountId))
     const phone = f.channel !== 'email'
     const dest = phone ? destinationOf(f.recipient) : null
     let would: Refusal | null = null

@@ -199,7 +199,7 @@ export class SendService {
       const maxSegments = d.messages.settings.smsMaxSegments
       if (text.sms !== null && maxSegments !== null && text.sms.segments > maxSegments) return { kind: 'too_long', max: maxSegments }
       // The fraud guard, before the per-recipient limits (docs/api.md#fraud-guard).
-      const facts = { accountId: key.accountId, channel: input.channel, recipient: counted, ipHash, now }
+      const facts = { accountId: key.accountId, channel: input.channel, recipient: counted, ipHash, now, account: profile.fraud }
       const fraud = await d.guard.check(r, facts)
       verdict = fraud
       if (fraud.refusal) {

@@ -2,6 +2,8 @@
  * Balances and the credit ledger.
  */
 
+import type { AccountFraudSettings } from './fraud.ts'
+
 export interface LedgerEntry {
   accountId: number
   kind: 'grant' | 'debit' | 'refund'
@@ -18,7 +20,7 @@ export interface CreditStore {
   /** Posts a debit if the balance covers it (check and move in one statement); false when it does not. */
   debit(entry: Omit<LedgerEntry, 'kind'>): Promise<boolean>
   codeLength(accountId: number): Promise<number | null>
-  /** What a send reads of its account: the code length, and its name, language and autofill domain (docs/messages.md). */
+  /** What a send reads of its account: the code length, its name, language and autofill domain (docs/messages.md), and its fraud guard settings. */
   sendProfile(accountId: number): Promise<SendProfile>
 }
 
@@ -29,4 +31,6 @@ export interface SendProfile {
   locale: string | null
   /** `otpd accounts set --otp-domain`; null: the config's `messages.otp_domain`. */
   otpDomain: string | null
+  /** What FraudStore.accountSettings answers, read in the same statement. */
+  fraud: AccountFraudSettings
 }

@@ -29,7 +29,7 @@ export class SqliteKeyStore implements KeyStore {
 export class SqliteCreditStore implements CreditStore {
   private readonly q: Record<keyof typeof CREDIT_SQL, Prepared>
   /**
-   * Send profiles (code length, name, language, autofill domain) read on every send, kept until the storage (storage.ts) reports that
+   * Send profiles (code length, name, language, autofill domain, fraud guard settings) read on every send, kept until the storage (storage.ts) reports that
    * the database may have changed under them (another connection committed,
    * a rollback, or an operator change through this process): never stale
    * inside a transaction.
@@ -43,8 +43,8 @@ export class SqliteCreditStore implements CreditStore {
     const row = this.q.balance.get(accountId)
     return row === null ? 0 : num(row.balance)
   }
-  /** Drops the copies of send profiles (an operator changed one through this connection). */
-  forgetCodeLengths(): void {
+  /** Drops the copies of send profiles (an operator changed an account through this connection). */
+  forgetProfiles(): void {
     this.profiles.clear()
   }
   async codeLength(accountId: number): Promise<number | null> {

@@ -24,7 +24,12 @@ export class SqliteFraudStore implements FraudStore {
   private readonly minuteQ
   private readonly settings = new Map<number, AccountFraudSettings>()
 
-  constructor(db: Db, stale: StaleSource) {
+  constructor(
+    db: Db,
+    stale: StaleSource,
+    /** Called when this connection changed an account's settings (the send profiles keep a copy: admin-store.ts). */
+    private readonly settingsChanged: () => void,
+  ) {
     const c = db.$client
     stale.onStale(() => this.settings.clear())
     this.q = prepareShared(c, SHARED)
@@ -52,6 +57,7 @@ export class SqliteFraudStore implements FraudStore {
     if (change.testRecipients !== undefined) this.q.setTestRecipients.run(accountId, change.testRecipients)
     // A rollback of this write fires `stale`, which drops them again.
     this.settings.delete(accountId)
+    this.settingsChanged()
   }
 
   /** SQLite's single writer holds every subject: what was read stands. */

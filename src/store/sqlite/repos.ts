@@ -25,11 +25,11 @@ export function sqliteRepos(db: Db, stale: StaleSource, eventIds: RowIds): Repos
     verifications: new SqliteVerificationStore(db, stale, (v) => events.inserted(v.id, v.createdAt)),
     credits,
     // A rollback of that write fires `stale`, which drops them again.
-    admin: new SqliteAdminStore(db, () => credits.forgetCodeLengths()),
+    admin: new SqliteAdminStore(db, () => credits.forgetProfiles()),
     events,
     webhooks: new SqliteWebhookRepo(db, eventIds, () => events.endpointsChanged()),
     idempotency: new SqliteIdempotencyStore(db),
-    fraud: new SqliteFraudStore(db, stale),
+    fraud: new SqliteFraudStore(db, stale, () => credits.forgetProfiles()),
     operators: new SqliteOperatorRepo(db),
     audit: new SqliteAuditLog(db),
     rollups: stats,
