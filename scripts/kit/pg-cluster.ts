@@ -9,7 +9,10 @@
  * stopped with `pg_ctl stop -m immediate` and removed when the process exits.
  * A watchdog shell does the same if the process dies without running its exit
  * handlers (kill -9, a crashed test runner), so no postmaster outlives us.
- * `startCluster()` makes an extra private one (the caller destroys it).
+ * Where the watchdog died too (a machine or container torn down mid-run),
+ * the next cluster to start stops and removes it: each directory names its
+ * process in `owner.pid`. `startCluster()` makes an extra private one (the
+ * caller destroys it).
  */
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync, appendFileSync, readFileSync } from 'node:fs'
 import { tmpdir, userInfo } from 'node:os'
@@ -109,7 +112,9 @@ log_line_prefix = '%m [%p] '
 export function startCluster(): PgCluster {
   const bin = pgBinDir()
   const who = runAs()
+  sweepAbandoned(bin, who)
   const dir = mkdtempSync(join(tmpdir(), 'otpd-pg-'))
+  writeFileSync(join(dir, OWNER_FILE), String(process.pid))
   chownSync(dir, who.uid, who.gid)
   const dataDir = join(dir, 'data')
   const logFile = join(dir, 'postgres.log')
@@ -200,6 +205,43 @@ export function startCluster(): PgCluster {
     },
   }
   return cluster
+}
+
+const OWNER_FILE = 'owner.pid'
+
+/**
+ * Stops and removes the clusters whose process is gone and whose watchdog
+ * went with it: a test cluster holds gigabytes, and a few of them left behind
+ * fill a disk. A directory without an owner file is left alone (another
+ * process may be making it).
+ */
+function sweepAbandoned(bin: string, who: RunAs): void {
+  for (const name of readdirSync(tmpdir())) {
+    if (!name.startsWith('otpd-pg-')) continue
+    const dir = join(tmpdir(), name)
+    let owner: number
+    try {
+      owner = Number(readFileSync(join(dir, OWNER_FILE), 'utf8'))
+    } catch {
+      continue
+    }
+    if (!Number.isInteger(owner) || owner <= 0 || isAlive(owner)) continue
+    Bun.spawnSync([...who.prefix, join(bin, 'pg_ctl'), '-D', join(dir, 'data'), 'stop', '-m', 'immediate', '-w'], { stdout: 'ignore', stderr: 'ignore' })
+    try {
+      rmSync(dir, { recursive: true, force: true })
+    } catch {
+      // Its watchdog, still at work, removes it meanwhile.
+    }
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as { code?: string }).code === 'EPERM'
+  }
 }
 
 /**

@@ -2,16 +2,39 @@
  * The throwaway cluster itself: it runs as a non-root user, listens on
  * 127.0.0.1 and a unix socket, hands out distinct empty databases, survives a
  * stop/start with its committed data (fsync on), and is gone when its process
- * exits, even by kill -9. Runs when OTPD_TEST_DATABASE=postgres (plain
+ * exits, even by kill -9, or else when the next cluster starts. Runs when OTPD_TEST_DATABASE=postgres (plain
  * `bun test` needs no PostgreSQL installed).
  */
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { existsSync, statSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { SQL } from 'bun'
 import { freshDatabase, sharedCluster, startCluster } from '../kit/pg-cluster.ts'
 
 setDefaultTimeout(60_000)
+
+/** Pids of the processes whose command line contains `text` (from /proc: no procps needed). */
+function processesWhoseCommandHas(text: string): number[] {
+  const found: number[] = []
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').replaceAll('\0', ' ').includes(text)) found.push(Number(name))
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return found
+}
+
+/** Whether the process exists and is not a zombie waiting to be reaped. */
+function running(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z'
+  } catch {
+    return false
+  }
+}
 
 describe.skipIf(process.env.OTPD_TEST_DATABASE !== 'postgres')('throwaway PostgreSQL cluster', () => {
   test('fresh databases are distinct and empty; settings as documented', async () => {
@@ -78,6 +101,36 @@ const c = sharedCluster(); console.log(c.dir); await Bun.sleep(60_000)`
     const deadline = Date.now() + 15_000
     while (existsSync(dir) && Date.now() < deadline) await Bun.sleep(200)
     expect(existsSync(dir)).toBe(false)
+  })
+
+  test('a cluster whose process and watchdog both died is stopped and removed when the next one starts', async () => {
+    const script = `import { sharedCluster } from ${JSON.stringify(join(import.meta.dir, '..', 'kit', 'pg-cluster.ts'))}
+const c = sharedCluster(); console.log(c.dir); await Bun.sleep(60_000)`
+    const p = Bun.spawn(['bun', '-e', script], { stdout: 'pipe', stderr: 'inherit' })
+    const reader = p.stdout.getReader()
+    let out = ''
+    while (!out.includes('\n')) {
+      const { value, done } = await reader.read()
+      if (done) break
+      out += new TextDecoder().decode(value)
+    }
+    const dir = out.trim()
+    // A machine torn down mid-run: the watchdog goes first, then the process.
+    const watchdogs = processesWhoseCommandHas(`kill -0 ${p.pid} `)
+    expect(watchdogs.length).toBe(1)
+    for (const pid of watchdogs) process.kill(pid, 'SIGKILL')
+    p.kill('SIGKILL')
+    await p.exited
+    await Bun.sleep(1500)
+    const postmaster = Number(readFileSync(join(dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0])
+    expect(running(postmaster)).toBe(true)
+    const next = startCluster()
+    try {
+      expect(existsSync(dir)).toBe(false)
+      expect(running(postmaster)).toBe(false)
+    } finally {
+      next.destroy()
+    }
   })
 
   test('SIGTERM stops and removes the shared cluster at once', async () => {
