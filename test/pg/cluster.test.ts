@@ -13,6 +13,22 @@ import { freshDatabase, sharedCluster, startCluster } from '../kit/pg-cluster.ts
 
 setDefaultTimeout(60_000)
 
+/** A bun process holding its shared cluster for a minute, and the cluster's directory once it is up. */
+async function holdSharedCluster(): Promise<{ p: Bun.Subprocess<'ignore', 'pipe', 'inherit'>; dir: string }> {
+  const script = `import { sharedCluster } from ${JSON.stringify(join(import.meta.dir, '..', 'kit', 'pg-cluster.ts'))}
+const c = sharedCluster(); console.log(c.dir); await Bun.sleep(60_000)`
+  const p = Bun.spawn(['bun', '-e', script], { stdout: 'pipe', stderr: 'inherit' })
+  const reader = p.stdout.getReader()
+  let out = ''
+  while (!out.includes('\n')) {
+    const { value, done } = await reader.read()
+    if (done) break
+    out += new TextDecoder().decode(value)
+  }
+  reader.releaseLock()
+  return { p, dir: out.trim() }
+}
+
 /** Pids of the processes whose command line contains `text` (from /proc: no procps needed). */
 function processesWhoseCommandHas(text: string): number[] {
   const found: number[] = []
@@ -84,17 +100,7 @@ describe.skipIf(process.env.OTPD_TEST_DATABASE !== 'postgres')('throwaway Postgr
   })
 
   test('a process killed with -9 leaves no cluster behind (the watchdog stops it)', async () => {
-    const script = `import { sharedCluster } from ${JSON.stringify(join(import.meta.dir, '..', 'kit', 'pg-cluster.ts'))}
-const c = sharedCluster(); console.log(c.dir); await Bun.sleep(60_000)`
-    const p = Bun.spawn(['bun', '-e', script], { stdout: 'pipe', stderr: 'inherit' })
-    const reader = p.stdout.getReader()
-    let out = ''
-    while (!out.includes('\n')) {
-      const { value, done } = await reader.read()
-      if (done) break
-      out += new TextDecoder().decode(value)
-    }
-    const dir = out.trim()
+    const { p, dir } = await holdSharedCluster()
     expect(existsSync(join(dir, 'data', 'postmaster.pid'))).toBe(true)
     p.kill('SIGKILL')
     await p.exited
@@ -104,17 +110,7 @@ const c = sharedCluster(); console.log(c.dir); await Bun.sleep(60_000)`
   })
 
   test('a cluster whose process and watchdog both died is stopped and removed when the next one starts', async () => {
-    const script = `import { sharedCluster } from ${JSON.stringify(join(import.meta.dir, '..', 'kit', 'pg-cluster.ts'))}
-const c = sharedCluster(); console.log(c.dir); await Bun.sleep(60_000)`
-    const p = Bun.spawn(['bun', '-e', script], { stdout: 'pipe', stderr: 'inherit' })
-    const reader = p.stdout.getReader()
-    let out = ''
-    while (!out.includes('\n')) {
-      const { value, done } = await reader.read()
-      if (done) break
-      out += new TextDecoder().decode(value)
-    }
-    const dir = out.trim()
+    const { p, dir } = await holdSharedCluster()
     // A machine torn down mid-run: the watchdog goes first, then the process.
     const watchdogs = processesWhoseCommandHas(`kill -0 ${p.pid} `)
     expect(watchdogs.length).toBe(1)
@@ -134,17 +130,7 @@ const c = sharedCluster(); console.log(c.dir); await Bun.sleep(60_000)`
   })
 
   test('SIGTERM stops and removes the shared cluster at once', async () => {
-    const script = `import { sharedCluster } from ${JSON.stringify(join(import.meta.dir, '..', 'kit', 'pg-cluster.ts'))}
-const c = sharedCluster(); console.log(c.dir); await Bun.sleep(60_000)`
-    const p = Bun.spawn(['bun', '-e', script], { stdout: 'pipe', stderr: 'inherit' })
-    const reader = p.stdout.getReader()
-    let out = ''
-    while (!out.includes('\n')) {
-      const { value, done } = await reader.read()
-      if (done) break
-      out += new TextDecoder().decode(value)
-    }
-    const dir = out.trim()
+    const { p, dir } = await holdSharedCluster()
     expect(existsSync(dir)).toBe(true)
     p.kill('SIGTERM')
     expect(await p.exited).toBe(143)
