@@ -97,13 +97,16 @@ test('a change through the server during a look-up: the look-up answers its requ
   const read = storage.read.bind(storage)
   let release!: () => void
   const held = new Promise<void>((r) => (release = r))
+  let readDone!: () => void
+  const hasRead = new Promise<void>((r) => (readDone = r))
   storage.read = async (fn) => {
     const rows = await read(fn)
+    readDone()
     await held
     return rows
   }
   const before = probe(k.key) // its look-up reads the key active, then waits
-  await Bun.sleep(20)
+  await hasRead
   storage.read = read
   await h.server.admin.setKeyStatus(k.prefix, 'disabled')
   release()

@@ -229,9 +229,7 @@ describe('console in a browser', () => {
   test('replay an event to a loopback receiver', async () => {
     const sent = await h.send({ channel: 'sms', recipient: '+15550100001' })
     // This send's event: earlier tests' events may still arrive first, and be older than the page's newest 100.
-    const ofThisSend = () => rx.received.find((r) => r.json.data?.verification_id === sent.json.verification_id)
-    for (let i = 0; i < 100 && ofThisSend() === undefined; i++) await Bun.sleep(100)
-    const first = ofThisSend()!
+    const first = await rx.arrivalOf((r) => r.json.data?.verification_id === sent.json.verification_id)
     expect(first.json.type).toBe('verification.sent')
     await visit('/console/webhooks', 'webhooks')
     await page.waitForSelector(`button[aria-label^="Replay event ${first.id} "]`)

@@ -25,11 +25,14 @@ export interface Receiver {
   hold: Promise<void> | null
   /** Resolves at the n-th request (1-based). */
   arrival(n: number): Promise<Received>
+  /** Resolves with the first request, received already or to come, that `match` accepts. */
+  arrivalOf(match: (r: Received) => boolean): Promise<Received>
   stop(): void
 }
 
 export function startReceiver(): Receiver {
   const waiters: { n: number; resolve: (r: Received) => void }[] = []
+  const matchers: { match: (r: Received) => boolean; resolve: (r: Received) => void }[] = []
   const rx: Receiver = {
     url: '',
     received: [],
@@ -39,6 +42,12 @@ export function startReceiver(): Receiver {
       new Promise((resolve) => {
         if (rx.received.length >= n) resolve(rx.received[n - 1]!)
         else waiters.push({ n, resolve })
+      }),
+    arrivalOf: (match) =>
+      new Promise((resolve) => {
+        const seen = rx.received.find(match)
+        if (seen) resolve(seen)
+        else matchers.push({ match, resolve })
       }),
     stop: () => void server.stop(true),
   }
@@ -59,6 +68,10 @@ export function startReceiver(): Receiver {
       for (const w of waiters.filter((w) => w.n <= rx.received.length)) {
         waiters.splice(waiters.indexOf(w), 1)
         w.resolve(rx.received[w.n - 1]!)
+      }
+      for (const m of matchers.filter((m) => m.match(r))) {
+        matchers.splice(matchers.indexOf(m), 1)
+        m.resolve(r)
       }
       if (rx.hold) await rx.hold
       return new Response('ok', { status: rx.statuses.shift() ?? 200 })
