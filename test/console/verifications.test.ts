@@ -121,6 +121,8 @@ test('detail: a failed delivery and a cancel are on the timeline', async () => {
   expect(f.json.verification.delivery.status).toBe('failed')
 
   const v = await sent(h, NUMBERS.US(8))
+  // The send's outcome is recorded just after its answer (docs/api.md#events): let it land first.
+  await h.server.storage.settled()
   expect((await h.call(`/api/v1/verifications/${v.id}/cancel`, {})).status).toBe(200)
   const x = await c.get(`/console/api/verifications/${v.id}`, { rollup: false })
   expect(x.json.timeline.map((e: any) => e.type)).toEqual(['created', 'verification.sent', 'verification.canceled'])
