@@ -13,6 +13,8 @@ const start = harnessPerTest({ credits: 100 })
 async function sent(h: Awaited<ReturnType<typeof start>>, recipient: string, channel = 'sms') {
   const r = await h.send({ channel, recipient })
   expect(r.status).toBe(200)
+  // Its outcome is recorded just after the answer (docs/api.md#events): let it land before what follows.
+  await h.server.storage.settled()
   h.clock.advance(1000)
   return { id: r.json.verification_id as string, code: h.delivery.lastCode() }
 }
@@ -121,8 +123,6 @@ test('detail: a failed delivery and a cancel are on the timeline', async () => {
   expect(f.json.verification.delivery.status).toBe('failed')
 
   const v = await sent(h, NUMBERS.US(8))
-  // The send's outcome is recorded just after its answer (docs/api.md#events): let it land first.
-  await h.server.storage.settled()
   expect((await h.call(`/api/v1/verifications/${v.id}/cancel`, {})).status).toBe(200)
   const x = await c.get(`/console/api/verifications/${v.id}`, { rollup: false })
   expect(x.json.timeline.map((e: any) => e.type)).toEqual(['created', 'verification.sent', 'verification.canceled'])
