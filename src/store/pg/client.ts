@@ -89,6 +89,8 @@ type Query = Promise<unknown> & { execute(): unknown }
  */
 export class PipelinedTx implements Tx {
   private sent: Promise<unknown>[] = []
+  /** The checks of statements sent so far, in order (settle). */
+  private checked: Promise<void> = Promise.resolve()
   /** The first failure among exec's statements, once known. */
   failure: unknown
   /** atCommit's steps, for the storage to run before COMMIT. */
@@ -145,12 +147,25 @@ export class PipelinedTx implements Tx {
     return ((await this.q(text, params)) as unknown as { count: number }).count
   }
 
-  /** Waits for every statement sent so far; throws the first failure. */
-  async settle(): Promise<void> {
+  /**
+   * Waits for every statement sent so far; throws the first failure. Reads
+   * may be in flight together (`Promise.all` in the domain, one round trip
+   * for all of them): each call also waits for the statements an earlier,
+   * concurrent call took to check, so no read answers before everything sent
+   * ahead of it is known to have worked.
+   */
+  settle(): Promise<void> {
     const sent = this.sent
     this.sent = []
-    for (const p of sent) await p
-    if (this.failure !== undefined) throw this.failure
+    const before = this.checked
+    const checked = (async () => {
+      await before
+      for (const p of sent) await p
+      if (this.failure !== undefined) throw this.failure
+    })()
+    // The chain itself never rejects: each caller gets the failure from its own `checked`.
+    this.checked = checked.catch(() => undefined)
+    return checked
   }
 }
 
