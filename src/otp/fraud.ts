@@ -205,6 +205,29 @@ export class FraudGuard {
     const allowed = account.allowedCountries ?? s.allowedCountries
     if (!allowed.includes('*') && !allowed.includes(country)) return refuse('geo', null, null)
 
+    // A grace period of at least LOCK_FREE_GRACE_MS: rules 3 and 4 read
+    // without a lock, so the reads of rules 2 to 4 are sent at once (on
+    // PostgreSQL one round trip for all, the IP's lock ahead of them; rule 3's
+    // hour of sends once its approval read shows the country unproven), and
+    // the rules then decide in order on what was read, as below.
+    const prefixScope = prefix !== country ? { scope: prefix, counted: this.prefixKey(f.accountId, dest) } : null
+    if (s.conversionGraceSeconds * 1000 >= LOCK_FREE_GRACE_MS) {
+      const [ipTimes, unprovenSeen, countrySeen, prefixSeen] = await Promise.all([
+        f.ipHash ? r.fraud.ipSendTimes(f.ipHash, f.now - HOUR) : null,
+        this.unprovenRead(r, f, country),
+        this.scopeState(r, f, 'country', country, country),
+        prefixScope && this.scopeState(r, f, 'prefix', prefixScope.scope, prefixScope.counted),
+      ])
+      if (ipTimes) {
+        const wait = waitForRoom(ipTimes, HOUR, s.ipPerHour, f.now)
+        if (wait > 0) return refuse('ip', s.ipPerHour, secondsUntil(wait))
+      }
+      const unproven = await this.unprovenWait(r, f, country, unprovenSeen)
+      let blocked = await this.scopeWait(r, f, 'country', country, country, countrySeen)
+      if (prefixScope && prefixSeen) blocked = Math.max(blocked, await this.scopeWait(r, f, 'prefix', prefixScope.scope, prefixScope.counted, prefixSeen))
+      return this.rules3and4(refuse, unproven, blocked)
+    }
+
     // 2. Per end-user IP.
     if (f.ipHash) {
       const wait = waitForRoom(await r.fraud.ipSendTimes(f.ipHash, f.now - HOUR), HOUR, s.ipPerHour, f.now)
@@ -217,12 +240,27 @@ export class FraudGuard {
     // 4. Conversion, both scopes on every send that gets here, so a block starts as soon as the evidence exists.
     let blocked = await this.scopeWait(r, f, 'country', country, country)
     // A number of fewer than 8 digits has its country as prefix: one scope.
-    if (prefix !== country) blocked = Math.max(blocked, await this.scopeWait(r, f, 'prefix', prefix, this.prefixKey(f.accountId, dest)))
+    if (prefixScope) blocked = Math.max(blocked, await this.scopeWait(r, f, 'prefix', prefixScope.scope, prefixScope.counted))
+    return this.rules3and4(refuse, unproven, blocked)
+  }
 
-    // Rule 3 refuses first; the wait reported is the longer, since a retry before it would meet rule 4.
+  /** Rule 3 refuses first; the wait reported is the longer, since a retry before it would meet rule 4. */
+  private rules3and4(refuse: (rule: FraudRule, max: number | null, retryAfter: number | null) => Refusal, unproven: number, blocked: number): Refusal | null {
     if (unproven > 0) return refuse('new_country', null, secondsUntil(Math.max(unproven, blocked)))
     if (blocked > 0) return refuse('conversion', null, secondsUntil(blocked))
     return null
+  }
+
+  /**
+   * Rule 3's reads: the country's last approval, then, only when it is not
+   * proven, its counted sends of the last hour (a proven country's hour may
+   * hold every send made to it, never read for nothing).
+   */
+  private async unprovenRead(r: Repos, f: SendFacts, country: string): Promise<{ applies: boolean; wait: number }> {
+    const approvedAt = await r.fraud.lastApproval(f.accountId, country)
+    if (approvedAt !== null && approvedAt > f.now - PROVEN_MS) return { applies: false, wait: 0 }
+    const times = await r.fraud.countrySendTimes(f.accountId, country, f.now - HOUR)
+    return { applies: true, wait: waitForRoom(times, HOUR, this.settings.newCountryPerHour, f.now) }
   }
 
   /**
@@ -231,17 +269,12 @@ export class FraudGuard {
    * flight (those can only add sends and approvals), so only a send let
    * through, which counts, is decided again under the country's lock on
    * what it reads then (store ports: lockCountry; docs/multi-node.md#the-fraud-guard).
+   * `seen`: the reads, when the caller made them.
    */
-  private async unprovenWait(r: Repos, f: SendFacts, country: string): Promise<number> {
-    const read = async (): Promise<{ applies: boolean; wait: number }> => {
-      const approvedAt = await r.fraud.lastApproval(f.accountId, country)
-      if (approvedAt !== null && approvedAt > f.now - PROVEN_MS) return { applies: false, wait: 0 }
-      const times = await r.fraud.countrySendTimes(f.accountId, country, f.now - HOUR)
-      return { applies: true, wait: waitForRoom(times, HOUR, this.settings.newCountryPerHour, f.now) }
-    }
-    const seen = await read()
+  private async unprovenWait(r: Repos, f: SendFacts, country: string, seen?: { applies: boolean; wait: number }): Promise<number> {
+    seen ??= await this.unprovenRead(r, f, country)
     if (!seen.applies || seen.wait > 0) return seen.wait
-    return (await r.fraud.lockCountry(f.accountId, country)) ? (await read()).wait : 0
+    return (await r.fraud.lockCountry(f.accountId, country)) ? (await this.unprovenRead(r, f, country)).wait : 0
   }
 
   /**
@@ -254,28 +287,47 @@ export class FraudGuard {
    * them is still in flight, and a block in force stands. Only a new block
    * is decided again under the scope's lock, on what it reads then, so two
    * sends never start it twice. With a shorter grace period the lock comes
-   * first, as a send in flight could be one of those counted.
+   * first, as a send in flight could be one of those counted. `seen`: the
+   * lock-free reads, when the caller made them.
    */
-  private async scopeWait(r: Repos, f: SendFacts, kind: ScopeKind, scope: string, counted: string): Promise<number> {
-    if (this.settings.conversionGraceSeconds * 1000 < LOCK_FREE_GRACE_MS) await r.fraud.lockScope(f.accountId, kind, scope)
-    const seen = await this.scopeState(r, f, kind, scope, counted)
+  private async scopeWait(
+    r: Repos,
+    f: SendFacts,
+    kind: ScopeKind,
+    scope: string,
+    counted: string,
+    seen?: { wait: number; start: BlockRow | null },
+  ): Promise<number> {
+    if (seen === undefined) {
+      if (this.settings.conversionGraceSeconds * 1000 < LOCK_FREE_GRACE_MS) await r.fraud.lockScope(f.accountId, kind, scope)
+      seen = await this.scopeState(r, f, kind, scope, counted)
+    }
     if (seen.start === null) return seen.wait
     const decided = (await r.fraud.lockScope(f.accountId, kind, scope)) ? await this.scopeState(r, f, kind, scope, counted) : seen
     if (decided.start !== null) await r.fraud.saveBlock(decided.start)
     return decided.wait
   }
 
-  /** The scope's wait as read, and the block to start (null: none). */
+  /**
+   * The scope's wait as read, and the block to start (null: none). The block
+   * and the conversion of the whole 24 hours are read at once; the conversion
+   * is read again only when the block's `countsFrom` (an unblock) shortens
+   * the window, and not used when the block is in force.
+   */
   private async scopeState(r: Repos, f: SendFacts, kind: ScopeKind, scope: string, counted: string): Promise<{ wait: number; start: BlockRow | null }> {
     const s = this.settings
     const none = { wait: 0, start: null }
-    const b = await r.fraud.block(f.accountId, kind, scope)
-    if (b?.until != null && f.now < b.until) return { wait: b.until - f.now, start: null }
     // The sends of the last 24 h that are older than the grace period (and not before an unblock).
-    const from = Math.max(f.now - DAY + 1, b?.countsFrom ?? 0)
+    const dayFrom = f.now - DAY + 1
     const to = f.now - s.conversionGraceSeconds * 1000
+    const [b, day] = await Promise.all([
+      r.fraud.block(f.accountId, kind, scope),
+      to < dayFrom ? null : r.fraud.conversion(f.accountId, kind, counted, dayFrom, to),
+    ])
+    if (b?.until != null && f.now < b.until) return { wait: b.until - f.now, start: null }
+    const from = Math.max(dayFrom, b?.countsFrom ?? 0)
     if (to < from) return none
-    const { sends, approved } = await r.fraud.conversion(f.accountId, kind, counted, from, to)
+    const { sends, approved } = from === dayFrom && day ? day : await r.fraud.conversion(f.accountId, kind, counted, from, to)
     if (sends < s.minSends || approved / sends >= s.minConversion) return none
     // A new block within 24 h of the end of the last one lasts 4 times longer.
     const level = b?.until != null && f.now - b.until < DAY ? b.level + 1 : 0

@@ -175,7 +175,9 @@ export class SendService {
     let verdict: FraudVerdict | null = null
     const reserved = await d.storage.write(async (r): Promise<SendOutcome | IdempotencyOutcome | Verification> => {
       verdict = null
-      const limited = await keyLimited(r)
+      // The account's profile is read with the key's window (one round trip on
+      // PostgreSQL); it is used only once the key and the Idempotency-Key let the send through.
+      const [limited, profile] = await Promise.all([keyLimited(r), r.credits.sendProfile(key.accountId)])
       if (limited) return limited
       const now = d.clock.now()
       const earlier = idem ? await d.idempotency.check(r, idem, now) : null
@@ -185,7 +187,6 @@ export class SendService {
         if (idem) await d.idempotency.record(r, idem, o, now)
         return o
       }
-      const profile = await r.credits.sendProfile(key.accountId)
       code = input.code ?? randomDigits(profile.codeLength ?? d.defaultCodeLength)
       // The text, its language and (SMS) its segments; a 400 when over the
       // operator's limit, decided before any rule counts the send.
@@ -221,9 +222,12 @@ export class SendService {
       // The per-recipient limits. First the failure cap: while it holds, a new
       // code could not be verified, so none is sold, whatever the send windows
       // say; its answer is stored for an Idempotency-Key like theirs.
-      const capWait = await failureCapWait(r, recipientHash, d.limits, now)
+      // Both under the recipient's lock, read at once (one round trip on PostgreSQL).
+      const [capWait, times] = await Promise.all([
+        failureCapWait(r, recipientHash, d.limits, now),
+        r.verifications.recipientSendTimes(recipientHash, now - LONGEST_WINDOW_MS),
+      ])
       if (capWait > 0) return decided({ kind: 'recipient_capped', retryAfter: secondsUntil(capWait) })
-      const times = await r.verifications.recipientSendTimes(recipientHash, now - LONGEST_WINDOW_MS)
       let worst: { max: number; period: string; wait: number } | null = null
       for (const w of WINDOWS) {
         const max = w.limit(d.limits)

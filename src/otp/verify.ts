@@ -13,8 +13,8 @@ import type { Idempotency, IdempotencyOutcome, IdempotentRequest } from './idemp
 import type { KeyLimiter } from './key-limiter.ts'
 import type { Repos, Storage } from './ports/index.ts'
 import { HASH_PURPOSE_CODE } from './send.ts'
-import { recipientCapWait } from './failure-cap.ts'
-import type { ApiKey, Limits, VerifyInput } from './types.ts'
+import { recipientCap } from './failure-cap.ts'
+import type { ApiKey, Limits, Verification, VerifyInput } from './types.ts'
 import { secondsUntil } from './windows.ts'
 
 export type VerifyOutcome =
@@ -43,17 +43,23 @@ export class VerifyService {
   verify(key: ApiKey, input: VerifyInput, idem?: IdempotentRequest<VerifyOutcome>): Promise<VerifyOutcome | IdempotencyOutcome> {
     const { d } = this
     return d.storage.write(async (r) => {
-      const admission = await d.limiter.admit(r, key.id)
+      // Without an Idempotency-Key the verification is read with the key's
+      // window (one round trip on PostgreSQL; its row lock comes first in the
+      // lock order), and used only once the key lets the request through.
+      const [admission, found] = await Promise.all([d.limiter.admit(r, key.id), idem ? undefined : this.find(r, key, input)])
       if (!admission.ok) return { kind: 'key_limited', max: admission.max, retryAfter: admission.retryAfter } as const
       const now = d.clock.now()
       // With an Idempotency-Key, a repeated request answers what the first one did: no second attempt.
-      return d.idempotency.once(r, idem, now, () => this.attempt(r, key, input, now))
+      return d.idempotency.once(r, idem, now, async () => this.attempt(r, input, now, found ?? (await this.find(r, key, input))))
     })
   }
 
-  private async attempt(r: Repos, key: ApiKey, input: VerifyInput, now: number): Promise<VerifyOutcome> {
+  private async find(r: Repos, key: ApiKey, input: VerifyInput): Promise<{ v: Verification | undefined }> {
+    return { v: await r.verifications.findForKey(input.verificationId, this.d.ids.seqOf(input.verificationId), key.id) }
+  }
+
+  private async attempt(r: Repos, input: VerifyInput, now: number, { v }: { v: Verification | undefined }): Promise<VerifyOutcome> {
     const { d } = this
-    const v = await r.verifications.findForKey(input.verificationId, d.ids.seqOf(input.verificationId), key.id)
     // A failed delivery or a canceled verification is out of use.
     if (v?.status !== 'active') return { kind: 'not_found' }
     // A test verification of an account whose test recipients are off is out of use too,
@@ -68,8 +74,10 @@ export class VerifyService {
       attempts = 0 // the lock has ended: the counter starts again
       await r.verifications.setAttempts(v.seq, 0, null)
     }
-    const capWait = await recipientCapWait(r, v, d.limits, now)
-    if (capWait > 0) return { kind: 'locked', retryAfter: secondsUntil(capWait), cause: 'recipient_failures' }
+    // Either way this attempt writes an event: its numbering is read with the cap's look-up.
+    r.events.prepare(v)
+    const cap = await recipientCap(r, v, d.limits, now)
+    if (cap.wait > 0) return { kind: 'locked', retryAfter: secondsUntil(cap.wait), cause: 'recipient_failures' }
 
     const correct = v.testMode !== 'fail' && d.hasher.matches(HASH_PURPOSE_CODE, `${v.id}:${input.code}`, v.codeHash)
     if (correct) {
@@ -87,8 +95,9 @@ export class VerifyService {
     if (v.testMode === null) await r.failures.record(v.recipientHash, now)
     const after = { ...v, failedAttempts: attempts, lockedUntil }
     // This failure may fill the recipient's cap: a lockout that starts now too,
-    // and the status the events report is then `locked`.
-    const capNow = await recipientCapWait(r, v, d.limits, now)
+    // and the status the events report is then `locked`. Known from the
+    // look-up above (nothing else changes the recipient's failures meanwhile).
+    const capNow = cap.afterFailure(now)
     const status = lockedUntil !== null || capNow > 0 ? 'locked' : 'pending'
     await emit(r, 'verification.attempt_failed', after, now, { failed_attempts: attempts }, status)
     if (status === 'locked') {

@@ -57,6 +57,36 @@ describe("a lockout of the recipient's failure cap", () => {
     expect([v.status, v.json.retry_after]).toEqual([429, wait])
   })
 
+  test('a cap of 1: the first failure fills it', async () => {
+    const { h, rx } = await setup({ recipient_failures_per_day: 1, max_failed_attempts: 100 })
+    const id = await sendSettled(h, '+14155550123', { expires_in: 3600 })
+    await h.verify({ verification_id: id, code: '00000000' })
+    expect((await dataOf(h, rx, id)).map((d) => [d.sequence, d.status, d.failed_attempts ?? d.retry_after ?? null])).toEqual([
+      [1, 'pending', null],
+      [2, 'locked', 1],
+      [3, 'locked', 86_400],
+    ])
+  })
+
+  test('a failure that refills a cap whose oldest failure has left the window: locked until the next oldest leaves', async () => {
+    const { h, rx } = await setup({ recipient_failures_per_day: 2, max_failed_attempts: 100 })
+    const first = await sendSettled(h, '+14155550123', { expires_in: 3600 })
+    await h.verify({ verification_id: first, code: '00000000' })
+    h.clock.advance(MINUTE)
+    const kept = h.clock.now()
+    await h.verify({ verification_id: first, code: '00000000' }) // the cap is full for 24 hours
+    h.clock.advance(24 * HOUR - MINUTE + 30_000) // the first failure left the window 30 s ago
+    const id = await sendSettled(h, '+14155550123', { expires_in: 3600 })
+    await h.verify({ verification_id: id, code: '00000000' })
+    const wait = (kept + 24 * HOUR - h.clock.now()) / 1000
+    expect((await dataOf(h, rx, id)).map((d) => [d.sequence, d.status, d.failed_attempts ?? d.retry_after ?? null])).toEqual([
+      [1, 'pending', null],
+      [2, 'locked', 1],
+      [3, 'locked', wait],
+    ])
+    expect(wait).toBe(30)
+  })
+
   test('its own lockout and the cap at once: retry_after is the longer wait', async () => {
     const { h, rx } = await setup({ recipient_failures_per_day: 5, max_failed_attempts: 5 })
     const id = await sendSettled(h, '+14155550123', { expires_in: 3600 })

@@ -43,6 +43,15 @@ export interface EventOutbox {
    */
   add(event: NewEvent): Promise<void>
   /**
+   * An event about `v` is coming in this transaction: an engine that reads
+   * what numbers it (PostgreSQL: the account's name and the verification's
+   * last `sequence`) sends that read now, so that it travels with the
+   * caller's next reads instead of a round trip of its own. The caller holds
+   * the verification's row (a write that found or changed it). Nothing to do
+   * for an engine that keeps them in memory.
+   */
+  prepare(v: Pick<Verification, 'id' | 'seq' | 'accountId'>): void
+  /**
    * Verifications that expired in (`from`, `to`], unused and not failed, that
    * have no `verification.expired` or `verification.canceled` event yet:
    * oldest expiry first, at most `limit`.

@@ -16,6 +16,16 @@ export interface EventLog<Subject = string> {
   record(subject: Subject, at: number): Promise<void>
 }
 
+/** Verify failures per recipient hash (keyed by account): the 24 h failure cap. */
+export interface FailureLog extends EventLog<Uint8Array> {
+  /**
+   * The times of the subject's n-th and (n-1)-th most recent events, in one
+   * look-up: enough to know its n-th most recent now and once one more is
+   * recorded (otp/failure-cap.ts capWaitAfter). `previous` is undefined for n = 1.
+   */
+  nthLatestPair(subject: Uint8Array, n: number): Promise<{ nth: number | undefined; previous: number | undefined }>
+}
+
 /** Admitted requests per key id, in admission order: the per-key rolling window. */
 export interface KeyHitLog extends EventLog<number> {
   /**

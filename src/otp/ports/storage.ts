@@ -14,7 +14,7 @@ import type { CreditStore } from './credits.ts'
 import type { EventOutbox } from './events.ts'
 import type { FraudStore } from './fraud.ts'
 import type { IdempotencyStore } from './idempotency.ts'
-import type { EventLog, KeyHitLog, KeyStore } from './keys.ts'
+import type { FailureLog, KeyHitLog, KeyStore } from './keys.ts'
 import type { OperatorRepo } from './operators.ts'
 import type { RollupStore, StatsReads } from './stats.ts'
 import type { VerificationStore } from './verifications.ts'
@@ -55,7 +55,7 @@ export interface Storage {
 export interface Repos {
   keys: KeyStore
   keyHits: KeyHitLog
-  failures: EventLog<Uint8Array>
+  failures: FailureLog
   verifications: VerificationStore
   credits: CreditStore
   admin: AdminRepo

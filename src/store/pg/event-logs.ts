@@ -7,9 +7,9 @@
  * again: one busy key's requests wait for one another's COMMIT only, not for
  * the whole of each other's transaction (docs/multi-node.md#one-busy-key).
  */
-import type { EventLog, KeyHitLog } from '../../otp/ports/index.ts'
+import type { FailureLog, KeyHitLog } from '../../otp/ports/index.ts'
 import { KEY_SQL } from '../sql/keys.ts'
-import { numOrNull } from '../sql/values.ts'
+import { num, numOrNull } from '../sql/values.ts'
 import type { Tx } from './client.ts'
 import type { TxLocks } from './locks.ts'
 
@@ -43,7 +43,7 @@ export class PgKeyHitLog implements KeyHitLog {
 }
 
 /** Subjects are recipient hashes (already keyed by account). */
-export class PgRecipientFailureLog implements EventLog<Uint8Array> {
+export class PgRecipientFailureLog implements FailureLog {
   constructor(
     private readonly tx: Tx,
     private readonly locks: TxLocks,
@@ -52,6 +52,12 @@ export class PgRecipientFailureLog implements EventLog<Uint8Array> {
     await this.locks.recipient(hash)
     const rows = await this.tx.q(KEY_SQL.nthFailure, [hash, n - 1])
     return numOrNull(rows[0]?.at) ?? undefined
+  }
+  async nthLatestPair(hash: Uint8Array, n: number): Promise<{ nth: number | undefined; previous: number | undefined }> {
+    await this.locks.recipient(hash)
+    if (n === 1) return { nth: await this.nthLatest(hash, 1), previous: undefined }
+    const rows = await this.tx.q<{ at: unknown }>(KEY_SQL.nthFailurePair, [hash, n - 2])
+    return { previous: rows[0] === undefined ? undefined : num(rows[0].at), nth: rows[1] === undefined ? undefined : num(rows[1].at) }
   }
   async record(hash: Uint8Array, at: number): Promise<void> {
     await this.locks.recipient(hash)

@@ -44,22 +44,48 @@ const INSERT_WITH_DELIVERIES = `WITH e AS (
   SELECT e.seq, w.id, 'pending', 0, $6, $6, $6 FROM e, webhook_endpoints w
   WHERE w.account_id = $2 AND ${subscribed(POSTGRES, 'w', '$3')}`
 
+type Numbering = { name: string | null | undefined; n: number }
+
 export class PgEventOutbox implements EventOutbox {
+  /**
+   * Per verification id, in this transaction: its account's name and last
+   * `sequence`, read ahead by `prepare` or known from this transaction's own
+   * last event about it. Exact while the transaction holds the
+   * verification's row: every event about it is added under that lock.
+   */
+  private readonly numbering = new Map<string, Promise<Numbering>>()
+
   constructor(
     private readonly tx: Tx,
     private readonly locks: TxLocks,
   ) {}
 
+  prepare(v: Pick<Verification, 'id' | 'seq' | 'accountId'>): void {
+    if (!this.locks.locking || this.numbering.has(v.id)) return
+    // Its row lock first (a no-op when the caller holds it, as it does), then the read: both sent now.
+    void this.locks.verification(v.seq)
+    const read = this.read(v.accountId, v.id)
+    // Its failure reaches `add` through the promise (and the transaction's next statement fails too).
+    read.catch(() => undefined)
+    this.numbering.set(v.id, read)
+  }
+
   async add(e: NewEvent): Promise<void> {
     const id = crypto.randomUUID()
     const v = e.verification
     if (v !== null) await this.locks.verification(v.seq)
-    const rows = await this.tx.q<{ name: string | null; n: unknown }>(NAME_AND_SEQUENCE, [e.accountId, v?.id ?? null])
-    const name = rows[0]?.name
+    const known = v === null ? undefined : this.numbering.get(v.id)
+    const { name, n } = await (known ?? this.read(e.accountId, v?.id ?? null))
     if (name === null || name === undefined) throw new Error(`an event for account ${e.accountId}, which does not exist`)
-    const sequence = v === null ? 0 : num(rows[0]!.n) + 1
+    const sequence = v === null ? 0 : n + 1
+    if (v !== null && this.locks.locking) this.numbering.set(v.id, Promise.resolve({ name, n: sequence }))
     const body = eventBody(e, id, name, sequence)
     this.tx.exec(INSERT_WITH_DELIVERIES, [id, e.accountId, e.type, v?.id ?? null, sequence, e.at, body])
+  }
+
+  private async read(accountId: number, verificationId: string | null): Promise<Numbering> {
+    const rows = await this.tx.q<{ name: string | null; n: unknown }>(NAME_AND_SEQUENCE, [accountId, verificationId])
+    return { name: rows[0]?.name, n: num(rows[0]?.n ?? 0) }
   }
 
   async expiredUnreported(from: number, to: number, limit: number): Promise<Verification[]> {

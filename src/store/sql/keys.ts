@@ -13,6 +13,8 @@ export const KEY_SQL = {
   touch: 'UPDATE api_keys SET last_used_at = $2 WHERE id = $1',
   // The n-th most recent failure: `$2` is n - 1.
   nthFailure: 'SELECT at FROM recipient_failures WHERE recipient_hash = $1 ORDER BY at DESC LIMIT 1 OFFSET $2',
+  // The (n-1)-th and n-th most recent failures, newest first: `$2` is n - 2 (n >= 2).
+  nthFailurePair: 'SELECT at FROM recipient_failures WHERE recipient_hash = $1 ORDER BY at DESC LIMIT 2 OFFSET $2',
   recordFailure: 'INSERT INTO recipient_failures (recipient_hash, at) VALUES ($1, $2)',
 } as const
 

@@ -2,9 +2,9 @@
  * Rolling-window event logs: per-key request hits and per-recipient verify
  * failures. Prepared once per connection: they run on every request.
  */
-import type { EventLog, KeyHitLog } from '../../otp/ports/index.ts'
+import type { FailureLog, KeyHitLog } from '../../otp/ports/index.ts'
 import { KEY_SQL } from '../sql/keys.ts'
-import { numOrNull } from '../sql/values.ts'
+import { num, numOrNull } from '../sql/values.ts'
 import type { Db } from './db.ts'
 import { type Prepared, prepareShared } from './shared-sql.ts'
 import type { StaleSource } from './stale.ts'
@@ -60,17 +60,23 @@ export class SqliteKeyHitLog implements KeyHitLog {
  * set-up even for no rows, so the shared look-up runs only when the count
  * says the answer exists.
  */
-export class RecipientFailureLog implements EventLog<Uint8Array> {
+export class RecipientFailureLog implements FailureLog {
   private readonly countQ
-  private readonly q: Record<'nthFailure' | 'recordFailure', Prepared>
+  private readonly q: Record<'nthFailure' | 'nthFailurePair' | 'recordFailure', Prepared>
   constructor(db: Db) {
     const c = db.$client
     this.countQ = c.prepare<{ n: number }, [Uint8Array]>('SELECT count(*) AS n FROM recipient_failures WHERE recipient_hash = ?1')
-    this.q = prepareShared(c, { nthFailure: KEY_SQL.nthFailure, recordFailure: KEY_SQL.recordFailure })
+    this.q = prepareShared(c, { nthFailure: KEY_SQL.nthFailure, nthFailurePair: KEY_SQL.nthFailurePair, recordFailure: KEY_SQL.recordFailure })
   }
   async nthLatest(hash: Uint8Array, n: number): Promise<number | undefined> {
     if (this.countQ.get(hash)!.n < n) return undefined
     return numOrNull(this.q.nthFailure.get(hash, n - 1)?.at) ?? undefined
+  }
+  async nthLatestPair(hash: Uint8Array, n: number): Promise<{ nth: number | undefined; previous: number | undefined }> {
+    if (n === 1) return { nth: await this.nthLatest(hash, 1), previous: undefined }
+    if (this.countQ.get(hash)!.n < n - 1) return { nth: undefined, previous: undefined }
+    const rows = this.q.nthFailurePair.all(hash, n - 2)
+    return { previous: rows[0] === undefined ? undefined : num(rows[0].at), nth: rows[1] === undefined ? undefined : num(rows[1].at) }
   }
   async record(hash: Uint8Array, at: number): Promise<void> {
     this.q.recordFailure.run(hash, at)

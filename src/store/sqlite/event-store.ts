@@ -99,6 +99,9 @@ export class SqliteEventOutbox implements EventOutbox {
     if (this.hasEndpoints(e.accountId)) this.fanOutQ.run(seq, e.at, e.accountId, e.type)
   }
 
+  /** Nothing to send ahead: the numbering is read in process (the single writer's copies above). */
+  prepare(): void {}
+
   /** A verification this connection has just inserted (in the running transaction): it has no event yet. */
   inserted(verificationId: string, at: number): void {
     this.keepSequence(verificationId, 0, at)

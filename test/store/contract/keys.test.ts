@@ -134,3 +134,30 @@ describe('KeyHitLog admission', () => {
     expect(runs).toBe(ON_PG ? 3 : 2)
   })
 })
+
+describe('recipient failure log: nthLatestPair', () => {
+  test('the n-th and (n-1)-th most recent times in one look-up, undefined where the subject has fewer', async () => {
+    const [a, b] = [hash('pair-a'), hash('pair-b')]
+    const pair = (s: Uint8Array, n: number) => storage().write((r) => r.failures.nthLatestPair(s, n))
+    expect(await pair(a, 1)).toEqual({ nth: undefined, previous: undefined })
+    expect(await pair(a, 3)).toEqual({ nth: undefined, previous: undefined })
+    for (const at of [T0 + 1, T0 + 2, T0 + 3]) await storage().write((r) => r.failures.record(a, at))
+    await storage().write((r) => r.failures.record(b, T0 + 9))
+    expect(await pair(a, 1)).toEqual({ nth: T0 + 3, previous: undefined })
+    expect(await pair(a, 2)).toEqual({ nth: T0 + 2, previous: T0 + 3 })
+    expect(await pair(a, 3)).toEqual({ nth: T0 + 1, previous: T0 + 2 })
+    expect(await pair(a, 4)).toEqual({ nth: undefined, previous: T0 + 1 })
+    expect(await pair(a, 5)).toEqual({ nth: undefined, previous: undefined })
+    expect(await pair(b, 2)).toEqual({ nth: undefined, previous: T0 + 9 })
+  })
+
+  test('agrees with nthLatest, including a time recorded in the same transaction', async () => {
+    const a = hash('pair-c')
+    const seen = await storage().write(async (r) => {
+      await r.failures.record(a, T0 + 5)
+      await r.failures.record(a, T0 + 7)
+      return [await r.failures.nthLatestPair(a, 2), await r.failures.nthLatest(a, 2), await r.failures.nthLatest(a, 1)]
+    })
+    expect(seen).toEqual([{ nth: T0 + 5, previous: T0 + 7 }, T0 + 5, T0 + 7])
+  })
+})

@@ -1,0 +1,111 @@
+/**
+ * The round trips a send and a verify wait for on PostgreSQL
+ * (docs/benchmarks.md#postgresql-round-trips): reads that do not depend on
+ * one another go out together and are answered in one round trip. Counted
+ * here as waves: a read sent while no other read of its transaction is
+ * waiting starts one. Statements nothing reads (locks, inserts, updates) and
+ * BEGIN and COMMIT travel pipelined with them and start none.
+ *
+ * The figures are exact on purpose: a change that adds a round trip to the
+ * hot path changes them, and docs/benchmarks.md with them.
+ */
+import { afterEach, describe, expect, test } from 'bun:test'
+import { PipelinedTx } from '../../src/store/pg/client.ts'
+import { harnessPerTest, ON_PG, type Harness } from '../kit/harness.ts'
+import { approve } from '../kit/fraud.ts'
+
+/** Each write transaction's waves, in the order the transactions began, and the text of every read. */
+function countWaves(): { waves: number[]; reads: string[]; restore: () => void } {
+  const original = PipelinedTx.prototype.q
+  const state = new WeakMap<PipelinedTx, { index: number; waiting: number }>()
+  const waves: number[] = []
+  const reads: string[] = []
+  PipelinedTx.prototype.q = function <T>(this: PipelinedTx, text: string, params?: unknown[]): Promise<T[]> {
+    // Reads on the pool (a key's look-up) are no write transaction's.
+    if (!(this as unknown as { pipelined: boolean }).pipelined) return original.call(this, text, params) as Promise<T[]>
+    let s = state.get(this)
+    if (s === undefined) {
+      s = { index: waves.push(0) - 1, waiting: 0 }
+      state.set(this, s)
+    }
+    const mine = s
+    if (mine.waiting++ === 0) waves[mine.index]!++
+    reads.push(text)
+    return original.call(this, text, params).finally(() => void mine.waiting--) as Promise<T[]>
+  }
+  return { waves, reads, restore: () => void (PipelinedTx.prototype.q = original) }
+}
+
+/** Rule 3's read of a country's counted sends of the last hour (store/sql/fraud.ts countrySendTimes). */
+const COUNTRY_SENDS = /FROM fraud_sends WHERE account_id = \$1 AND country = \$2/
+
+describe.skipIf(!ON_PG)('round trips on PostgreSQL', () => {
+  const harness = harnessPerTest()
+  let restore = () => {}
+  afterEach(() => restore())
+
+  /** The bench's shape: the fraud guard in monitor mode, an end user's IP, a number of a country with a proven prefix. */
+  const guarded = () =>
+    harness({
+      credits: 1000,
+      config: {
+        limits: { key_requests_per_minute: 1_000_000, recipient_per_minute: 1000, recipient_per_hour: 1000, recipient_per_day: 1000 },
+        fraud: { mode: 'monitor' },
+      },
+    })
+  /** Waves of each write transaction of `act` (and the reads), once what it started has settled. */
+  const observe = async (h: Harness, act: () => Promise<unknown>): Promise<{ waves: number[]; reads: string[] }> => {
+    await h.server.storage.settled()
+    const counted = countWaves()
+    restore = counted.restore
+    await act()
+    await h.server.storage.settled()
+    counted.restore()
+    return counted
+  }
+  const measure = async (h: Harness, act: () => Promise<unknown>): Promise<number[]> => (await observe(h, act)).waves
+
+  test("a send's first transaction waits for 5 round trips and its COMMIT, its outcome for 2", async () => {
+    const h = await guarded()
+    // A proven country: rule 3 reads its last approval and stops there (a proven country's hour of sends is never read).
+    await approve(h, '+14155550100', '198.51.100.7')
+    const { waves, reads } = await observe(h, async () => {
+      const r = await h.send({ channel: 'sms', recipient: '+14155550123', ip: '198.51.100.7' })
+      expect(r.status).toBe(200)
+    })
+    expect(reads.filter((t) => COUNTRY_SENDS.test(t))).toEqual([])
+    // The key's window with the account's profile; the fraud guard's reads of rules 2 to 4;
+    // the recipient's failure cap with its send windows; the row number; the debit.
+    // Then the outcome (in a transaction of its own here: nothing shares it): its UPDATE ... RETURNING,
+    // then the numbering of its verification.sent.
+    expect(waves).toEqual([5, 2])
+  })
+
+  test('to a country not yet proven, 2 more: rule 3 reads its hour of sends once it knows, and again under its lock', async () => {
+    const h = await guarded()
+    const { waves, reads } = await observe(h, async () => {
+      const r = await h.send({ channel: 'sms', recipient: '+14155550123', ip: '198.51.100.7' })
+      expect(r.status).toBe(200)
+    })
+    // The first send of the hour counts: rule 3 takes the country's lock and reads both again. Its
+    // first read of the hour goes out as soon as the approval is known, while the guard's other
+    // reads are still being answered: no round trip of its own.
+    expect(reads.filter((t) => COUNTRY_SENDS.test(t)).length).toBe(2)
+    expect(waves).toEqual([7, 2])
+  })
+
+  test('a wrong code waits for 2 round trips and its COMMIT, a right one for 3', async () => {
+    const h = await guarded()
+    const sent = await h.send({ channel: 'sms', recipient: '+14155550123' })
+    expect(sent.status).toBe(200)
+    const id = sent.json.verification_id as string
+    const wrong = await measure(h, async () => expect((await h.verify({ verification_id: id, code: '000000' })).json.verified).toBe(false))
+    // The key's window with the verification; the recipient's failure cap (now, and once this
+    // failure counts) with the numbering of the attempt's event.
+    expect(wrong).toEqual([2])
+    const code = h.delivery.lastCode()
+    const right = await measure(h, async () => expect((await h.verify({ verification_id: id, code })).json.verified).toBe(true))
+    // The same two, then the fraud guard's row of the send, which the guard's counters of the approval follow.
+    expect(right).toEqual([3])
+  })
+})
