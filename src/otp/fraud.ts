@@ -126,6 +126,12 @@ export function blockDuration(level: number): number {
 export class FraudGuard {
   /** `account:prefix` -> its key: the same HMAC every time, so computed once per busy range. */
   private readonly prefixKeys = new Map<string, string>()
+  /**
+   * Scopes this process found blocked, and until when: their sends read the
+   * block alone, not the conversion with it (scopeState). A hint only: the
+   * block's row decides, and a block lifted early costs one read more.
+   */
+  private readonly blockedUntil = new Map<string, number>()
 
   constructor(
     /** Replaced by a config reload (app-reload.ts). */
@@ -208,8 +214,8 @@ export class FraudGuard {
     // A grace period of at least LOCK_FREE_GRACE_MS: rules 3 and 4 read
     // without a lock, so the reads of rules 2 to 4 are sent at once (on
     // PostgreSQL one round trip for all, the IP's lock ahead of them; rule 3's
-    // hour of sends once its approval read shows the country unproven), and
-    // the rules then decide in order on what was read, as below.
+    // hour of sends after them, once its approval read shows the country
+    // unproven), and the rules then decide in order on what was read, as below.
     const prefixScope = prefix !== country ? { scope: prefix, counted: this.prefixKey(f.accountId, dest) } : null
     if (s.conversionGraceSeconds * 1000 >= LOCK_FREE_GRACE_MS) {
       const [ipTimes, unprovenSeen, countrySeen, prefixSeen] = await Promise.all([
@@ -310,9 +316,10 @@ export class FraudGuard {
 
   /**
    * The scope's wait as read, and the block to start (null: none). The block
-   * and the conversion of the whole 24 hours are read at once; the conversion
-   * is read again only when the block's `countsFrom` (an unblock) shortens
-   * the window, and not used when the block is in force.
+   * and the conversion of the whole 24 hours are read at once, unless this
+   * process saw the scope blocked until later; the conversion is read again
+   * only when the block's `countsFrom` (an unblock) shortens the window, and
+   * not used when the block is in force.
    */
   private async scopeState(r: Repos, f: SendFacts, kind: ScopeKind, scope: string, counted: string): Promise<{ wait: number; start: BlockRow | null }> {
     const s = this.settings
@@ -320,11 +327,17 @@ export class FraudGuard {
     // The sends of the last 24 h that are older than the grace period (and not before an unblock).
     const dayFrom = f.now - DAY + 1
     const to = f.now - s.conversionGraceSeconds * 1000
+    const seen = `${f.accountId}:${kind}:${scope}`
+    const blockedFor = (this.blockedUntil.get(seen) ?? 0) > f.now
     const [b, day] = await Promise.all([
       r.fraud.block(f.accountId, kind, scope),
-      to < dayFrom ? null : r.fraud.conversion(f.accountId, kind, counted, dayFrom, to),
+      to < dayFrom || blockedFor ? null : r.fraud.conversion(f.accountId, kind, counted, dayFrom, to),
     ])
-    if (b?.until != null && f.now < b.until) return { wait: b.until - f.now, start: null }
+    if (b?.until != null && f.now < b.until) {
+      if (this.blockedUntil.size >= PREFIX_KEYS_CACHED) this.blockedUntil.clear()
+      this.blockedUntil.set(seen, b.until)
+      return { wait: b.until - f.now, start: null }
+    }
     const from = Math.max(dayFrom, b?.countsFrom ?? 0)
     if (to < from) return none
     const { sends, approved } = from === dayFrom && day ? day : await r.fraud.conversion(f.accountId, kind, counted, from, to)

@@ -45,7 +45,9 @@ export class VerifyService {
     return d.storage.write(async (r) => {
       // Without an Idempotency-Key the verification is read with the key's
       // window (one round trip on PostgreSQL; its row lock comes first in the
-      // lock order), and used only once the key lets the request through.
+      // lock order), and used only once the key lets the request through. A
+      // key known to be full is refused before this (http/guard.ts, the
+      // limiter's peek), so a refusal here takes that lock only once.
       const [admission, found] = await Promise.all([d.limiter.admit(r, key.id), idem ? undefined : this.find(r, key, input)])
       if (!admission.ok) return { kind: 'key_limited', max: admission.max, retryAfter: admission.retryAfter } as const
       const now = d.clock.now()
@@ -74,7 +76,8 @@ export class VerifyService {
       attempts = 0 // the lock has ended: the counter starts again
       await r.verifications.setAttempts(v.seq, 0, null)
     }
-    // Either way this attempt writes an event: its numbering is read with the cap's look-up.
+    // An attempt past the cap writes an event, right or wrong: its numbering is
+    // read with the cap's look-up (for nothing only when the cap refuses).
     r.events.prepare(v)
     const cap = await recipientCap(r, v, d.limits, now)
     if (cap.wait > 0) return { kind: 'locked', retryAfter: secondsUntil(cap.wait), cause: 'recipient_failures' }

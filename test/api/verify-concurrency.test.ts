@@ -77,6 +77,22 @@ describe('concurrent verifies', () => {
     }
   })
 
+  test("parallel wrong guesses on 6 verifications of one recipient: exactly the recipient's cap of 3 are compared", async () => {
+    const sends = { recipient_per_minute: 10, recipient_per_hour: 10, recipient_per_day: 10 }
+    await start({ credits: 10, config: { limits: { ...sends, recipient_failures_per_day: 3, max_failed_attempts: 100 } } })
+    const ids: string[] = []
+    for (let i = 0; i < 6; i++) {
+      const r = await h.send({ channel: 'sms', recipient: '+14155550123', expires_in: 3600 }, h.key)
+      expect(r.status).toBe(200)
+      ids.push(r.json.verification_id)
+    }
+    const results = await Promise.all(Array.from({ length: 18 }, (_, i) => verify(ids[i % 6]!, String(100000 + i))))
+    expect(tally(results.map((r) => ({ status: r.status, message: r.json.message })))).toEqual({
+      '200 Invalid code': 3,
+      [`429 ${LOCKED}`]: 15,
+    })
+  })
+
   test('20 parallel wrong guesses: exactly 5 are compared, the rest meet the lock', async () => {
     await start()
     const id = await sendTest()

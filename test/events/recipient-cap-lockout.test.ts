@@ -6,6 +6,7 @@
  * a test recipient is exempt from the cap.
  */
 import { describe, expect, test } from 'bun:test'
+import { nthAfter } from '../../src/otp/failure-cap.ts'
 import { deliverEvents, eventTypes, sendSettled } from '../kit/events.ts'
 import { harnessPerTest, HOUR, MINUTE, TEST, type Harness } from '../kit/harness.ts'
 import { RECORDING_RECEIPTS } from '../kit/receipts.ts'
@@ -107,5 +108,21 @@ describe("a lockout of the recipient's failure cap", () => {
       ['locked', true, 5],
       ['locked', true, 900],
     ])
+  })
+})
+
+describe('the cap once a failure counts, from one look-up (nthAfter)', () => {
+  // Times newest first: the log's n-th and (n-1)-th latest, and the new failure's time.
+  test.each([
+    ['n = 1, an empty log', 1, undefined, undefined, 50, 50],
+    ['n = 1, a newer failure than the new one (the clock went back)', 1, 60, undefined, 50, 60],
+    ['n = 3, fewer than 2 before: fewer than 3 after', 3, undefined, undefined, 50, undefined],
+    ['n = 3, exactly 2 before: the new one or the older of the two', 3, undefined, 40, 50, 40],
+    ['n = 3, exactly 2 before, the new one older than both', 3, undefined, 40, 30, 30],
+    ['n = 3, the new one the newest', 3, 20, 40, 50, 40],
+    ['n = 3, the new one between the two (the clock went back)', 3, 20, 40, 30, 30],
+    ['n = 3, the new one older than both', 3, 20, 40, 10, 20],
+  ] as const)('%s', (_name, n, nth, previous, at, expected) => {
+    expect(nthAfter(n, nth, previous, at)).toBe(expected)
   })
 })

@@ -21,7 +21,7 @@ export interface FailureLog extends EventLog<Uint8Array> {
   /**
    * The times of the subject's n-th and (n-1)-th most recent events, in one
    * look-up: enough to know its n-th most recent now and once one more is
-   * recorded (otp/failure-cap.ts capWaitAfter). `previous` is undefined for n = 1.
+   * recorded (otp/failure-cap.ts nthAfter). `previous` is undefined for n = 1.
    */
   nthLatestPair(subject: Uint8Array, n: number): Promise<{ nth: number | undefined; previous: number | undefined }>
 }

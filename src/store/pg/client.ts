@@ -129,13 +129,20 @@ export class PipelinedTx implements Tx {
   async q<T>(text: string, params: unknown[] = []): Promise<T[]> {
     if (!this.pipelined) await this.settle()
     const query = this.sql.unsafe(text, params) as unknown as Query
-    if (this.pipelined) {
-      // Sent behind what exec sent; answered only once those are known to have worked.
-      query.execute()
-      query.catch(() => undefined)
-      await this.settle()
+    if (!this.pipelined) return (await query) as T[]
+    // Sent behind what exec sent; answered only once those are known to have worked.
+    query.execute()
+    // A read that fails aborts the transaction as a statement of exec's does: the
+    // reads behind it then fail with "transaction is aborted", and each answers the first failure.
+    query.catch((err: unknown) => {
+      this.failure ??= err
+    })
+    await this.settle()
+    try {
+      return (await query) as T[]
+    } catch (err) {
+      throw this.failure ?? err
     }
-    return (await query) as T[]
   }
 
   async atCommit(step: () => Promise<void>): Promise<void> {
