@@ -11,7 +11,7 @@
  */
 import type { Repos } from './ports/index.ts'
 import type { Limits, Verification } from './types.ts'
-import { waitForRoomInLog } from './windows.ts'
+import { waitForRoomInLog, waitWhileInWindow } from './windows.ts'
 
 /** The window of the per-recipient failure cap. */
 export const FAILURE_WINDOW_MS = 86_400_000
@@ -44,8 +44,10 @@ export async function recipientCap(r: Repos, v: Verification, limits: Limits, no
   if (v.testMode !== null) return NO_CAP
   const n = limits.recipientFailuresPerDay
   const { nth, previous } = await r.failures.nthLatestPair(v.recipientHash, n)
-  const waitFrom = (t: number | undefined) => (t === undefined || t + FAILURE_WINDOW_MS <= now ? 0 : t + FAILURE_WINDOW_MS - now)
-  return { wait: waitFrom(nth), afterFailure: (at) => waitFrom(nthAfter(n, nth, previous, at)) }
+  return {
+    wait: waitWhileInWindow(nth, FAILURE_WINDOW_MS, now),
+    afterFailure: (at) => waitWhileInWindow(nthAfter(n, nth, previous, at), FAILURE_WINDOW_MS, now),
+  }
 }
 
 /** The n-th latest time once `at` joins a log whose n-th and (n-1)-th latest are `nth` and `previous` (undefined: it has fewer). */

@@ -26,6 +26,10 @@ export function waitForRoom(times: readonly number[], windowMs: number, max: num
  * that event leaves.
  */
 export async function waitForRoomInLog<S>(log: EventLog<S>, subject: S, windowMs: number, max: number, now: number): Promise<number> {
-  const t = await log.nthLatest(subject, max)
+  return waitWhileInWindow(await log.nthLatest(subject, max), windowMs, now)
+}
+
+/** Ms until the event at `t` leaves the window (0: it has left, or there is none). */
+export function waitWhileInWindow(t: number | undefined, windowMs: number, now: number): number {
   return t === undefined || t + windowMs <= now ? 0 : t + windowMs - now
 }

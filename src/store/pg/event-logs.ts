@@ -8,8 +8,8 @@
  * the whole of each other's transaction (docs/multi-node.md#one-busy-key).
  */
 import type { FailureLog, KeyHitLog } from '../../otp/ports/index.ts'
-import { KEY_SQL } from '../sql/keys.ts'
-import { num, numOrNull } from '../sql/values.ts'
+import { KEY_SQL, toFailurePair } from '../sql/keys.ts'
+import { numOrNull } from '../sql/values.ts'
 import type { Tx } from './client.ts'
 import type { TxLocks } from './locks.ts'
 
@@ -56,8 +56,7 @@ export class PgRecipientFailureLog implements FailureLog {
   async nthLatestPair(hash: Uint8Array, n: number): Promise<{ nth: number | undefined; previous: number | undefined }> {
     await this.locks.recipient(hash)
     if (n === 1) return { nth: await this.nthLatest(hash, 1), previous: undefined }
-    const rows = await this.tx.q<{ at: unknown }>(KEY_SQL.nthFailurePair, [hash, n - 2])
-    return { previous: rows[0] === undefined ? undefined : num(rows[0].at), nth: rows[1] === undefined ? undefined : num(rows[1].at) }
+    return toFailurePair(await this.tx.q(KEY_SQL.nthFailurePair, [hash, n - 2]))
   }
   async record(hash: Uint8Array, at: number): Promise<void> {
     await this.locks.recipient(hash)

@@ -18,6 +18,11 @@ export const KEY_SQL = {
   recordFailure: 'INSERT INTO recipient_failures (recipient_hash, at) VALUES ($1, $2)',
 } as const
 
+/** nthFailurePair's rows (newest first) as FailureLog.nthLatestPair answers them. */
+export function toFailurePair(rows: readonly Row[]): { nth: number | undefined; previous: number | undefined } {
+  return { previous: rows[0] === undefined ? undefined : num(rows[0].at), nth: rows[1] === undefined ? undefined : num(rows[1].at) }
+}
+
 export function toStoredKey(r: Row): StoredKey {
   return { id: num(r.id), accountId: num(r.account_id), prefix: r.prefix as string, status: r.status as StoredKey['status'], keyHash: r.key_hash as string }
 }

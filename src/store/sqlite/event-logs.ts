@@ -3,8 +3,8 @@
  * failures. Prepared once per connection: they run on every request.
  */
 import type { FailureLog, KeyHitLog } from '../../otp/ports/index.ts'
-import { KEY_SQL } from '../sql/keys.ts'
-import { num, numOrNull } from '../sql/values.ts'
+import { KEY_SQL, toFailurePair } from '../sql/keys.ts'
+import { numOrNull } from '../sql/values.ts'
 import type { Db } from './db.ts'
 import { type Prepared, prepareShared } from './shared-sql.ts'
 import type { StaleSource } from './stale.ts'
@@ -75,8 +75,7 @@ export class RecipientFailureLog implements FailureLog {
   async nthLatestPair(hash: Uint8Array, n: number): Promise<{ nth: number | undefined; previous: number | undefined }> {
     if (n === 1) return { nth: await this.nthLatest(hash, 1), previous: undefined }
     if (this.countQ.get(hash)!.n < n - 1) return { nth: undefined, previous: undefined }
-    const rows = this.q.nthFailurePair.all(hash, n - 2)
-    return { previous: rows[0] === undefined ? undefined : num(rows[0].at), nth: rows[1] === undefined ? undefined : num(rows[1].at) }
+    return toFailurePair(this.q.nthFailurePair.all(hash, n - 2))
   }
   async record(hash: Uint8Array, at: number): Promise<void> {
     this.q.recordFailure.run(hash, at)
