@@ -231,6 +231,8 @@ test.skipIf(!ON_PG)(
     expect(await sendWhileScopeHeld(600)).toEqual({ whileHeld: 200, after: 200 })
     expect(await sendWhileScopeHeld(59)).toEqual({ whileHeld: null, after: 200 })
   },
+  // Four nodes started and a wait of 2 s by design: more than the default 5 s on a slow machine.
+  20_000,
 )
 
 test.skipIf(!ON_PG)(
