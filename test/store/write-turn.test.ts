@@ -98,8 +98,12 @@ testSqliteOnly('a worker asleep waiting for the turn is woken as soon as the ser
   const turn = new WriteTurn(60_000)
   expect(turn.take()).toBe(true)
   const worker = new Worker(new URL('../kit/fixtures/turn-taker.ts', import.meta.url).href)
-  const answer = new Promise<{ took: boolean; waitedMs: number }>((resolve) => (worker.onmessage = (e) => resolve(e.data)))
+  let waiting = () => {}
+  const asleep = new Promise<void>((resolve) => (waiting = resolve))
+  const answer = new Promise<{ took: boolean; waitedMs: number }>((resolve) => (worker.onmessage = (e) => (e.data.waiting ? waiting() : resolve(e.data))))
   worker.postMessage({ buffer: turn.buffer, timeoutMs: 10_000 })
+  // Given 100 ms after the worker began to wait (its start-up on a busy machine is not counted).
+  await asleep
   await Bun.sleep(100)
   turn.give()
   const { took, waitedMs } = await answer
