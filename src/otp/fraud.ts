@@ -212,25 +212,38 @@ export class FraudGuard {
     if (!allowed.includes('*') && !allowed.includes(country)) return refuse('geo', null, null)
 
     // A grace period of at least LOCK_FREE_GRACE_MS: rules 3 and 4 read
-    // without a lock, so the reads of rules 2 to 4 are sent at once (on
-    // PostgreSQL one round trip for all, the IP's lock ahead of them; rule 3's
-    // hour of sends after them, once its approval read shows the country
-    // unproven), and the rules then decide in order on what was read, as below.
+    // without a lock, so the reads of rules 2 to 4 are made at once (on
+    // PostgreSQL one statement, the IP's lock ahead of it; rule 3's hour of
+    // sends only when the country is unproven), and the rules then decide in
+    // order on what was read, as below.
     const prefixScope = prefix !== country ? { scope: prefix, counted: this.prefixKey(f.accountId, dest) } : null
     if (s.conversionGraceSeconds * 1000 >= LOCK_FREE_GRACE_MS) {
-      const [ipTimes, unprovenSeen, countrySeen, prefixSeen] = await Promise.all([
-        f.ipHash ? r.fraud.ipSendTimes(f.ipHash, f.now - HOUR) : null,
-        this.unprovenRead(r, f, country),
-        this.scopeState(r, f, 'country', country, country),
-        prefixScope && this.scopeState(r, f, 'prefix', prefixScope.scope, prefixScope.counted),
-      ])
-      if (ipTimes) {
-        const wait = waitForRoom(ipTimes, HOUR, s.ipPerHour, f.now)
+      const scopes: { kind: ScopeKind; scope: string; counted: string }[] = [{ kind: 'country', scope: country, counted: country }]
+      if (prefixScope) scopes.push({ kind: 'prefix', ...prefixScope })
+      const read = await r.fraud.guardReads({
+        accountId: f.accountId,
+        country,
+        ip: f.ipHash ? { hash: f.ipHash, since: f.now - HOUR } : null,
+        countrySince: f.now - HOUR,
+        provenAfter: f.now - PROVEN_MS,
+        scopes: scopes.map((sc) => ({ ...sc, window: this.dayWindow(f, sc.kind, sc.scope) })),
+      })
+      if (read.ipTimes) {
+        const wait = waitForRoom(read.ipTimes, HOUR, s.ipPerHour, f.now)
         if (wait > 0) return refuse('ip', s.ipPerHour, secondsUntil(wait))
       }
-      const unproven = await this.unprovenWait(r, f, country, unprovenSeen)
-      let blocked = await this.scopeWait(r, f, 'country', country, country, countrySeen)
-      if (prefixScope && prefixSeen) blocked = Math.max(blocked, await this.scopeWait(r, f, 'prefix', prefixScope.scope, prefixScope.counted, prefixSeen))
+      const proven = read.lastApproval !== null && read.lastApproval > f.now - PROVEN_MS
+      const times = proven ? null : (read.countryTimes ?? (await r.fraud.countrySendTimes(f.accountId, country, f.now - HOUR)))
+      const unproven = await this.unprovenWait(r, f, country, {
+        applies: times !== null,
+        wait: times === null ? 0 : waitForRoom(times, HOUR, s.newCountryPerHour, f.now),
+      })
+      let blocked = 0
+      for (const [i, sc] of scopes.entries()) {
+        const { block, conversion } = read.scopes[i]!
+        const seen = await this.scopeDecide(r, f, sc.kind, sc.scope, sc.counted, block, conversion)
+        blocked = Math.max(blocked, await this.scopeWait(r, f, sc.kind, sc.scope, sc.counted, seen))
+      }
       return this.rules3and4(refuse, unproven, blocked)
     }
 
@@ -315,27 +328,49 @@ export class FraudGuard {
   }
 
   /**
-   * The scope's wait as read, and the block to start (null: none). The block
-   * and the conversion of the whole 24 hours are read at once, unless this
-   * process saw the scope blocked until later; the conversion is read again
-   * only when the block's `countsFrom` (an unblock) shortens the window, and
-   * not used when the block is in force.
+   * The window of a scope's conversion read with its block: the sends of the
+   * last 24 h older than the grace period; null when there is none, or when
+   * this process saw the scope blocked until later (the block alone is read).
    */
+  private dayWindow(f: SendFacts, kind: ScopeKind, scope: string): { from: number; to: number } | null {
+    const from = f.now - DAY + 1
+    const to = f.now - this.settings.conversionGraceSeconds * 1000
+    const blockedFor = (this.blockedUntil.get(`${f.accountId}:${kind}:${scope}`) ?? 0) > f.now
+    return to < from || blockedFor ? null : { from, to }
+  }
+
+  /** The scope's wait as read, and the block to start (null: none): its block and, read with it, its conversion over dayWindow. */
   private async scopeState(r: Repos, f: SendFacts, kind: ScopeKind, scope: string, counted: string): Promise<{ wait: number; start: BlockRow | null }> {
-    const s = this.settings
-    const none = { wait: 0, start: null }
-    // The sends of the last 24 h that are older than the grace period (and not before an unblock).
-    const dayFrom = f.now - DAY + 1
-    const to = f.now - s.conversionGraceSeconds * 1000
-    const seen = `${f.accountId}:${kind}:${scope}`
-    const blockedFor = (this.blockedUntil.get(seen) ?? 0) > f.now
+    const window = this.dayWindow(f, kind, scope)
     const [b, day] = await Promise.all([
       r.fraud.block(f.accountId, kind, scope),
-      to < dayFrom || blockedFor ? null : r.fraud.conversion(f.accountId, kind, counted, dayFrom, to),
+      window && r.fraud.conversion(f.accountId, kind, counted, window.from, window.to),
     ])
+    return this.scopeDecide(r, f, kind, scope, counted, b, day)
+  }
+
+  /**
+   * What the block `b` and the conversion `day` (over dayWindow, null when
+   * not read) decide. The conversion is read again only when the block's
+   * `countsFrom` (an unblock) shortens the window, and not used when the
+   * block is in force.
+   */
+  private async scopeDecide(
+    r: Repos,
+    f: SendFacts,
+    kind: ScopeKind,
+    scope: string,
+    counted: string,
+    b: BlockRow | undefined,
+    day: { sends: number; approved: number } | null,
+  ): Promise<{ wait: number; start: BlockRow | null }> {
+    const s = this.settings
+    const none = { wait: 0, start: null }
+    const dayFrom = f.now - DAY + 1
+    const to = f.now - s.conversionGraceSeconds * 1000
     if (b?.until != null && f.now < b.until) {
       if (this.blockedUntil.size >= PREFIX_KEYS_CACHED) this.blockedUntil.clear()
-      this.blockedUntil.set(seen, b.until)
+      this.blockedUntil.set(`${f.accountId}:${kind}:${scope}`, b.until)
       return { wait: b.until - f.now, start: null }
     }
     const from = Math.max(dayFrom, b?.countsFrom ?? 0)

@@ -46,6 +46,32 @@ export interface CountryStats {
   approved: number
 }
 
+/**
+ * A send's reads of rules 2 to 4 when rules 3 and 4 read without a lock
+ * (otp/fraud.ts): each answers what the FraudStore method of the same name
+ * would.
+ */
+export interface GuardReadsQuery {
+  accountId: number
+  country: string
+  /** Rule 2: the IP's counted sends since `since`, under the IP's lock; null when the caller passed no IP. */
+  ip: { hash: Uint8Array; since: number } | null
+  /** Rule 3: the country's counted sends since `countrySince`, read only when its last approval is none or not after `provenAfter`. */
+  countrySince: number
+  provenAfter: number
+  /** Rule 4: the country's scope, then the prefix's if it has one: each one's block, and its conversion over `window` (null: not read). */
+  scopes: { kind: ScopeKind; scope: string; counted: string; window: { from: number; to: number } | null }[]
+}
+
+export interface GuardReads {
+  ipTimes: number[] | null
+  lastApproval: number | null
+  /** Null when the country is proven (its hour of sends is not read). */
+  countryTimes: number[] | null
+  /** In the order of the query's scopes. */
+  scopes: { block: BlockRow | undefined; conversion: { sends: number; approved: number } | null }[]
+}
+
 /** The fraud guard's counters and account settings (engines implement it). */
 export interface FraudStore {
   accountSettings(accountId: number): Promise<AccountFraudSettings>
@@ -71,6 +97,8 @@ export interface FraudStore {
   /** Counted sends of a scope (a country, or a prefix's counting key) with `from <= at <= to`, and how many of them were approved. */
   conversion(accountId: number, kind: ScopeKind, scope: string, from: number, to: number): Promise<{ sends: number; approved: number }>
   block(accountId: number, kind: ScopeKind, scope: string): Promise<BlockRow | undefined>
+  /** Rules 2 to 4's reads at once (PostgreSQL: one statement, behind the IP's lock). */
+  guardReads(q: GuardReadsQuery): Promise<GuardReads>
   saveBlock(block: BlockRow): Promise<void>
   recordSend(send: FraudSendRow): Promise<void>
   /** A send no provider took (refunded, out of use): it was never delivered, so it counts toward no rule. */

@@ -21,7 +21,7 @@
  * Account settings are read from the database on every send, never kept: a
  * setting changed from any node's CLI applies to the next send.
  */
-import type { AccountFraudSettings, BlockRow, CountryStats, FraudSendRow, FraudStore, ScopeKind } from '../../otp/ports/index.ts'
+import type { AccountFraudSettings, BlockRow, CountryStats, FraudSendRow, FraudStore, GuardReads, GuardReadsQuery, ScopeKind } from '../../otp/ports/index.ts'
 import { POSTGRES } from '../sql/dialect.ts'
 import { exactConversion, fraudSql, MINUTE_MS, minutesConversion, toBlock, toCountryStats, toCounts, toSendCounts, toSettings } from '../sql/fraud.ts'
 import { ascendingTimes, numOrNull } from '../sql/values.ts'
@@ -31,15 +31,74 @@ import type { TxLocks } from './locks.ts'
 const SHARED = fraudSql(POSTGRES)
 
 /**
- * PostgreSQL's own: a window across minutes in one statement, from the shared
+ * PostgreSQL's own: a window across minutes in one query, from the shared
  * counts (the partial minutes at both ends exactly, the whole minutes from
- * the counters), where SQLite runs them one by one.
+ * the counters), where SQLite runs them one by one. `p` names its
+ * parameters: the scope, the head's [from, to], the tail's [from, to], the
+ * whole minutes [first, last] (windowParams).
  */
-const CONVERSION = (kind: ScopeKind) =>
-  `SELECT h.sends + t.sends + coalesce(w.sends, 0) AS sends, h.approved + t.approved + coalesce(w.approved, 0) AS approved
-   FROM (${exactConversion(POSTGRES, kind, '$3', '$4')}) h, (${exactConversion(POSTGRES, kind, '$5', '$6')}) t,
-     (${minutesConversion('$7', '$8', '$9')}) w`
-const CONVERSION_ACROSS = { prefix: CONVERSION('prefix'), country: CONVERSION('country') }
+function conversionAcross(kind: ScopeKind, p: string[]): string {
+  const [scope, from, headTo, tailFrom, to, first, last] = p as [string, string, string, string, string, string, string]
+  return `SELECT h.sends + t.sends + coalesce(w.sends, 0) AS sends, h.approved + t.approved + coalesce(w.approved, 0) AS approved
+   FROM (${exactConversion(POSTGRES, kind, from, headTo, scope)}) h, (${exactConversion(POSTGRES, kind, tailFrom, to, scope)}) t,
+     (${minutesConversion(`'${kind}'`, first, last, scope)}) w`
+}
+const params = (from: number) => Array.from({ length: 7 }, (_, i) => `$${from + i}`)
+const CONVERSION_ACROSS = { prefix: conversionAcross('prefix', params(2)), country: conversionAcross('country', params(2)) }
+
+/**
+ * A window's parameters for conversionAcross: its partial minutes at both
+ * ends and its whole minutes between. Within one minute the head is the
+ * whole window and the tail and the whole minutes are empty.
+ */
+function windowParams(from: number, to: number): number[] {
+  const first = Math.floor(from / MINUTE_MS)
+  const last = Math.floor(to / MINUTE_MS)
+  if (first === last) return [from, to, to + 1, to, first + 1, last - 1]
+  return [from, (first + 1) * MINUTE_MS - 1, last * MINUTE_MS, to, first + 1, last - 1]
+}
+
+/** GUARD_READS's parameters for `q`, whose scopes are the country's, then the prefix's if it has one. */
+export function guardReadsParams(q: GuardReadsQuery): unknown[] {
+  const [country, prefix, ...more] = q.scopes
+  if (country?.kind !== 'country' || country.scope !== q.country || (prefix !== undefined && prefix.kind !== 'prefix') || more.length > 0) {
+    throw new Error('guardReads: the country scope, then at most the prefix scope')
+  }
+  const window = (w: { from: number; to: number } | null | undefined) => (w ? windowParams(w.from, w.to) : [null, null, null, null, null, null])
+  return [
+    q.accountId,
+    q.country,
+    q.ip?.hash ?? null,
+    q.ip?.since ?? null,
+    q.countrySince,
+    q.provenAfter,
+    ...window(country.window),
+    prefix?.scope ?? null,
+    prefix?.counted ?? null,
+    ...window(prefix?.window),
+  ]
+}
+
+const BLOCK_ARRAY = 'SELECT json_build_array(started_at, until, level, counts_from) FROM fraud_blocks WHERE account_id = $1'
+const COUNTS_ARRAY = (kind: ScopeKind, p: string[]) => `SELECT json_build_array(c.sends, c.approved) FROM (${conversionAcross(kind, p)}) c`
+
+/**
+ * PostgreSQL's own: the reads of rules 2 to 4 of a send in one statement
+ * (guardReads). Each read behind a CASE is made only when its parameter
+ * asks for it: the IP's hour ($3 not null), the country's hour (its last
+ * approval none or not after $6), a conversion (its `from` not null), the
+ * prefix's block ($13 not null).
+ */
+export const GUARD_READS = `WITH a AS (SELECT last_approved_at FROM fraud_countries WHERE account_id = $1 AND country = $2)
+SELECT (SELECT last_approved_at FROM a) AS last_approved_at,
+  CASE WHEN $3::bytea IS NOT NULL THEN ARRAY(SELECT at FROM fraud_sends WHERE ip_hash = $3 AND at > $4::bigint AND counted AND ip_hash IS NOT NULL) END AS ip_times,
+  CASE WHEN NOT EXISTS (SELECT 1 FROM a WHERE last_approved_at > $6::bigint)
+    THEN ARRAY(SELECT at FROM fraud_sends WHERE account_id = $1 AND country = $2 AND at > $5::bigint AND counted) END AS country_times,
+  (${BLOCK_ARRAY} AND kind = 'country' AND scope = $2) AS country_block,
+  CASE WHEN $7::bigint IS NOT NULL THEN (${COUNTS_ARRAY('country', ['$2', '$7', '$8::bigint', '$9::bigint', '$10::bigint', '$11::bigint', '$12::bigint'])}) END AS country_counts,
+  CASE WHEN $13::text IS NOT NULL THEN (${BLOCK_ARRAY} AND kind = 'prefix' AND scope = $13) END AS prefix_block,
+  CASE WHEN $15::bigint IS NOT NULL
+    THEN (${COUNTS_ARRAY('prefix', ['$14::text', '$15', '$16::bigint', '$17::bigint', '$18::bigint', '$19::bigint', '$20::bigint'])}) END AS prefix_counts`
 
 /** PostgreSQL's own: both scopes of a send in one statement (a VALUES list with column names, which SQLite cannot name). */
 const COUNT_MINUTE = `INSERT INTO fraud_minutes (account_id, kind, scope, minute, sends, approved)
@@ -66,7 +125,7 @@ export class PgFraudStore implements FraudStore {
   }
 
   async ipSendTimes(ipHash: Uint8Array, since: number): Promise<number[]> {
-    await this.locks.named(`fraud-ip:${Buffer.from(ipHash).toString('hex')}`)
+    await this.locks.named(ipLock(ipHash))
     return ascendingTimes(await this.tx.q(SHARED.ipSendTimes, [ipHash, since]), 'at')
   }
 
@@ -91,24 +150,31 @@ export class PgFraudStore implements FraudStore {
    * partial minutes at both ends exactly from fraud_sends, in one statement.
    */
   async conversion(accountId: number, kind: ScopeKind, scope: string, from: number, to: number): Promise<{ sends: number; approved: number }> {
-    const first = Math.floor(from / MINUTE_MS)
-    const last = Math.floor(to / MINUTE_MS)
-    if (first === last) {
+    if (Math.floor(from / MINUTE_MS) === Math.floor(to / MINUTE_MS)) {
       const rows = await this.tx.q(kind === 'prefix' ? SHARED.prefixConversion : SHARED.countryConversion, [accountId, scope, from, to])
       return toCounts(rows[0])
     }
-    const rows = await this.tx.q(CONVERSION_ACROSS[kind], [
-      accountId,
-      scope,
-      from,
-      (first + 1) * MINUTE_MS - 1,
-      last * MINUTE_MS,
-      to,
-      kind,
-      first + 1,
-      last - 1,
-    ])
-    return toCounts(rows[0])
+    return toCounts((await this.tx.q(CONVERSION_ACROSS[kind], [accountId, scope, ...windowParams(from, to)]))[0])
+  }
+
+  async guardReads(q: GuardReadsQuery): Promise<GuardReads> {
+    if (q.ip) await this.locks.named(ipLock(q.ip.hash))
+    const row = (await this.tx.q(GUARD_READS, guardReadsParams(q)))[0]!
+    const [country, prefix] = q.scopes as [GuardReadsQuery['scopes'][0], GuardReadsQuery['scopes'][0] | undefined]
+    const block = (kind: ScopeKind, scope: string, a: unknown) => {
+      if (a == null) return undefined
+      const [startedAt, until, level, countsFrom] = a as (number | null)[]
+      return toBlock({ account_id: q.accountId, kind, scope, started_at: startedAt, until, level, counts_from: countsFrom })
+    }
+    const counts = (a: unknown) => {
+      if (a == null) return null
+      const [sends, approved] = a as number[]
+      return toCounts({ sends, approved })
+    }
+    const times = (a: unknown) => (a == null ? null : (a as unknown[]).map(Number).sort((x, y) => x - y))
+    const scopes: GuardReads['scopes'] = [{ block: block('country', country.scope, row.country_block), conversion: counts(row.country_counts) }]
+    if (prefix) scopes.push({ block: block('prefix', prefix.scope, row.prefix_block), conversion: counts(row.prefix_counts) })
+    return { ipTimes: times(row.ip_times), lastApproval: numOrNull(row.last_approved_at), countryTimes: times(row.country_times), scopes }
   }
 
   async block(accountId: number, kind: ScopeKind, scope: string): Promise<BlockRow | undefined> {
@@ -162,6 +228,10 @@ export class PgFraudStore implements FraudStore {
   async countryStats(accountId: number | undefined, since: number): Promise<CountryStats[]> {
     return (await this.tx.q(SHARED.countryStats, [since, accountId ?? -1])).map(toCountryStats)
   }
+}
+
+function ipLock(ipHash: Uint8Array): string {
+  return `fraud-ip:${Buffer.from(ipHash).toString('hex')}`
 }
 
 function countryLock(accountId: number, country: string): string {

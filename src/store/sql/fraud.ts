@@ -20,19 +20,19 @@ const BLOCK_COLUMNS = 'account_id, kind, scope, started_at, until, level, counts
 const SEND_COLUMNS = 'account_id, at, country, prefix, counted, approved_at'
 
 /**
- * Counted sends of scope $2 (a `column` value) of account $1 made in
+ * Counted sends of scope `scope` (a `column` value) of account $1 made in
  * [`from`, `to`], and how many were approved: exact, for the partial minutes
  * at the ends of a window.
  */
-export function exactConversion(d: Dialect, column: ScopeKind, from: string, to: string): string {
+export function exactConversion(d: Dialect, column: ScopeKind, from: string, to: string, scope = '$2'): string {
   return `SELECT count(*) AS sends, count(approved_at) AS approved FROM fraud_sends
-    WHERE account_id = $1 AND ${column} = $2 AND at >= ${from} AND at <= ${to} AND ${d.isTrue('counted')}`
+    WHERE account_id = $1 AND ${column} = ${scope} AND at >= ${from} AND at <= ${to} AND ${d.isTrue('counted')}`
 }
 
-/** The whole minutes [`first`, `last`] of scope $2 of kind `kind` of account $1, from the per-minute counters. */
-export function minutesConversion(kind: string, first: string, last: string): string {
+/** The whole minutes [`first`, `last`] of scope `scope` of kind `kind` of account $1, from the per-minute counters. */
+export function minutesConversion(kind: string, first: string, last: string, scope = '$2'): string {
   return `SELECT sum(sends) AS sends, sum(approved) AS approved FROM fraud_minutes
-    WHERE account_id = $1 AND kind = ${kind} AND scope = $2 AND minute >= ${first} AND minute <= ${last}`
+    WHERE account_id = $1 AND kind = ${kind} AND scope = ${scope} AND minute >= ${first} AND minute <= ${last}`
 }
 
 export function fraudSql(d: Dialect) {

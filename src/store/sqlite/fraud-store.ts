@@ -9,7 +9,7 @@
  * shell, or a rollback): never stale inside a write transaction, so a setting
  * changed from the CLI applies to the next send that starts after its commit.
  */
-import type { AccountFraudSettings, BlockRow, CountryStats, FraudSendRow, FraudStore, ScopeKind } from '../../otp/ports/index.ts'
+import type { AccountFraudSettings, BlockRow, CountryStats, FraudSendRow, FraudStore, GuardReads, GuardReadsQuery, ScopeKind } from '../../otp/ports/index.ts'
 import { SQLITE } from '../sql/dialect.ts'
 import { fraudSql, MINUTE_MS, toBlock, toCountryStats, toCounts, toSendCounts, toSettings } from '../sql/fraud.ts'
 import { ascendingTimes, numOrNull } from '../sql/values.ts'
@@ -96,6 +96,22 @@ export class SqliteFraudStore implements FraudStore {
   async block(accountId: number, kind: ScopeKind, scope: string): Promise<BlockRow | undefined> {
     const row = this.q.block.get(accountId, kind, scope)
     return row === null ? undefined : toBlock(row)
+  }
+  /** One read after another: each is a call into the same process. */
+  async guardReads(q: GuardReadsQuery): Promise<GuardReads> {
+    const lastApproval = await this.lastApproval(q.accountId, q.country)
+    const proven = lastApproval !== null && lastApproval > q.provenAfter
+    const scopes: GuardReads['scopes'] = []
+    for (const s of q.scopes) {
+      const block = await this.block(q.accountId, s.kind, s.scope)
+      scopes.push({ block, conversion: s.window && (await this.conversion(q.accountId, s.kind, s.counted, s.window.from, s.window.to)) })
+    }
+    return {
+      ipTimes: q.ip && (await this.ipSendTimes(q.ip.hash, q.ip.since)),
+      lastApproval,
+      countryTimes: proven ? null : await this.countrySendTimes(q.accountId, q.country, q.countrySince),
+      scopes,
+    }
   }
   async saveBlock(b: BlockRow): Promise<void> {
     this.q.saveBlock.run(b.accountId, b.kind, b.scope, b.startedAt, b.until, b.level, b.countsFrom)

@@ -4,7 +4,8 @@
  * every engine.
  */
 import { describe, expect, test } from 'bun:test'
-import type { BlockRow, FraudSendRow } from '../../../src/otp/ports/index.ts'
+import type { BlockRow, FraudSendRow, GuardReadsQuery } from '../../../src/otp/ports/index.ts'
+import { GUARD_READS, guardReadsParams } from '../../../src/store/pg/fraud-store.ts'
 import { accountWithKey, DEFAULT_ACCOUNT, hash, MINUTE, T0, useEngine } from './data.ts'
 
 const engine = useEngine()
@@ -245,4 +246,91 @@ test('countryStats: every recorded send and its approvals by account and country
     { accountId, country: 'UZ', sends: 1, approved: 0 },
   ])
   expect(await storage().read((r) => r.fraud.countryStats(accountId, 0))).toEqual([{ accountId, country: 'UZ', sends: 1, approved: 0 }])
+})
+
+describe('guardReads (rules 2 to 4 at once)', () => {
+  const at = (m: number, s = 0) => T0 + m * MINUTE + s * 1000
+  const windows = [null, { from: at(0, 10), to: at(0, 49) }, { from: at(0, 11), to: at(1, 30) }, { from: at(0), to: at(3, 58) }, { from: at(1), to: at(9) }]
+  const query = (o: { ip?: boolean; provenAfter?: number; prefix?: boolean; country?: number; pre?: number }): GuardReadsQuery => ({
+    accountId: DEFAULT_ACCOUNT,
+    country: 'UZ',
+    ip: o.ip ? { hash: hash('ip-1'), since: at(0, 20) } : null,
+    countrySince: at(0, 20),
+    provenAfter: o.provenAfter ?? at(9),
+    scopes: [
+      { kind: 'country', scope: 'UZ', counted: 'UZ', window: windows[o.country ?? 0]! },
+      ...(o.prefix ? [{ kind: 'prefix' as const, scope: '+99890', counted: '+99890', window: windows[o.pre ?? 0]! }] : []),
+    ],
+  })
+
+  test('answers what the reads one by one answer, for every window and with or without an IP and a prefix', async () => {
+    await record(
+      send(1, { at: at(0, 10) }),
+      send(2, { at: at(0, 50) }),
+      send(3, { at: at(1, 30), prefix: '+99891' }),
+      send(4, { at: at(2, 0) }),
+      send(5, { at: at(3, 59), ipHash: hash('ip-2') }),
+      send(6, { at: at(1, 0), counted: false }),
+    )
+    await storage().write(async (r) => {
+      await r.fraud.approved(1, at(9))
+      await r.fraud.approved(4, at(9))
+      await r.fraud.saveBlock({ accountId: DEFAULT_ACCOUNT, kind: 'prefix', scope: '+99890', startedAt: T0, until: at(15), level: 1, countsFrom: at(0, 5) })
+    })
+    const oneByOne = (q: GuardReadsQuery) =>
+      storage().write(async (r) => ({
+        ipTimes: q.ip && (await r.fraud.ipSendTimes(q.ip.hash, q.ip.since)),
+        lastApproval: await r.fraud.lastApproval(q.accountId, q.country),
+        // Not after provenAfter: unproven, so read.
+        countryTimes: await r.fraud.countrySendTimes(q.accountId, q.country, q.countrySince),
+        scopes: await Promise.all(
+          q.scopes.map(async (s) => ({
+            block: await r.fraud.block(q.accountId, s.kind, s.scope),
+            conversion: s.window && (await r.fraud.conversion(q.accountId, s.kind, s.counted, s.window.from, s.window.to)),
+          })),
+        ),
+      }))
+    let compared = 0
+    for (const ip of [false, true])
+      for (const prefix of [false, true])
+        for (let country = 0; country < windows.length; country++) {
+          const q = query({ ip, prefix, country, pre: windows.length - 1 - country })
+          expect(await storage().write((r) => r.fraud.guardReads(q))).toEqual(await oneByOne(q))
+          compared++
+        }
+    expect(compared).toBe(20)
+    const one = await storage().write((r) => r.fraud.guardReads(query({ ip: true, prefix: true, country: 4, pre: 2 })))
+    expect(one).toEqual({
+      ipTimes: [at(0, 50), at(1, 30), at(2, 0)],
+      lastApproval: at(9),
+      countryTimes: [at(0, 50), at(1, 30), at(2, 0), at(3, 59)],
+      scopes: [
+        { block: undefined, conversion: { sends: 3, approved: 1 } },
+        {
+          block: { accountId: DEFAULT_ACCOUNT, kind: 'prefix', scope: '+99890', startedAt: T0, until: at(15), level: 1, countsFrom: at(0, 5) },
+          conversion: { sends: 1, approved: 0 },
+        },
+      ],
+    })
+  })
+
+  test('a country approved after `provenAfter` is proven: its hour of sends is not read (on PostgreSQL its index is never scanned)', async () => {
+    await record(send(1, { at: at(0, 30) }), send(2, { at: at(1) }))
+    await storage().write((r) => r.fraud.approved(1, at(2)))
+    const read = (provenAfter: number) => storage().write((r) => r.fraud.guardReads(query({ provenAfter })))
+    expect((await read(at(2) - 1)).countryTimes).toBeNull()
+    expect((await read(at(2))).countryTimes).toEqual([at(0, 30), at(1)])
+    if (engine().name !== 'postgres') return
+    // The loops of every plan node that reads the country's sends: none when proven.
+    const loops = async (provenAfter: number) => {
+      const plan = JSON.stringify((await engine().sql(`EXPLAIN (ANALYZE, FORMAT JSON) ${GUARD_READS}`, guardReadsParams(query({ provenAfter }))))[0])
+      // Leaf scans of fraud_sends that select on the country (the planner may take either index for it).
+      const scans = [...plan.matchAll(/\{[^{}]*"Relation Name":"fraud_sends"[^{}]*\}/g)].map((m) => m[0]).filter((n) => n.includes("country = 'UZ'"))
+      return scans.map((n) => Number(/"Actual Loops":(\d+)/.exec(n)?.[1]))
+    }
+    const proven = await loops(at(2) - 1)
+    expect(proven.length).toBeGreaterThan(0)
+    expect(proven.every((n) => n === 0)).toBe(true)
+    expect((await loops(at(2))).some((n) => n > 0)).toBe(true)
+  })
 })
