@@ -106,6 +106,24 @@ const COUNT_MINUTE = `INSERT INTO fraud_minutes (account_id, kind, scope, minute
   WHERE k.kind = 'country' OR $3::text <> $2::text
   ON CONFLICT (account_id, kind, scope, minute) DO UPDATE SET sends = fraud_minutes.sends + excluded.sends, approved = fraud_minutes.approved + excluded.approved`
 
+/**
+ * PostgreSQL's own: `approved` in one statement. The send is approved once
+ * (store/sql/fraud.ts approve); only a send that counted proves its country
+ * (monitor decides as enforce would, where that send would not exist) and
+ * counts an approval in its minute's counters (the minute of the send: the
+ * window is about when sends were made), both scopes as COUNT_MINUTE.
+ */
+const APPROVE = `WITH s AS (
+    UPDATE fraud_sends SET approved_at = $2 WHERE seq = $1 AND approved_at IS NULL RETURNING account_id, at, country, prefix, counted
+  ), proven AS (
+    INSERT INTO fraud_countries (account_id, country, last_approved_at) SELECT account_id, country, $2 FROM s WHERE counted
+    ON CONFLICT (account_id, country) DO UPDATE SET last_approved_at = greatest(fraud_countries.last_approved_at, excluded.last_approved_at)
+  )
+  INSERT INTO fraud_minutes (account_id, kind, scope, minute, sends, approved)
+  SELECT s.account_id, k.kind, k.scope, s.at / ${MINUTE_MS}, 0, 1 FROM s, LATERAL (VALUES ('country', s.country), ('prefix', s.prefix)) AS k(kind, scope)
+  WHERE s.counted AND (k.kind = 'country' OR s.prefix <> s.country)
+  ON CONFLICT (account_id, kind, scope, minute) DO UPDATE SET sends = fraud_minutes.sends + excluded.sends, approved = fraud_minutes.approved + excluded.approved`
+
 export class PgFraudStore implements FraudStore {
   constructor(
     private readonly tx: Tx,
@@ -199,15 +217,9 @@ export class PgFraudStore implements FraudStore {
     if (s.counted) await this.countMinute(s, -1, s.approved ? -1 : 0)
   }
 
+  /** One statement, read by nothing (APPROVE): pipelined, no round trip. */
   async approved(seq: number, at: number): Promise<void> {
-    const row = (await this.tx.q(SHARED.approve, [seq, at]))[0]
-    // Only a send that counted proves its country: monitor decides as enforce would, where that send would not exist.
-    if (row === undefined) return
-    const s = toSendCounts(row)
-    if (!s.counted) return
-    this.tx.exec(SHARED.prove, [s.accountId, s.country, at])
-    // Counted in the minute of the send: the window is about when sends were made.
-    await this.countMinute(s, 0, 1)
+    this.tx.exec(APPROVE, [seq, at])
   }
 
   /** Both scopes of a send, in one statement; a number whose prefix is its country has one. */

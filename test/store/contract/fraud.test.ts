@@ -103,9 +103,13 @@ describe('approvals and drops', () => {
     })
     expect(await storage().write((r) => r.fraud.lastApproval(DEFAULT_ACCOUNT, 'UZ'))).toBe(T0 + 2 * MINUTE)
     expect(await storage().read((r) => r.fraud.lastApproval(DEFAULT_ACCOUNT, 'KZ'))).toBeNull()
+    // The minute's counters (T0's minute is a whole minute of this window) count each approval once.
+    const counters = () => storage().read((r) => r.fraud.conversion(DEFAULT_ACCOUNT, 'country', 'UZ', T0 - MINUTE, T0 + 2 * MINUTE))
+    expect(await counters()).toEqual({ sends: 2, approved: 2 })
     // A send approves once: a second approval changes nothing.
     await storage().write((r) => r.fraud.approved(3, T0 + 9 * MINUTE))
     expect(await storage().read((r) => r.fraud.lastApproval(DEFAULT_ACCOUNT, 'UZ'))).toBe(T0 + 2 * MINUTE)
+    expect(await counters()).toEqual({ sends: 2, approved: 2 })
   })
 
   test('conversion counts counted sends of a scope and their approvals, within a minute and across minutes', async () => {
