@@ -128,7 +128,7 @@ export class FraudGuard {
   private readonly prefixKeys = new Map<string, string>()
   /**
    * Scopes this process found blocked, and until when: their sends read the
-   * block alone, not the conversion with it (scopeState). A hint only: the
+   * block alone, not the conversion with it (dayWindow). A hint only: the
    * block's row decides, and a block lifted early costs one read more.
    */
   private readonly blockedUntil = new Map<string, number>()

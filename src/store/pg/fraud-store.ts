@@ -61,7 +61,13 @@ function windowParams(from: number, to: number): number[] {
 /** GUARD_READS's parameters for `q`, whose scopes are the country's, then the prefix's if it has one. */
 export function guardReadsParams(q: GuardReadsQuery): unknown[] {
   const [country, prefix, ...more] = q.scopes
-  if (country?.kind !== 'country' || country.scope !== q.country || (prefix !== undefined && prefix.kind !== 'prefix') || more.length > 0) {
+  if (
+    country?.kind !== 'country' ||
+    country.scope !== q.country ||
+    country.counted !== q.country ||
+    (prefix !== undefined && prefix.kind !== 'prefix') ||
+    more.length > 0
+  ) {
     throw new Error('guardReads: the country scope, then at most the prefix scope')
   }
   const window = (w: { from: number; to: number } | null | undefined) => (w ? windowParams(w.from, w.to) : [null, null, null, null, null, null])

@@ -255,31 +255,36 @@ test('countryStats: every recorded send and its approvals by account and country
 describe('guardReads (rules 2 to 4 at once)', () => {
   const at = (m: number, s = 0) => T0 + m * MINUTE + s * 1000
   const windows = [null, { from: at(0, 10), to: at(0, 49) }, { from: at(0, 11), to: at(1, 30) }, { from: at(0), to: at(3, 58) }, { from: at(1), to: at(9) }]
-  const query = (o: { ip?: boolean; provenAfter?: number; prefix?: boolean; country?: number; pre?: number }): GuardReadsQuery => ({
+  /** The prefix's block is kept under the prefix in clear, its sends under its counting key (otp/fraud.ts prefixKey). */
+  const KEY = 'key-of-99890'
+  const query = (o: { ip?: boolean; provenAfter?: number; prefix?: boolean; country?: number; pre?: number; name?: string }): GuardReadsQuery => ({
     accountId: DEFAULT_ACCOUNT,
-    country: 'UZ',
+    country: o.name ?? 'UZ',
     ip: o.ip ? { hash: hash('ip-1'), since: at(0, 20) } : null,
     countrySince: at(0, 20),
     provenAfter: o.provenAfter ?? at(9),
     scopes: [
-      { kind: 'country', scope: 'UZ', counted: 'UZ', window: windows[o.country ?? 0]! },
-      ...(o.prefix ? [{ kind: 'prefix' as const, scope: '+99890', counted: '+99890', window: windows[o.pre ?? 0]! }] : []),
+      { kind: 'country', scope: o.name ?? 'UZ', counted: o.name ?? 'UZ', window: windows[o.country ?? 0]! },
+      ...(o.prefix ? [{ kind: 'prefix' as const, scope: '+99890', counted: KEY, window: windows[o.pre ?? 0]! }] : []),
     ],
   })
 
-  test('answers what the reads one by one answer, for every window and with or without an IP and a prefix', async () => {
+  test('answers what the reads one by one answer: every window, with or without an IP and a prefix, a country with no sends or approval', async () => {
     await record(
-      send(1, { at: at(0, 10) }),
-      send(2, { at: at(0, 50) }),
-      send(3, { at: at(1, 30), prefix: '+99891' }),
-      send(4, { at: at(2, 0) }),
-      send(5, { at: at(3, 59), ipHash: hash('ip-2') }),
-      send(6, { at: at(1, 0), counted: false }),
+      send(1, { at: at(0, 10), prefix: KEY }),
+      send(2, { at: at(0, 50), prefix: KEY }),
+      send(3, { at: at(1, 30), prefix: 'key-of-99891' }),
+      send(4, { at: at(2, 0), prefix: KEY }),
+      send(5, { at: at(3, 59), prefix: KEY, ipHash: hash('ip-2') }),
+      send(6, { at: at(1, 0), prefix: KEY, counted: false }),
     )
+    const countryBlock: BlockRow = { accountId: DEFAULT_ACCOUNT, kind: 'country', scope: 'UZ', startedAt: null, until: null, level: 2, countsFrom: at(0, 30) }
+    const prefixBlock: BlockRow = { accountId: DEFAULT_ACCOUNT, kind: 'prefix', scope: '+99890', startedAt: T0, until: at(15), level: 1, countsFrom: at(0, 5) }
     await storage().write(async (r) => {
       await r.fraud.approved(1, at(9))
       await r.fraud.approved(4, at(9))
-      await r.fraud.saveBlock({ accountId: DEFAULT_ACCOUNT, kind: 'prefix', scope: '+99890', startedAt: T0, until: at(15), level: 1, countsFrom: at(0, 5) })
+      await r.fraud.saveBlock(countryBlock)
+      await r.fraud.saveBlock(prefixBlock)
     })
     const oneByOne = (q: GuardReadsQuery) =>
       storage().write(async (r) => ({
@@ -294,26 +299,28 @@ describe('guardReads (rules 2 to 4 at once)', () => {
           })),
         ),
       }))
-    let compared = 0
-    for (const ip of [false, true])
-      for (const prefix of [false, true])
-        for (let country = 0; country < windows.length; country++) {
-          const q = query({ ip, prefix, country, pre: windows.length - 1 - country })
-          expect(await storage().write((r) => r.fraud.guardReads(q))).toEqual(await oneByOne(q))
-          compared++
-        }
-    expect(compared).toBe(20)
+    for (const name of ['UZ', 'KZ'])
+      for (const ip of [false, true])
+        for (const prefix of [false, true])
+          for (let country = 0; country < windows.length; country++) {
+            const q = query({ ip, prefix, country, pre: windows.length - 1 - country, name })
+            expect(await storage().write((r) => r.fraud.guardReads(q))).toEqual(await oneByOne(q))
+          }
+    // KZ: no approval, no sends, no block; an IP's hour with none of its sends.
+    expect(await storage().write((r) => r.fraud.guardReads({ ...query({ name: 'KZ', country: 4 }), ip: { hash: hash('ip-3'), since: 0 } }))).toEqual({
+      ipTimes: [],
+      lastApproval: null,
+      countryTimes: [],
+      scopes: [{ block: undefined, conversion: { sends: 0, approved: 0 } }],
+    })
     const one = await storage().write((r) => r.fraud.guardReads(query({ ip: true, prefix: true, country: 4, pre: 2 })))
     expect(one).toEqual({
       ipTimes: [at(0, 50), at(1, 30), at(2, 0)],
       lastApproval: at(9),
       countryTimes: [at(0, 50), at(1, 30), at(2, 0), at(3, 59)],
       scopes: [
-        { block: undefined, conversion: { sends: 3, approved: 1 } },
-        {
-          block: { accountId: DEFAULT_ACCOUNT, kind: 'prefix', scope: '+99890', startedAt: T0, until: at(15), level: 1, countsFrom: at(0, 5) },
-          conversion: { sends: 1, approved: 0 },
-        },
+        { block: countryBlock, conversion: { sends: 3, approved: 1 } },
+        { block: prefixBlock, conversion: { sends: 1, approved: 0 } },
       ],
     })
   })
