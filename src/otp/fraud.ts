@@ -232,8 +232,8 @@ export class FraudGuard {
         const wait = waitForRoom(read.ipTimes, HOUR, s.ipPerHour, f.now)
         if (wait > 0) return refuse('ip', s.ipPerHour, secondsUntil(wait))
       }
-      const proven = read.lastApproval !== null && read.lastApproval > f.now - PROVEN_MS
-      const times = proven ? null : (read.countryTimes ?? (await r.fraud.countrySendTimes(f.accountId, country, f.now - HOUR)))
+      // No hour of sends read: the country is proven (provenAfter).
+      const times = read.countryTimes
       const unproven = await this.unprovenWait(r, f, country, {
         applies: times !== null,
         wait: times === null ? 0 : waitForRoom(times, HOUR, s.newCountryPerHour, f.now),
