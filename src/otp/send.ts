@@ -109,8 +109,9 @@ export class SendService {
 
     // Inside the transaction that inserts it: the id carries the row's number.
     // `fraud`: the guard's verdict (real sends), whose country and monitor-mode rule the row keeps for the console.
-    const build = async (r: Repos, now: number, code: string, fraud: FraudVerdict | null = null, sms?: SmsInfo): Promise<Verification> => {
-      const seq = await r.verifications.nextSeq()
+    // `seq`: the row's number when the caller drew it already.
+    const build = async (r: Repos, now: number, code: string, fraud: FraudVerdict | null = null, sms?: SmsInfo, seq?: number): Promise<Verification> => {
+      seq ??= await r.verifications.nextSeq()
       const id = d.ids.make(seq)
       const v: Verification = {
         seq,
@@ -199,6 +200,18 @@ export class SendService {
       composed = text
       const maxSegments = d.messages.settings.smsMaxSegments
       if (text.sms !== null && maxSegments !== null && text.sms.segments > maxSegments) return { kind: 'too_long', max: maxSegments }
+      // The per-recipient limits' reads under the recipient's lock, and the
+      // new row's number, are started here, ahead of the fraud guard's, and
+      // travel with them (one round trip on PostgreSQL; docs/benchmarks.md#postgresql-round-trips).
+      // They are decided after the guard, in the order of docs/api.md#order-of-checks;
+      // a send refused after this leaves its number unused.
+      const recipientReads = Promise.all([
+        failureCapWait(r, recipientHash, d.limits, now),
+        r.verifications.recipientSendTimes(recipientHash, now - LONGEST_WINDOW_MS),
+        r.verifications.nextSeq(),
+      ])
+      // Awaited below, or not at all when the guard refuses or fails first: its failure is then the transaction's.
+      recipientReads.catch(() => undefined)
       // The fraud guard, before the per-recipient limits (docs/api.md#fraud-guard).
       const facts = { accountId: key.accountId, channel: input.channel, recipient: counted, ipHash, now, account: profile.fraud }
       const fraud = await d.guard.check(r, facts)
@@ -222,11 +235,7 @@ export class SendService {
       // The per-recipient limits. First the failure cap: while it holds, a new
       // code could not be verified, so none is sold, whatever the send windows
       // say; its answer is stored for an Idempotency-Key like theirs.
-      // Both under the recipient's lock, read at once (one round trip on PostgreSQL).
-      const [capWait, times] = await Promise.all([
-        failureCapWait(r, recipientHash, d.limits, now),
-        r.verifications.recipientSendTimes(recipientHash, now - LONGEST_WINDOW_MS),
-      ])
+      const [capWait, times, seq] = await recipientReads
       if (capWait > 0) return decided({ kind: 'recipient_capped', retryAfter: secondsUntil(capWait) })
       let worst: { max: number; period: string; wait: number } | null = null
       for (const w of WINDOWS) {
@@ -236,7 +245,7 @@ export class SendService {
         if (wait > 0 && (worst === null || wait > worst.wait)) worst = { max, period: w.period, wait }
       }
       if (worst) return decided({ kind: 'recipient_limited', max: worst.max, period: worst.period, retryAfter: secondsUntil(worst.wait) })
-      const v = await build(r, now, code, fraud, text.sms === null ? undefined : { encoding: text.sms.encoding, segments: text.sms.segments })
+      const v = await build(r, now, code, fraud, text.sms === null ? undefined : { encoding: text.sms.encoding, segments: text.sms.segments }, seq)
       if (!(await r.credits.debit({ accountId: key.accountId, amount: 1, verificationId: v.id, at: now }))) return decided({ kind: 'no_credits' })
       await r.verifications.insert(v)
       if (idem) await d.idempotency.reserve(r, idem, sent(v), now, v.seq)

@@ -33,10 +33,11 @@
  * (store/pg/event-store.ts), which no request takes.
  *
  * The fraud guard (otp/fraud.ts check) decides its rules inside the send,
- * before the recipient, under advisory locks of their
+ * after the recipient's lock (its reads travel with the guard's: otp/send.ts),
+ * under advisory locks of their
  * subjects where a decision needs one, always in this order: the end-user IP
  * (rule 2), the account's country (rule 3), each rule 4 scope, the account
- * (rule 5). Its counters
+ * (rule 5). No transaction takes the recipient after any of them. Its counters
  * (approvals, minutes) are moved by atomic upserts and take no lock.
  */
 import { createHash } from 'node:crypto'
