@@ -58,8 +58,6 @@ describe.skipIf(!ON_PG)('an account balance on PostgreSQL', () => {
     const debited = gate()
     const done = storage().write(async (r) => {
       expect(await debit(r)).toBe(true)
-      // A debit may go pipelined and answer before it has run: a read behind it waits until it has.
-      expect(await r.credits.balance(DEFAULT_ACCOUNT)).toBeGreaterThanOrEqual(0)
       debited.open()
       await held.opened
       if (rollBack) throw new Error('rolled back')

@@ -17,13 +17,7 @@ export interface CreditStore {
   balance(accountId: number): Promise<number>
   /** Appends a ledger row and moves the balance in step. */
   post(entry: LedgerEntry): Promise<void>
-  /**
-   * Posts a debit if the balance covers it (check and move in one statement);
-   * false when it does not. An engine may answer true before it knows, when
-   * a refusal then fails the transaction and the write runs again with the
-   * answer awaited (PostgreSQL: store/pg/storage.ts): a write's function may
-   * run more than once (storage.ts).
-   */
+  /** Posts a debit if the balance covers it (check and move in one statement); false when it does not. */
   debit(entry: Omit<LedgerEntry, 'kind'>): Promise<boolean>
   codeLength(accountId: number): Promise<number | null>
   /** What a send reads of its account: the code length, its name, language and autofill domain (docs/messages.md), and its fraud guard settings. */

@@ -14,7 +14,7 @@ import { POSTGRES } from '../sql/dialect.ts'
 import { KEY_SQL, toStoredKey } from '../sql/keys.ts'
 import { num, numOrNull } from '../sql/values.ts'
 import { BALANCE_SQL, randomStripe } from './balances.ts'
-import type { DebitMode, Tx } from './client.ts'
+import type { Tx } from './client.ts'
 
 const ACCOUNT_SQL = accountSql(POSTGRES)
 
@@ -30,11 +30,7 @@ export class PgKeyStore implements KeyStore {
 }
 
 export class PgCreditStore implements CreditStore {
-  constructor(
-    private readonly tx: Tx,
-    /** `pipelined`: debits answer true at once and a refusal fails the transaction (DEBIT_REFUSED); `awaited`: they answer when decided. */
-    private readonly debits: DebitMode = 'awaited',
-  ) {}
+  constructor(private readonly tx: Tx) {}
   async balance(accountId: number): Promise<number> {
     const rows = await this.tx.q(BALANCE_SQL.balance, [accountId])
     return rows[0] === undefined ? 0 : num(rows[0].balance)
@@ -46,21 +42,11 @@ export class PgCreditStore implements CreditStore {
   async sendProfile(accountId: number): Promise<SendProfile> {
     return toSendProfile((await this.tx.q(CREDIT_SQL.sendProfile, [accountId]))[0])
   }
-  /**
-   * One free row that covers it, or else every row, waited for, and the
-   * total (store/pg/balances.ts). Pipelined, it answers true without a round
-   * trip: a debit the total does not cover then fails the transaction with
-   * DEBIT_REFUSED, and the storage runs it again with debits awaited, which
-   * answer false (store/pg/storage.ts).
-   */
+  /** One free row that covers it, or else every row, waited for, and the total (store/pg/balances.ts). */
   async debit(e: Omit<LedgerEntry, 'kind'>): Promise<boolean> {
-    const params = [e.amount, e.accountId, e.verificationId ?? null, e.note ?? null, e.at, randomStripe()]
-    if (this.debits === 'pipelined') {
-      this.tx.exec(BALANCE_SQL.debitOrFail, params)
-      return true
-    }
-    const rows = await this.tx.q<{ taken: boolean }>(BALANCE_SQL.debit, params)
-    return rows[0]?.taken === true
+    const params = [e.amount, e.accountId, e.verificationId ?? null, e.note ?? null, e.at]
+    if ((await this.tx.run(BALANCE_SQL.debitOneRow, [...params, randomStripe()])) === 1) return true
+    return (await this.tx.run(BALANCE_SQL.debitAllRows, params)) === 1
   }
   async post(e: LedgerEntry): Promise<void> {
     // Both pipelined (nothing reads their results): the balance's rows first, then the ledger row.

@@ -27,14 +27,17 @@
  * entry (`post` with kind `debit`, no guard) is taken from stripe 0, which may
  * then be negative; the total is what every rule reads.
  */
+import { LEDGER_COLUMNS } from '../sql/credits.ts'
 import { POSTGRES } from '../sql/dialect.ts'
 
-/** Rows per account; a send holds one of them from its debit to its COMMIT. `otpd_debit` (migration 0009) counts them too. */
+/** Rows per account; a send holds one of them from its debit to its COMMIT. */
 export const BALANCE_STRIPES = 16
 
 /** The share of `amount` (an SQL expression, >= 0) for stripe `s` when it is spread from stripe `from`. */
 const share = (amount: string, s: string, from: string): string =>
   `${amount} / ${BALANCE_STRIPES} + CASE WHEN (${s} - ${from} + ${BALANCE_STRIPES}) % ${BALANCE_STRIPES} < ${amount} % ${BALANCE_STRIPES} THEN 1 ELSE 0 END`
+
+const LEDGER = `INSERT INTO credit_ledger (${LEDGER_COLUMNS})`
 
 export const BALANCE_SQL = {
   /** `$1` the account, `$2` the balance to start with (>= 0): all its rows, the balance spread over them. */
@@ -49,16 +52,38 @@ export const BALANCE_SQL = {
   take: `INSERT INTO account_balances (account_id, stripe, balance) VALUES ($1::int, 0, -$2::bigint)
     ON CONFLICT (account_id, stripe) DO UPDATE SET balance = account_balances.balance + excluded.balance`,
   /**
-   * A debit and its ledger row (`otpd_debit`, migration 0009: one free row
-   * that covers the amount, else every row in stripe order and the total).
-   * `$1` the amount, `$2` the account, `$3` the verification, `$4` a note,
-   * `$5` when, `$6` the stripe to start from. `debit` answers whether it was
-   * taken; `debitOrFail` answers nothing and, when the total does not cover
-   * it, fails with SQLSTATE OT402 (DEBIT_REFUSED), which rolls the
-   * transaction back.
+   * The debit's first try: one free row that covers the amount, from a random
+   * stripe on, and its ledger row. `$1` the amount, `$2` the account, `$3` the
+   * verification, `$4` a note, `$5` when, `$6` the stripe to start from.
+   * Moves nothing when no free row covers it.
    */
-  debit: 'SELECT otpd_debit($1::bigint, $2::int, $3::text, $4::text, $5::bigint, $6::int, false) AS taken',
-  debitOrFail: 'SELECT otpd_debit($1::bigint, $2::int, $3::text, $4::text, $5::bigint, $6::int, true)',
+  debitOneRow: `WITH picked AS MATERIALIZED (
+      SELECT stripe FROM account_balances WHERE account_id = $2::int AND balance >= $1::bigint
+      ORDER BY (stripe - $6::int + ${BALANCE_STRIPES}) % ${BALANCE_STRIPES} LIMIT 1 FOR UPDATE SKIP LOCKED
+    ), moved AS (
+      UPDATE account_balances b SET balance = b.balance - $1::bigint FROM picked
+      WHERE b.account_id = $2::int AND b.stripe = picked.stripe AND b.balance >= $1::bigint RETURNING b.account_id
+    )
+    ${LEDGER} SELECT account_id, 'debit', $1::bigint, $3::text, $4::text, $5::bigint FROM moved`,
+  /**
+   * The debit decided on the total: every row of the account locked in stripe
+   * order (waiting for their holders), then the amount taken from the rows in
+   * that order, with its ledger row, or nothing when the total does not cover
+   * it. Parameters as `debitOneRow`'s, without `$6`.
+   */
+  debitAllRows: `WITH held AS MATERIALIZED (
+      SELECT stripe, balance FROM account_balances WHERE account_id = $2::int ORDER BY stripe FOR UPDATE
+    ), covered AS (
+      SELECT 1 FROM held HAVING coalesce(sum(balance), 0) >= $1::bigint
+    ), plan AS (
+      SELECT stripe, least(balance, $1::bigint - (sum(balance) OVER (ORDER BY stripe) - balance)) AS amount
+      FROM held WHERE balance > 0
+    ), moved AS (
+      UPDATE account_balances b SET balance = b.balance - plan.amount FROM plan
+      WHERE EXISTS (SELECT 1 FROM covered) AND b.account_id = $2::int AND b.stripe = plan.stripe AND plan.amount > 0
+      RETURNING b.account_id
+    )
+    ${LEDGER} SELECT $2::int, 'debit', $1::bigint, $3::text, $4::text, $5::bigint WHERE EXISTS (SELECT 1 FROM moved)`,
   /** `$1` the account. */
   balance: `SELECT ${POSTGRES.accountBalance} AS balance FROM accounts WHERE id = $1`,
 } as const

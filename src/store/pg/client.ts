@@ -52,16 +52,6 @@ export interface Tx {
  */
 export const KEY_WINDOW_FULL = 'OT429'
 
-/**
- * The SQLSTATE of `otpd_debit` (migration 0009) when a debit sent pipelined
- * finds that the balance does not cover it: the storage runs the write again
- * with debits awaited, and the send then answers its 402 (store/pg/storage.ts).
- */
-export const DEBIT_REFUSED = 'OT402'
-
-/** How a write's debits travel: sent without waiting (a refusal fails the transaction), or awaited. */
-export type DebitMode = 'pipelined' | 'awaited'
-
 export interface ClientOptions {
   poolSize: number
   lockTimeoutMs: number

@@ -15,7 +15,7 @@ import type { Repos } from '../../otp/ports/index.ts'
 import { POSTGRES } from '../sql/dialect.ts'
 import { SqlStatsStore } from '../sql/stats-store.ts'
 import { PgAdminStore, PgCreditStore, PgKeyStore } from './admin-store.ts'
-import type { DebitMode, Tx } from './client.ts'
+import type { Tx } from './client.ts'
 import { PgKeyHitLog, PgRecipientFailureLog } from './event-logs.ts'
 import { PgEventOutbox } from './event-store.ts'
 import { PgFraudStore } from './fraud-store.ts'
@@ -25,12 +25,8 @@ import { PgAuditLog, PgOperatorRepo } from './operator-store.ts'
 import { PgVerificationStore } from './verification-store.ts'
 import { PgWebhookRepo } from './webhook-store.ts'
 
-/**
- * `locking`: inside a write transaction, each rule's subject is locked before
- * it is read (store/pg/locks.ts). `debits`: how credits' debits travel
- * (store/pg/admin-store.ts PgCreditStore.debit).
- */
-export function pgRepos(tx: Tx, locking: boolean, debits: DebitMode = 'awaited'): Repos {
+/** `locking`: inside a write transaction, each rule's subject is locked before it is read (store/pg/locks.ts). */
+export function pgRepos(tx: Tx, locking: boolean): Repos {
   const locks = new TxLocks(tx, locking)
   // The console's rollups and reads take no lock: the rollup's cursor is a compare-and-set (otp/rollup.ts).
   const stats = new SqlStatsStore({ all: (text, params) => tx.q(text, params), run: async (text, params) => tx.exec(text, params) }, POSTGRES)
@@ -39,7 +35,7 @@ export function pgRepos(tx: Tx, locking: boolean, debits: DebitMode = 'awaited')
     keyHits: new PgKeyHitLog(tx),
     failures: new PgRecipientFailureLog(tx, locks),
     verifications: new PgVerificationStore(tx, locks),
-    credits: new PgCreditStore(tx, debits),
+    credits: new PgCreditStore(tx),
     admin: new PgAdminStore(tx),
     events: new PgEventOutbox(tx, locks),
     webhooks: new PgWebhookRepo(tx),

@@ -40,19 +40,12 @@
  * one fails; a lost COMMIT that cannot be resolved rejects them all with
  * PgCommitUnknownError, as it would one. docs/benchmarks.md says what it buys.
  *
- * A debit goes pipelined (nothing waits for it: store/pg/admin-store.ts
- * PgCreditStore.debit); one the balance does not cover fails the transaction
- * with DEBIT_REFUSED, and the write runs again at once with each debit's
- * answer awaited, so the domain sees the refusal and stores what it decides
- * on it (a send's 402 and its Idempotency-Key's answer). A refused debit
- * costs a second transaction; docs/benchmarks.md says what the first saves.
- *
  * The pool opens a new connection for the next request, so the node
  * recovers by itself when the database comes back.
  */
 import type { ReservedSQL, SQL } from 'bun'
 import type { Repos, Storage } from '../../otp/ports/index.ts'
-import { DEBIT_REFUSED, type DebitMode, isDatabaseFault, isRetryable, PipelinedTx, sqlState, txOf, type Tx } from './client.ts'
+import { isDatabaseFault, isRetryable, PipelinedTx, txOf, type Tx } from './client.ts'
 import { pgRepos } from './repos.ts'
 
 export const MAX_ATTEMPTS = 10
@@ -212,19 +205,13 @@ export class PgStorage implements Storage {
   }
 
   private async writeNow<T>(fn: (r: Repos) => Promise<T>): Promise<T> {
-    let debits: DebitMode = 'pipelined'
     for (let attempt = 1; ; attempt++) {
       try {
-        const value = await this.transaction(fn, debits)
+        const value = await this.transaction(fn)
         this.opts.onWriteResult?.(null)
         return value
       } catch (err) {
         for (const listener of this.stale) listener()
-        // A debit sent without waiting that the balance did not cover: at once again, each debit's answer awaited.
-        if (debits === 'pipelined' && sqlState(err) === DEBIT_REFUSED && attempt < MAX_ATTEMPTS) {
-          debits = 'awaited'
-          continue
-        }
         if (isRetryable(err) && attempt < MAX_ATTEMPTS) {
           await Bun.sleep(Math.random() * 5 * attempt)
           continue
@@ -237,7 +224,7 @@ export class PgStorage implements Storage {
   }
 
   /** One run of `fn` in a transaction on a connection of the pool; what a lost COMMIT did is asked (see above). */
-  private async transaction<T>(fn: (r: Repos) => Promise<T>, debits: DebitMode): Promise<T> {
+  private async transaction<T>(fn: (r: Repos) => Promise<T>): Promise<T> {
     const conn: ReservedSQL = await this.sql.reserve()
     const tx = new PipelinedTx(conn, true)
     let commitSent = false
@@ -249,7 +236,7 @@ export class PgStorage implements Storage {
           ? conn`SELECT pg_current_xact_id()::text AS xid, pg_backend_pid() AS pid`
           : conn`SELECT txid_current()::text AS xid, pg_backend_pid() AS pid`) as unknown as Query,
       ) as Promise<{ xid: string; pid: number }[]>
-      const value = await fn(pgRepos(tx, true, debits))
+      const value = await fn(pgRepos(tx, true))
       for (const step of tx.commitSteps) await step()
       const { xid, pid } = (await ident)[0]!
       if (this.beforeCommit) {

@@ -58,41 +58,6 @@ test('debits in one transaction see each other: the second one the balance no lo
   expect(await balance()).toBe(0)
 })
 
-test('a write decides on a refused debit and keeps only what it decided then: nothing of what it did while the debit was unanswered', async () => {
-  await storage().write((r) => r.credits.post({ accountId: DEFAULT_ACCOUNT, kind: 'grant', amount: 1, at: T0 }))
-  const { accountId } = await accountWithKey(storage(), 'acme')
-  await storage().write((r) => r.credits.post({ accountId, kind: 'grant', amount: 5, at: T0 }))
-  // An engine may answer a debit before it is decided (PostgreSQL sends it pipelined): the
-  // grant written after a debit answered true must not stay when the debit was in fact refused.
-  const answers = await storage().write(async (r) => {
-    const first = await r.credits.debit({ accountId: DEFAULT_ACCOUNT, amount: 1, verificationId: 'v-1', at: T0 + 1 })
-    const second = await r.credits.debit({ accountId: DEFAULT_ACCOUNT, amount: 1, verificationId: 'v-2', at: T0 + 2 })
-    await r.credits.post({ accountId, kind: second ? 'grant' : 'refund', amount: 1, note: second ? 'both debited' : 'second refused', at: T0 + 3 })
-    return [first, second]
-  })
-  expect(answers).toEqual([true, false])
-  expect(await balance()).toBe(0)
-  expect((await ledger()).map((l) => [l.kind, l.verificationId])).toEqual([
-    ['debit', 'v-1'],
-    ['grant', null],
-  ])
-  expect(await balance(accountId)).toBe(6)
-  expect((await ledger(accountId)).map((l) => [l.kind, l.note])).toEqual([
-    ['refund', 'second refused'],
-    ['grant', null],
-  ])
-})
-
-test('a debit that needs more than any one row of the balance takes it from the total, on every engine', async () => {
-  // 20 credits granted one at a time land on different rows where the engine spreads them (PostgreSQL: 16).
-  for (let i = 0; i < 20; i++) await storage().write((r) => r.credits.post({ accountId: DEFAULT_ACCOUNT, kind: 'grant', amount: 1, at: T0 }))
-  expect(await storage().write((r) => r.credits.debit({ accountId: DEFAULT_ACCOUNT, amount: 19, verificationId: 'v-1', at: T0 + 1 }))).toBe(true)
-  expect(await balance()).toBe(1)
-  expect(await storage().write((r) => r.credits.debit({ accountId: DEFAULT_ACCOUNT, amount: 2, verificationId: 'v-2', at: T0 + 2 }))).toBe(false)
-  expect(await balance()).toBe(1)
-  expect((await ledger()).filter((l) => l.kind === 'debit').map((l) => [l.amount, l.verificationId])).toEqual([[19, 'v-1']])
-})
-
 test('an unknown account has no balance', async () => {
   expect(await balance(9999)).toBe(0)
 })
