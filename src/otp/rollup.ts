@@ -23,7 +23,9 @@
  * the two is counted now and again later, never missed. On PostgreSQL
  * numbers come from sequences and can commit out of order: a number passed
  * while absent is a gap, looked for again on each run until it appears (it
- * is counted then) or is older than GAP_HOLD_MS (its transaction rolled back).
+ * is counted then) or is older than GAP_HOLD_MS (its transaction rolled back,
+ * or, on either engine, the number went to a send refused after drawing it:
+ * otp/send.ts).
  */
 import type { Clock } from '../lib/clock.ts'
 import { ROLLUP_COUNTS, SPAN, type PrefixRow, type RefusalRow, type RollupRow, type Span } from './ports/stats.ts'
