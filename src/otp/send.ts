@@ -204,7 +204,7 @@ export class SendService {
       // new row's number, are started here, ahead of the fraud guard's, and
       // travel with them (one round trip on PostgreSQL; docs/benchmarks.md#postgresql-round-trips).
       // They are decided after the guard, in the order of docs/api.md#order-of-checks;
-      // a send refused after this leaves its number unused.
+      // a send refused after this leaves its number unused on PostgreSQL (SQLite gives it again).
       const recipientReads = Promise.all([
         failureCapWait(r, recipientHash, d.limits, now),
         r.verifications.recipientSendTimes(recipientHash, now - LONGEST_WINDOW_MS),

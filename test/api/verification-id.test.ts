@@ -7,7 +7,7 @@
 import { describe, expect, test } from 'bun:test'
 import { Hasher } from '../../src/lib/secrets.ts'
 import { MAX_SEQ, VerificationIds } from '../../src/lib/verification-id.ts'
-import { harnessPerTest, UUID_V4 } from '../kit/harness.ts'
+import { harnessPerTest, ON_PG, UUID_V4 } from '../kit/harness.ts'
 
 const ids = new VerificationIds(new Hasher(Buffer.from('a'.repeat(64), 'hex')))
 
@@ -86,5 +86,19 @@ describe('through the API', () => {
     expect(r.json.error).toBe('Verification not found')
     // B itself still verifies, once.
     expect((await h.verify({ verification_id: b.json.verification_id, code: '222222' })).json.message).toBe('Code verified successfully')
+  })
+
+  test('a send refused after drawing its row number: SQLite gives the number to the next send; PostgreSQL leaves it unused', async () => {
+    const h = await start({ credits: 10, config: { limits: { recipient_per_minute: 1 } } })
+    const codec = new VerificationIds(h.server.hasher)
+    const a = await h.send({ channel: 'sms', recipient: '+14155550101' })
+    // Refused by a per-recipient limit, checked after the number is drawn (src/otp/send.ts).
+    const refused = await h.send({ channel: 'sms', recipient: '+14155550101' })
+    expect(refused.status).toBe(429)
+    const b = await h.send({ channel: 'sms', recipient: '+14155550102' })
+    expect(b.status).toBe(200)
+    const seqA = codec.seqOf(a.json.verification_id)!
+    // SQLite's one writer takes a number only with its row; PostgreSQL's sequence never gives one twice.
+    expect(codec.seqOf(b.json.verification_id)).toBe(ON_PG ? seqA + 2 : seqA + 1)
   })
 })

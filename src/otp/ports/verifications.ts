@@ -12,7 +12,11 @@ export interface UnsettledSend {
 }
 
 export interface VerificationStore {
-  /** The row number for the next verification, taken in the transaction that inserts it. */
+  /**
+   * The row number for the next verification, drawn in the transaction that
+   * inserts it. SQLite gives a number not inserted again; PostgreSQL draws
+   * from a sequence, so a send refused after drawing leaves its number unused.
+   */
   nextSeq(): Promise<number>
   insert(v: Verification): Promise<void>
   /**

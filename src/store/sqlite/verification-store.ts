@@ -34,11 +34,14 @@ export class SqliteVerificationStore implements VerificationStore {
   }
 
   async nextSeq(): Promise<number> {
+    // Taken only by the insert: a send refused after drawing it leaves no unused number
+    // (writes run one after another on the single writer, store/sqlite/storage.ts).
     this.lastSeq ??= this.lastSeqQ.get()?.seq ?? 0
-    return ++this.lastSeq
+    return this.lastSeq + 1
   }
   async insert(v: Verification): Promise<void> {
     this.q.insert.run(...insertParams(v))
+    if (this.lastSeq !== undefined) this.lastSeq = Math.max(this.lastSeq, v.seq)
     this.onInsert(v)
   }
   async findForKey(id: string, seq: number | null, keyId: number): Promise<Verification | undefined> {
