@@ -69,7 +69,7 @@ export function consoleReadsOf(s: ConsoleReadSources): { deps: ConsoleReadDeps; 
       system: { version: s.version, engine: s.engine, readiness: s.readiness, config: s.config, providers },
       logger: s.logger,
     },
-    rollup: new Rollup({ storage, clock: s.clock, seqOf, retentionDays: () => s.config().retention.days }),
+    rollup: new Rollup({ storage, clock: s.clock, seqOf, retentionDays: () => s.config().retention.days, lateRows: s.engine.lateRows }),
   }
 }
 

@@ -24,8 +24,9 @@
  * numbers come from sequences and can commit out of order: a number passed
  * while absent is a gap, looked for again on each run until it appears (it
  * is counted then) or is older than GAP_HOLD_MS (its transaction rolled back,
- * or, on either engine, the number went to a send refused after drawing it:
- * otp/send.ts).
+ * or the number went to a send refused after drawing it: otp/send.ts). On
+ * SQLite one writer commits numbers in the order drawn, so a number passed
+ * while absent never comes, and no gap is kept.
  */
 import type { Clock } from '../lib/clock.ts'
 import { ROLLUP_COUNTS, SPAN, type PrefixRow, type RefusalRow, type RollupRow, type Span } from './ports/stats.ts'
@@ -62,6 +63,8 @@ export interface RollupDeps {
   retentionDays(): number
   /** Rows read per source and run. */
   batch?: number
+  /** Whether a row can commit after one with a higher number (PostgreSQL's sequences): only then are gaps kept. */
+  lateRows: boolean
 }
 
 /** What one batch reads (planBatch's options). */
@@ -69,6 +72,8 @@ export interface PlanOptions {
   now: number
   batch: number
   retentionDays: number
+  /** RollupDeps.lateRows. */
+  lateRows: boolean
 }
 
 /** One batch's reads, made elsewhere (a worker thread with its own connection: store/sqlite/rollup-planner.ts). */
@@ -175,7 +180,7 @@ export class Rollup {
 
   private plan(): Promise<RollupPlan> {
     const { d } = this
-    const o = { now: d.clock.now(), batch: this.batch, retentionDays: d.retentionDays() }
+    const o = { now: d.clock.now(), batch: this.batch, retentionDays: d.retentionDays(), lateRows: d.lateRows }
     return this.planner ? this.planner(o) : d.storage.read((r) => planBatch(r, o, d.seqOf))
   }
 }
@@ -200,7 +205,7 @@ export async function planBatch(r: Pick<Repos, 'rollups'>, o: PlanOptions, seqOf
     // Numbers given again from 1 (SQLite, once the sweep emptied the table): start over.
     if (rows.length === 0 && after > 0 && (await r.rollups.sourceEnd(s)) < after) after = 0
     for (const row of rows) {
-      if (row.seq - after > 1 && row.seq - after <= MAX_GAPS && row.at > now - GAP_HOLD_MS) {
+      if (o.lateRows && row.seq - after > 1 && row.seq - after <= MAX_GAPS && row.at > now - GAP_HOLD_MS) {
         for (let g = after + 1; g < row.seq; g++) newGaps[s].push(g)
       }
       after = row.seq

@@ -78,6 +78,12 @@ export interface OffThreadPlanner {
 export interface Engine {
   /** For display only: nothing may branch on it. */
   readonly name: 'sqlite' | 'postgres'
+  /**
+   * Whether a row can commit after another with a higher number (verifications,
+   * events, the ledger): PostgreSQL draws numbers from sequences; SQLite's one
+   * writer commits them in the order drawn.
+   */
+  readonly lateRows: boolean
   /** Where the data is, for logs and messages: the file path, or the URL without its password. */
   readonly display: string
   readonly storage: EngineStorage

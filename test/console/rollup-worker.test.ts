@@ -39,7 +39,7 @@ test('SQLite plans the rollup on a worker thread: the same plan as on the reques
     expect((await h.call(`/api/v1/verifications/${sent[0]}/cancel`, {})).status).toBe(200)
 
     const ids = new VerificationIds(h.server.hasher)
-    const o = { now: h.clock.now(), batch: 4, retentionDays: 7 }
+    const o = { now: h.clock.now(), batch: 4, retentionDays: 7, lateRows: false }
     const here = await h.server.storage.read((r) => planBatch(r, o, (id) => ids.seqOf(id)))
     const there = await planner!.plan(o)
     expect(there).toEqual(here)
@@ -55,7 +55,7 @@ test('SQLite plans the rollup on a worker thread: the same plan as on the reques
     await planner?.stop()
   }
   // A stopped worker plans nothing: the rollup's next run fails, is logged, and runs again.
-  await expect(planner!.plan({ now: h.clock.now(), batch: 4, retentionDays: 7 })).rejects.toThrow('the rollup worker stopped')
+  await expect(planner!.plan({ now: h.clock.now(), batch: 4, retentionDays: 7, lateRows: false })).rejects.toThrow('the rollup worker stopped')
 })
 
 test('a worker whose database cannot be opened yet refuses each plan with the reason, and plans once it can', async () => {
@@ -63,7 +63,7 @@ test('a worker whose database cannot be opened yet refuses each plan with the re
   const path = join(dir, 'otpd.db')
   const planner = startRollupPlanner(path, new Uint8Array(32), 1000)
   try {
-    const o = { now: Date.now(), batch: 10, retentionDays: 7 }
+    const o = { now: Date.now(), batch: 10, retentionDays: 7, lateRows: false }
     await expect(planner.plan(o)).rejects.toThrow('unable to open database file')
     const db = new Database(path)
     applyMigrations(db)

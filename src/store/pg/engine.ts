@@ -57,6 +57,7 @@ export async function openPostgres(conn: PgConnection, secret: ConfiguredSecret,
   const probe = openClient(conn, { poolSize: 1, lockTimeoutMs: opts.lockTimeoutMs })
   return {
     name: 'postgres',
+    lateRows: true,
     sql,
     storage,
     display: conn.display,

@@ -33,7 +33,7 @@ export interface Dialect {
   eventOf(e: string, v: string): string
   /** An event row's verification row number, as a column expression: SQLite keeps it (`verification_seq`), PostgreSQL does not (NULL). */
   eventVerificationSeq: string
-  /** The integers of a JSON array text bound to `param`, as a subquery (`x IN (...)`): one statement text for any number of them. */
+  /** The integers of a JSON array text bound to `param`, as a subquery of one column `value` (`x IN (...)`): one statement text for any number of them. */
   intList(param: string): string
   /**
    * The balance of the `accounts` row a query reads, as a column expression:
@@ -61,7 +61,7 @@ export const POSTGRES: Dialect = {
   bytewise: (column) => `${column} COLLATE "C"`,
   eventVerificationSeq: 'NULL',
   eventOf: (e, v) => `${e}.verification_id = ${v}.id`,
-  intList: (param) => `SELECT jsonb_array_elements_text(CAST(CAST(${param} AS text) AS jsonb))::bigint`,
+  intList: (param) => `SELECT jsonb_array_elements_text(CAST(CAST(${param} AS text) AS jsonb))::bigint AS value`,
   accountBalance: '(SELECT coalesce(sum(b.balance), 0) FROM account_balances b WHERE b.account_id = accounts.id)',
 }
 

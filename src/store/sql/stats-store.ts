@@ -118,11 +118,11 @@ export class SqlStatsStore implements RollupStore, StatsReads {
   }
 
   async addGaps(source: RollupSource, seqs: number[], at: number): Promise<void> {
-    for (const seq of seqs) await this.db.run(this.s.addGap, [source, seq, at])
+    if (seqs.length > 0) await this.db.run(this.s.addGaps, [source, JSON.stringify(seqs), at])
   }
 
   async dropGaps(source: RollupSource, seqs: number[]): Promise<void> {
-    for (const seq of seqs) await this.db.run(this.s.dropGap, [source, seq])
+    if (seqs.length > 0) await this.db.run(this.s.dropGaps, [source, JSON.stringify(seqs)])
   }
 
   async prefixRecount(from: number, to: number): Promise<PrefixRow[]> {

@@ -119,8 +119,10 @@ export function statsSql(d: Dialect) {
     dropRefusals: 'DELETE FROM console_refusals WHERE minute < $1',
     refusals: `SELECT minute, account_id, rule, country, refusals FROM console_refusals WHERE minute >= $1 AND minute < $2 AND ${ACCOUNT('$3')}`,
     gaps: 'SELECT seq, seen_at FROM console_gaps WHERE source = $1 ORDER BY seq',
-    addGap: 'INSERT INTO console_gaps (source, seq, seen_at) VALUES ($1, $2, $3) ON CONFLICT (source, seq) DO NOTHING',
-    dropGap: 'DELETE FROM console_gaps WHERE source = $1 AND seq = $2',
+    // One statement for a batch's gaps ($2: a JSON array of numbers). `WHERE true`: SQLite would read ON as a join's.
+    addGaps: `INSERT INTO console_gaps (source, seq, seen_at) SELECT CAST($1 AS text), g.value, CAST($3 AS bigint) FROM (${d.intList('$2')}) AS g
+      WHERE true ON CONFLICT (source, seq) DO NOTHING`,
+    dropGaps: `DELETE FROM console_gaps WHERE source = $1 AND seq IN (${d.intList('$2')})`,
     prefixRecount: `SELECT account_id, prefix, count(*) AS sends, count(approved_at) AS approved FROM fraud_sends
       WHERE at >= $1 AND at < $2 AND ${d.isTrue('counted')} GROUP BY account_id, prefix`,
     prefixHour: 'SELECT account_id, prefix, sends, approved FROM console_prefix_hours WHERE hour = $1',

@@ -36,6 +36,7 @@ export interface SqliteEngineOptions {
 
 export class SqliteEngine implements Engine {
   readonly name = 'sqlite'
+  readonly lateRows = false
   readonly display: string
   readonly storage: SqliteStorage
   readonly hasher: Hasher

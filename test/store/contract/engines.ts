@@ -22,6 +22,8 @@ import { freshDatabase } from '../../kit/pg-cluster.ts'
 export interface ContractEngine {
   name: 'sqlite' | 'postgres'
   storage: Storage
+  /** Engine.lateRows: whether a row can commit after one with a higher number. */
+  lateRows: boolean
   /**
    * Runs SQL on a connection of its own (`$1` parameters, written so that
    * both engines take it): what a case reads back, or a state no repository
@@ -49,6 +51,7 @@ export async function openContractEngine(): Promise<ContractEngine> {
   return {
     name: engine.name,
     storage: engine.storage,
+    lateRows: engine.lateRows,
     sql: sql.run,
     close: async () => {
       await sql.close()
