@@ -82,45 +82,44 @@ test('a recent hour: only the minutes that changed are recounted, and the hour s
   expect(await sends(SPAN.hour)).toBe(7)
 })
 
+/** Rows 1, 3 and 5 rolled up: the numbers 2 and 4 passed while absent. */
+async function oneThreeFive(clock: ManualClock): Promise<{ key: number; gaps: () => Promise<number[]> }> {
+  const key = await defaultKey(storage())
+  for (const seq of [1, 3, 5]) await insertAt(seq, key)
+  await rollupAt(clock).catchUp()
+  expect(await sends()).toBe(3)
+  return { key, gaps: async () => (await storage().read((r) => r.rollups.gaps('verifications'))).map((g) => g.seq) }
+}
+
 test.skipIf(!ON_PG)('PostgreSQL: a number passed while absent is counted when it appears; one never seen is forgotten after a while', async () => {
   expect(engine().lateRows).toBe(true)
   const clock = new ManualClock(T0 + 5 * 60_000)
-  const key = await defaultKey(storage())
-  await insertAt(1, key)
-  await insertAt(3, key)
-  await insertAt(5, key)
-  await rollupAt(clock).catchUp()
-  expect(await sends()).toBe(3)
-  expect((await storage().read((r) => r.rollups.gaps('verifications'))).map((g) => g.seq)).toEqual([2, 4])
+  const { key, gaps } = await oneThreeFive(clock)
+  expect(await gaps()).toEqual([2, 4])
   // 2 commits late (another node's transaction).
   await insertAt(2, key)
   await rollupAt(clock).catchUp()
   expect(await sends()).toBe(4)
-  expect((await storage().read((r) => r.rollups.gaps('verifications'))).map((g) => g.seq)).toEqual([4])
+  expect(await gaps()).toEqual([4])
   clock.advance(GAP_HOLD_MS + 1)
   await rollupAt(clock).catchUp()
-  expect(await storage().read((r) => r.rollups.gaps('verifications'))).toEqual([])
+  expect(await gaps()).toEqual([])
 })
 
 test.skipIf(ON_PG)('SQLite: rows commit in the order of their numbers, so a number passed while absent never comes, and no gap is kept', async () => {
   expect(engine().lateRows).toBe(false)
   const clock = new ManualClock(T0 + 5 * 60_000)
-  const key = await defaultKey(storage())
-  await insertAt(1, key)
-  await insertAt(3, key)
-  await insertAt(5, key)
-  await rollupAt(clock).catchUp()
-  expect(await sends()).toBe(3)
-  expect(await storage().read((r) => r.rollups.gaps('verifications'))).toEqual([])
+  const { key, gaps } = await oneThreeFive(clock)
+  expect(await gaps()).toEqual([])
   // A gap an earlier version kept is forgotten after the hold, as on PostgreSQL.
   await storage().write((r) => r.rollups.addGaps('verifications', [4], clock.now()))
   await insertAt(6, key)
   await rollupAt(clock).catchUp()
   expect(await sends()).toBe(4)
-  expect((await storage().read((r) => r.rollups.gaps('verifications'))).map((g) => g.seq)).toEqual([4])
+  expect(await gaps()).toEqual([4])
   clock.advance(GAP_HOLD_MS + 1)
   await rollupAt(clock).catchUp()
-  expect(await storage().read((r) => r.rollups.gaps('verifications'))).toEqual([])
+  expect(await gaps()).toEqual([])
 })
 
 test('two runs of the same batch: one writes, the other is refused and writes nothing', async () => {
