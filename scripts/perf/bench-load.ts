@@ -43,6 +43,9 @@ export interface RunResult extends WrkFigures {
    */
   others_pct: number | null
   ratio_to_baseline?: number
+  /** Requests served by the warm-up before the measured run, and the seconds it took. */
+  warmup_requests?: number
+  warmup_s?: number
   /** The WAL flushes made during the measured run, from the server's /metrics (otpd_wal_flush_seconds), when it has them. */
   wal_flush?: WalFlushFigures | null
   /** Webhook deliveries still pending when the measured run ended (otpd_webhook_outbox_depth): what the dispatcher had not caught up with. */
@@ -75,7 +78,7 @@ export async function measure(
   env: Record<string, string>,
   metrics?: () => Promise<string | null>,
 ): Promise<RunResult> {
-  if (s.warmup > 0) await wrk(s, lua, target.url, s.warmup, { ...env, BENCH_RUN: '1' })
+  const warm = s.warmup > 0 ? await wrk(s, lua, target.url, s.warmup, { ...env, BENCH_RUN: '1' }) : undefined
   const before = await metrics?.()
   let peak = 0
   const timer = setInterval(() => (peak = Math.max(peak, rssMb(target.pid, 'VmRSS') ?? 0)), 100)
@@ -91,7 +94,16 @@ export async function measure(
   const steal = all ? round1(((m1!.steal - m0!.steal) * 100) / all) : null
   const others = all && server !== null && f.wrk_cpu_us !== undefined ? round1((Math.max(0, m1!.busy - m0!.busy - server - f.wrk_cpu_us) * 100) / all) : null
   const rps = Math.round(f.requests / (f.duration_us / 1e6))
-  const result: RunResult = { ...f, rps, cpu_us_per_req: cpu, peak_rss_mb: peak ? round1(peak) : null, steal_pct: steal, others_pct: others }
+  const result: RunResult = {
+    ...f,
+    rps,
+    cpu_us_per_req: cpu,
+    peak_rss_mb: peak ? round1(peak) : null,
+    steal_pct: steal,
+    others_pct: others,
+    warmup_requests: warm?.requests ?? 0,
+    warmup_s: warm === undefined ? 0 : round1(warm.duration_us / 1e6),
+  }
   if (metrics) {
     const after = await metrics()
     const h0 = before ? parseFlushes(before) : null
