@@ -92,8 +92,8 @@ Without --compare: otpd (--binary, built first unless --no-build) against a bare
 --database postgres: per endpoint, --binary on SQLite (the first of --modes), then on PostgreSQL with
            1 node and with --nodes N nodes (default 2), each on a fresh database seeded the same way,
            side by side with ratios to SQLite. Each PostgreSQL run warms up (in --warmup steps, at
-           most 60 s) until it has served as many requests as the SQLite run's warm-up, so the JIT
-           has compiled as much. PostgreSQL is a throwaway cluster on this machine
+           most 60 s) until each node has served as many requests as the SQLite run's warm-up, so
+           the JIT has compiled as much. PostgreSQL is a throwaway cluster on this machine
            (Debian's initdb/pg_ctl, fsync on); wrk's threads are spread over the nodes' ports;
            --pool-size is each node's [database] pool_size (default 10); --keys K1,K2: the whole
            comparison once per number of API keys on each account (default 1; requests take them
@@ -384,8 +384,10 @@ async function databases() {
         log(`${label}, ${keys} key(s): seeding ${2 * otpd.seed} verifications`)
         const s = await startPgSeeded(otpd, binary, n, label, poolSize, keys, opt['pg-via'] as PgVia)
         try {
-          log(`${label}, ${keys} key(s): ${ep} (a warm-up of at least ${sqlite.warmup_requests} requests, as SQLite's + ${load.duration} s)`)
-          const r = await measureNodes(load, lua(ep), s.nodes, s.env, keys, sqlite.warmup_requests)
+          // Each node warms up on as many requests as SQLite did: the nodes share wrk's.
+          const warmup = (sqlite.warmup_requests ?? 0) * n
+          log(`${label}, ${keys} key(s): ${ep} (a warm-up of at least ${warmup} requests, SQLite's per node + ${load.duration} s)`)
+          const r = await measureNodes(load, lua(ep), s.nodes, s.env, keys, warmup)
           rows.push({
             ...r,
             server: `PostgreSQL, ${n} node${n > 1 ? 's' : ''}`,
