@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path'
 import { flushFigures, parseFlushes, parseOutboxDepth, type WalFlushFigures } from './flush-figures.ts'
-import { cleanEnv, cpuUs, machineCpu, pinned, round1, rssMb, type Proc } from './bench-proc.ts'
+import { cleanEnv, cpuUs, machineCpu, pinned, round1, rssMb, threadCpuUs, type Proc } from './bench-proc.ts'
 
 export interface LoadSettings {
   duration: number
@@ -43,9 +43,10 @@ export interface RunResult extends WrkFigures {
    */
   others_pct: number | null
   ratio_to_baseline?: number
-  /** Requests served by the warm-up before the measured run, and the seconds it took. */
+  /** Requests served by the warm-up before the measured run, the seconds it took, and whether the JIT had settled by its end (warmUp). */
   warmup_requests?: number
   warmup_s?: number
+  warmup_settled?: boolean
   /** The WAL flushes made during the measured run, from the server's /metrics (otpd_wal_flush_seconds), when it has them. */
   wal_flush?: WalFlushFigures | null
   /** Webhook deliveries still pending when the measured run ended (otpd_webhook_outbox_depth): what the dispatcher had not caught up with. */
@@ -66,6 +67,47 @@ export async function wrk(s: LoadSettings, lua: string, url: string, seconds: nu
   return { ...(JSON.parse(line) as WrkFigures), wrk_cpu_us: cpu === undefined ? undefined : Number(cpu) }
 }
 
+/** The JIT counts as settled once its compiler threads took under this share of a server's CPU in a warm-up step. */
+export const JIT_QUIET = 0.05
+/** The longest warm-up a run gets for its JIT to settle. */
+export const WARMUP_CAP_S = 90
+/** The BENCH_RUN of each warm-up step in turn: every last digit but the measured run's (2). */
+const WARMUP_RUNS = [1, 3, 4, 5, 6, 7, 8, 9, 0]
+
+/**
+ * The warm-up: wrk runs of `s.warmup` seconds until, in one of them, the
+ * JIT's compiler threads (JavaScriptCore's `JITWorker`) of every server in
+ * `pids` took under JIT_QUIET of its CPU, at most WARMUP_CAP_S. The JIT
+ * compiles a function after so many calls, not seconds: a server a tenth as
+ * fast (otpd on PostgreSQL), or one of several nodes, was still compiling
+ * after a warm-up that settled SQLite's (docs/benchmarks.md#method). Each
+ * step sends to numbers of its own (bench-send.lua: the run's last digit
+ * leads them), never those of the measured run (BENCH_RUN 2); they repeat
+ * only after nine steps.
+ */
+export async function warmUp(
+  s: LoadSettings,
+  lua: string,
+  url: string,
+  env: Record<string, string>,
+  pids: number[],
+): Promise<{ requests: number; seconds: number; settled: boolean }> {
+  let requests = 0
+  let us = 0
+  if (s.warmup <= 0) return { requests, seconds: 0, settled: true }
+  for (let step = 0; ; step++) {
+    const before = pids.map((p) => [cpuUs(p) ?? 0, threadCpuUs(p, 'JITWorker')] as const)
+    const w = await wrk(s, lua, url, s.warmup, { ...env, BENCH_RUN: String(WARMUP_RUNS[step % WARMUP_RUNS.length]) })
+    requests += w.requests
+    us += w.duration_us
+    const settled = pids.every((p, i) => {
+      const cpu = (cpuUs(p) ?? 0) - before[i]![0]
+      return cpu <= 0 || (threadCpuUs(p, 'JITWorker') - before[i]![1]) / cpu < JIT_QUIET
+    })
+    if (settled || us + s.warmup * 1e6 > WARMUP_CAP_S * 1e6) return { requests, seconds: round1(us / 1e6), settled }
+  }
+}
+
 /**
  * Warm-up, then the measured run, sampling the server's RSS every 100 ms;
  * with `metrics`, the server's /metrics is read before and after the measured
@@ -78,7 +120,7 @@ export async function measure(
   env: Record<string, string>,
   metrics?: () => Promise<string | null>,
 ): Promise<RunResult> {
-  const warm = s.warmup > 0 ? await wrk(s, lua, target.url, s.warmup, { ...env, BENCH_RUN: '1' }) : undefined
+  const warm = await warmUp(s, lua, target.url, env, [target.pid])
   const before = await metrics?.()
   let peak = 0
   const timer = setInterval(() => (peak = Math.max(peak, rssMb(target.pid, 'VmRSS') ?? 0)), 100)
@@ -101,8 +143,9 @@ export async function measure(
     peak_rss_mb: peak ? round1(peak) : null,
     steal_pct: steal,
     others_pct: others,
-    warmup_requests: warm?.requests ?? 0,
-    warmup_s: warm === undefined ? 0 : round1(warm.duration_us / 1e6),
+    warmup_requests: warm.requests,
+    warmup_s: warm.seconds,
+    warmup_settled: warm.settled,
   }
   if (metrics) {
     const after = await metrics()

@@ -11,7 +11,7 @@
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { join } from 'node:path'
-import { wrk, type LoadSettings, type RunResult } from './bench-load.ts'
+import { warmUp, wrk, type LoadSettings, type RunResult } from './bench-load.ts'
 import { benchConfig, seedKeys, setUpAccounts, type OtpdSettings } from './bench-otpd.ts'
 import { cpuUs, machineCpu, round1, rssMb, startServer, type Proc } from './bench-proc.ts'
 import { sharedCluster } from '../kit/pg-cluster.ts'
@@ -87,18 +87,10 @@ export function spreadThreads(threads: number, nodes: number, keys: number): num
 
 const cpuOf = (pids: number[]) => new Map(pids.map((p) => [p, cpuUs(p) ?? 0]))
 
-/** The longest warm-up measureNodes gives a run to reach the requests it is asked for. */
-export const WARMUP_CAP_S = 60
-/** The BENCH_RUN of each warm-up step in turn: every last digit but the measured run's (2). */
-const WARMUP_RUNS = [1, 3, 4, 5, 6, 7, 8, 9, 0]
-
 /**
  * Like bench-load's measure(), over every node, with PostgreSQL's CPU counted
- * in the server's. The warm-up runs in `s.warmup`-second steps until it has
- * served `warmupRequests` (the SQLite run's warm-up), at most WARMUP_CAP_S:
- * the JIT compiles a function after so many calls, not seconds, so a run a
- * tenth as fast as SQLite's would otherwise have its compiling measured
- * (docs/benchmarks.md#sqlite-and-postgresql-side-by-side).
+ * in the server's; the warm-up lasts until every node's JIT has settled
+ * (bench-load.ts warmUp).
  */
 export async function measureNodes(
   s: LoadSettings,
@@ -106,21 +98,16 @@ export async function measureNodes(
   nodes: Proc[],
   env: Record<string, string>,
   keys = 1,
-  warmupRequests = 0,
 ): Promise<RunResult & { otpd_cpu_us_per_req: number | null }> {
   const url = nodes[0]!.url
   const load = { ...s, threads: spreadThreads(s.threads, nodes.length, keys) }
-  let warmed = 0
-  let warmUs = 0
-  if (s.warmup > 0) {
-    // Each step sends to numbers of its own (bench-send.lua: the run's last digit leads them),
-    // never those of the measured run (BENCH_RUN 2); they repeat only after nine steps.
-    for (let step = 0; step === 0 || (warmed < warmupRequests && warmUs + s.warmup * 1e6 <= WARMUP_CAP_S * 1e6); step++) {
-      const w = await wrk(load, lua, url, s.warmup, { ...env, BENCH_RUN: String(WARMUP_RUNS[step % WARMUP_RUNS.length]) })
-      warmed += w.requests
-      warmUs += w.duration_us
-    }
-  }
+  const warm = await warmUp(
+    load,
+    lua,
+    url,
+    env,
+    nodes.map((n) => n.pid),
+  )
   let peak = 0
   const timer = setInterval(
     () =>
@@ -153,8 +140,9 @@ export async function measureNodes(
     peak_rss_mb: peak ? round1(peak) : null,
     steal_pct: steal,
     others_pct: others,
-    warmup_requests: warmed,
-    warmup_s: round1(warmUs / 1e6),
+    warmup_requests: warm.requests,
+    warmup_s: warm.seconds,
+    warmup_settled: warm.settled,
   }
 }
 
@@ -199,7 +187,7 @@ export function printDatabases(rows: Record<string, DatabaseRow[]>): void {
         String(r.cpu_us_per_req ?? '-'),
         String(r.otpd_cpu_us_per_req ?? r.cpu_us_per_req ?? '-'),
         String(r.others_pct ?? '-'),
-        `${r.warmup_requests ?? '-'} (${r.warmup_s ?? '-'})`,
+        `${r.warmup_requests ?? '-'} (${r.warmup_s ?? '-'}${r.warmup_settled === false ? ', JIT busy' : ''})`,
         String(r.errors_logged),
         Object.entries(r.statuses)
           .map(([k, v]) => `${k}:${v}`)

@@ -2,7 +2,7 @@
  * Processes for scripts/bench: a server started and read until it listens,
  * and what /proc says about a process (CPU time, RSS) and the machine (steal).
  */
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 
 export interface Proc {
   url: string
@@ -88,6 +88,26 @@ export function cpuUs(pid: number): number | null {
   } catch {
     return null
   }
+}
+
+/** CPU time (user + system) the process's threads named `prefix`... have used so far, in microseconds (0 if none). */
+export function threadCpuUs(pid: number, prefix: string): number {
+  let us = 0
+  try {
+    for (const t of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        const stat = readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8')
+        if (!stat.slice(stat.indexOf('(') + 1).startsWith(prefix)) continue
+        const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ')
+        us += ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS
+      } catch {
+        // the thread ended meanwhile
+      }
+    }
+  } catch {
+    // the process ended
+  }
+  return us
 }
 
 /**

@@ -75,6 +75,8 @@ if (opt.help) {
                     [--features-off] [--binary dist/otpd] [--no-build] [--out bench-results.json]
 
 Without --compare: otpd (--binary, built first unless --no-build) against a bare Bun.serve baseline.
+Every run warms up in --warmup S steps until, in one step, the JIT's compiler threads took under 5 %
+of the server's CPU (at most 90 s), then is measured for --duration S.
 --compare REF_BINARY: the reference otpd and --binary side by side, per mode and endpoint in N pairs
            of alternating order (ref new, new ref, ...; --pairs, default 2), each run on its own fresh
            database seeded the same way; prints both and the ratio new/ref. Build a reference from git
@@ -91,9 +93,7 @@ Without --compare: otpd (--binary, built first unless --no-build) against a bare
            measured once more; prints filled / empty (the mean of the two empty runs)
 --database postgres: per endpoint, --binary on SQLite (the first of --modes), then on PostgreSQL with
            1 node and with --nodes N nodes (default 2), each on a fresh database seeded the same way,
-           side by side with ratios to SQLite. Each PostgreSQL run warms up (in --warmup steps, at
-           most 60 s) until each node has served as many requests as the SQLite run's warm-up, so
-           the JIT has compiled as much. PostgreSQL is a throwaway cluster on this machine
+           side by side with ratios to SQLite. PostgreSQL is a throwaway cluster on this machine
            (Debian's initdb/pg_ctl, fsync on); wrk's threads are spread over the nodes' ports;
            --pool-size is each node's [database] pool_size (default 10); --keys K1,K2: the whole
            comparison once per number of API keys on each account (default 1; requests take them
@@ -192,7 +192,7 @@ async function stop(s: Seeded) {
 /** One endpoint on a fresh, seeded database of its own. */
 async function freshRun(bin: string, mode: Mode, ep: Endpoint, label: string): Promise<OtpdRun> {
   const s = await startSeeded(otpd, bin, mode, label)
-  log(`${label} ${mode}: ${ep} (${load.warmup} s warm-up + ${load.duration} s)`)
+  log(`${label} ${mode}: ${ep} (warm-up in ${load.warmup} s steps until the JIT settles + ${load.duration} s)`)
   let r: RunResult
   try {
     r = await measureOtpd(ep, s)
@@ -244,9 +244,9 @@ async function againstBaseline() {
       const results: Record<string, RunResult> = {}
       try {
         for (const ep of endpoints) {
-          log(`baseline: ${ep} (${load.warmup} s warm-up + ${load.duration} s), paired with otpd ${mode}`)
+          log(`baseline: ${ep} (warm-up in ${load.warmup} s steps until the JIT settles + ${load.duration} s), paired with otpd ${mode}`)
           baseline[ep] = await measure(load, lua(ep), base, baseEnv)
-          log(`otpd ${mode}: ${ep} (${load.warmup} s warm-up + ${load.duration} s)`)
+          log(`otpd ${mode}: ${ep} (warm-up in ${load.warmup} s steps until the JIT settles + ${load.duration} s)`)
           const r = await measureOtpd(ep, s)
           r.ratio_to_baseline = Math.round((r.rps / baseline[ep]!.rps) * 1000) / 1000
           results[ep] = r
@@ -331,7 +331,7 @@ async function filled(n: number) {
       log(`fill ${mode}: done in ${f.seconds} s; database ${f.db_mb} MB, WAL ${f.wal_mb} MB`)
       const env = { ...s.env, ...fillIdPools(s.dir, f) }
       for (const ep of endpoints) {
-        log(`filled ${mode}: ${ep} (${load.warmup} s warm-up + ${load.duration} s)`)
+        log(`filled ${mode}: ${ep} (warm-up in ${load.warmup} s steps until the JIT settles + ${load.duration} s)`)
         full[ep] = await measure(load, lua(ep), s.server, env, () => scrapeMetrics(s.server.url, otpd.metricsToken))
       }
     } catch (e) {
@@ -372,7 +372,7 @@ async function databases() {
       const s0 = await startSeeded(otpd, binary, mode, 'sqlite', keys)
       let sqlite: OtpdRun
       try {
-        log(`sqlite ${mode}, ${keys} key(s): ${ep} (${load.warmup} s warm-up + ${load.duration} s)`)
+        log(`sqlite ${mode}, ${keys} key(s): ${ep} (warm-up in ${load.warmup} s steps until the JIT settles + ${load.duration} s)`)
         sqlite = { ...(await measure({ ...load, threads: spreadThreads(load.threads, 1, keys) }, lua(ep), s0.server, s0.env)), ...(await stop(s0)) }
       } catch (e) {
         await stop(s0)
@@ -384,10 +384,8 @@ async function databases() {
         log(`${label}, ${keys} key(s): seeding ${2 * otpd.seed} verifications`)
         const s = await startPgSeeded(otpd, binary, n, label, poolSize, keys, opt['pg-via'] as PgVia)
         try {
-          // Each node warms up on as many requests as SQLite did: the nodes share wrk's.
-          const warmup = (sqlite.warmup_requests ?? 0) * n
-          log(`${label}, ${keys} key(s): ${ep} (a warm-up of at least ${warmup} requests, SQLite's per node + ${load.duration} s)`)
-          const r = await measureNodes(load, lua(ep), s.nodes, s.env, keys, warmup)
+          log(`${label}, ${keys} key(s): ${ep} (warm-up in ${load.warmup} s steps until the JIT settles + ${load.duration} s)`)
+          const r = await measureNodes(load, lua(ep), s.nodes, s.env, keys)
           rows.push({
             ...r,
             server: `PostgreSQL, ${n} node${n > 1 ? 's' : ''}`,
