@@ -91,10 +91,10 @@ export async function warmUp(
   url: string,
   env: Record<string, string>,
   pids: number[],
-): Promise<{ requests: number; seconds: number; settled: boolean }> {
+): Promise<Required<Pick<RunResult, 'warmup_requests' | 'warmup_s' | 'warmup_settled'>>> {
   let requests = 0
   let us = 0
-  if (s.warmup <= 0) return { requests, seconds: 0, settled: true }
+  if (s.warmup <= 0) return { warmup_requests: 0, warmup_s: 0, warmup_settled: true }
   for (let step = 0; ; step++) {
     const before = pids.map((p) => [cpuUs(p) ?? 0, threadCpuUs(p, 'JITWorker')] as const)
     const w = await wrk(s, lua, url, s.warmup, { ...env, BENCH_RUN: String(WARMUP_RUNS[step % WARMUP_RUNS.length]) })
@@ -104,7 +104,7 @@ export async function warmUp(
       const cpu = (cpuUs(p) ?? 0) - before[i]![0]
       return cpu <= 0 || (threadCpuUs(p, 'JITWorker') - before[i]![1]) / cpu < JIT_QUIET
     })
-    if (settled || us + s.warmup * 1e6 > WARMUP_CAP_S * 1e6) return { requests, seconds: round1(us / 1e6), settled }
+    if (settled || us + s.warmup * 1e6 > WARMUP_CAP_S * 1e6) return { warmup_requests: requests, warmup_s: round1(us / 1e6), warmup_settled: settled }
   }
 }
 
@@ -143,9 +143,7 @@ export async function measure(
     peak_rss_mb: peak ? round1(peak) : null,
     steal_pct: steal,
     others_pct: others,
-    warmup_requests: warm.requests,
-    warmup_s: warm.seconds,
-    warmup_settled: warm.settled,
+    ...warm,
   }
   if (metrics) {
     const after = await metrics()

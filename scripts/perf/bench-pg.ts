@@ -140,9 +140,7 @@ export async function measureNodes(
     peak_rss_mb: peak ? round1(peak) : null,
     steal_pct: steal,
     others_pct: others,
-    warmup_requests: warm.requests,
-    warmup_s: warm.seconds,
-    warmup_settled: warm.settled,
+    ...warm,
   }
 }
 
