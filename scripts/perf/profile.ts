@@ -16,7 +16,7 @@ import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { startSeeded } from './bench-otpd.ts'
 import { startPgSeeded } from './bench-pg.ts'
-import { wrk } from './bench-load.ts'
+import { warmUp, wrk } from './bench-load.ts'
 
 const { values: opt } = parseArgs({
   options: {
@@ -164,9 +164,10 @@ async function profile(endpoint: 'send' | 'verify'): Promise<void> {
         ? await startPgSeeded(settings, cli, 1, 'profile', 10).then((s) => ({ server: s.nodes[0]!, env: s.env }))
         : await startSeeded(settings, cli, 'FULL', 'profile')
     const load = { duration: Number(opt.duration), warmup: 3, connections: 64, threads: 1, paceMs: 0, clientCpus: undefined, luaDir: import.meta.dir }
-    await wrk(load, `bench-${endpoint}.lua`, server.url, load.warmup, env)
+    // Measured once the JIT has settled, as the bench measures (bench-load.ts warmUp).
+    await warmUp(load, `bench-${endpoint}.lua`, server.url, env, [server.pid])
     const loadFrom = performance.now()
-    const figures = await wrk(load, `bench-${endpoint}.lua`, server.url, load.duration, env)
+    const figures = await wrk(load, `bench-${endpoint}.lua`, server.url, load.duration, { ...env, BENCH_RUN: '2' })
     const loadTo = performance.now()
     await server.stop()
     const stopped = performance.now()
