@@ -79,12 +79,18 @@ export function rssMb(pid: number, field: 'VmRSS' | 'VmHWM'): number | null {
 
 const CLOCK_TICKS = Number(Bun.spawnSync(['getconf', 'CLK_TCK']).stdout.toString().trim()) || 100
 
+/** The CPU time (user + system) of a /proc stat line, in microseconds. */
+function statCpuUs(stat: string): number {
+  // utime and stime are fields 14 and 15 of stat, counted from the state field (3), which follows
+  // the name's last ')' (a name may hold ') ' itself).
+  const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ')
+  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS
+}
+
 /** CPU time (user + system, all threads) the process has used so far, in microseconds. */
 export function cpuUs(pid: number): number | null {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
-    // utime and stime are fields 14 and 15 of stat, counted from the state field (3).
-    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS
+    return statCpuUs(readFileSync(`/proc/${pid}/stat`, 'utf8'))
   } catch {
     return null
   }
@@ -97,9 +103,7 @@ export function threadCpuUs(pid: number, prefix: string): number {
     for (const t of readdirSync(`/proc/${pid}/task`)) {
       try {
         const stat = readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8')
-        if (!stat.slice(stat.indexOf('(') + 1).startsWith(prefix)) continue
-        const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ')
-        us += ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS
+        if (stat.slice(stat.indexOf('(') + 1).startsWith(prefix)) us += statCpuUs(stat)
       } catch {
         // the thread ended meanwhile
       }
