@@ -1,6 +1,6 @@
 /**
  * Events (docs/api.md#events), the domain side: what an event says and
- * when it is written. Every event is added to the outbox (ports.ts
+ * when it is written. Every event is added to the outbox (ports/events.ts
  * EventOutbox) inside the write transaction of the change it reports, so it
  * commits or rolls back with that change; delivery happens later
  * (events/dispatcher.ts).

@@ -1,6 +1,6 @@
 /**
  * An empty listing says so and names the command that makes the first entry
- * (docs/operating.md#commands), with the filter it was given; `--json` stays [].
+ * (docs/operating.md#cli), with the filter it was given; `--json` stays [].
  */
 import { expect, setDefaultTimeout, test } from 'bun:test'
 import { cleanUpAfterEach, cliEnv } from '../kit/cli.ts'

@@ -1,6 +1,6 @@
 /**
  * scripts/otpd.service: its settings, and `systemd-analyze verify` and
- * `security` on it as install.sh installs it (Debian package `systemd`;
+ * `security` on it as scripts/install.sh installs it (Debian package `systemd`;
  * .ci/run installs it). verify only warns on a broken unit, so the tests
  * require silence, and show with broken copies that they can fail.
  */
