@@ -38,9 +38,9 @@ export function noteOf(request: Request): RequestNote {
 }
 
 /**
- * The request's id. It lives in the note rather than in Elysia's `set.headers`:
- * a header set there makes Elysia merge it into every Response, which cost
- * about a quarter of a bare request (measured at c5e3cd5); render() writes the header.
+ * The request's id. It lives in the note, not in Elysia's `set.headers`, which
+ * would merge headers into every Response (docs/benchmarks.md#small-costs-on-the-request-path);
+ * render() writes the header.
  */
 export function requestIdOf(request: Request): string {
   return noteOf(request).requestId

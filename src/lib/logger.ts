@@ -141,10 +141,10 @@ export function createLogger(opts: LoggerOptions = {}): LevelLogger {
 export const LOG_FLUSH_MS = 20
 
 /**
- * Lines to stdout, written together at most LOG_FLUSH_MS after the first of
- * them instead of one write(2) each (a request log line per request cost
- * about a tenth of a send; measured at c5e3cd5), at once when 64 KiB are pending,
- * and on exit. A kill -9 can lose the last LOG_FLUSH_MS of lines, never more.
+ * Lines to stdout, written together at most LOG_FLUSH_MS after the first of them
+ * rather than one write(2) each (docs/benchmarks.md#small-costs-on-the-request-path),
+ * at once when 64 KiB are pending, and on exit. A kill -9 can lose the last
+ * LOG_FLUSH_MS of lines, never more.
  */
 export function stdoutLines(out: (chunk: string) => void = streamWriter(process.stdout)): (line: string) => void {
   let pending = ''

@@ -37,17 +37,13 @@ export const KEY_CACHE_MS = 1_000
 const KEY_CACHE_MAX = 10_000
 
 /**
- * Authenticates a presented key. Found keys (active, disabled or revoked) are
- * cached for KEY_CACHE_MS by their HMAC, so the hot path does one HMAC and no
- * query; an unknown key is never cached, so guessing cannot fill memory. The
- * cache is keyed by the HMAC rather than the key itself: no key sits in clear
- * in a long-lived structure, and a Map look-up by an HMAC the attacker cannot
- * compute leaks nothing through timing. Status changes made through this
- * process call `forget()` and apply at once; changes from another process
- * (`otpd keys disable` from a shell) apply within KEY_CACHE_MS. The requests
- * that miss together share one look-up: under load a key's entry runs out
- * while many of its requests are in flight, and on PostgreSQL each of them
- * read the key again (0.45 reads per request, docs/benchmarks.md).
+ * Authenticates a presented key. Found keys (any status) are cached for
+ * KEY_CACHE_MS by their HMAC: the hot path does one HMAC and no query, no key
+ * sits in clear in a long-lived structure, and a look-up by an HMAC the attacker
+ * cannot compute leaks nothing through timing. An unknown key is never cached,
+ * so guessing cannot fill memory. Another process's change (`otpd keys disable`)
+ * applies within KEY_CACHE_MS; the requests that miss together share one look-up
+ * (docs/benchmarks.md#what-each-design-choice-buys).
  */
 export class Authenticator {
   private readonly cache = new Map<string, { key: StoredKey; at: number }>()

@@ -18,10 +18,9 @@ export const VERIFICATION_SQL = {
       country, fraud_monitored)
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)`,
   findForKey: `SELECT ${VERIFICATION_COLUMNS} FROM verifications v WHERE v.seq = $1 AND v.id = $2 AND v.key_id = $3`,
-  // A subquery, not a join: the same two look-ups, but SQLite ran the join
-  // form at 14 us where this takes about 1 (measured on an empty table), and
-  // every unknown id comes here. The row must still have the id (`v.id`):
-  // its number may have been given again to a newer verification.
+  // A subquery, not a join: SQLite plans the join far slower, and every unknown
+  // id comes here (docs/benchmarks.md#small-costs-on-the-request-path). The row
+  // must still have the id (`v.id`): its number may have been given again.
   findLegacy: `SELECT ${VERIFICATION_COLUMNS} FROM verifications v
     WHERE v.seq = (SELECT l.seq FROM verification_legacy_ids l WHERE l.id = $1) AND v.id = $1 AND v.key_id = $2`,
   findById: `SELECT ${VERIFICATION_COLUMNS} FROM verifications v WHERE v.seq = $1 AND v.id = $2`,

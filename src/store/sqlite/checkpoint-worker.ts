@@ -1,16 +1,11 @@
 /**
- * Worker thread for the WAL, off the event loop (store/sqlite/checkpointer.ts and
- * store/sqlite/wal-sync.ts start one each):
- * - `checkpoint`: its own connection, a PASSIVE checkpoint every `everyMs`
- *   (PASSIVE never waits for or blocks the server's writers), and from
- *   `restartFrames` on, the catch-up that lets the WAL restart;
- * - `sync`: flush the WAL file to disk whenever the server has published a
- *   newer commit generation (store/sqlite/wal-sync.ts), and report what it covered.
- *
- * Flushes are fdatasync: the data and the size, not the timestamps, so that
- * writing the restarted WAL over in place needs no file-system journal
- * commit. It is what PostgreSQL uses by default for its WAL on Linux, and as
- * durable (measured: verify p99 8.6-9.6 ms against 10.4 with fsync).
+ * Worker thread for the WAL, off the event loop (store/sqlite/checkpointer.ts
+ * and store/sqlite/wal-sync.ts start one each):
+ * - `checkpoint`: its own connection, a PASSIVE checkpoint every `everyMs` (it
+ *   never waits for or blocks the server's writers), and from `restartFrames`
+ *   on, the catch-up that lets the WAL restart;
+ * - `sync`: fdatasync the WAL file whenever the server publishes a newer commit
+ *   generation, and report what it covered (docs/benchmarks.md#the-wal-and-its-checkpoints).
  */
 import { Database, type Statement } from 'bun:sqlite'
 import { closeSync, fdatasyncSync, openSync } from 'node:fs'
@@ -148,20 +143,12 @@ function holdingTurn<T>(turn: Int32Array, waitMs: number, fn: () => T): { result
 }
 
 /**
- * Shrinking the WAL file once the load drops. Restarted, the WAL is written
- * over from its start but keeps its size, 150-200 MB after sustained writes;
- * SQLite alone would keep it until a clean shutdown. Truncating it while such
- * writes go on would only make it grow again, each growth a file-system
- * journal commit inside a WAL flush. So the worker truncates a file larger
- * than `keepWalBytes` only after `idlePasses` passes in a row that each found
- * either no commit from another connection since the pass before (`PRAGMA
- * data_version`) or at most `keepWalBytes` of the WAL in use: the writes
- * stopped, or went on at a pace that needs a small WAL, to which the file
- * then grows back. It takes the write turn and runs a TRUNCATE checkpoint
- * with a busy timeout of 0: a reader or a writer of another process (the CLI)
- * makes it give up at once rather than keep the server's writes waiting, and
- * it tries again after the next quiet passes.
- * Returns the report when it truncated or tried to; undefined otherwise.
+ * Shrinks the WAL file (restarted, it keeps its 150-200 MB) once the writes stop:
+ * past `keepWalBytes`, after `idlePasses` passes in a row that saw no other
+ * connection's commit (`PRAGMA data_version`) or a small WAL in use; truncating
+ * under load would only regrow it, a journal commit per growth. The TRUNCATE
+ * takes the write turn with busy timeout 0, giving way at once to another
+ * process. Returns the report when it truncated or tried to.
  */
 function idleTruncation(db: Database, walPath: string, m: CheckpointStart) {
   const version = db.prepare<{ data_version: number }, []>('PRAGMA data_version')

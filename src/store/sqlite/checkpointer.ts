@@ -23,11 +23,8 @@ export const CHECKPOINT_EVERY_MS = 400
 export const BACKSTOP_PAGES = 80_000
 /**
  * WAL size (frames) from which the worker takes the write turn to let the WAL
- * restart. Each restart costs a catch-up whose database flush slows the WAL
- * flushes beside it, and a pause of a few ms: the fewer the better for the
- * tail, against a bigger WAL file (150-200 MB under sustained writes). In
- * alternated bench runs the median verify FULL p99 was 10.1 ms with 16 000
- * frames and 8.8 with 32 000 (the seventh round of the benchmarks at c5e3cd5).
+ * restart: fewer restarts help the tail, against a bigger WAL file
+ * (docs/benchmarks.md#the-wal-and-its-checkpoints).
  */
 export const RESTART_FRAMES = 32_000
 /**

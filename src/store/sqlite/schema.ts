@@ -72,7 +72,7 @@ export const creditLedger = sqliteTable(
  * Rows are numbered (`seq`, the rowid), and a verification's id carries its
  * number (lib/verification-id.ts): verify finds the row by that integer key,
  * and no index of random ids is kept, whose inserts at random places cost a
- * page write each (measured at c5e3cd5). Hashes are bytes: the code's HMAC whole,
+ * page write each. Hashes are bytes: the code's HMAC whole,
  * the recipient's cut to 16 bytes (keyed by account, so it alone names the
  * subject of the per-recipient limits).
  */
@@ -220,7 +220,7 @@ export const events = sqliteTable(
      * The verification's row number, first in the index of look-ups by
      * verification: rising with time, that index grows at its end, where one
      * led by the random text of `verification_id` cost each insert a read and
-     * a write of a page anywhere in it (6 us of a send's, docs/benchmarks.md). The
+     * a write of a page anywhere in it (docs/benchmarks.md#where-a-requests-time-goes). The
      * id follows it there: a number is given again once every verification
      * up to it is swept, and their events may stay (a delivery pending).
      */

@@ -15,10 +15,8 @@ const SHARED = webhookSql(SQLITE)
 
 /**
  * The due deliveries, along the partial index of pending ones in `next_at`
- * order, named: without statistics SQLite took the index on `status`, read
- * every pending delivery and sorted them on each claim, so a backlog made each
- * claim slower (measured with scripts/profile: 52 µs a send at the bench's
- * load, with a webhook endpoint on half the accounts).
+ * order, named: without statistics SQLite would read and sort every pending
+ * delivery on each claim (docs/benchmarks.md#where-a-requests-time-goes).
  */
 export const SQLITE_CLAIM = `SELECT ${CLAIMED_COLUMNS} FROM event_deliveries d INDEXED BY event_deliveries_due
   JOIN events e ON e.seq = d.event_seq JOIN webhook_endpoints w ON w.id = d.endpoint_id

@@ -1,23 +1,11 @@
 /**
- * Whose turn it is to write to the WAL: the request thread's group commit or
- * the checkpoint worker's final catch-up. One Int32 in shared memory, taken
- * with a compare-and-swap, so the request thread never sleeps for it: when
- * the worker holds the turn, the batch waits for a message instead, and the
- * event loop goes on reading requests meanwhile.
- *
- * Why it exists: SQLite restarts the WAL from its beginning only when a
- * writer starts a transaction while every frame has been copied back to the
- * database file. A checkpoint running beside a busy writer never gets there
- * (the writer appends faster than it copies), so the WAL would grow until the
- * server connection's own auto-checkpoint ran inside a COMMIT on the request
- * thread, fsyncs included, again and again (measured: 16 COMMITs in a row
- * taking 11-71 ms). With the turn, the worker copies most frames while the
- * server writes, then takes the turn between two batches to copy the last
- * few, and the server's next batch restarts the WAL.
- *
- * The turn is advisory between these two threads only: SQLite's own locks
- * keep every transaction correct whoever holds it (other processes, such as
- * the CLI, never take it).
+ * Whose turn it is to write to the WAL: the request thread's group commit or the
+ * checkpoint worker's final catch-up. One Int32 in shared memory, taken by
+ * compare-and-swap, so the request thread never sleeps for it. SQLite restarts
+ * the WAL only when a writer begins with every frame copied back, which a
+ * checkpoint beside a busy writer never reaches; the worker takes the turn
+ * between two batches to copy the last frames (docs/benchmarks.md#the-wal-and-its-checkpoints).
+ * Advisory between these two threads only: SQLite's locks keep every transaction correct.
  */
 export const TURN_FREE = 0
 export const TURN_SERVER = 1
