@@ -1,19 +1,12 @@
 /**
- * Cross-field rules of `[database]` and the server secret, written as
- * sentences, and the PostgreSQL connection they describe:
- *
- * - `database.url` selects PostgreSQL; every node must then share one server
- *   secret given by `server.secret`, `server.secret_env` or
- *   `server.secret_file` (a secret generated beside a SQLite file would differ
- *   on every node);
- * - at most one of those three;
+ * Cross-field rules of `[database]` and the server secret, as sentences, and the
+ * PostgreSQL connection they describe (docs/multi-node.md#configuration):
+ * - `database.url` selects PostgreSQL, and every node must then share one server
+ *   secret (`server.secret`, `secret_env` or `secret_file`, at most one of them):
+ *   a secret generated beside a SQLite file would differ on every node;
  * - a variable named by `secret_env` or `password_env` must be set.
- *
- * The password comes from `password_env`, else the URL, else PGPASSWORD; a
- * URL without user, host, port or database takes PGUSER, PGHOST, PGPORT,
- * PGDATABASE, as libpq does. A host that is a directory (it starts with `/`:
- * a `host=` parameter, a percent-encoded host, or PGHOST) names a unix socket
- * there, `.s.PGSQL.<port>`, as in libpq (docs/multi-node.md#configuration).
+ * The password, user, host, port and database fall back to PG* variables as
+ * libpq's do; a host that starts with `/` names a unix socket directory.
  */
 import type { Config } from './schema.ts'
 

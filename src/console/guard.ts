@@ -1,29 +1,15 @@
 /**
  * The console's session guard, for every route behind the sign-in
- * (docs/console.md#security-model). Other console modules put their routes
- * behind it by using it in their own Elysia instance:
- *
- *     new Elysia({ name: 'console-read-routes' })
- *       .use(consoleGuard(deps))
- *       .get('/console/api/overview', ({ operator, request }) => consoleJson(request, ...))
- *
- * (or by being used after it in one instance: its hooks are `scoped`, so
- * they apply to the routes of the instance that uses it, plugins used there
- * afterwards included). Elysia keeps one copy of it per instance by name.
- *
- * For each request it:
- * - finds the session of the cookie; without a live one, answers 401 under
- *   /console/api/ and redirects (303) to the sign-in page elsewhere;
- * - on any method but GET and HEAD, reads the body (JSON or an HTML form,
- *   16 KiB at most) and requires the session's CSRF token in the
- *   X-CSRF-Token header or the `_csrf` field; without it, 403 before the
- *   handler runs, so nothing changes;
- * - gives the handler `operator` (the session), `actor` (for the audit log),
- *   `input` (the body's fields without `_csrf`; {} on GET) and `form`
- *   (whether they came from an HTML form, every value text).
- *
- * Elysia does not parse bodies under the guard: the guard reads them itself,
- * with the cap, and only once the session is known.
+ * (docs/console.md#security-model). A module puts its routes behind it with
+ * `.use(consoleGuard(deps))` in its own Elysia instance (its hooks are
+ * `scoped`; Elysia keeps one copy per instance by name). For each request it:
+ * - finds the cookie's session; without a live one, 401 under /console/api/,
+ *   elsewhere a 303 to the sign-in page;
+ * - on any method but GET and HEAD, reads the body itself (JSON or a form,
+ *   16 KiB at most, only once the session is known) and requires the session's
+ *   CSRF token (X-CSRF-Token or `_csrf`): without it, 403 before the handler;
+ * - gives the handler `operator`, `actor` (for the audit log), `input` (the
+ *   fields but `_csrf`; {} on GET) and `form` (whether an HTML form sent it).
  */
 import { timingSafeEqual } from 'node:crypto'
 import { Elysia } from 'elysia'

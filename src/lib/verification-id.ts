@@ -1,20 +1,12 @@
 /**
  * Verification ids: random v4 UUIDs, lower case (docs/api.md#verification-states),
- * that also name their row in the store, so that verify finds it by an
- * integer key and the database keeps no index of random ids (an insert at a
- * random place in such an index costs a page write of its own on every send).
- *
- * An id is `head-tail`. The head, `xxxxxxxx-xxxx-4xxx-Vxxx`, is the start of
- * a fresh `crypto.randomUUID()`: 74 bits from the CSPRNG, with the version
- * and variant bits of a v4 UUID. The tail, 12 hex digits, is the row number
- * XORed with 48 bits of an HMAC of the head under the server secret. To anyone
- * without the secret the tail is as unpredictable as the head, so the whole
- * id is indistinguishable from a random v4 UUID and says nothing of how many
- * verifications exist. Distinct row numbers give distinct ids.
- *
- * The number read back from an id is only a place to look: the store also
- * compares the id it keeps in that row, so an altered or invented id finds
- * nothing (404), as a malformed one or another case of a real one does.
+ * that also name their row, so verify finds it by an integer key and no index
+ * of random ids costs a page write per send. An id is `head-tail`: the head is
+ * the start of a fresh `crypto.randomUUID()` (74 random bits), the tail the row
+ * number XORed with 48 bits of an HMAC of the head under the server secret, so
+ * without the secret the id is indistinguishable from a random v4 UUID and says
+ * nothing of how many verifications exist. The store also compares the id kept
+ * in that row: an altered or invented id finds nothing (404).
  */
 import type { Hasher } from './secrets.ts'
 

@@ -1,21 +1,12 @@
 /**
  * Idempotency keys (docs/api.md#idempotency-keys). The first request with a key
- * runs; its answer is stored in the transaction that decides it, and a later
- * request with the same key and body gets that answer back without anything
- * running again. The record is a row taken in the operation's own write
- * transaction (unique per scope): exact under concurrency and across
- * processes, with nothing kept in memory.
- *
- * Only a real send answers after its transaction: it is recorded `running`,
- * holding the answer it gives once in force, and the transaction that settles
- * its delivery makes it `done` (with the 500 if no provider took it). A
- * process killed mid-delivery leaves it `running`; recovery (recovery.ts)
- * settles that send as `unknown`, which is in force, and the record becomes
- * `done` with the 200 it holds, so no key answers "in progress" for ever. A
- * delivery receipt that comes while the send is still `sending` settles it
- * too (receipts.ts): a provider took the message, so the 200 is in force.
- *
- * The body is kept only as a keyed hash (it may hold a recipient and a code).
+ * runs; its answer is stored in the write transaction that decides it (a row,
+ * unique per scope: exact across processes, nothing in memory), and a later
+ * request with the same key and body gets that answer back. A real send is
+ * recorded `running` with the answer it gives once in force, and made `done` by
+ * whatever settles its delivery: the send's outcome, a receipt (receipts.ts) or
+ * recovery (recovery.ts), so no key answers "in progress" for ever. The body is
+ * kept only as a keyed hash: it may hold a recipient and a code.
  */
 import type { Hasher } from '../lib/secrets.ts'
 import type { IdempotencyScope, Repos, StoredAnswer } from './ports/index.ts'

@@ -1,20 +1,12 @@
 /**
- * Per-key request limit (docs/api.md#limits): at most N admitted requests
- * in any rolling 60 s, across both endpoints. A rejected request is not
- * recorded, so a client that backs off for `retry_after` seconds gets in.
- *
- * The hit is recorded inside the operation's own transaction (`admit`, called
- * by the send and verify services), where the limit is checked again: exact
- * under concurrency and across processes, with no transaction of its own
- * (PostgreSQL checks the room once more at COMMIT, under the key's lock:
- * docs/multi-node.md#one-busy-key). A
- * request that ends before its operation (a 400 or 413) is counted by
- * `admitAlone`, a small grouped transaction. `peek`, before the body is read,
- * answers from memory, so a client known to be limited gets its 429 without
- * a query and without its body being read.
- *
- * `api_keys.last_used_at` is written in the same transaction, at most once a
- * second per key and process: it is at most about a second behind.
+ * Per-key request limit (docs/api.md#limits): at most N admitted requests in any
+ * rolling 60 s, across both endpoints; a rejected request is not recorded, so a
+ * client that backs off for `retry_after` gets in. The hit is recorded inside
+ * the operation's own transaction (`admit`), where the limit is checked again
+ * (docs/multi-node.md#one-busy-key); a request that ends before its operation
+ * (400, 413) is counted by `admitAlone`. `peek` answers from memory, so a known
+ * limited client gets its 429 before its body is read. `last_used_at` is
+ * written at most once a second per key and process.
  */
 import type { Clock } from '../lib/clock.ts'
 import type { Repos, Storage } from './ports/index.ts'

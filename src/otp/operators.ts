@@ -1,22 +1,15 @@
 /**
  * Console operators and their sessions (docs/console.md#security-model).
- *
- * - Passwords are hashed with argon2id (Bun.password); a generated one is
- *   24 random base62 characters (about 143 bits), shown once.
- * - A session is a random token (43 base62 characters, about 256 bits) in a
- *   cookie; the database keeps only its HMAC, so a copy of the database
- *   opens no session. Its CSRF token is another HMAC of it: nothing more to
- *   store, and it cannot be made without the server secret.
- * - A session ends after SESSION_IDLE_MS without a request, at sign-out, and
- *   when its operator is disabled or its password reset (the operator's
- *   sessions are deleted in the same transaction as the change).
- * - Failed sign-ins are limited per operator name and per client address in
- *   rolling windows kept in the database (exact across nodes). An attempt is
- *   recorded before the password is checked and forgotten once it succeeds,
- *   so concurrent guesses count too.
- *
- * Expected refusals are returned values; OperatorError is an operator's
- * mistake on the CLI (unknown name, short password).
+ * - Passwords are hashed with argon2id (Bun.password); a generated one is 24
+ *   base62 characters (about 143 bits), shown once.
+ * - A session is a random token (about 256 bits) in a cookie; the database keeps
+ *   only its HMAC, so a copy of it opens no session. Its CSRF token is another
+ *   HMAC of it, which cannot be made without the server secret.
+ * - A session ends after SESSION_IDLE_MS idle, at sign-out, and in the same
+ *   transaction as its operator's disabling or password reset.
+ * - Failed sign-ins are limited per name and per address in rolling windows in
+ *   the database; an attempt is recorded before the password is checked and
+ *   forgotten once it succeeds, so concurrent guesses count too.
  */
 import type { Clock } from '../lib/clock.ts'
 import { randomBase62 } from '../lib/random.ts'

@@ -1,26 +1,11 @@
 /**
- * `otpd db copy --to postgres://…`: a SQLite database copied into an empty
- * PostgreSQL one (migrated first), so a deployment can move to several nodes.
- *
- * What is copied: accounts, keys, the whole credit ledger, the verifications
- * still within retention (the retention sweep would delete the others), the
- * rolling windows still open (key hits of the last minute, recipient failures
- * of the last day: what the limits read) and the settings, the server
- * secret's fingerprint among them; webhook endpoints (their secrets stay
- * sealed under the server secret), the event outbox, Idempotency-Key records
- * and the fraud guard's counters, blocks and account settings, whole. Ids are kept, so verification ids, key ids
- * and ledger references stay valid, and every identity and the verification
- * sequence are moved past the largest id copied. Each account's balance is
- * written as PostgreSQL keeps it, spread over its rows (store/pg/balances.ts).
- *
- * The source is read in one SQLite read transaction (a consistent snapshot;
- * writes made after it are not copied, so stop otpd first) and the target is
- * written in one PostgreSQL transaction: a copy that fails leaves the target
- * as empty as it was. The target must be empty (as its migrations leave it: the
- * account `default` untouched, nothing else): a database an otpd node has
- * already used (even one with only the secret's fingerprint) is refused.
- * At the end the counts, each account's balance and a digest of the ledger
- * are compared on both sides, inside the same transaction, before COMMIT.
+ * `otpd db copy --to postgres://…`: a SQLite database copied into an empty,
+ * migrated PostgreSQL one, so a deployment can move to several nodes (what is
+ * copied: docs/multi-node.md#moving-a-sqlite-deployment). Ids are kept, every
+ * identity and the verification sequence moved past the largest id copied, and
+ * each balance spread over its rows (store/pg/balances.ts). The source is one
+ * SQLite snapshot and the target one transaction, so a failed copy leaves the
+ * target empty; counts, balances and a ledger digest are compared before COMMIT.
  */
 import type { Database } from 'bun:sqlite'
 import { createHash } from 'node:crypto'

@@ -1,31 +1,12 @@
 /**
- * An account's balance on PostgreSQL: the sum of its rows in
- * `account_balances` (docs/multi-node.md#an-accounts-balance).
- *
- * With one row per account, every send of the account held that row's lock
- * from its debit to its COMMIT, so the account's sends committed one after
- * the other, on every node. Split over BALANCE_STRIPES rows, a send debits a
- * row no other transaction holds, and up to that many sends of one account
- * are in flight at once. The rules stay exact:
- *
- * - Never below zero. A debit first takes one row that covers the amount and
- *   that no other transaction holds (`FOR UPDATE SKIP LOCKED`). Only when no
- *   such row is free does it lock every row of the account, in stripe order,
- *   waiting for their holders, and then it decides on the total: it takes the
- *   amount from as many rows as needed, or refuses. A refusal is therefore
- *   decided on the committed total, as the one guarded UPDATE decided before.
- * - No deadlock between stripes: a transaction that waits for a stripe holds
- *   no other stripe, except the all-rows path and a grant, which lock in
- *   stripe order.
- * - Every account has all its rows from its creation (the migration that
- *   introduced them, `insertAccount`, `db copy`). Grants and refunds update
- *   rows that exist, so the all-rows path, which waits for every row it finds,
- *   cannot miss credits that a transaction committed while it waited.
- *
- * Grants and refunds spread the amount over the rows from a random stripe on,
- * so that sends find covered rows on every stripe. A debit posted as a ledger
- * entry (`post` with kind `debit`, no guard) is taken from stripe 0, which may
- * then be negative; the total is what every rule reads.
+ * An account's balance on PostgreSQL: the sum of its BALANCE_STRIPES rows in
+ * `account_balances`, so that many sends of one account can hold a row at once
+ * (docs/multi-node.md#an-accounts-balance). A debit takes a free row that covers
+ * it (`FOR UPDATE SKIP LOCKED`), else locks every row in stripe order and decides
+ * on the committed total. A transaction waiting for a stripe holds no other (the
+ * all-rows path and grants lock in stripe order), so stripes never deadlock.
+ * Grants and refunds spread from a random stripe; an unguarded ledger debit
+ * comes from stripe 0, which may go negative: every rule reads the total.
  */
 import { LEDGER_COLUMNS } from '../sql/credits.ts'
 import { POSTGRES } from '../sql/dialect.ts'

@@ -1,25 +1,13 @@
 /**
  * The fraud guard's counters and account settings on PostgreSQL
  * (otp/ports/fraud.ts FraudStore): the shared statements of store/sql/fraud.ts.
- *
- * Exact across nodes: SQLite decides every rule under its single writer;
- * here, inside a write, a rule takes an advisory lock of its subject
- * (store/pg/locks.ts), and the send that passes records itself in the same
- * transaction, before the lock is let go:
- * - rule 2: the end-user IP (its hash is keyed by account), on its first read;
- * - rule 3: the account's country, when otp/fraud.ts asks (lockCountry):
- *   for a send that would count;
- * - rule 4: the scope (`prefix` or `country`), when otp/fraud.ts asks
- *   (lockScope): to start a block, or on every send when the grace period
- *   is short; an unblock from the CLI takes it too;
- * - rule 5: the account, on its first read.
- * otp/fraud.ts check takes them in that order (docs/multi-node.md#the-fraud-guard). The counters
- * that approvals and refunds move (fraud_minutes, fraud_countries) are
- * atomic upserts and take no lock: the order of a send's check against an
- * approval is the order of their commits.
- *
- * Account settings are read from the database on every send, never kept: a
- * setting changed from any node's CLI applies to the next send.
+ * Inside a write a rule takes an advisory lock of its subject (store/pg/locks.ts)
+ * and the send that passes records itself before the lock is let go: the IP
+ * (rule 2) and the account (rule 5) on their first read, the country (rule 3,
+ * lockCountry) and the scope (rule 4, lockScope) when otp/fraud.ts asks
+ * (docs/multi-node.md#the-fraud-guard). Counters moved by approvals and refunds
+ * are atomic upserts and take no lock. Account settings are read on every send,
+ * never kept, so a change from any node's CLI applies to the next send.
  */
 import type { AccountFraudSettings, BlockRow, CountryStats, FraudSendRow, FraudStore, GuardReads, GuardReadsQuery, ScopeKind } from '../../otp/ports/index.ts'
 import { POSTGRES } from '../sql/dialect.ts'

@@ -1,44 +1,12 @@
 /**
- * The locks that make the domain's rules exact across nodes. Every rule's
- * read and write share one transaction (otp/ports/storage.ts); on PostgreSQL, at
- * READ COMMITTED, the transaction first takes the lock of the rule's subject,
- * and every statement after it sees what the previous holder committed:
- *
- * - the verification's row (`FOR UPDATE` in findForKey): single use, attempts
- *   and lockout;
- * - the recipient (`pg_advisory_xact_lock` on its hash): per-recipient send
- *   windows and the recipient failure cap (the subject has no row to lock);
- * - the account's balance: a guarded UPDATE (`balance >= amount`), atomic by
- *   itself;
- * - the key's row (`FOR NO KEY UPDATE` on api_keys): the per-key limit, at
- *   COMMIT only (Tx.atCommit): the window is read without it, then, in one
- *   statement sent with COMMIT (`otpd_key_hit`), the lock is taken, the
- *   window read again and the hit recorded; a window that filled meanwhile
- *   runs the write again (store/pg/event-logs.ts). So one busy key's
- *   transactions wait for one another's COMMIT, not for each other's whole
- *   run, nor for a round trip.
- *
- * Always in that order (verification, recipient, account, key), so two
- * transactions rarely wait on each other in a cycle; when they do, PostgreSQL
- * aborts one (40P01) and the storage runs it again (store/pg/storage.ts).
- * Each lock is taken once per transaction: `TxLocks` remembers what it holds.
- * Reads (`Storage.read`) take none. A lock is sent pipelined (Tx.exec): the
- * statements after it run once the server has granted it, so it holds for
- * them exactly as if it had been awaited, without a round trip of its own.
- *
- * The lifecycle rules (idempotency, events) fit that order: an
- * Idempotency-Key's record is decided under an advisory lock of its scope,
- * taken first (store/pg/idempotency-store.ts); an event's `sequence` under its verification's row lock;
- * the expiry scan under an advisory lock of its own
- * (store/pg/event-store.ts), which no request takes.
- *
- * The fraud guard (otp/fraud.ts check) decides its rules inside the send,
- * after the recipient's lock (its reads travel with the guard's: otp/send.ts),
- * under advisory locks of their
- * subjects where a decision needs one, always in this order: the end-user IP
- * (rule 2), the account's country (rule 3), each rule 4 scope, the account
- * (rule 5). No transaction takes the recipient after any of them. Its counters
- * (approvals, minutes) are moved by atomic upserts and take no lock.
+ * The locks that make the domain's rules exact across nodes
+ * (docs/multi-node.md#the-order-of-the-locks). At READ COMMITTED a rule's
+ * transaction first locks its subject, so every statement after it sees what
+ * the previous holder committed. Always in one order, so two transactions rarely
+ * wait on each other in a cycle (then PostgreSQL aborts one, 40P01, and the
+ * storage runs it again): the verification's row, the recipient, the account's
+ * balance, the key's row (at COMMIT); the fraud guard's after the recipient's.
+ * Each is taken once per transaction (`TxLocks`), sent pipelined (Tx.exec).
  */
 import { createHash } from 'node:crypto'
 import type { Tx } from './client.ts'

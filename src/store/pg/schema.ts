@@ -1,19 +1,11 @@
 /**
  * The PostgreSQL schema (drizzle pg-core), table for table the same as
- * store/sqlite/schema.ts: the same names, columns and meanings, so a database
- * can be copied from one engine to the other (`otpd db copy`). Times are
- * milliseconds since the epoch in `bigint`; hashes are `bytea`.
- *
- * Differences that PostgreSQL needs:
- * - ids are identity columns `by default`, so a copy can keep the SQLite ids
- *   (it then moves each identity past the largest id copied);
- * - `verifications.seq` is taken from the sequence `verifications_seq`, not
- *   max(seq) + 1: concurrent transactions on several nodes each get their
- *   own number without waiting for one another;
- * - booleans are `boolean`;
- * - an account's balance is split over rows of `account_balances`, which
- *   concurrent sends debit in parallel (store/pg/balances.ts), instead of one
- *   column of `accounts`.
+ * store/sqlite/schema.ts, so `otpd db copy` can move a database across. Times
+ * are epoch milliseconds in `bigint`, hashes `bytea`. Where PostgreSQL differs:
+ * ids are identity columns `by default` (a copy keeps SQLite's ids);
+ * `verifications.seq` comes from a sequence, so nodes never wait for one
+ * another's max(seq); booleans are `boolean`; and an account's balance is
+ * spread over rows of `account_balances` (store/pg/balances.ts).
  */
 import { sql } from 'drizzle-orm'
 import { bigint, boolean, customType, index, integer, pgSequence, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core'

@@ -1,53 +1,18 @@
 /**
- * The PostgreSQL engine's Storage (otp/ports/storage.ts): `write` is one transaction
- * at READ COMMITTED on a pooled connection, in which every rule locks its
- * subject before reading it (store/pg/locks.ts); `read` runs on the pool
- * without a transaction and sees committed state only.
- *
- * A transaction PostgreSQL aborts as a deadlock or serialization failure
- * (40P01, 40001) is run again, up to MAX_ATTEMPTS times in all, after a
- * short random pause: the port allows `fn` to run more than once. Any other
- * failure before COMMIT rejects with nothing in force.
- *
- * Statements travel pipelined (store/pg/client.ts Tx.exec): BEGIN, the
- * transaction's id and every statement whose result nothing reads (locks,
- * inserts, updates) are sent without waiting, behind one another on the
- * transaction's connection, and answered with the next statement that is
- * read; COMMIT goes behind the last ones. A failure among them rolls the
- * whole transaction back (PostgreSQL answers the COMMIT with ROLLBACK) and
- * rejects with that statement's error.
- *
- * A COMMIT whose answer is lost (the connection dropped, the backend was
- * terminated) may have landed. So that the answer matches what is stored,
- * each transaction learns its id as it begins (`pg_current_xact_id()`,
- * pipelined with BEGIN and the first statement: no round trip of its own),
- * and a failed COMMIT is settled by asking PostgreSQL on a connection of its
- * own (`pg_xact_status`): 'committed' resolves the write as a success,
- * 'aborted' rejects it (nothing in force), 'in progress' asks again. When the
- * database cannot be asked within RESOLVE_WITHIN_MS, the write rejects with
- * PgCommitUnknownError: it may be in force. What the domain leaves behind
- * then stays consistent: a send's first transaction stays `sending` with its
- * debit, and recovery (otp/recovery.ts) settles it `unknown` and refunds it;
- * a verify's attempt either counted or not, and the client, answered 500,
- * tries again and sees the stored state. docs/multi-node.md and
- * docs/benchmarks.md say what this window and the pipelining cost and save.
- *
- * `writeShared` (a send's outcome) shares one transaction among the writes
- * queued while the previous shared transaction ran, at most MAX_SHARED: one
- * BEGIN, one transaction id and one COMMIT for all of them, their statements
- * pipelined side by side. If any of them fails, the transaction is rolled
- * back and each runs again in a transaction of its own, so only the failing
- * one fails; a lost COMMIT that cannot be resolved rejects them all with
- * PgCommitUnknownError, as it would one. docs/benchmarks.md says what it buys.
- *
- * The pool opens a new connection for the next request, so the node
- * recovers by itself when the database comes back.
+ * The PostgreSQL engine's Storage (otp/ports/storage.ts): `write` is one READ
+ * COMMITTED transaction on a pooled connection, in which every rule locks its
+ * subject before reading it (store/pg/locks.ts), its statements pipelined
+ * (store/pg/client.ts); `read` sees committed state only. A COMMIT whose answer
+ * is lost is settled by the transaction's id (docs/multi-node.md#a-commit-whose-answer-is-lost);
+ * `writeShared` commits queued sends' outcomes together (docs/benchmarks.md#postgresql-round-trips).
+ * The pool opens a new connection per request, so a node recovers when the database does.
  */
 import type { ReservedSQL, SQL } from 'bun'
 import type { Repos, Storage } from '../../otp/ports/index.ts'
 import { isDatabaseFault, isRetryable, PipelinedTx, txOf, type Tx } from './client.ts'
 import { pgRepos } from './repos.ts'
 
+/** A deadlock or serialization failure (40P01, 40001) runs again after a short random pause, up to this many times in all. */
 export const MAX_ATTEMPTS = 10
 /** A bound on one shared transaction, so that it never holds many rows' locks for long. */
 export const MAX_SHARED = 64

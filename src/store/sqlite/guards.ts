@@ -1,18 +1,10 @@
 /**
- * Start guards: a store that fails safe. Each refuses to open, with one
- * sentence naming the path and the fix, instead of starting in a state that
- * fails later or silently:
- *
- * - a database or directory otpd cannot write (a read-only file would start
- *   and then fail every write; a directory without room for the -wal and -shm
- *   files fails at the first read);
- * - a database that cannot be opened at all (the error names the path);
- * - a schema from a newer otpd (this binary would run old queries on it);
- * - a server secret other than the one the database was made with, or none
- *   where one is needed (a new secret makes every stored key hash invalid,
- *   while `keys list` still shows the keys active).
- *
- * These are operator errors: the CLI prints the message as its one line.
+ * Start guards: a store that fails safe. Each refuses to open, in one sentence
+ * naming the path and the fix (the CLI's one line), rather than start in a state
+ * that fails later or silently: a database or directory otpd cannot write, one
+ * it cannot open, a schema from a newer otpd, or a server secret other than the
+ * one the database was made with, or none where one is needed (a new secret
+ * would make every stored key hash invalid while `keys list` shows them active).
  */
 import { Database } from 'bun:sqlite'
 import { accessSync, constants, existsSync } from 'node:fs'

@@ -1,30 +1,12 @@
 /**
- * The embedded engine's Storage (otp/ports/storage.ts): one writer connection with
- * group commit, and one reader connection.
- *
- * Group commit: `write` calls made in one turn of the event loop run together
- * in one IMMEDIATE transaction with one COMMIT (one WAL flush) instead of one
- * each, in call order, each seeing the writes of those before it exactly as
- * if they had committed one by one. If one throws, the batch is undone and
- * run again with a savepoint per call, so a call that throws undoes only its
- * own writes (the others run twice, which the port allows). The repositories
- * answer without real waiting (bun:sqlite is synchronous), so a batch runs
- * start to end within one task: nothing else touches the connection meanwhile.
- *
- * Faults, as the port promises:
- * - The write lock is never waited for on the event loop: the writer has
- *   busy_timeout 0, and a batch that finds the lock taken (another process)
- *   is tried again on a timer until each call's `busy_timeout_ms` is spent;
- *   then that call is rejected with nothing in force. /healthz and reads go on.
- * - A statement or COMMIT that fails (disk full, I/O error) is rolled back:
- *   the batch's calls are rejected with nothing in force.
- * - The flush that makes a commit durable (`settleAfter`, store/sqlite/wal-sync.ts)
- *   failing is fatal: what is on disk is then unknown. `onFatal` stops the
- *   process before the batch is answered, every later write is refused, and
- *   recovery at the next start (otp/recovery.ts) settles what was left open.
- *
- * Reads run on their own connection, in a read transaction: they see
- * committed state only and never wait for the write lock.
+ * The embedded engine's Storage (otp/ports/storage.ts): one writer connection
+ * with group commit, one reader connection. `write` calls made in one turn of
+ * the event loop share one IMMEDIATE transaction and one COMMIT, in call order;
+ * if one throws, the batch runs again with a savepoint per call, so only that
+ * call's writes are undone (the port allows a second run). The write lock is
+ * never waited for on the event loop (busy_timeout 0, tried again on a timer),
+ * and a failed flush is fatal, as what is on disk is then unknown
+ * (docs/reliability.md#storage-faults). Reads see committed state only.
  */
 import type { Database, Statement } from 'bun:sqlite'
 import type { Repos, Storage } from '../../otp/ports/index.ts'

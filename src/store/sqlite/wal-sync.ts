@@ -1,18 +1,11 @@
 /**
- * Durable commits without blocking the event loop. With synchronous = FULL,
- * SQLite fsyncs the WAL inside every COMMIT, on the thread that serves
- * requests: nothing else runs for the length of the fsync. The server instead
- * commits with NORMAL (the WAL is written, not synced) and asks a worker thread
- * to flush the WAL file (fdatasync, store/sqlite/checkpoint-worker.ts); the group commit (store/sqlite/storage.ts) answers a
- * batch only once a flush that started after its COMMIT has returned. An
- * acknowledged write therefore survives power loss exactly as under FULL,
- * while the next batch is already being served.
- *
- * Each call after a COMMIT takes the next generation number and publishes it
- * in shared memory; the worker flushes, publishes the generation its flush
- * covered, and at once starts the next flush if a newer generation is
- * waiting, without waiting for this thread to read its message (which can sit
- * behind a burst of requests). Calls made while a flush runs share the next.
+ * Durable commits without blocking the event loop. Under synchronous = FULL,
+ * SQLite fsyncs the WAL inside every COMMIT, on the request thread; instead the
+ * server commits with NORMAL and a worker thread flushes the WAL file
+ * (store/sqlite/checkpoint-worker.ts), and the group commit answers a batch
+ * only once a flush that started after its COMMIT returned: as durable as FULL,
+ * while the next batch is served. Calls share generations in shared memory,
+ * so the worker starts the next flush without waiting for this thread.
  */
 import { SYNC_REQUESTED, SYNC_SLEEPING, SYNC_STOP } from './wal-protocol.ts'
 import { stopWorker, walWorkerSpecifier } from './wal-worker.ts'
