@@ -1,17 +1,10 @@
 /**
- * The operator console (docs/console.md): one Elysia plugin that `otpd
- * serve` mounts on the admin listener only (app.ts, http/app.ts
- * createAdminApp), never on the API listener. Pages under /console/, their
- * JSON under /console/api/.
- *
- * `consolePlugin(deps, { guarded, open })` puts the sign-in routes, and the
- * plugins of `open` (assets the sign-in page needs), in the open, and every
- * other route behind the session guard (console/guard.ts): this module's
- * action routes, and each plugin of `guarded` (the console's read routes
- * and pages), which may also `.use(consoleGuard(deps))` themselves for the
- * typed `operator`, `actor`, `input` and `form`. Every answer of a route
- * should go through console/http.ts (withSecurityHeaders, consoleJson) for
- * the console's headers.
+ * The operator console (docs/console.md): one Elysia plugin mounted on the admin
+ * listener only, never on the API listener; pages under /console/, their JSON
+ * under /console/api/. `consolePlugin(deps, { guarded, open })` puts the sign-in
+ * routes and `open` (assets the sign-in page needs) in the open, and every other
+ * route behind the session guard (console/guard.ts). Every answer goes through
+ * console/http.ts (withSecurityHeaders, consoleJson) for the console's headers.
  */
 import { type AnyElysia, Elysia } from 'elysia'
 import { Msg } from '../http/messages.ts'

@@ -1,14 +1,11 @@
 /**
- * The `twilio` provider: SMS through the Messages resource and voice through
- * the Calls resource with inline TwiML (`twiml` below: the words as written,
- * the code digit by digit, all said twice, in the message's language)
- * (POST /2010-04-01/Accounts/{sid}/Messages.json | Calls.json, form-encoded,
- * HTTP Basic auth with the account SID and auth token).
- *
+ * The `twilio` provider: SMS through the Messages resource, voice through the
+ * Calls resource with inline TwiML (`twiml`), form-encoded under
+ * /2010-04-01/Accounts/{sid}/, HTTP Basic auth with the SID and auth token.
  * With `server.public_url` set, every message and call carries a
- * `StatusCallback`: the provider's receipt URL with the verification id in its
- * query, which Twilio's `X-Twilio-Signature` covers (HMAC-SHA1 under the auth
- * token of the URL and the sorted form parameters).
+ * `StatusCallback`: the receipt URL with the verification id in its query,
+ * which `X-Twilio-Signature` covers (HMAC-SHA1 under the auth token of the URL
+ * and the sorted form parameters).
  */
 import { createHmac } from 'node:crypto'
 import type { Channel, OutboundMessage, ReceiptState } from '../otp/types.ts'

@@ -1,17 +1,11 @@
 /**
- * The `vonage` provider: SMS through the SMS API (POST /sms/json with api_key
- * and api_secret) and voice through the Voice API (POST /v1/calls, a JWT
- * signed with the application's private key, an NCCO `talk` action whose
- * SSML says the words as written and the code digit by digit, twice, in the
- * message's language: `talkAction` below). Numbers go to Vonage without the leading "+".
- *
- * With `server.public_url` set, every SMS asks for a delivery receipt
- * (`status-report-req=1`, `callback` = the provider's receipt URL) and carries
- * the verification id as `client-ref`. Vonage signs its receipts with the
- * account's signature secret (`signature_secret_env`; the dashboard's method
- * must be SHA-256 HMAC): `sig` is the hex HMAC of `&name=value` for every
- * other parameter, sorted by name, with `&` and `=` in values turned into `_`.
- * Voice calls ask for no receipt.
+ * The `vonage` provider: SMS through the SMS API (POST /sms/json, api_key and
+ * api_secret), voice through the Voice API (POST /v1/calls, a JWT signed with
+ * the application's key, an NCCO `talk` action: `talkAction`). Numbers go
+ * without the "+". With `server.public_url` set, an SMS asks for a receipt and
+ * carries the verification id as `client-ref`; Vonage signs receipts with the
+ * signature secret (SHA-256 HMAC): `sig` is the hex HMAC of `&name=value` for
+ * every other parameter, sorted by name, `&` and `=` in values turned into `_`.
  */
 import { smsSize } from '../lib/sms-encoding.ts'
 import { createHmac, createPrivateKey, createSign, type KeyObject } from 'node:crypto'

@@ -1,14 +1,11 @@
 /**
- * The `webhook` provider: POSTs the message as JSON to any gateway, signed
- * with `X-Otpd-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret,
- * "<t>.<raw body>")>`. Any 2xx is success; 422 means the recipient itself is
- * invalid (not retried elsewhere); anything else is a failure.
- *
- * With `server.public_url` set, the body also carries `receipt_url`: the
- * gateway POSTs `{"verification_id": "...", "status": "delivered" |
- * "undelivered"}` there, signed the same way with the same secret. A
- * signature more than 5 minutes from otpd's clock is refused, so a captured
- * receipt cannot be replayed later.
+ * The `webhook` provider: POSTs the message as JSON to any gateway, signed with
+ * `X-Otpd-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>`.
+ * Any 2xx is success; 422 means the recipient is invalid (not retried
+ * elsewhere). With `server.public_url` set the body carries `receipt_url`, where
+ * the gateway POSTs `{"verification_id", "status": "delivered" | "undelivered"}`
+ * signed the same way; a signature over 5 minutes from otpd's clock is refused,
+ * so a captured receipt cannot be replayed.
  */
 import { createHmac } from 'node:crypto'
 import type { Channel, OutboundMessage, ReceiptState } from '../otp/types.ts'

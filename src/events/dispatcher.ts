@@ -1,18 +1,12 @@
 /**
- * The delivery loop of the event outbox (docs/api.md#events), started
- * by `otpd serve`. Each pass leases the due deliveries in a write transaction
- * (another process or node skips a leased one until its lease ends, so one
- * sender at a time), POSTs them signed afresh (same `webhook-id`, a new
- * `webhook-timestamp`), and records each outcome if it still holds the lease,
- * in the write that leases the next batch: a batch costs one transaction and
- * one commit's wait, not one per outcome (docs/benchmarks.md#figures).
- *
- * At least once: a process killed between the POST and the record leaves a
- * lease that runs out; the delivery is then sent again. The lease outlasts
- * the request timeout, so a live sender's lease never runs out under it.
- *
- * The schedule reads the injected clock; only the pause between passes is a
- * real timer.
+ * The delivery loop of the event outbox (docs/api.md#events), started by `otpd
+ * serve`. Each pass leases the due deliveries in a write transaction (one sender
+ * at a time across processes and nodes), POSTs them signed afresh (same
+ * `webhook-id`, new `webhook-timestamp`), and records each outcome, if it still
+ * holds the lease, in the write that leases the next batch: one commit's wait a
+ * batch. At least once: a sender killed before the record leaves a lease that
+ * runs out, and the delivery goes again; a lease outlasts the request timeout.
+ * The schedule reads the injected clock; only the pause between passes is a timer.
  */
 import type { Clock } from '../lib/clock.ts'
 import type { Logger } from '../lib/logger.ts'

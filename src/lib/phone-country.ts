@@ -1,14 +1,8 @@
 /**
  * A phone number's country and prefix for the fraud guard (docs/api.md#fraud-guard),
- * from libphonenumber-js metadata, never a table of our own.
- *
- * The `min` metadata build: its countries are the `max` build's for every
- * number (the per-type patterns that tell countries sharing a calling code
- * apart, such as US and CA under +1, are kept in `min`; what `min` drops is the
- * patterns of countries with a calling code of their own, which only a strict
- * validity check needs). 200,000 random numbers over every calling code gave
- * the same country with both; `min` adds 0.36 MB to the compiled binary,
- * `max` 0.57 MB (docs/fraud-guard.md).
+ * from libphonenumber-js metadata, never a table of our own: the `min` build,
+ * which gives the same country as `max` for every number and weighs less
+ * (docs/fraud-guard.md says how that was checked).
  */
 import { parsePhoneNumberFromString } from 'libphonenumber-js/min'
 import { getCountries, isSupportedCountry } from 'libphonenumber-js/min'

@@ -1,15 +1,11 @@
 /**
- * Fraud guard against SMS pumping (docs/api.md#fraud-guard): five rules,
- * decided inside the send's write transaction from counters in the database,
- * so they are exact under concurrency and across processes and survive a
- * restart. Nothing here is counted in memory.
- *
- * Rules, in order: 1 geo permissions, 2 per end-user IP, 3 unproven
- * destinations, 4 conversion (blocks per prefix and country, escalating),
- * 5 the daily credit cap. `monitor` decides rules 1-4 and records what they
- * would refuse without refusing; a send let through that way counts toward
- * no rule (`counted` false), so monitor decides exactly as enforce would.
- * Rule 5 is the operator's explicit cap and refuses in every mode.
+ * Fraud guard against SMS pumping (docs/api.md#fraud-guard): five rules decided
+ * inside the send's write transaction from counters in the database, so exact
+ * across processes and restarts: 1 geo permissions, 2 per end-user IP, 3
+ * unproven destinations, 4 conversion (escalating blocks per prefix and
+ * country), 5 the daily credit cap. `monitor` records what rules 1-4 would
+ * refuse without refusing, and a send let through that way counts toward no
+ * rule, so it decides as enforce would; rule 5 refuses in every mode.
  */
 import { destinationOf } from '../lib/phone-country.ts'
 import type { Hasher } from '../lib/secrets.ts'

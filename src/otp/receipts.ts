@@ -1,15 +1,11 @@
 /**
- * Delivery receipts (docs/api.md#delivery-receipts): a vendor's signed word that a
- * message reached the handset, or never will. The HTTP layer checks the
- * signature and reads the vendor's status; this records it.
- *
- * A receipt names its verification by id (otpd put the id in what the vendor
- * signs: Twilio's callback URL, Vonage's `client-ref`, the webhook body), so
- * it finds its row even when it outruns the send's own record of `accepted`,
- * and also when otpd stopped before learning the outcome (`unknown`).
- * `delivered` and `undelivered` are final: the first one stays. Its event
- * (`verification.delivered` / `undelivered`, docs/api.md#events) is
- * written in the same transaction.
+ * Delivery receipts (docs/api.md#delivery-receipts): a vendor's signed word that
+ * a message reached the handset, or never will; the HTTP layer checks the
+ * signature, this records it. A receipt names its verification by id (otpd put
+ * it in what the vendor signs), so it finds its row even before the send has
+ * recorded `accepted`, or after `unknown`. `delivered` and `undelivered` are
+ * final: the first stays. Its event (docs/api.md#events) is written in the same
+ * transaction.
  */
 import type { Clock } from '../lib/clock.ts'
 import type { VerificationIds } from '../lib/verification-id.ts'

@@ -1,15 +1,11 @@
 /**
- * The identity a recipient is counted under (docs/api.md#order-of-checks):
- * the per-recipient limits, the failure cap and the fraud guard's history
- * all key on it, through the recipient hash. It is never shown or stored in
- * clear, and the code is still delivered to the address as written.
- *
- * A phone number counts by its E.164 form (validation already requires it).
- * An email address counts lower-cased, without any `+tag` of its local part,
- * and for `gmail.com` and `googlemail.com` without the dots of its local part
- * and under one domain: each of those spellings reaches the same mailbox at
- * the providers that use them, so writing one another way must not buy more
- * codes, more guesses, or a fresh history.
+ * The identity a recipient is counted under (docs/api.md#order-of-checks): the
+ * per-recipient limits, the failure cap and the fraud guard's history key on it,
+ * through the recipient hash; it is never stored in clear, and the code still
+ * goes to the address as written. A phone counts by its E.164 form; an email
+ * lower-cased, without a `+tag`, and for gmail.com and googlemail.com without
+ * dots and under one domain: spellings that reach the same mailbox must not buy
+ * more codes, more guesses, or a fresh history.
  */
 import type { Channel } from './types.ts'
 

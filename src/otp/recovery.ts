@@ -1,17 +1,11 @@
 /**
- * Recovery of sends whose delivery outcome was never recorded: the process
- * stopped (kill -9, power loss, a fatal flush) between a send's first
- * transaction and its second, or the second failed. Such a send is still
- * `sending` with its debit. Once it is older than the delivery time budget
- * and a margin, no process can still be delivering it: it is refunded and its
- * delivery recorded as `unknown`. Its code stays verifiable until it expires,
- * since it may have been delivered.
- *
- * Each refund is its own transaction that first checks the send is still
- * `sending`, so two processes (or nodes) recovering at once refund it once.
- * The same transaction settles the send's Idempotency-Key record, if any,
- * with the 200 it holds: the send is in force, and a replay answers it
- * instead of "still in progress" (idempotency.ts).
+ * Recovery of sends whose delivery outcome was never recorded (the process
+ * stopped between a send's two transactions, or the second failed): still
+ * `sending` with its debit and older than the delivery budget and a margin, no
+ * process can still be delivering it, so it is refunded and settled `unknown`;
+ * its code stays verifiable, as it may have been delivered. Each refund is its
+ * own transaction that checks the send is still `sending` (two nodes refund it
+ * once) and settles its Idempotency-Key record with the 200 it holds.
  */
 import type { Clock } from '../lib/clock.ts'
 import type { Logger } from '../lib/logger.ts'

@@ -1,14 +1,10 @@
 /**
- * What an engine is: the one seam between the composition root (app.ts), the
- * CLI and a database. An engine is opened from `[database]`
- * (store/open-engine.ts: `url` set selects PostgreSQL, store/pg/engine.ts;
- * else the SQLite file, store/sqlite/engine.ts), with its start checks done:
- * the schema migrated, the server secret checked against the one the
- * database was made with. Above this seam nothing branches on the engine or
- * holds a driver handle.
- *
- * A leaf: it imports types only, so the engines can import it and no import
- * circle forms through it.
+ * What an engine is: the one seam between the composition root, the CLI and a
+ * database. An engine is opened from `[database]` (store/open-engine.ts: `url`
+ * selects store/pg/engine.ts, else store/sqlite/engine.ts) with its start checks
+ * done: schema migrated, server secret checked. Above this seam nothing
+ * branches on the engine or holds a driver handle. A leaf, importing types
+ * only, so no import circle forms through it.
  */
 import type { RollupPlanner } from '../otp/rollup.ts'
 import type { Logger } from '../lib/logger.ts'

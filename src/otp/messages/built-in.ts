@@ -1,15 +1,10 @@
 /**
- * The built-in texts (docs/messages.md#built-in-languages), per language: the
- * SMS, the voice text, and the email subject and plain body, each with
- * `{code}`. English is the spec's, word for word, on every channel: out of
- * the box nothing changes for a client.
- *
- * The SMS texts put the code first where the language allows, and use only
- * GSM-7 characters where the language can be written correctly with them
- * (Spanish says "clave de acceso" rather than "código"); the others are
- * UCS-2 and short enough for one segment with an 8-digit code and an
- * autofill line (the figures are in docs/messages.md, checked by
- * test/messages/built-in.test.ts).
+ * The built-in texts (docs/messages.md#built-in-languages), per language: SMS,
+ * voice, and email subject and body, each with `{code}`. English is the spec's,
+ * word for word, so out of the box nothing changes for a client. SMS texts put
+ * the code first where the language allows and keep to GSM-7 where it can be
+ * written correctly with it; the others are UCS-2 and fit one segment with an
+ * 8-digit code and an autofill line (test/messages/built-in.test.ts).
  */
 
 export interface Texts {

@@ -1,15 +1,11 @@
 /**
- * The PostgreSQL client: Bun's built-in `SQL` (chosen by measurement over the
- * `postgres` package: docs/benchmarks.md#the-postgresql-client), and the one
- * small interface the stores use, so they never see the client itself.
- *
- * A pool of `database.pool_size` connections per process. A query that finds
- * every connection busy waits for one (no acquire timeout: a pool too small
- * makes requests slower, never failed). A connection that dies is dropped and
- * a new one is opened by the next query, so the process reconnects by itself
- * once the database is back. A row lock waits at most `busy_timeout_ms`
- * (lock_timeout), then the statement fails with nothing of its transaction in
- * force, like SQLite's busy timeout.
+ * The PostgreSQL client: Bun's built-in `SQL` (docs/benchmarks.md#the-postgresql-client),
+ * behind the one small interface the stores use. A pool of
+ * `database.pool_size` connections per process; a query that finds all busy
+ * waits (a pool too small is slower, never failing); a dead connection is
+ * replaced by the next query, so the process reconnects by itself. A row lock
+ * waits at most `busy_timeout_ms` (lock_timeout), then the statement fails with
+ * nothing in force, like SQLite's busy timeout.
  */
 import { SQL } from 'bun'
 import type { PgConnection } from '../../config/database.ts'

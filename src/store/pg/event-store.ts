@@ -1,17 +1,11 @@
 /**
  * The event outbox on PostgreSQL (otp/ports/events.ts EventOutbox, as
- * store/sqlite/event-store.ts): `add` runs inside the caller's write
- * transaction, so the event and its deliveries commit or roll back with the
- * change they report.
- *
- * Exact across nodes: SQLite reads the next `sequence` under its single
- * writer; here the transaction first holds the verification's row lock
- * (store/pg/locks.ts; the change being reported has mostly taken it
- * already), and the read of max(sequence) comes after it, in a statement of
- * its own, so it sees what the lock's previous holder committed. The unique
- * index (verification_id, sequence) is a second line. The expiry scan takes a
- * lock of its own before it reads its cursor: two nodes scanning at once
- * report each expiry once.
+ * store/sqlite/event-store.ts): `add` runs inside the caller's write, so an
+ * event commits or rolls back with the change it reports. Across nodes, the
+ * next `sequence` is read after the verification's row lock (store/pg/locks.ts),
+ * so it sees what the lock's previous holder committed; the unique index
+ * (verification_id, sequence) is a second line. The expiry scan takes a lock of
+ * its own before reading its cursor, so each expiry is reported once.
  */
 import { eventBody } from '../../otp/events.ts'
 import type { EventOutbox, NewEvent } from '../../otp/ports/index.ts'

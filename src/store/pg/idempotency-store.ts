@@ -1,16 +1,11 @@
 /**
  * Idempotency-Key records on PostgreSQL (otp/ports/idempotency.ts
- * IdempotencyStore): the shared statements of store/sql/idempotency.ts.
- *
- * Exact across nodes: SQLite's single writer keeps a look-up and the insert
- * after it together; here, inside a write, `find` first holds an advisory
- * lock of the scope (store/pg/locks.ts: its key, method, path and
- * Idempotency-Key), so two first requests with one Idempotency-Key, on any
- * nodes, run one after the other, and the second's look-up, a statement after the lock,
- * sees the first's record: it gets the stored answer, or "in progress" while
- * the first's send is delivering. The unique index on the scope is the
- * second line. `save` runs only after a `find` that found no record in force,
- * under the same lock: the record it replaces, if any, has expired.
+ * IdempotencyStore): the shared statements of store/sql/idempotency.ts. Inside
+ * a write, `find` first holds an advisory lock of the scope (store/pg/locks.ts),
+ * so two first requests with one Idempotency-Key, on any nodes, run one after
+ * the other and the second sees the first's record; the unique index is a
+ * second line. `save` runs only after a `find` that found none in force, under
+ * the same lock.
  */
 import type { IdempotencyRecord, IdempotencyScope, IdempotencyStore, StoredAnswer } from '../../otp/ports/index.ts'
 import { IDEMPOTENCY_SQL as SQL, toIdempotencyRecord } from '../sql/idempotency.ts'

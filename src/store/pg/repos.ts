@@ -1,15 +1,11 @@
 /**
- * The PostgreSQL repositories of one transaction (otp/ports/storage.ts Repos), or of
- * the pool for reads. One file per table group, as in store/sqlite/.
- *
- * A new table group, after its SQLite version: its table in schema.ts (the
- * same names and meanings), `bun run db:generate:pg --name <topic>` and the
- * new file in migrations/index.ts, its statements in store/sql/ beside the
- * SQLite version's (one text for both where the dialects agree), a store file
- * taking `(tx, locks)` whose methods that decide a rule first take the
- * subject's lock (locks.ts, in the order verification, recipient,
- * account, key), and its line here. test/store/contract/ then runs the same cases
- * on both engines.
+ * The PostgreSQL repositories of one transaction (otp/ports/storage.ts Repos), or
+ * of the pool for reads; one file per table group, as in store/sqlite/. A new
+ * group follows its SQLite version: its table in schema.ts, `bun run
+ * db:generate:pg --name <topic>` and migrations/index.ts, its statements in
+ * store/sql/, a store taking `(tx, locks)` whose rules first lock their subject
+ * in the order of locks.ts, and its line here; test/store/contract/ then runs
+ * the same cases on both engines.
  */
 import type { Repos } from '../../otp/ports/index.ts'
 import { POSTGRES } from '../sql/dialect.ts'

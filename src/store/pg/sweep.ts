@@ -1,15 +1,10 @@
 /**
- * Retention sweep on PostgreSQL (see store/sqlite/sweep.ts for the rules):
- * verifications go `retention_days` after they expire, window rows once
- * older than their window; `maxRows` bounds each table's deletions per call
- * (-1: no bound). One transaction; several nodes may sweep at once, which
- * only deletes the same old rows once.
- *
- * Events go with the verifications' retention once none of their deliveries
- * is pending (a replay makes one pending again), with their deliveries, in
- * one statement, under the event's row lock, which a replay takes too
- * (store/pg/webhook-store.ts rearm): a replay never re-arms a swept event. Idempotency-Key records go
- * `idempotency.retention_hours` after their first request.
+ * Retention sweep on PostgreSQL, the rules of store/sqlite/sweep.ts, in one
+ * transaction (nodes sweeping at once delete the same rows once); `maxRows`
+ * bounds each table's deletions per call (-1: none). An event goes with its
+ * deliveries once none is pending, in one statement under the event's row lock,
+ * which a replay takes too (store/pg/webhook-store.ts rearm): a replay never
+ * re-arms a swept event.
  */
 import type { SQL } from 'bun'
 import type { SweepResult } from '../engine.ts'

@@ -1,13 +1,9 @@
 /**
- * The SQL the two engines share (store/sql/): a statement that carries a
- * rule is written once, with `$1...$n` placeholders, and each engine runs
- * that text. Where the dialects differ in a fragment, the statement is built
- * from a `Dialect`, once per engine when its module loads (PostgreSQL) or when
- * its statements are prepared (SQLite), never per call.
- *
- * A statement an engine keeps to itself says why where it is written: a lock
- * (`FOR UPDATE`, advisory locks), a `RETURNING` form that saves PostgreSQL a
- * round trip, a sequence where SQLite numbers rows itself, or a SQLite
+ * The SQL the two engines share (store/sql/): a statement that carries a rule is
+ * written once, with `$1...$n` placeholders; where the dialects differ in a
+ * fragment it is built from a `Dialect` once per engine, never per call. A
+ * statement an engine keeps to itself says why where it is written: a lock, a
+ * `RETURNING` that saves PostgreSQL a round trip, a sequence, or a SQLite
  * planner workaround.
  */
 

@@ -1,17 +1,10 @@
 /**
- * An online backup of the database into one file. `VACUUM INTO` copies the
- * database as one read transaction sees it: a consistent snapshot, taken
- * while the server goes on writing (in WAL mode readers and the writer do not
- * block each other; only the checkpointer waits for the copy to finish
- * before it resets the WAL).
- *
- * The copy is written to a temporary file beside the target, synced, then
- * put in place and the directory synced: FILE is whole or absent, even after
- * a crash or power loss. Without `force` an existing FILE is never replaced
- * (link() fails rather than overwrite, so a file appearing meanwhile is kept).
- *
- * The backup holds only what the database holds: hashes under the server
- * secret, which is not in it. Without that secret no API key in it works.
+ * An online backup into one file: `VACUUM INTO` copies the database as one read
+ * transaction sees it, while the server goes on writing. The copy goes to a
+ * temporary file beside FILE, synced, put in place and the directory synced, so
+ * FILE is whole or absent after a crash; without `force` an existing FILE is
+ * never replaced (link() fails rather than overwrite). The backup holds hashes
+ * under the server secret, which is not in it: without the secret no key works.
  */
 import type { Database } from 'bun:sqlite'
 import { randomBytes } from 'node:crypto'

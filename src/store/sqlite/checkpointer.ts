@@ -1,17 +1,12 @@
 /**
- * WAL checkpoints off the event loop. A checkpoint copies the pages written
- * to the WAL back into the database file (and, with synchronous = FULL,
- * fsyncs it); run by SQLite's auto-checkpoint it happens inside some
- * request's COMMIT, on the only thread that serves requests. The server
- * instead runs it on a worker thread with its own connection, every
- * CHECKPOINT_EVERY_MS, and raises the server connection's auto-checkpoint to
- * BACKSTOP_PAGES, which then only matters if the worker falls behind or dies.
- * Once the WAL holds RESTART_FRAMES, the worker catches up and takes the
- * server's write turn for its last pass, so that the WAL starts over instead
- * of growing to the backstop (store/sqlite/write-turn.ts says why). Once the
- * writes stop, or need a small WAL, for IDLE_MS, a WAL file larger than
- * KEEP_WAL_BYTES is truncated (store/sqlite/checkpoint-worker.ts, idleTruncation).
- * Durability is unchanged: a commit is durable once in the WAL.
+ * WAL checkpoints off the event loop: SQLite's auto-checkpoint would run inside
+ * some request's COMMIT, on the only thread that serves requests. A worker with
+ * its own connection checkpoints every CHECKPOINT_EVERY_MS (the server's own
+ * auto-checkpoint raised to BACKSTOP_PAGES, in case the worker falls behind),
+ * takes the write turn from RESTART_FRAMES on so the WAL starts over
+ * (store/sqlite/write-turn.ts), and truncates a WAL file over KEEP_WAL_BYTES
+ * once the writes stop for IDLE_MS. Durability is unchanged: a commit is
+ * durable once in the WAL.
  */
 import type { Db } from './db.ts'
 import type { WalWorkerStart } from './wal-protocol.ts'

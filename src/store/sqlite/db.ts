@@ -1,15 +1,11 @@
 /**
- * Opens the SQLite database: busy_timeout first (the CLI writes while the
- * server runs), then WAL, foreign keys and the chosen synchronous level, then
- * the embedded migrations under one IMMEDIATE transaction. Refused first when
- * the file or its directory is not writable, or the schema is from a newer
- * otpd; every error names the path (store/sqlite/guards.ts).
- *
- * A new database file is created 0600 whatever the umask, as the secret is
- * (docs/operating.md#data-and-secrets): SQLite would create it 0644 less the
- * umask, readable by every user, and gives its -wal and -shm files the
- * database file's mode. An existing file is left as it is, and a start warns
- * when it is wider (widerThanPrivate).
+ * Opens the SQLite database: busy_timeout first (the CLI writes while the server
+ * runs), then WAL, foreign keys and the synchronous level, then the embedded
+ * migrations in one IMMEDIATE transaction; refused first when the file is not
+ * writable or the schema is newer (store/sqlite/guards.ts). A new file is
+ * created 0600 whatever the umask, as the secret is (docs/operating.md#data-and-secrets):
+ * SQLite would make it and its -wal and -shm files readable by every user.
+ * An existing file is left as it is, with a warning when wider.
  */
 import { Database } from 'bun:sqlite'
 import { createHash } from 'node:crypto'

@@ -1,16 +1,12 @@
 /**
- * The event outbox (otp/ports/events.ts EventOutbox): `add` runs inside the caller's
- * write transaction, so the event and its deliveries commit or roll back with
- * the change they report. The sequence number is read in that transaction,
- * under the write lock: exact even with several processes.
- *
- * Three per-process copies spare most events their reads (each a B-tree
- * look-up; the sequence one, on a random text key, cost more than the rest of
- * `add` together): account names, whether an account has any endpoint, and
- * the last sequence of recent verifications (0 for one this connection just
- * inserted). All are dropped when the storage says another connection wrote
- * or a rollback happened (stale.ts), and the endpoint one when this
- * connection writes an endpoint: what they give is what the reads would.
+ * The event outbox (otp/ports/events.ts EventOutbox): `add` runs inside the
+ * caller's write transaction, so an event commits or rolls back with the change
+ * it reports; its sequence is read under the write lock. Three per-process
+ * copies spare most events their reads (docs/benchmarks.md#where-a-requests-time-goes):
+ * account names, whether an account has an endpoint, and recent verifications'
+ * last sequence. All are dropped when another connection wrote or a rollback
+ * happened (stale.ts), the endpoint one also when this connection writes an
+ * endpoint: they give what the reads would.
  */
 import { eventBody } from '../../otp/events.ts'
 import type { EventOutbox, NewEvent } from '../../otp/ports/index.ts'
