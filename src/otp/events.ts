@@ -74,14 +74,11 @@ const LOOK_BACK_MS = 60_000
 const EXPIRY_PAGE = 500
 
 /**
- * Writes `verification.expired` for every verification that expired unused
- * since the last scan (serve runs it every 30 s, so within 2 min of the
- * expiry). Exactly once: the cursor moves in the transaction that writes the
- * events, and a verification that already has its event is skipped (each scan
- * looks a minute behind the cursor, and a page cut inside one millisecond is
- * scanned again). The first scan starts at its
- * own time: verifications that expired before events existed report nothing.
- * Returns how many events it wrote.
+ * Writes `verification.expired` for every verification that expired unused since
+ * the last scan (serve runs it every 30 s). Exactly once: the cursor moves in the
+ * transaction that writes the events, and one that already has its event is
+ * skipped (a scan looks a minute behind the cursor). The first scan starts at
+ * its own time. Returns how many events it wrote.
  */
 export async function reportExpired(storage: Storage, clock: Clock): Promise<number> {
   let total = 0

@@ -293,17 +293,12 @@ export class FraudGuard {
   }
 
   /**
-   * Milliseconds the scope stays blocked (0 if it is not), starting a block
-   * when the evidence calls for one. The block is kept under the scope in
-   * clear; its sends are counted under `counted` (prefixKey).
-   *
-   * The reads take no lock when the grace period is at least
-   * LOCK_FREE_GRACE_MS: the sends they count are older than it, so none of
-   * them is still in flight, and a block in force stands. Only a new block
-   * is decided again under the scope's lock, on what it reads then, so two
-   * sends never start it twice. With a shorter grace period the lock comes
-   * first, as a send in flight could be one of those counted. `seen`: the
-   * lock-free reads, when the caller made them.
+   * Milliseconds the scope stays blocked (0 if not), starting a block when the
+   * evidence calls for one; `seen` holds the caller's lock-free reads. With a
+   * grace period of at least LOCK_FREE_GRACE_MS no counted send is in flight,
+   * so only a new block is decided again under the scope's lock (never started
+   * twice); with a shorter one the lock comes first
+   * (docs/multi-node.md#the-fraud-guard).
    */
   private async scopeWait(
     r: Repos,

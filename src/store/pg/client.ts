@@ -22,14 +22,11 @@ export interface Tx {
   /** Rows the statement wrote (INSERT/UPDATE/DELETE). */
   run(text: string, params?: unknown[]): Promise<number>
   /**
-   * A statement whose result nothing reads (a lock, an insert, an update):
-   * sent at once, pipelined behind the ones before it on the transaction's
-   * connection, with no round trip of its own. The server runs a
-   * connection's statements in order, each with a snapshot taken when it
-   * starts, so a lock taken this way holds for every statement after it as
-   * if it had been awaited. Its failure rejects the transaction's next
-   * q/run, or its COMMIT, with the statement's own error (and PostgreSQL
-   * rolls the transaction back): nothing of a failed transaction is in force.
+   * A statement whose result nothing reads (a lock, an insert, an update), sent
+   * at once, pipelined: the server runs a connection's statements in order, so
+   * a lock taken this way holds for every statement after it as if awaited. Its
+   * failure rejects the next q/run, or the COMMIT, with its own error, and
+   * PostgreSQL rolls the transaction back: nothing of it is in force.
    */
   exec(text: string, params: unknown[]): void
   /**

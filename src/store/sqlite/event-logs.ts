@@ -10,16 +10,11 @@ import { type Prepared, prepareShared } from './shared-sql.ts'
 import type { StaleSource } from './stale.ts'
 
 /**
- * Per-key hits numbered by `seq` (see schema.ts): the n-th most recent hit is
- * the row `last - n + 1`, one index look-up whatever n is, and none while the
- * key has fewer than n hits. Callers run both methods inside an IMMEDIATE
- * transaction. `last` is remembered per key between transactions and read
- * again once the storage (storage.ts) says another connection wrote or a rollback
- * undid a write (`onStale`), so it is always the database's.
- *
- * SQLite's own statements: the copy of `last` is exact only under SQLite's
- * single writer (PostgreSQL reads max(seq) under the key's lock instead,
- * store/pg/event-logs.ts).
+ * Per-key hits numbered by `seq` (schema.ts): the n-th most recent hit is the row
+ * `last - n + 1`, one index look-up whatever n is. Callers run inside an
+ * IMMEDIATE transaction. `last` is kept per key and read again once the storage
+ * says another connection wrote or a rollback undid a write (`onStale`): exact
+ * only under SQLite's single writer (store/pg/event-logs.ts reads it under a lock).
  */
 export class SqliteKeyHitLog implements KeyHitLog {
   private readonly lastQ

@@ -106,16 +106,12 @@ export function checkSchemaNotNewer(client: Database, path: string): void {
 const FINGERPRINT = 'secret_fingerprint'
 
 /**
- * Loads the server secret (the `server.secret` setting, else the file beside
- * the database, see secret.ts) and checks it against the fingerprint the
- * database keeps. Only a database with no fingerprint and no API keys may get
- * a newly generated secret; a database from before fingerprints takes the
- * fingerprint of the secret present at its first open, once its newest
- * verification id reads back under that secret (idsReadWith).
- *
- * Decided under the write lock, so a CLI and a server starting on a fresh
- * database agree on one secret, and the secret file is written (and synced)
- * before the fingerprint that needs it is committed.
+ * Loads the server secret (`server.secret`, else the file beside the database:
+ * secret.ts) and checks it against the database's fingerprint. Only a database
+ * with no fingerprint and no API keys gets a new secret; one from before
+ * fingerprints takes its first open's, once its newest verification id reads
+ * back under it (idsReadWith). Under the write lock, so a CLI and a server
+ * agree on one secret, and the file is synced before its fingerprint commits.
  */
 export function loadGuardedSecret(client: Database, configured: ConfiguredSecret | undefined, databasePath: string): Uint8Array {
   if (databasePath === ':memory:') return loadSecret(configured?.bytes, databasePath)

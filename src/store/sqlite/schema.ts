@@ -274,13 +274,10 @@ export const eventDeliveries = sqliteTable(
 
 /**
  * Idempotency-Key records (docs/api.md#idempotency-keys, otp/idempotency.ts): one
- * per API key, method, path and key, taken in the operation's write
- * transaction, so concurrent requests and other processes see it. The body is
- * kept as a keyed hash only; the stored response (`status`, `body`, the exact
- * text answered) holds no secret. A `running` record belongs to the send
- * `verification_seq`, whose settlement (or recovery) makes it `done`. The
- * retention sweep deletes records `idempotency.retention_hours` after
- * `created_at`.
+ * per API key, method, path and key, taken in the operation's write transaction.
+ * The body is kept as a keyed hash only; the stored answer holds no secret. A
+ * `running` record belongs to the send `verification_seq`, whose settlement
+ * makes it `done`; swept `idempotency.retention_hours` after `created_at`.
  */
 export const idempotencyKeys = sqliteTable(
   'idempotency_keys',
