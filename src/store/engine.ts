@@ -1,5 +1,5 @@
 /**
- * What an engine is: the one seam between the composition root (app.ts), the
+ * What an engine is: the one seam between the composition root (app/), the
  * CLI and a database. An engine is opened from `[database]`
  * (store/open-engine.ts: `url` set selects PostgreSQL, store/pg/engine.ts;
  * else the SQLite file, store/sqlite/engine.ts), with its start checks done:

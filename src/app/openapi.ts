@@ -14,8 +14,8 @@
  */
 import type { TSchema } from '@sinclair/typebox'
 import { CONSOLE_SECURITY_SCHEMES, CONSOLE_TAG, consolePaths, consoleSchemas } from '../console/openapi.ts'
-import { Msg } from './messages.ts'
-import * as M from './models.ts'
+import { Msg } from '../http/messages.ts'
+import * as M from '../http/models.ts'
 
 import {
   errorSchema,
@@ -31,7 +31,7 @@ import {
   response,
   retryHeaders,
   sample,
-} from './openapi-parts.ts'
+} from '../http/openapi-parts.ts'
 
 const SCHEMAS: Record<string, TSchema> = {
   SmsSendBody: M.SmsSendBody,
