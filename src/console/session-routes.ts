@@ -24,10 +24,14 @@ import {
   sessionTokenOf,
   type Transport,
 } from './http.ts'
-import { ConsoleMsg } from './messages.ts'
+import { ConsoleMsg, SIGN_IN_LIMITED_PATTERN } from './messages.ts'
 import { SignInBody } from './models.ts'
 import { htmlResponse, safeNext, signInPage } from './pages.ts'
 import { bodyCheck } from './validate.ts'
+import { Msg } from '../http/messages.ts'
+import { errors, type Json, methodNotAllowed, notFound, REQUEST_ID, ref, response } from '../http/openapi-parts.ts'
+import { consoleBodyErrors, CONSOLE_TAGS, CSRF_EXAMPLE, guardedOperation, sentence } from './openapi.ts'
+import { Type as T } from '@sinclair/typebox'
 
 export interface SessionRouteDeps extends Transport {
   operators: Operators
@@ -108,4 +112,53 @@ export function sessionRoutes(deps: SessionRouteDeps) {
       return redirect(SIGN_IN_PATH, { 'set-cookie': clearedCookie(request, deps) })
     })
   return new Elysia({ name: 'console-session-routes' }).use(open).use(guarded)
+}
+
+/** The routes' operations in the OpenAPI document (app/openapi.ts assembles them). */
+export const sessionOperations: Record<string, Json> = {
+  '/console/api/session': {
+    post: {
+      operationId: 'consoleSignIn',
+      tags: CONSOLE_TAGS,
+      summary: 'Sign in: sets the session cookie and gives the CSRF token',
+      security: [],
+      requestBody: {
+        required: true,
+        content: { 'application/json': { schema: ref('ConsoleSignInBody'), example: { name: 'alice', password: 'correct horse battery staple' } } },
+      },
+      responses: {
+        '200': {
+          ...response('Signed in; the cookie is in Set-Cookie', ref('ConsoleSessionResponse'), {
+            operator: 'alice',
+            csrf_token: CSRF_EXAMPLE,
+            request_id: REQUEST_ID,
+          }),
+        },
+        '400': errors('A bad body', [...consoleBodyErrors, sentence('password is required')]),
+        '401': errors('Unknown operator, disabled operator or wrong password (one message for all)', [ConsoleMsg.signInInvalid]),
+        '404': notFound,
+        ...methodNotAllowed,
+        '429': errors(
+          'Too many failed sign-ins for this operator name or client address in 15 min',
+          [T.String({ pattern: SIGN_IN_LIMITED_PATTERN, examples: [ConsoleMsg.signInLimited(840)] })],
+          {
+            retry: true,
+          },
+        ),
+        '500': errors('Internal fault', [Msg.internal]),
+      },
+    },
+    get: guardedOperation({
+      id: 'consoleSession',
+      summary: 'The signed-in operator and the CSRF token',
+      state: false,
+      ok: [200, 'Signed in', 'ConsoleSessionResponse', { operator: 'alice', csrf_token: CSRF_EXAMPLE }],
+    }),
+    delete: guardedOperation({
+      id: 'consoleSignOut',
+      summary: 'Sign out: the session ends',
+      state: true,
+      ok: [200, 'Signed out; the cookie is cleared', 'ConsoleSignedOutResponse', { signed_out: true }],
+    }),
+  },
 }
