@@ -6,6 +6,7 @@
  * and answers JSON in the API's style (views.ts): snake_case, ISO 8601 times,
  * errors as `{ error, request_id }`. Recipients appear masked only.
  */
+import type { Static, TObject } from '@sinclair/typebox'
 import { type AnyElysia, Elysia } from 'elysia'
 import type { Json } from '../http/openapi-parts.ts'
 import { errorReply, type Reply } from '../http/reply.ts'
@@ -13,7 +14,7 @@ import { respond } from '../http/respond.ts'
 import type { Logger } from '../lib/logger.ts'
 import type { ConsoleFraud } from '../otp/console-fraud.ts'
 import type { ConsoleSearch } from '../otp/console-search.ts'
-import type { ConsoleStats } from '../otp/console-stats.ts'
+import type { ConsoleStats, Period } from '../otp/console-stats.ts'
 import type { VerificationStatus } from '../otp/ports/index.ts'
 import { COUNTS_EXAMPLE, queryParams, READ_AT, readOperation } from './read-openapi.ts'
 import { checkedQuery, EmptyQuery, LIMIT_INVALID, limitOf, PeriodQuery, SearchQuery, WebhooksQuery } from './read-queries.ts'
@@ -29,6 +30,7 @@ export interface ConsoleReadDeps {
 }
 
 type Run = (request: Request, body: () => Promise<Reply>) => Promise<Response>
+type Picked<T> = { ok: true; value: T } | { ok: false; error: string }
 
 const FAULT = 'Internal server error'
 const ok = (body: Record<string, unknown>): Reply => ({ status: 200, body })
@@ -48,34 +50,36 @@ export function consoleReadRoutes(deps: ConsoleReadDeps) {
   return app
 }
 
-/** The figures: the overview and the fraud guard's page, by period and account. */
+/** The figures: the overview and the fraud guard's page, by period and account (404: no such account). */
 function statsRoutes(app: AnyElysia, deps: ConsoleReadDeps, run: Run): void {
-  app.get('/console/api/overview', ({ request }) =>
-    run(request, async () => {
-      const q = checkedQuery(PeriodQuery, request)
-      if (!q.ok) return errorReply(400, q.error)
-      const out = await deps.stats.overview(q.value.period ?? '24h', q.value.account)
-      return out.ok ? ok(overviewView(out.value)) : errorReply(404, out.error)
-    }),
-  )
-  app.get('/console/api/fraud', ({ request }) =>
-    run(request, async () => {
-      const q = checkedQuery(PeriodQuery, request)
-      if (!q.ok) return errorReply(400, q.error)
-      const out = await deps.fraud.page(q.value.period ?? '24h', q.value.account)
-      return out.ok ? ok(fraudPageView(out.value)) : errorReply(404, out.error)
-    }),
-  )
+  const byPeriod = <T>(path: string, read: (period: Period, account?: string) => Promise<Picked<T>>, view: (x: T) => Record<string, unknown>) =>
+    app.get(path, ({ request }) =>
+      run(request, async () => {
+        const q = checkedQuery(PeriodQuery, request)
+        if (!q.ok) return errorReply(400, q.error)
+        const out = await read(q.value.period ?? '24h', q.value.account)
+        return out.ok ? ok(view(out.value)) : errorReply(404, out.error)
+      }),
+    )
+  byPeriod('/console/api/overview', (period, account) => deps.stats.overview(period, account), overviewView)
+  byPeriod('/console/api/fraud', (period, account) => deps.fraud.page(period, account), fraudPageView)
+}
+
+/** A query of a paged search, checked with its page size; or the 400 to answer. */
+function checkedPage<S extends TObject>(schema: S, request: Request): { ok: true; value: Static<S>; limit: number } | { ok: false; reply: Reply } {
+  const q = checkedQuery(schema, request)
+  if (!q.ok) return { ok: false, reply: errorReply(400, q.error) }
+  const limit = limitOf((q.value as { limit?: string }).limit)
+  return limit === null ? { ok: false, reply: errorReply(400, LIMIT_INVALID) } : { ok: true, value: q.value, limit }
 }
 
 /** The searches: verifications, one verification's timeline, webhook deliveries. */
 function searchRoutes(app: AnyElysia, deps: ConsoleReadDeps, run: Run): void {
   app.get('/console/api/verifications', ({ request }) =>
     run(request, async () => {
-      const q = checkedQuery(SearchQuery, request)
-      if (!q.ok) return errorReply(400, q.error)
-      const limit = limitOf(q.value.limit)
-      if (limit === null) return errorReply(400, LIMIT_INVALID)
+      const q = checkedPage(SearchQuery, request)
+      if (!q.ok) return q.reply
+      const { limit } = q
       const status = q.value.status as VerificationStatus | undefined
       const out = await deps.search.verifications({ ...q.value, period: q.value.period ?? '24h', status, limit })
       if (!out.ok) return errorReply(out.status, out.error)
@@ -92,10 +96,9 @@ function searchRoutes(app: AnyElysia, deps: ConsoleReadDeps, run: Run): void {
   )
   app.get('/console/api/webhooks', ({ request }) =>
     run(request, async () => {
-      const q = checkedQuery(WebhooksQuery, request)
-      if (!q.ok) return errorReply(400, q.error)
-      const limit = limitOf(q.value.limit)
-      if (limit === null) return errorReply(400, LIMIT_INVALID)
+      const q = checkedPage(WebhooksQuery, request)
+      if (!q.ok) return q.reply
+      const { limit } = q
       const before = q.value.cursor === undefined ? undefined : Number(q.value.cursor)
       const out = await deps.search.webhooks({ period: q.value.period ?? '24h', account: q.value.account, status: q.value.status, before, limit })
       return out.ok ? ok(webhooksView(out.value)) : errorReply(out.status, out.error)

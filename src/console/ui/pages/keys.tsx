@@ -1,5 +1,6 @@
 /** @jsxImportSource hono/jsx */
 /** Keys and accounts: create a key (shown once), disable, enable, revoke; balances and the ledger; credits; account settings. */
+import type { Child } from 'hono/jsx'
 import type { AccountFraudView } from '../../../otp/fraud-admin.ts'
 import type { AccountRow, KeyRow, LedgerRow } from '../../../otp/ports/index.ts'
 import { type PageFrame, page } from '../layout.tsx'
@@ -126,72 +127,81 @@ function accountsSection(v: KeysView) {
   )
 }
 
-function creditsForm(csrf: string, v: KeysView) {
+/** A panel whose form acts on the shown account. */
+function accountForm(p: { id: string; title: string; action: string; submit: string; csrf: string; account: string }, fields: Child) {
   return (
-    <section aria-labelledby="credits-title" class="panel">
-      <h2 id="credits-title">Credits of {v.account}</h2>
-      <form method="post" action="/console/credits" class="fields" id="credits-form">
-        <Csrf token={csrf} />
-        <input type="hidden" name="account" value={v.account} />
-        <div>
-          <label for="credits-op">Operation</label>
-          <select id="credits-op" name="op">
-            <option value="add">Add</option>
-            <option value="deduct">Deduct</option>
-          </select>
-        </div>
-        <div>
-          <label for="credits-amount">Amount</label>
-          <input id="credits-amount" name="amount" type="number" min={1} step={1} required inputmode="numeric" />
-        </div>
-        <div>
-          <label for="credits-note">Note (why)</label>
-          <input id="credits-note" name="note" maxlength={200} required />
-        </div>
-        <button type="submit">Apply</button>
+    <section aria-labelledby={`${p.id}-title`} class="panel">
+      <h2 id={`${p.id}-title`}>
+        {p.title} {p.account}
+      </h2>
+      <form method="post" action={p.action} class="fields" id={`${p.id}-form`}>
+        <Csrf token={p.csrf} />
+        <input type="hidden" name="account" value={p.account} />
+        {fields}
+        <button type="submit">{p.submit}</button>
       </form>
     </section>
   )
 }
 
+function creditsForm(csrf: string, v: KeysView) {
+  const form = { id: 'credits', title: 'Credits of', action: '/console/credits', submit: 'Apply', csrf, account: v.account }
+  return accountForm(
+    form,
+    <>
+      <div>
+        <label for="credits-op">Operation</label>
+        <select id="credits-op" name="op">
+          <option value="add">Add</option>
+          <option value="deduct">Deduct</option>
+        </select>
+      </div>
+      <div>
+        <label for="credits-amount">Amount</label>
+        <input id="credits-amount" name="amount" type="number" min={1} step={1} required inputmode="numeric" />
+      </div>
+      <div>
+        <label for="credits-note">Note (why)</label>
+        <input id="credits-note" name="note" maxlength={200} required />
+      </div>
+    </>,
+  )
+}
+
 function settingsForm(csrf: string, v: KeysView) {
   const countries = v.settings.allowedCountries === null ? '' : v.settings.allowedCountries.join(',')
-  return (
-    <section aria-labelledby="settings-title" class="panel">
-      <h2 id="settings-title">Settings of {v.account}</h2>
-      <form method="post" action="/console/accounts/settings" class="fields" id="settings-form">
-        <Csrf token={csrf} />
-        <input type="hidden" name="account" value={v.account} />
-        <div>
-          <label for="settings-countries">Countries (ISO codes, * for all, empty for the config's)</label>
-          <input id="settings-countries" name="countries" value={countries} placeholder="US,CA" />
-        </div>
-        <div>
-          <label for="settings-cap">Daily credit cap (empty for none)</label>
-          <input
-            id="settings-cap"
-            name="daily_credit_limit"
-            type="number"
-            min={0}
-            step={1}
-            inputmode="numeric"
-            value={v.settings.dailyCreditLimit?.toString() ?? ''}
-          />
-        </div>
-        <div>
-          <label for="settings-test">Test recipients</label>
-          <select id="settings-test" name="test_recipients">
-            <option value="on" selected={v.settings.testRecipients}>
-              on (free, not delivered)
-            </option>
-            <option value="off" selected={!v.settings.testRecipients}>
-              off (charged like any other)
-            </option>
-          </select>
-        </div>
-        <button type="submit">Save settings</button>
-      </form>
-    </section>
+  const form = { id: 'settings', title: 'Settings of', action: '/console/accounts/settings', submit: 'Save settings', csrf, account: v.account }
+  return accountForm(
+    form,
+    <>
+      <div>
+        <label for="settings-countries">Countries (ISO codes, * for all, empty for the config's)</label>
+        <input id="settings-countries" name="countries" value={countries} placeholder="US,CA" />
+      </div>
+      <div>
+        <label for="settings-cap">Daily credit cap (empty for none)</label>
+        <input
+          id="settings-cap"
+          name="daily_credit_limit"
+          type="number"
+          min={0}
+          step={1}
+          inputmode="numeric"
+          value={v.settings.dailyCreditLimit?.toString() ?? ''}
+        />
+      </div>
+      <div>
+        <label for="settings-test">Test recipients</label>
+        <select id="settings-test" name="test_recipients">
+          <option value="on" selected={v.settings.testRecipients}>
+            on (free, not delivered)
+          </option>
+          <option value="off" selected={!v.settings.testRecipients}>
+            off (charged like any other)
+          </option>
+        </select>
+      </div>
+    </>,
   )
 }
 
