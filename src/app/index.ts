@@ -88,11 +88,11 @@ export async function buildServer(config: Config, opts: ServerOptions = {}): Pro
   const problems = () => checkProviders(inForce.config, inForce.env).join('; ') || null
   const readiness = cachedReadiness({ engine, writeHealth: core.writeHealth, clock, delivery: problems })
   const services = requestServices({ core, inForce, delivery, metrics, readiness, publicUrl, openapi: buildOpenApi(pkg.version) })
-  const console = consoleOf(core, services, { inForce, readiness, replacedDelivery: opts.delivery !== undefined })
+  const admin = consoleOf(core, services, { inForce, readiness, replacedDelivery: opts.delivery !== undefined })
   if (opts.background) engine.startBackground({ logger, onFlush: (ms) => metrics.walFlush(ms) })
   // The rollups serve the console alone: with it off they cost nothing (docs/console.md#performance).
   // Its reads on a thread of their own where the engine has one (store/engine.ts startRollupPlanner).
-  const stopRollup = opts.background && console.on ? startRollup(console.rollup, logger, engine.startRollupPlanner()) : async () => {}
+  const stopRollup = opts.background && admin.on ? startRollup(admin.rollup, logger, engine.startRollupPlanner()) : async () => {}
   const stop = async () => {
     await events.stop()
     await stopRollup()
@@ -107,15 +107,15 @@ export async function buildServer(config: Config, opts: ServerOptions = {}): Pro
     shutdown: () => shutDown(core, stop),
     http: createHttpApp(services.http),
     events,
-    adminHttp: createAdminApp({ readiness, metrics, logger }, console.plugin),
-    consoleOn: console.on,
+    adminHttp: createAdminApp({ readiness, metrics, logger }, admin.plugin),
+    consoleOn: admin.on,
     metrics,
     readiness,
     logOnly: delivery.logOnly,
     sweep: (maxRows) => engine.sweep(clock.now(), inForce.config.retention.days, maxRows, inForce.config.idempotency.retention_hours),
     recover: () => recoverUnsettledSends({ storage: core.storage, clock, logger, deliveryTimeoutMs: inForce.config.delivery.timeout_ms }),
-    consoleRead: console.read,
-    rollup: console.rollup,
+    consoleRead: admin.read,
+    rollup: admin.rollup,
     reload: (next, nextEnv) => {
       if (nextEnv) inForce.env = nextEnv
       return applyReload(services.live, next, limitsOf(next))
