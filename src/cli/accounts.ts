@@ -1,6 +1,6 @@
 /** `otpd accounts ...`: create, list, set. */
 import { Command, InvalidArgumentError } from 'commander'
-import { buildCatalogue } from '../app-messages.ts'
+import { buildCatalogue } from '../app/index.ts'
 import { HOST_NAME } from '../config/schema.ts'
 import {
   example,

@@ -4,8 +4,7 @@
  */
 import { type Command, InvalidArgumentError, Option } from 'commander'
 import { userInfo } from 'node:os'
-import { loadConfig as loadWithProviders } from '../app-config.ts'
-import { openCore, type Core } from '../app.ts'
+import { loadConfig as loadWithProviders, openCore, type Core } from '../app/index.ts'
 import { ConfigError, loadConfig, type LoadedConfig } from '../config/load.ts'
 import { createLogger, flushLogs } from '../lib/logger.ts'
 import { missingDatabaseFile } from '../store/open-engine.ts'

@@ -1,7 +1,7 @@
 /** `otpd config check`: validate the configuration and say what it means (`config init` is in config-init.ts). */
 import { Command } from 'commander'
 import { resolve } from 'node:path'
-import { ConfigError, missingVariables } from '../app-config.ts'
+import { ConfigError, missingVariables } from '../app/index.ts'
 import { pgConnection } from '../config/database.ts'
 import { buildProviders, logOnlyChannels } from '../delivery/registry.ts'
 import { CHANNELS } from '../otp/types.ts'

@@ -7,7 +7,7 @@
  * `messages.sms_max_segments`.
  */
 import { Command } from 'commander'
-import { messageSettingsOf, operatorTemplates } from '../app-messages.ts'
+import { messageSettingsOf, operatorTemplates } from '../app/index.ts'
 import { type SmsSize, gsmLookAlike, nonGsmChars, smsSize, transliterate } from '../lib/sms-encoding.ts'
 import { BUILT_IN_TEXTS } from '../otp/messages/built-in.ts'
 import { type OperatorTemplate, templateProblems } from '../otp/messages/catalogue.ts'

@@ -4,9 +4,7 @@
  * applies it without dropping a connection. A config that fails the check is
  * refused in one log line and the running one stays in force.
  */
-import { ConfigError } from '../app-config.ts'
-import { changedSettings, changedVariables } from '../app-reload.ts'
-import type { Server } from '../app.ts'
+import { changedSettings, changedVariables, ConfigError, type Server } from '../app/index.ts'
 import type { LoadedConfig } from '../config/load.ts'
 import { buildProviders, logOnlyChannels } from '../delivery/registry.ts'
 import type { LevelLogger } from '../lib/logger.ts'

@@ -1,7 +1,6 @@
 /** `otpd serve`: the HTTP API, the retention sweep, a reload on SIGHUP and a clean stop on SIGTERM/SIGINT. */
 import { Command } from 'commander'
-import { resolveConfig } from '../app-config.ts'
-import { buildServer } from '../app.ts'
+import { buildServer, resolveConfig } from '../app/index.ts'
 import { parseListen, type LoadedConfig } from '../config/load.ts'
 import { bindError } from '../config/listen.ts'
 import { readTls } from '../config/tls.ts'

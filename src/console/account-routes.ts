@@ -17,6 +17,8 @@ import { API_PATH } from './http.ts'
 import { AccountSettingsBody, CreditsBody } from './models.ts'
 import { bodyCheck } from './validate.ts'
 import { accountView, ledgerView } from './views.ts'
+import { errors, type Json } from '../http/openapi-parts.ts'
+import { ACCOUNT_EXAMPLE, accountNotFound, accountParam, AT, guardedOperation, invalidField, queryParam, sentence } from './openapi.ts'
 
 export interface AccountRouteDeps extends ConsoleGuardDeps {
   admin: Admin
@@ -106,4 +108,90 @@ export function accountRoutes(deps: AccountRouteDeps) {
         return { status: 200, body: { account: h.account, balance: a.balance, entries: h.entries.map(ledgerView) } }
       }),
     )
+}
+
+/** The routes' operations in the OpenAPI document (app/openapi.ts assembles them). */
+export const accountOperations: Record<string, Json> = {
+  '/console/api/accounts': {
+    get: guardedOperation({
+      id: 'consoleListAccounts',
+      summary: 'Accounts with balance and settings',
+      state: false,
+      ok: [200, 'The accounts', 'ConsoleAccountsResponse', { accounts: [ACCOUNT_EXAMPLE] }],
+    }),
+  },
+  '/console/api/accounts/{account}': {
+    get: guardedOperation({
+      id: 'consoleAccount',
+      summary: 'One account with balance and settings',
+      state: false,
+      params: [accountParam],
+      ok: [200, 'The account', 'ConsoleAccountResponse', { account: ACCOUNT_EXAMPLE }],
+      more: accountNotFound,
+    }),
+    patch: guardedOperation({
+      id: 'consoleChangeAccount',
+      summary: "Change an account's settings: countries, daily credit cap, test recipients, code length",
+      state: true,
+      params: [accountParam],
+      body: ['ConsoleAccountSettingsBody', { countries: ['US', 'CA'], daily_credit_limit: 5000 }],
+      ok: [
+        200,
+        'The account after the change',
+        'ConsoleAccountResponse',
+        { account: { ...ACCOUNT_EXAMPLE, countries: ['US', 'CA'], countries_are_default: false, daily_credit_limit: 5000 } },
+      ],
+      more: {
+        ...invalidField('unknown country code XX: use ISO 3166-1 alpha-2 codes'),
+        ...accountNotFound,
+      },
+    }),
+  },
+  '/console/api/accounts/{account}/credits/add': {
+    post: guardedOperation({
+      id: 'consoleAddCredits',
+      summary: 'Add credits, with a note kept in the ledger and the audit log',
+      state: true,
+      params: [accountParam],
+      body: ['ConsoleCreditsBody', { amount: 1000, note: 'invoice 42' }],
+      ok: [200, 'The new balance', 'ConsoleCreditsResult', { account: 'default', balance: 1950 }],
+      more: {
+        ...invalidField('amount must be a whole number from 1 to 1000000000'),
+        ...accountNotFound,
+      },
+    }),
+  },
+  '/console/api/accounts/{account}/credits/deduct': {
+    post: guardedOperation({
+      id: 'consoleDeductCredits',
+      summary: 'Deduct credits (a correction), never below zero',
+      state: true,
+      params: [accountParam],
+      body: ['ConsoleCreditsBody', { amount: 5, note: 'double grant' }],
+      ok: [200, 'The new balance', 'ConsoleCreditsResult', { account: 'default', balance: 945 }],
+      more: {
+        ...invalidField('amount must be a whole number from 1 to 1000000000'),
+        ...accountNotFound,
+        '409': errors('The balance does not cover it: nothing changed', [sentence("cannot deduct 5 credits: account 'default' has only 3")]),
+      },
+    }),
+  },
+  '/console/api/accounts/{account}/ledger': {
+    get: guardedOperation({
+      id: 'consoleLedger',
+      summary: "An account's ledger, newest first",
+      state: false,
+      params: [accountParam, queryParam('limit', 'at most this many entries (1-1000, default 50)', { type: 'integer', minimum: 1, maximum: 1000 }, 50)],
+      ok: [
+        200,
+        'The ledger',
+        'ConsoleLedgerResponse',
+        { account: 'default', balance: 945, entries: [{ id: 7, created_at: AT, kind: 'grant', amount: 1000, verification_id: null, note: 'invoice 42' }] },
+      ],
+      more: {
+        '400': errors('A bad limit', [sentence('limit must be a whole number from 1 to 1000')]),
+        ...accountNotFound,
+      },
+    }),
+  },
 }

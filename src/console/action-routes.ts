@@ -6,7 +6,7 @@
  */
 import { Elysia } from 'elysia'
 import type { Logger } from '../lib/logger.ts'
-import { AUDIT_PAGE_MAX, listAudit } from '../otp/audit.ts'
+import { AUDIT_ACTIONS, AUDIT_PAGE_MAX, listAudit } from '../otp/audit.ts'
 import type { FraudAdmin } from '../otp/fraud-admin.ts'
 import type { Storage } from '../otp/ports/index.ts'
 import type { Webhooks } from '../otp/webhooks.ts'
@@ -16,6 +16,8 @@ import { API_PATH } from './http.ts'
 import { UnblockBody } from './models.ts'
 import { bodyCheck } from './validate.ts'
 import { auditView } from './views.ts'
+import { errors, type Json } from '../http/openapi-parts.ts'
+import { accountNotFound, AT, guardedOperation, invalidField, notFoundAs, pathParam, queryParam, sentence } from './openapi.ts'
 
 export interface ActionRouteDeps extends ConsoleGuardDeps {
   fraud: FraudAdmin
@@ -82,4 +84,76 @@ export function actionRoutes(deps: ActionRouteDeps) {
         return { status: 200, body: { entries: rows.map(auditView), next_before_id: next } }
       }),
     )
+}
+
+/** The routes' operations in the OpenAPI document (app/openapi.ts assembles them). */
+export const actionOperations: Record<string, Json> = {
+  '/console/api/fraud/unblock': {
+    post: guardedOperation({
+      id: 'consoleUnblock',
+      summary: 'Lift a fraud guard block of a country or prefix, reset its escalation, count its conversion from now',
+      state: true,
+      body: ['ConsoleUnblockBody', { scope: 'UZ', account: 'default' }],
+      ok: [
+        200,
+        'Unblocked (was_blocked: whether a block was in force)',
+        'ConsoleUnblockResult',
+        { account: 'default', scope_kind: 'country', scope: 'UZ', was_blocked: true },
+      ],
+      more: {
+        ...invalidField("'UZZ' is not a scope: give a country code (UZ) or a prefix (+99890123)"),
+        ...accountNotFound,
+      },
+    }),
+  },
+  '/console/api/events/{event_id}/replay': {
+    post: guardedOperation({
+      id: 'consoleReplayEvent',
+      summary: 'Send an event again (same id and body) to the endpoints subscribed to it',
+      state: true,
+      params: [pathParam('event_id', 'the event id', '0b6c3c52-5a0e-4a43-9d87-2f1f6f0f5b0e')],
+      ok: [
+        200,
+        'Rearmed; deliveries: how many endpoints get it',
+        'ConsoleReplayResult',
+        { id: '0b6c3c52-5a0e-4a43-9d87-2f1f6f0f5b0e', type: 'verification.approved', deliveries: 1 },
+      ],
+      more: notFoundAs('event', "no event has id 'x' (see: otpd events list)"),
+    }),
+  },
+  '/console/api/audit': {
+    get: guardedOperation({
+      id: 'consoleAudit',
+      summary: 'The audit log, newest first',
+      state: false,
+      params: [
+        queryParam('since', 'at or after: ISO 8601, or ms since the epoch', { type: 'string' }, '2026-01-01T00:00:00Z'),
+        queryParam('until', 'before: ISO 8601, or ms since the epoch', { type: 'string' }, '2026-01-02T00:00:00Z'),
+        queryParam('action', 'only this action', { type: 'string', enum: [...AUDIT_ACTIONS] }, 'credits.added'),
+        queryParam('operator', 'only this operator (or CLI user)', { type: 'string' }, 'alice'),
+        queryParam('before_id', 'entries older than this id (the next page)', { type: 'integer', minimum: 1 }, 120),
+        queryParam('limit', `at most this many (1-${AUDIT_PAGE_MAX}, default 100)`, { type: 'integer', minimum: 1, maximum: AUDIT_PAGE_MAX }, 100),
+      ],
+      ok: [
+        200,
+        'Entries',
+        'ConsoleAuditResponse',
+        {
+          entries: [
+            {
+              id: 120,
+              at: AT,
+              operator: 'alice',
+              source: 'console',
+              action: 'credits.added',
+              subject: 'account default',
+              details: { amount: 1000, note: 'invoice 42', balance: 1950 },
+            },
+          ],
+          next_before_id: null,
+        },
+      ],
+      more: { '400': errors('A bad filter', [sentence("unknown audit action 'x'; known actions: ...")]) },
+    }),
+  },
 }

@@ -15,6 +15,8 @@ import { API_PATH } from './http.ts'
 import { KeyCreateBody } from './models.ts'
 import { bodyCheck } from './validate.ts'
 import { keyView } from './views.ts'
+import { errors, type Json } from '../http/openapi-parts.ts'
+import { accountNotFound, guardedOperation, invalidField, KEY_EXAMPLE, keyParam, notFoundAs, queryParam, sentence } from './openapi.ts'
 
 export interface KeyRouteDeps extends ConsoleGuardDeps {
   admin: Admin
@@ -53,4 +55,51 @@ export function keyRoutes(deps: KeyRouteDeps) {
     )
   }
   return app
+}
+
+const keyStatusOperation = (verb: string, summary: string, conflict: boolean) =>
+  guardedOperation({
+    id: `console${verb[0]!.toUpperCase()}${verb.slice(1)}Key`,
+    summary,
+    state: true,
+    params: [keyParam],
+    ok: [200, 'The key after the change', 'ConsoleKeyResponse', { key: { ...KEY_EXAMPLE, status: verb === 'enable' ? 'active' : `${verb}d` } }],
+    more: {
+      ...notFoundAs('key', "no key has id or prefix '99' (see: otpd keys list)"),
+      ...(conflict
+        ? {
+            '409': errors('The key is revoked: it cannot be changed', [
+              sentence('key 3 (Ab3dE9xQ) is revoked and cannot be changed; create a new key instead'),
+            ]),
+          }
+        : {}),
+    },
+  })
+
+/** The routes' operations in the OpenAPI document (app/openapi.ts assembles them). */
+export const keyOperations: Record<string, Json> = {
+  '/console/api/keys': {
+    get: guardedOperation({
+      id: 'consoleListKeys',
+      summary: 'API keys (never their values)',
+      state: false,
+      params: [queryParam('account', 'only keys of this account', { type: 'string' }, 'default')],
+      ok: [200, 'The keys', 'ConsoleKeysResponse', { keys: [KEY_EXAMPLE] }],
+      more: accountNotFound,
+    }),
+    post: guardedOperation({
+      id: 'consoleCreateKey',
+      summary: 'Create a key: its value is in this answer only',
+      state: true,
+      body: ['ConsoleKeyCreateBody', { name: 'backend', account: 'default' }],
+      ok: [201, 'Created', 'ConsoleKeyCreated', { key: 'otpd_Ab3dE9xQ...', id: 3, prefix: 'Ab3dE9xQ', name: 'backend', account: 'default' }],
+      more: {
+        ...invalidField('name must be a single line of at most 200 characters'),
+        ...accountNotFound,
+      },
+    }),
+  },
+  '/console/api/keys/{key}/disable': { post: keyStatusOperation('disable', 'Disable a key: the API answers 403 to it at once', false) },
+  '/console/api/keys/{key}/enable': { post: keyStatusOperation('enable', 'Enable a disabled key again', true) },
+  '/console/api/keys/{key}/revoke': { post: keyStatusOperation('revoke', 'Revoke a key for good: the API answers 401 to it', false) },
 }

@@ -74,3 +74,21 @@ export function limitOf(limit: string | undefined): number | null {
   const n = limit === undefined ? 50 : Number(limit)
   return n >= 1 && n <= 200 ? n : null
 }
+
+export const LIMIT_INVALID = "query parameter 'limit' is not valid: rows per page, 1-200 (default 50)."
+
+/** The query string as given, each parameter once (a repeated one is a 400). */
+function queryOf(request: Request): Record<string, string> | string {
+  const out: Record<string, string> = {}
+  for (const [k, v] of new URL(request.url).searchParams) {
+    if (k in out) return `query parameter '${k}' is given more than once`
+    out[k] = v
+  }
+  return out
+}
+
+/** The request's query string checked against `schema` (checkQuery), or why it does not fit. */
+export function checkedQuery<S extends TObject>(schema: S, request: Request) {
+  const q = queryOf(request)
+  return typeof q === 'string' ? ({ ok: false, error: q } as const) : checkQuery(schema, q)
+}

@@ -3,20 +3,23 @@
  * Elysia plugin: the console's session guard wraps it, and it is mounted on
  * the admin listener only. Each checks its query string (read-queries.ts: a
  * bad one is a 400 naming the parameter), asks the domain (otp/console-*.ts)
- * and answers JSON in the API's style: snake_case, ISO 8601 times, errors as
- * `{ error, request_id }`. Recipients appear masked only.
+ * and answers JSON in the API's style (views.ts): snake_case, ISO 8601 times,
+ * errors as `{ error, request_id }`. Recipients appear masked only.
  */
-import { Elysia } from 'elysia'
-import type { TObject } from '@sinclair/typebox'
+import type { Static, TObject } from '@sinclair/typebox'
+import { type AnyElysia, Elysia } from 'elysia'
+import type { Json } from '../http/openapi-parts.ts'
 import { errorReply, type Reply } from '../http/reply.ts'
 import { respond } from '../http/respond.ts'
 import type { Logger } from '../lib/logger.ts'
 import type { ConsoleFraud } from '../otp/console-fraud.ts'
-import type { ConsoleSearch, VerificationView } from '../otp/console-search.ts'
-import type { ConsoleStats, Counts, Period } from '../otp/console-stats.ts'
+import type { ConsoleSearch } from '../otp/console-search.ts'
+import type { ConsoleStats, Period } from '../otp/console-stats.ts'
 import type { VerificationStatus } from '../otp/ports/index.ts'
-import { checkQuery, EmptyQuery, limitOf, PeriodQuery, SearchQuery, WebhooksQuery } from './read-queries.ts'
+import { COUNTS_EXAMPLE, queryParams, READ_AT, readOperation } from './read-openapi.ts'
+import { checkedQuery, EmptyQuery, LIMIT_INVALID, limitOf, PeriodQuery, SearchQuery, WebhooksQuery } from './read-queries.ts'
 import { type SystemDeps, systemView } from './system.ts'
+import { fraudPageView, iso, overviewView, timelineView, verificationView, webhooksView } from './views.ts'
 
 export interface ConsoleReadDeps {
   stats: ConsoleStats
@@ -26,202 +29,210 @@ export interface ConsoleReadDeps {
   logger: Logger
 }
 
+type Run = (request: Request, body: () => Promise<Reply>) => Promise<Response>
+type Picked<T> = { ok: true; value: T } | { ok: false; error: string }
+
 const FAULT = 'Internal server error'
-const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString())
 const ok = (body: Record<string, unknown>): Reply => ({ status: 200, body })
 
-function counts(c: Counts): Record<string, number> {
-  return {
-    sends: c.sends,
-    accepted: c.accepted,
-    delivered: c.delivered,
-    undelivered: c.undelivered,
-    failed: c.failed,
-    approved: c.approved,
-    conversion: c.conversion,
-  }
-}
-
-function range(r: { period: Period; from: number; to: number; span: number }) {
-  return { period: r.period, from: iso(r.from), to: iso(r.to), bucket_seconds: r.span / 1000 }
-}
-
-export function verificationBody(x: VerificationView): Record<string, unknown> {
-  const v = x.verification
-  return {
-    verification_id: v.id,
-    account: x.account,
-    channel: v.channel,
-    recipient: v.recipientMask,
-    country: v.country ?? null,
-    status: x.status,
-    test: v.testMode !== null,
-    created_at: iso(v.createdAt),
-    expires_at: iso(v.expiresAt),
-    approved_at: iso(v.usedAt),
-    failed_attempts: v.failedAttempts,
-    locked_until: iso(v.lockedUntil),
-    delivery: v.delivery === null ? null : { status: v.delivery, provider: v.deliveryProvider, updated_at: iso(v.deliveryUpdatedAt) },
-    fraud_monitored: v.fraudMonitored ?? null,
-  }
-}
-
-/** The query string as given, each parameter once (a repeated one is a 400). */
-function queryOf(request: Request): Record<string, string> | string {
-  const out: Record<string, string> = {}
-  for (const [k, v] of new URL(request.url).searchParams) {
-    if (k in out) return `query parameter '${k}' is given more than once`
-    out[k] = v
-  }
-  return out
-}
-
-function checked<S extends TObject>(schema: S, request: Request) {
-  const q = queryOf(request)
-  return typeof q === 'string' ? ({ ok: false, error: q } as const) : checkQuery(schema, q)
-}
-
 export function consoleReadRoutes(deps: ConsoleReadDeps) {
-  const run = (request: Request, body: () => Promise<Reply>) => respond(deps.logger, request, FAULT, body)
-  return new Elysia({ name: 'console-read-routes' })
-    .get('/console/api/overview', ({ request }) =>
+  const run: Run = (request, body) => respond(deps.logger, request, FAULT, body)
+  const app = new Elysia({ name: 'console-read-routes' })
+  statsRoutes(app, deps, run)
+  searchRoutes(app, deps, run)
+  app.get('/console/api/system', ({ request }) =>
+    run(request, async () => {
+      const q = checkedQuery(EmptyQuery, request)
+      if (!q.ok) return errorReply(400, q.error)
+      return ok(await systemView(deps.system))
+    }),
+  )
+  return app
+}
+
+/** The figures: the overview and the fraud guard's page, by period and account (404: no such account). */
+function statsRoutes(app: AnyElysia, deps: ConsoleReadDeps, run: Run): void {
+  const byPeriod = <T>(path: string, read: (period: Period, account?: string) => Promise<Picked<T>>, view: (x: T) => Record<string, unknown>) =>
+    app.get(path, ({ request }) =>
       run(request, async () => {
-        const q = checked(PeriodQuery, request)
+        const q = checkedQuery(PeriodQuery, request)
         if (!q.ok) return errorReply(400, q.error)
-        const out = await deps.stats.overview(q.value.period ?? '24h', q.value.account)
-        if (!out.ok) return errorReply(404, out.error)
-        const o = out.value
-        return ok({
-          account: o.account,
-          ...range(o.range),
-          as_of: iso(o.asOf),
-          totals: counts(o.totals),
-          by_channel: o.byChannel.map((c) => ({ channel: c.key, ...counts(c.counts) })),
-          by_country: o.byCountry.map((c) => ({ country: c.key, ...counts(c.counts) })),
-          series: o.series.map((b) => ({ at: iso(b.at), sends: b.sends, approved: b.approved })),
-          providers: o.providers.map((p) => ({
-            provider: p.provider,
-            channel: p.channel,
-            accepted: p.accepted,
-            delivered: p.delivered,
-            undelivered: p.undelivered,
-            delivery_rate: p.deliveryRate,
-            failover: p.failover,
-          })),
-          failover_share: o.failoverShare,
-          credits: { balance: o.credits.balance, daily_cap: o.credits.dailyCap, spent: o.credits.spent, spent_24h: o.credits.spent24h },
-        })
+        const out = await read(q.value.period ?? '24h', q.value.account)
+        return out.ok ? ok(view(out.value)) : errorReply(404, out.error)
       }),
     )
-    .get('/console/api/verifications', ({ request }) =>
-      run(request, async () => {
-        const q = checked(SearchQuery, request)
-        if (!q.ok) return errorReply(400, q.error)
-        const limit = limitOf(q.value.limit)
-        if (limit === null) return errorReply(400, "query parameter 'limit' is not valid: rows per page, 1-200 (default 50).")
-        const out = await deps.search.verifications({
-          ...q.value,
-          period: q.value.period ?? '24h',
-          status: q.value.status as VerificationStatus | undefined,
-          limit,
-        })
-        if (!out.ok) return errorReply(out.status, out.error)
-        return ok({ from: iso(out.value.from), to: iso(out.value.to), verifications: out.value.rows.map(verificationBody), next: out.value.next })
-      }),
-    )
-    .get('/console/api/verifications/:id', ({ request, params }) =>
-      run(request, async () => {
-        const q = checked(EmptyQuery, request)
-        if (!q.ok) return errorReply(400, q.error)
-        const out = await deps.search.verification(params.id ?? '')
-        if (!out.ok) return errorReply(out.status, out.error)
-        const timeline = out.value.timeline.map((e) => {
-          const data = (JSON.parse(e.body) as { data?: Record<string, unknown> }).data ?? {}
-          return { sequence: e.sequence, type: e.type, at: iso(e.occurredAt), status: data.status ?? null, data }
-        })
-        const v = out.value.view.verification
-        return ok({
-          verification: verificationBody(out.value.view),
-          // The creation is the row itself; what followed, its stored events in order.
-          timeline: [{ sequence: 0, type: 'created', at: iso(v.createdAt), status: null, data: {} }, ...timeline],
-        })
-      }),
-    )
-    .get('/console/api/fraud', ({ request }) =>
-      run(request, async () => {
-        const q = checked(PeriodQuery, request)
-        if (!q.ok) return errorReply(400, q.error)
-        const out = await deps.fraud.page(q.value.period ?? '24h', q.value.account)
-        if (!out.ok) return errorReply(404, out.error)
-        const f = out.value
-        return ok({
-          account: f.account,
-          ...range(f.range),
-          mode: f.mode,
-          blocks: f.blocks.map((b) => ({
-            account: b.account,
-            rule: b.rule,
-            scope: { kind: b.kind, value: b.scope },
-            level: b.level,
-            started_at: iso(b.startedAt),
-            until: iso(b.until),
-            evidence: {
-              from: iso(b.evidence.from),
-              to: iso(b.evidence.to),
-              sends: b.evidence.sends,
-              approved: b.evidence.approved,
-              conversion: b.evidence.conversion,
-            },
-          })),
-          refusals: f.refusals.map((x) => ({ rule: x.rule, country: x.country || null, refusals: x.refusals })),
-          monitored: f.monitored,
-          countries: f.countries.map((c) => ({ country: c.key, ...counts(c.counts) })),
-          prefixes: { from: iso(f.prefixes.from), rows: f.prefixes.rows },
-        })
-      }),
-    )
-    .get('/console/api/webhooks', ({ request }) =>
-      run(request, async () => {
-        const q = checked(WebhooksQuery, request)
-        if (!q.ok) return errorReply(400, q.error)
-        const limit = limitOf(q.value.limit)
-        if (limit === null) return errorReply(400, "query parameter 'limit' is not valid: rows per page, 1-200 (default 50).")
-        const before = q.value.cursor === undefined ? undefined : Number(q.value.cursor)
-        const out = await deps.search.webhooks({ period: q.value.period ?? '24h', account: q.value.account, status: q.value.status, before, limit })
-        if (!out.ok) return errorReply(out.status, out.error)
-        const { endpoints, deliveries, next, accounts } = out.value
-        return ok({
-          endpoints: endpoints.map((e) => ({
-            id: String(e.id),
-            account: e.account,
-            url: e.url,
-            events: e.events,
-            // Sealed in the database, and never shown: `otpd webhooks rotate-secret` gives a new one.
-            secret: '********',
-            created_at: iso(e.createdAt),
-            rotated_at: iso(e.rotatedAt),
-          })),
-          deliveries: deliveries.map((d) => ({
-            event_id: d.eventId,
-            type: d.type,
-            account: accounts.get(d.accountId) ?? String(d.accountId),
-            occurred_at: iso(d.occurredAt),
-            endpoint_id: String(d.endpointId),
-            status: d.status,
-            attempts: d.attempts,
-            next_attempt_at: d.status === 'pending' ? iso(d.nextAt) : null,
-            last_error: d.lastError,
-            updated_at: iso(d.updatedAt),
-          })),
-          next: next === null ? null : String(next),
-        })
-      }),
-    )
-    .get('/console/api/system', ({ request }) =>
-      run(request, async () => {
-        const q = checked(EmptyQuery, request)
-        if (!q.ok) return errorReply(400, q.error)
-        return ok(await systemView(deps.system))
-      }),
-    )
+  byPeriod('/console/api/overview', (period, account) => deps.stats.overview(period, account), overviewView)
+  byPeriod('/console/api/fraud', (period, account) => deps.fraud.page(period, account), fraudPageView)
+}
+
+/** A query of a paged search, checked with its page size; or the 400 to answer. */
+function checkedPage<S extends TObject>(schema: S, request: Request): { ok: true; value: Static<S>; limit: number } | { ok: false; reply: Reply } {
+  const q = checkedQuery(schema, request)
+  if (!q.ok) return { ok: false, reply: errorReply(400, q.error) }
+  const limit = limitOf((q.value as { limit?: string }).limit)
+  return limit === null ? { ok: false, reply: errorReply(400, LIMIT_INVALID) } : { ok: true, value: q.value, limit }
+}
+
+/** The searches: verifications, one verification's timeline, webhook deliveries. */
+function searchRoutes(app: AnyElysia, deps: ConsoleReadDeps, run: Run): void {
+  app.get('/console/api/verifications', ({ request }) =>
+    run(request, async () => {
+      const q = checkedPage(SearchQuery, request)
+      if (!q.ok) return q.reply
+      const { limit } = q
+      const status = q.value.status as VerificationStatus | undefined
+      const out = await deps.search.verifications({ ...q.value, period: q.value.period ?? '24h', status, limit })
+      if (!out.ok) return errorReply(out.status, out.error)
+      return ok({ from: iso(out.value.from), to: iso(out.value.to), verifications: out.value.rows.map(verificationView), next: out.value.next })
+    }),
+  )
+  app.get('/console/api/verifications/:id', ({ request, params }) =>
+    run(request, async () => {
+      const q = checkedQuery(EmptyQuery, request)
+      if (!q.ok) return errorReply(400, q.error)
+      const out = await deps.search.verification((params as { id?: string }).id ?? '')
+      return out.ok ? ok(timelineView(out.value)) : errorReply(out.status, out.error)
+    }),
+  )
+  app.get('/console/api/webhooks', ({ request }) =>
+    run(request, async () => {
+      const q = checkedPage(WebhooksQuery, request)
+      if (!q.ok) return q.reply
+      const { limit } = q
+      const before = q.value.cursor === undefined ? undefined : Number(q.value.cursor)
+      const out = await deps.search.webhooks({ period: q.value.period ?? '24h', account: q.value.account, status: q.value.status, before, limit })
+      return out.ok ? ok(webhooksView(out.value)) : errorReply(out.status, out.error)
+    }),
+  )
+}
+
+/** The read endpoints' path objects for an OpenAPI document (app/openapi.ts consoleReadPaths). */
+export const readOperations: Record<string, Json> = {
+  '/console/api/overview': readOperation(
+    'consoleOverview',
+    'Sends, deliveries, approvals and conversion by channel, country and provider; a time series; credits',
+    queryParams(PeriodQuery),
+    {
+      account: null,
+      period: '24h',
+      from: '2025-12-31T13:00:00.000Z',
+      to: '2026-01-01T13:00:00.000Z',
+      bucket_seconds: 3600,
+      as_of: READ_AT,
+      totals: COUNTS_EXAMPLE,
+      by_channel: [{ channel: 'sms', ...COUNTS_EXAMPLE }],
+      by_country: [{ country: 'US', ...COUNTS_EXAMPLE }],
+      series: [{ at: READ_AT, sends: 120, approved: 96 }],
+      providers: [{ provider: 'twilio', channel: 'sms', accepted: 118, delivered: 110, undelivered: 3, delivery_rate: 0.93, failover: false }],
+      failover_share: 0,
+      credits: { balance: 10_000, daily_cap: 5000, spent: 118, spent_24h: 118 },
+    },
+    "account 'shop' does not exist",
+  ),
+  '/console/api/verifications': readOperation(
+    'consoleVerifications',
+    'Verifications newest first, by id, recipient (hashed as stored), country, status and period; `next` continues',
+    queryParams(SearchQuery),
+    {
+      from: '2025-12-31T13:00:00.000Z',
+      to: '2026-01-01T13:00:00.000Z',
+      verifications: [
+        {
+          verification_id: '6f1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e5f',
+          account: 'default',
+          channel: 'sms',
+          recipient: '+1415****123',
+          country: 'US',
+          status: 'approved',
+          test: false,
+          created_at: READ_AT,
+          expires_at: '2026-01-01T12:05:00.000Z',
+          approved_at: '2026-01-01T12:00:40.000Z',
+          failed_attempts: 0,
+          locked_until: null,
+          delivery: { status: 'delivered', provider: 'twilio', updated_at: '2026-01-01T12:00:03.000Z' },
+          fraud_monitored: null,
+        },
+      ],
+      next: '1767268800000.1234',
+    },
+  ),
+  '/console/api/verifications/{verification_id}': {
+    parameters: [{ name: 'verification_id', in: 'path', required: true, schema: { type: 'string' } }],
+    ...readOperation(
+      'consoleVerification',
+      'A verification (recipient masked) and its timeline of events',
+      [],
+      {
+        verification: { verification_id: '6f1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e5f', status: 'approved' },
+        timeline: [
+          { sequence: 0, type: 'created', at: READ_AT, status: null, data: {} },
+          { sequence: 1, type: 'verification.sent', at: '2026-01-01T12:00:01.000Z', status: 'pending', data: { provider: 'twilio' } },
+          { sequence: 2, type: 'verification.approved', at: '2026-01-01T12:00:40.000Z', status: 'approved', data: {} },
+        ],
+      },
+      'verification not found',
+    ),
+  },
+  '/console/api/fraud': readOperation(
+    'consoleFraud',
+    'Fraud guard: active blocks with evidence, refusals, would-be refusals (monitor), conversion by country and prefix',
+    queryParams(PeriodQuery),
+    {
+      account: null,
+      period: '24h',
+      mode: 'enforce',
+      blocks: [
+        {
+          account: 'default',
+          rule: 'conversion',
+          scope: { kind: 'prefix', value: '+99890123' },
+          level: 0,
+          started_at: READ_AT,
+          until: '2026-01-01T12:15:00.000Z',
+          evidence: { from: '2025-12-31T12:00:00.001Z', to: '2026-01-01T11:50:00.000Z', sends: 40, approved: 1, conversion: 0.025 },
+        },
+      ],
+      refusals: [{ rule: 'conversion', country: 'UZ', refusals: 12 }],
+      monitored: [],
+      countries: [{ country: 'UZ', ...COUNTS_EXAMPLE }],
+      prefixes: { from: '2025-12-31T13:00:00.000Z', rows: [{ account: 'default', prefix: '+99890123', sends: 40, approved: 1, conversion: 0.025 }] },
+    },
+    "account 'shop' does not exist",
+  ),
+  '/console/api/webhooks': readOperation(
+    'consoleWebhooks',
+    'Webhook endpoints (secrets masked) and recent deliveries with status and attempts',
+    queryParams(WebhooksQuery),
+    {
+      endpoints: [
+        { id: '1', account: 'default', url: 'https://example.com/hooks/otpd', events: null, secret: '********', created_at: READ_AT, rotated_at: null },
+      ],
+      deliveries: [
+        {
+          event_id: '0f7e2c1a-9b8d-4c6e-a5f4-3b2a1c0d9e8f',
+          type: 'verification.approved',
+          account: 'default',
+          occurred_at: READ_AT,
+          endpoint_id: '1',
+          status: 'delivered',
+          attempts: 1,
+          next_attempt_at: null,
+          last_error: null,
+          updated_at: READ_AT,
+        },
+      ],
+      next: null,
+    },
+  ),
+  '/console/api/system': readOperation('consoleSystem', 'Version, engine, database size, readiness, providers and the configuration with secrets masked', [], {
+    version: '1.0.0',
+    engine: 'sqlite',
+    database: '/var/lib/otpd/otpd.db',
+    database_bytes: 1_562_000_000,
+    ready: true,
+    checks: { database: 'ok', migrations: 'ok', delivery: 'ok' },
+    providers: { sms: [{ name: 'twilio', type: 'twilio' }], email: [{ name: 'log', type: 'log' }], voice: [{ name: 'log', type: 'log' }] },
+    config: { server: { listen: '127.0.0.1:8080', metrics_token: '********' } },
+  }),
 }

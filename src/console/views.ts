@@ -1,9 +1,16 @@
-/** Rows as the console's JSON shows them: snake_case and ISO times, as the CLI's --json (never a key's value or hash). */
+/**
+ * Rows as the console's JSON shows them: snake_case and ISO times, as the
+ * CLI's --json (never a key's value or hash, a webhook's secret, or a
+ * recipient unmasked).
+ */
 import type { Config } from '../config/schema.ts'
+import type { FraudPage } from '../otp/console-fraud.ts'
+import type { VerificationView } from '../otp/console-search.ts'
+import type { Counts, Overview, PeriodRange } from '../otp/console-stats.ts'
 import type { AccountFraudView } from '../otp/fraud-admin.ts'
-import type { AccountRow, AuditRow, KeyRow, LedgerRow } from '../otp/ports/index.ts'
+import type { AccountRow, AuditRow, DeliveryRow, EndpointRow, KeyRow, LedgerRow, TimelineEvent } from '../otp/ports/index.ts'
 
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
+export const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(ms).toISOString())
 
 export function keyView(k: KeyRow) {
   return { id: k.id, prefix: k.prefix, name: k.name, account: k.account, status: k.status, created_at: iso(k.createdAt), last_used_at: iso(k.lastUsedAt) }
@@ -36,4 +43,128 @@ export function ledgerView(e: LedgerRow) {
 
 export function auditView(e: AuditRow) {
   return { id: e.id, at: iso(e.at), operator: e.operator, source: e.source, action: e.action, subject: e.subject, details: e.details }
+}
+
+export function countsView(c: Counts): Record<string, number> {
+  return {
+    sends: c.sends,
+    accepted: c.accepted,
+    delivered: c.delivered,
+    undelivered: c.undelivered,
+    failed: c.failed,
+    approved: c.approved,
+    conversion: c.conversion,
+  }
+}
+
+function rangeView(r: PeriodRange) {
+  return { period: r.period, from: iso(r.from), to: iso(r.to), bucket_seconds: r.span / 1000 }
+}
+
+export function overviewView(o: Overview) {
+  return {
+    account: o.account,
+    ...rangeView(o.range),
+    as_of: iso(o.asOf),
+    totals: countsView(o.totals),
+    by_channel: o.byChannel.map((c) => ({ channel: c.key, ...countsView(c.counts) })),
+    by_country: o.byCountry.map((c) => ({ country: c.key, ...countsView(c.counts) })),
+    series: o.series.map((b) => ({ at: iso(b.at), sends: b.sends, approved: b.approved })),
+    providers: o.providers.map((p) => ({
+      provider: p.provider,
+      channel: p.channel,
+      accepted: p.accepted,
+      delivered: p.delivered,
+      undelivered: p.undelivered,
+      delivery_rate: p.deliveryRate,
+      failover: p.failover,
+    })),
+    failover_share: o.failoverShare,
+    credits: { balance: o.credits.balance, daily_cap: o.credits.dailyCap, spent: o.credits.spent, spent_24h: o.credits.spent24h },
+  }
+}
+
+export function fraudPageView(f: FraudPage) {
+  return {
+    account: f.account,
+    ...rangeView(f.range),
+    mode: f.mode,
+    blocks: f.blocks.map((b) => ({
+      account: b.account,
+      rule: b.rule,
+      scope: { kind: b.kind, value: b.scope },
+      level: b.level,
+      started_at: iso(b.startedAt),
+      until: iso(b.until),
+      evidence: {
+        from: iso(b.evidence.from),
+        to: iso(b.evidence.to),
+        sends: b.evidence.sends,
+        approved: b.evidence.approved,
+        conversion: b.evidence.conversion,
+      },
+    })),
+    refusals: f.refusals.map((x) => ({ rule: x.rule, country: x.country || null, refusals: x.refusals })),
+    monitored: f.monitored,
+    countries: f.countries.map((c) => ({ country: c.key, ...countsView(c.counts) })),
+    prefixes: { from: iso(f.prefixes.from), rows: f.prefixes.rows },
+  }
+}
+
+export function verificationView(x: VerificationView): Record<string, unknown> {
+  const v = x.verification
+  return {
+    verification_id: v.id,
+    account: x.account,
+    channel: v.channel,
+    recipient: v.recipientMask,
+    country: v.country ?? null,
+    status: x.status,
+    test: v.testMode !== null,
+    created_at: iso(v.createdAt),
+    expires_at: iso(v.expiresAt),
+    approved_at: iso(v.usedAt),
+    failed_attempts: v.failedAttempts,
+    locked_until: iso(v.lockedUntil),
+    delivery: v.delivery === null ? null : { status: v.delivery, provider: v.deliveryProvider, updated_at: iso(v.deliveryUpdatedAt) },
+    fraud_monitored: v.fraudMonitored ?? null,
+  }
+}
+
+/** A verification and what followed it: the creation is the row itself, then its stored events in order. */
+export function timelineView(x: { view: VerificationView; timeline: TimelineEvent[] }) {
+  const timeline = x.timeline.map((e) => {
+    const data = (JSON.parse(e.body) as { data?: Record<string, unknown> }).data ?? {}
+    return { sequence: e.sequence, type: e.type, at: iso(e.occurredAt), status: data.status ?? null, data }
+  })
+  const created = { sequence: 0, type: 'created', at: iso(x.view.verification.createdAt), status: null, data: {} }
+  return { verification: verificationView(x.view), timeline: [created, ...timeline] }
+}
+
+export function webhooksView(w: { endpoints: EndpointRow[]; deliveries: DeliveryRow[]; next: number | null; accounts: Map<number, string> }) {
+  return {
+    endpoints: w.endpoints.map((e) => ({
+      id: String(e.id),
+      account: e.account,
+      url: e.url,
+      events: e.events,
+      // Sealed in the database, and never shown: `otpd webhooks rotate-secret` gives a new one.
+      secret: '********',
+      created_at: iso(e.createdAt),
+      rotated_at: iso(e.rotatedAt),
+    })),
+    deliveries: w.deliveries.map((d) => ({
+      event_id: d.eventId,
+      type: d.type,
+      account: w.accounts.get(d.accountId) ?? String(d.accountId),
+      occurred_at: iso(d.occurredAt),
+      endpoint_id: String(d.endpointId),
+      status: d.status,
+      attempts: d.attempts,
+      next_attempt_at: d.status === 'pending' ? iso(d.nextAt) : null,
+      last_error: d.lastError,
+      updated_at: iso(d.updatedAt),
+    })),
+    next: w.next === null ? null : String(w.next),
+  }
 }

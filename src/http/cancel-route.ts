@@ -14,6 +14,19 @@ import { alreadyEndedMessage, Msg } from './messages.ts'
 import { errorReply, type Reply } from './reply.ts'
 import { noteOf } from './request-log.ts'
 import { respond } from './respond.ts'
+import * as M from './models.ts'
+import {
+  apiSecurity,
+  errors,
+  idempotencyErrors,
+  idempotencyParam,
+  keyAuth,
+  methodNotAllowed,
+  ref,
+  REQUEST_ID,
+  response,
+  VERIFICATION_ID,
+} from './openapi-parts.ts'
 
 export function cancelReply(outcome: CancelOutcome): Reply {
   switch (outcome.kind) {
@@ -49,4 +62,39 @@ export function cancelRoute(deps: GuardDeps & { cancel: CancelService; logger: L
       }),
     { parse: 'none' },
   )
+}
+
+/** The route's operation in the OpenAPI document (app/openapi.ts assembles it). */
+export const cancelOperation = {
+  operationId: 'cancelVerification',
+  tags: ['Verifications'],
+  summary: 'Withdraw a verification',
+  description:
+    'A pending or locked verification becomes `canceled` (verify then answers 404); canceling a canceled one answers the same 200. ' +
+    'The body may be empty (whatever its Content-Type) or a JSON object, which is ignored. The credit is not refunded.',
+  security: apiSecurity,
+  parameters: [idempotencyParam],
+  requestBody: { required: false, content: { 'application/json': { schema: ref('CancelBody'), example: {} } } },
+  responses: {
+    '200': response(
+      'Canceled',
+      ref('CancelResponse'),
+      { success: true, verification_id: VERIFICATION_ID, status: 'canceled', request_id: REQUEST_ID },
+      { replay: true },
+    ),
+    '400': errors('A body that is not empty nor a JSON object, or a bad Idempotency-Key', [
+      Msg.contentType,
+      Msg.invalidJson,
+      Msg.notObject,
+      Msg.idempotencyKey,
+    ]),
+    ...keyAuth,
+    '403': errors('The API key is disabled', [Msg.keyDisabled]),
+    '404': errors('No such verification for this key', [Msg.verificationNotFound, Msg.notFound], { replay: true }),
+    ...methodNotAllowed,
+    ...idempotencyErrors([M.AlreadyFinalMessage]),
+    '413': errors('Body over 16 KiB', [Msg.bodyTooLarge]),
+    '429': errors('Per-key rate limit', [M.KeyRateLimitMessage], { retry: true }),
+    '500': errors('Internal fault', [Msg.internal], { replay: true }),
+  },
 }

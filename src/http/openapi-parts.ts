@@ -1,10 +1,12 @@
 /**
- * The parts the OpenAPI document (http/openapi.ts) is built from, shared
- * with the console's own paths (console/openapi.ts): TypeBox schemas as
- * plain JSON Schema, responses with their headers and examples, and error
- * responses narrowed to their messages.
+ * The parts the OpenAPI document (app/openapi.ts assembles it) is built from:
+ * each route file documents its own operation with them, and the console's
+ * route files share them (console/openapi.ts): TypeBox schemas as plain JSON
+ * Schema, responses with their headers and examples, and error responses
+ * narrowed to their messages.
  */
 import type { TSchema } from '@sinclair/typebox'
+import { Msg } from './messages.ts'
 
 export type Json = Record<string, unknown>
 
@@ -75,3 +77,39 @@ export function errors(description: string, messages: Message[], opts: ResponseO
 
 export const notFound = { $ref: '#/components/responses/NotFound' }
 export const methodNotAllowed = { '405': { $ref: '#/components/responses/MethodNotAllowed' } }
+
+/** The examples' verification id and expiry. */
+export const VERIFICATION_ID = '6f1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e5f'
+export const AT = '2026-01-01T12:05:00.000Z'
+
+/** The 400s of a body that is not a JSON object. */
+export const bodyErrors = [Msg.contentType, Msg.invalidJson, Msg.notObject]
+
+/** The answers of an operation that takes Idempotency-Key; `extra409`: its own conflicts beside the running first request. */
+export const idempotencyErrors = (extra409: Message[] = []) => ({
+  '409': errors(
+    'The first request with this Idempotency-Key is still running' + (extra409.length ? ', or the verification is over' : ''),
+    [...extra409, Msg.idempotencyInProgress],
+    {
+      replay: true,
+    },
+  ),
+  '422': errors('This Idempotency-Key was used with another body', [Msg.idempotencyConflict]),
+})
+
+/** The 401 of an operation behind an API key. */
+export const keyAuth = {
+  '401': errors('No API key, or an unknown or revoked one', [Msg.keyRequired, Msg.keyInvalid]),
+}
+export const apiSecurity = [{ bearerAuth: [] }, { apiKeyHeader: [] }]
+export const idempotencyParam = { $ref: '#/components/parameters/IdempotencyKey' }
+export const verificationIdParam = { $ref: '#/components/parameters/VerificationId' }
+
+export const TEST_RECIPIENTS =
+  '\n\nTest recipients (any real key; nothing delivered, no credit, no per-recipient limit; code always `123456`):\n\n' +
+  '| recipient | channels | behaviour |\n|---|---|---|\n' +
+  '| `+15550100001` | sms, voice | verifies with `123456` |\n' +
+  '| `+15550100002` | sms, voice | every code answers `Invalid code` |\n' +
+  '| `+15550100003` | sms, voice | created already expired |\n' +
+  '| `success@otpd.test` | email | verifies with `123456` |\n' +
+  '| `fail@otpd.test` | email | every code answers `Invalid code` |'

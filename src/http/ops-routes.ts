@@ -10,6 +10,7 @@ import { PROMETHEUS_CONTENT_TYPE } from '../lib/prometheus.ts'
 import { Msg, notReadyMessage } from './messages.ts'
 import { errorReply, render, REQUEST_ID_HEADER } from './reply.ts'
 import { requestIdOf } from './request-log.ts'
+import { errors, methodNotAllowed, notFound, ref, REQUEST_ID, response } from './openapi-parts.ts'
 import type { ServiceMetrics } from './service-metrics.ts'
 
 export const READY_CHECKS = ['database', 'migrations', 'delivery'] as const
@@ -81,4 +82,63 @@ export function openapiRoute(document: Record<string, unknown>) {
     ({ request }) =>
       new Response(text, { status: 200, headers: { 'content-type': 'application/json; charset=utf-8', [REQUEST_ID_HEADER]: requestIdOf(request) } }),
   )
+}
+
+const OPS_TAGS = ['Operations']
+const NO_AUTH: never[] = []
+
+/** The operations' GETs in the OpenAPI document (app/openapi.ts assembles it). */
+export const healthOperation = {
+  operationId: 'health',
+  tags: OPS_TAGS,
+  summary: 'The process is up',
+  security: NO_AUTH,
+  responses: { '200': response('Up', ref('HealthResponse'), { status: 'ok', request_id: REQUEST_ID }), '404': notFound, ...methodNotAllowed },
+}
+
+export const readyOperation = {
+  operationId: 'ready',
+  tags: OPS_TAGS,
+  summary: 'Database writable, migrations applied, delivery configuration valid',
+  security: NO_AUTH,
+  responses: {
+    '200': response('Ready', ref('ReadyResponse'), {
+      status: 'ready',
+      checks: { database: 'ok', migrations: 'ok', delivery: 'ok' },
+      request_id: REQUEST_ID,
+    }),
+    '404': notFound,
+    ...methodNotAllowed,
+    '503': response('A check failed; `error` names it (details in the server log)', ref('NotReadyResponse'), {
+      status: 'not ready',
+      error: 'Not ready: database',
+      checks: { database: 'failed', migrations: 'ok', delivery: 'ok' },
+      request_id: REQUEST_ID,
+    }),
+  },
+}
+
+export const metricsOperation = {
+  operationId: 'metrics',
+  tags: OPS_TAGS,
+  summary: 'Prometheus metrics (on the main listener only when server.metrics_token is set; otherwise 404)',
+  security: [{ metricsToken: [] }],
+  responses: {
+    '200': { description: 'Prometheus text format 0.0.4', content: { 'text/plain': { schema: { type: 'string' }, example: 'otpd_up 1\n' } } },
+    '401': errors('No metrics token, or a wrong one', [Msg.metricsTokenRequired, Msg.metricsTokenInvalid]),
+    '404': notFound,
+    ...methodNotAllowed,
+  },
+}
+
+export const openapiOperation = {
+  operationId: 'openapi',
+  tags: OPS_TAGS,
+  summary: 'This document',
+  security: NO_AUTH,
+  responses: {
+    '200': { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object' }, example: { openapi: '3.1.0' } } } },
+    '404': notFound,
+    ...methodNotAllowed,
+  },
 }

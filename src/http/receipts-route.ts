@@ -15,6 +15,7 @@ import { Msg } from './messages.ts'
 import { errorReply, type Reply } from './reply.ts'
 import { noteOf } from './request-log.ts'
 import { respond } from './respond.ts'
+import { errors, methodNotAllowed, ref, REQUEST_ID, response, VERIFICATION_ID } from './openapi-parts.ts'
 
 export interface ReceiptRouteDeps {
   logger: Logger
@@ -67,4 +68,41 @@ export function receiptsRoute(deps: ReceiptRouteDeps) {
       }),
     { parse: 'none' },
   )
+}
+
+/** The route's operation in the OpenAPI document (app/openapi.ts assembles it). */
+export const receiptsOperation = {
+  operationId: 'postDeliveryReceipt',
+  tags: ['Receipts'],
+  summary: "A vendor's delivery receipt",
+  description:
+    "Only with `server.public_url` set. `{provider}` is the provider's name in the config. No API key: the vendor's signature " +
+    '(Twilio `X-Twilio-Signature`; Vonage `sig` with the signature secret, SHA-256 HMAC; the webhook provider `X-Otpd-Signature`). ' +
+    'A receipt for an unknown message, or with a status that changes nothing, is 200. `delivered` and `undelivered` are final.',
+  security: [],
+  parameters: [
+    { name: 'provider', in: 'path', required: true, description: "the provider's name in the config (`[providers.NAME]`)", schema: { type: 'string' } },
+  ],
+  requestBody: {
+    required: true,
+    content: {
+      'application/x-www-form-urlencoded': {
+        schema: { type: 'object', additionalProperties: { type: 'string' }, description: "Twilio's status callback, or Vonage's delivery receipt" },
+        example: { MessageSid: 'SM0123', MessageStatus: 'delivered' },
+      },
+      'application/json': {
+        schema: { anyOf: [ref('WebhookReceipt'), { type: 'object', description: "Vonage's delivery receipt (POST-JSON)" }] },
+        example: { verification_id: VERIFICATION_ID, status: 'delivered' },
+      },
+    },
+  },
+  responses: {
+    '200': response('Taken (or ignored: unknown message, a status that changes nothing)', ref('ReceiptResponse'), { success: true, request_id: REQUEST_ID }),
+    '400': errors("Signed, but the webhook provider's body is not a JSON object", [Msg.invalidJson, Msg.notObject]),
+    '403': errors('A missing or wrong signature: nothing changes', [Msg.invalidSignature]),
+    '404': errors('Receipts are off, or no provider with receipts has this name', [Msg.notFound]),
+    ...methodNotAllowed,
+    '413': errors('Body over 16 KiB', [Msg.bodyTooLarge]),
+    '500': errors('Internal fault', [Msg.internal]),
+  },
 }

@@ -21,6 +21,23 @@ import { noteOf } from './request-log.ts'
 import { respond } from './respond.ts'
 import type { ServiceMetrics } from './service-metrics.ts'
 import { validateSend } from './validate.ts'
+import * as M from './models.ts'
+import {
+  apiSecurity,
+  AT,
+  bodyErrors,
+  errors,
+  idempotencyErrors,
+  idempotencyParam,
+  keyAuth,
+  methodNotAllowed,
+  notFound,
+  ref,
+  REQUEST_ID,
+  response,
+  TEST_RECIPIENTS,
+  VERIFICATION_ID,
+} from './openapi-parts.ts'
 
 export function sendReply(outcome: SendOutcome): Reply {
   switch (outcome.kind) {
@@ -64,7 +81,7 @@ function fraudReply(o: Extract<SendOutcome, { kind: 'fraud_blocked' }>): Reply {
 
 /**
  * Sends that reached delivery are counted where the provider is known (the
- * delivery wrapper in app-delivery.ts); the others here.
+ * delivery wrapper in app/delivery.ts); the others here.
  */
 function countSend(metrics: ServiceMetrics, input: SendInput, outcome: SendOutcome): void {
   if (outcome.kind === 'key_limited') {
@@ -114,4 +131,94 @@ export function sendRoute(deps: GuardDeps & { send: SendService; logger: Logger 
       }),
     { parse: 'none' },
   )
+}
+
+/** Request examples; the OpenAPI test checks each against its request schema. */
+export const SEND_EXAMPLES = {
+  sms: { summary: 'SMS with a generated code', value: { channel: 'sms', recipient: '+14155550123' } },
+  email: {
+    summary: 'Email with template, subject and expiry',
+    value: { channel: 'email', recipient: 'ann@example.com', message: 'Your code for Example: {code}', subject: 'Your Example code', expires_in: 600 },
+  },
+  custom_code: { summary: 'Voice with your own code', value: { channel: 'voice', recipient: '+14155550123', code: '4821' } },
+  with_ip: { summary: "SMS with the end user's IP address (fraud guard)", value: { channel: 'sms', recipient: '+14155550123', ip: '203.0.113.7' } },
+  localized: {
+    summary: 'SMS in Spanish, with the Android SMS Retriever hash',
+    value: { channel: 'sms', recipient: '+5215512345678', locale: 'es', app_hash: 'FA+9qCX9VSu' },
+  },
+  test_phone_success: { summary: 'Test recipient: verifies with 123456; nothing delivered, no credit', value: { channel: 'sms', recipient: '+15550100001' } },
+  test_phone_fail: { summary: 'Test recipient: every code answers `Invalid code`', value: { channel: 'sms', recipient: '+15550100002' } },
+  test_phone_expired: { summary: 'Test recipient: created already expired', value: { channel: 'voice', recipient: '+15550100003' } },
+  test_email_success: { summary: 'Test recipient: verifies with 123456', value: { channel: 'email', recipient: 'success@otpd.test' } },
+  test_email_fail: { summary: 'Test recipient: every code answers `Invalid code`', value: { channel: 'email', recipient: 'fail@otpd.test' } },
+}
+/** The route's operation in the OpenAPI document (app/openapi.ts assembles it). */
+export const sendOperation = {
+  operationId: 'sendCode',
+  tags: ['Verifications'],
+  summary: 'Create a verification and deliver its code',
+  description: 'Costs one credit unless the recipient is a test recipient; a failed delivery is refunded.' + TEST_RECIPIENTS,
+  security: apiSecurity,
+  parameters: [idempotencyParam],
+  requestBody: {
+    required: true,
+    content: {
+      'application/json': {
+        schema: {
+          oneOf: [ref('SmsSendBody'), ref('VoiceSendBody'), ref('EmailSendBody')],
+          discriminator: {
+            propertyName: 'channel',
+            mapping: { sms: '#/components/schemas/SmsSendBody', voice: '#/components/schemas/VoiceSendBody', email: '#/components/schemas/EmailSendBody' },
+          },
+        },
+        examples: SEND_EXAMPLES,
+      },
+    },
+  },
+  responses: {
+    '200': response(
+      'The verification was created and its code delivered',
+      ref('SendResponse'),
+      { success: true, verification_id: VERIFICATION_ID, expires_at: AT, request_id: REQUEST_ID },
+      { replay: true },
+    ),
+    '400': errors('Bad body, field or Idempotency-Key; the message names it', [
+      ...bodyErrors,
+      Msg.channel,
+      Msg.recipientPhone,
+      Msg.recipientEmail,
+      Msg.message,
+      Msg.messagePlaceholder,
+      Msg.subject,
+      Msg.expiresIn,
+      Msg.code,
+      Msg.ip,
+      Msg.locale,
+      Msg.appHash,
+      M.SmsTooLongMessage,
+      Msg.idempotencyKey,
+    ]),
+    ...keyAuth,
+    '402': errors('Not enough credits', [Msg.insufficientCredits], { replay: true }),
+    '403': errors('The API key is disabled, or the fraud guard does not allow this destination country', [Msg.keyDisabled, M.CountryBlockedMessage], {
+      replay: true,
+    }),
+    '404': notFound,
+    ...methodNotAllowed,
+    ...idempotencyErrors(),
+    '413': errors('Body over 16 KiB', [Msg.bodyTooLarge]),
+    '429': errors(
+      'Per-key rate limit, per-recipient send limit or failure cap, or the fraud guard (per-IP limit, suspected SMS pumping, daily credit cap)',
+      [
+        M.RecipientRateLimitMessage,
+        M.KeyRateLimitMessage,
+        M.RecipientFailureCapMessage,
+        M.IpRateLimitMessage,
+        M.PumpingBlockedMessage,
+        M.DailyCreditLimitMessage,
+      ],
+      { retry: true, replay: true },
+    ),
+    '500': errors('Delivery failed (the credit is refunded) or an internal fault', [Msg.sendFailed], { replay: true }),
+  },
 }

@@ -13,6 +13,8 @@ import { Msg } from './messages.ts'
 import { errorReply, type Reply } from './reply.ts'
 import { noteOf } from './request-log.ts'
 import { respond } from './respond.ts'
+import * as M from './models.ts'
+import { apiSecurity, AT, errors, keyAuth, methodNotAllowed, ref, REQUEST_ID, response, VERIFICATION_ID } from './openapi-parts.ts'
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
 
@@ -63,4 +65,33 @@ export function statusRoute(deps: GuardDeps & { show: ShowService; logger: Logge
       return statusReply(outcome)
     }),
   )
+}
+
+/** The route's operation in the OpenAPI document (app/openapi.ts assembles it). */
+export const statusOperation = {
+  operationId: 'getVerification',
+  tags: ['Verifications'],
+  summary: 'What became of a verification',
+  description: 'Reading a status is not an attempt and changes nothing.',
+  security: apiSecurity,
+  responses: {
+    '200': response('The verification', ref('StatusResponse'), {
+      success: true,
+      verification_id: VERIFICATION_ID,
+      channel: 'sms',
+      recipient: '+1415****123',
+      status: 'pending',
+      created_at: '2026-01-01T12:00:00.000Z',
+      expires_at: AT,
+      failed_attempts: 0,
+      delivery: { status: 'delivered', provider: 'twilio_main', updated_at: '2026-01-01T12:00:04.000Z' },
+      request_id: REQUEST_ID,
+    }),
+    ...keyAuth,
+    '403': errors('The API key is disabled', [Msg.keyDisabled]),
+    '404': errors('No such verification for this key', [Msg.verificationNotFound, Msg.notFound]),
+    ...methodNotAllowed,
+    '429': errors('Per-key rate limit', [M.KeyRateLimitMessage], { retry: true }),
+    '500': errors('Internal fault', [Msg.internal]),
+  },
 }

@@ -9,6 +9,24 @@ import { errorReply, type Reply } from './reply.ts'
 import { noteOf } from './request-log.ts'
 import { respond } from './respond.ts'
 import { validateVerify } from './validate.ts'
+import * as M from './models.ts'
+import {
+  apiSecurity,
+  bodyErrors,
+  errors,
+  errorSchema,
+  idempotencyErrors,
+  idempotencyParam,
+  keyAuth,
+  methodNotAllowed,
+  ref,
+  replayHeader,
+  REQUEST_ID,
+  response,
+  retryHeaders,
+  sample,
+  VERIFICATION_ID,
+} from './openapi-parts.ts'
 
 const result = (verified: boolean, message: string): Reply => ({ status: 200, body: { success: true, verified, message } })
 
@@ -56,4 +74,51 @@ export function verifyRoute(deps: GuardDeps & { verify: VerifyService; lockoutSe
       }),
     { parse: 'none' },
   )
+}
+
+export const VERIFY_EXAMPLES = {
+  verify: { summary: 'Check a code', value: { verification_id: VERIFICATION_ID, code: '123456' } },
+}
+
+/** The route's operation in the OpenAPI document (app/openapi.ts assembles it). */
+export const verifyOperation = {
+  operationId: 'verifyCode',
+  tags: ['Verifications'],
+  summary: 'Check a code',
+  description: 'Status 200 means processed: read `verified`.',
+  security: apiSecurity,
+  parameters: [idempotencyParam],
+  requestBody: { required: true, content: { 'application/json': { schema: ref('VerifyBody'), examples: VERIFY_EXAMPLES } } },
+  responses: {
+    '200': response(
+      'Processed; `verified` tells whether the code was right',
+      ref('VerifyResponse'),
+      { success: true, verified: true, message: Msg.verified, request_id: REQUEST_ID },
+      { replay: true },
+    ),
+    '400': errors('Bad body, field or Idempotency-Key', [...bodyErrors, Msg.verificationIdRequired, Msg.codeRequired, Msg.code, Msg.idempotencyKey]),
+    ...keyAuth,
+    '403': errors('The API key is disabled', [Msg.keyDisabled]),
+    '404': errors('No such verification for this key (or it was canceled, or its delivery failed)', [Msg.verificationNotFound], { replay: true }),
+    ...methodNotAllowed,
+    ...idempotencyErrors(),
+    '413': errors('Body over 16 KiB', [Msg.bodyTooLarge]),
+    '429': {
+      description: 'Per-key rate limit (error body), or the verification is locked after too many wrong codes (verify-shaped body)',
+      headers: { ...retryHeaders, ...replayHeader },
+      content: {
+        'application/json': {
+          schema: { oneOf: [errorSchema([M.KeyRateLimitMessage], true), ref('LockoutResponse')] },
+          examples: {
+            lockout: {
+              summary: 'Locked after too many wrong codes',
+              value: { success: true, verified: false, message: sample(M.LockoutMessage), request_id: REQUEST_ID, retry_after: 900 },
+            },
+            key_limited: { summary: 'Per-key rate limit', value: { error: sample(M.KeyRateLimitMessage), request_id: REQUEST_ID, retry_after: 12 } },
+          },
+        },
+      },
+    },
+    '500': errors('Internal fault', [Msg.internal], { replay: true }),
+  },
 }

@@ -130,7 +130,7 @@ export class FraudGuard {
   private readonly blockedUntil = new Map<string, number>()
 
   constructor(
-    /** Replaced by a config reload (app-reload.ts). */
+    /** Replaced by a config reload (app/reload.ts). */
     public settings: FraudSettings,
     private readonly hasher: Hasher,
   ) {}

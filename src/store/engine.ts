@@ -1,5 +1,5 @@
 /**
- * What an engine is: the one seam between the composition root, the CLI and a
+ * What an engine is: the one seam between the composition root (app/), the CLI and a
  * database. An engine is opened from `[database]` (store/open-engine.ts: `url`
  * selects store/pg/engine.ts, else store/sqlite/engine.ts) with its start checks
  * done: schema migrated, server secret checked. Above this seam nothing

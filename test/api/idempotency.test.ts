@@ -493,7 +493,7 @@ describe('a send left running by a process that stopped', () => {
 
 describe('idempotency.retention_hours', () => {
   test('the config is strict: a whole number of hours from 1 to 8760, no unknown key; OTPD_IDEMPOTENCY__RETENTION_HOURS sets it', async () => {
-    const { ConfigError, loadConfig } = await import('../../src/app-config.ts')
+    const { ConfigError, loadConfig } = await import('../../src/app/load-config.ts')
     const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs')
     const { tmpdir } = await import('node:os')
     const dir = mkdtempSync(`${tmpdir()}/otpd-idem-`)
@@ -521,7 +521,7 @@ describe('idempotency.retention_hours', () => {
   })
 
   test('a reload changes it for the next request', async () => {
-    const { resolveConfig } = await import('../../src/app-config.ts')
+    const { resolveConfig } = await import('../../src/app/load-config.ts')
     const h = await start()
     const t0 = h.clock.now()
     await post(h, SEND, { channel: 'sms', recipient: TEST.PHONE_SUCCESS }, 'k')

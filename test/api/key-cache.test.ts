@@ -5,7 +5,7 @@
  * takes effect at once.
  */
 import { afterEach, describe, expect, test } from 'bun:test'
-import { openCore, type Core } from '../../src/app.ts'
+import { openCore, type Core } from '../../src/app/index.ts'
 import { resolveConfig } from '../../src/config/load.ts'
 import { KEY_CACHE_MS } from '../../src/otp/api-keys.ts'
 import { harnessPerTest, TEST, testDatabase, type Harness } from '../kit/harness.ts'

@@ -2,7 +2,7 @@ import { afterEach, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type ConfigError, loadConfig, resolveConfig } from '../../src/app-config.ts'
+import { type ConfigError, loadConfig, resolveConfig } from '../../src/app/load-config.ts'
 import { configProblems as problems } from '../kit/config.ts'
 
 const dirs: string[] = []

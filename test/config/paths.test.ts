@@ -8,7 +8,7 @@ import { afterEach, expect, test } from 'bun:test'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
-import { loadConfig } from '../../src/app-config.ts'
+import { loadConfig } from '../../src/app/load-config.ts'
 import { configProblems } from '../kit/config.ts'
 
 const dirs: string[] = []

@@ -7,7 +7,7 @@ import { afterEach, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { loadConfig } from '../../src/app-config.ts'
+import { loadConfig } from '../../src/app/load-config.ts'
 import { nearestName } from '../../src/lib/nearest-name.ts'
 import { configProblems } from '../kit/config.ts'
 

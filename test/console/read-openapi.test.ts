@@ -5,8 +5,8 @@
  */
 import { Validator } from '@seriousme/openapi-schema-validator'
 import { expect, test } from 'bun:test'
-import { CONSOLE_TAG, consoleReadPaths } from '../../src/console/read-openapi.ts'
-import { buildOpenApi } from '../../src/http/openapi.ts'
+import { buildOpenApi, consoleReadPaths } from '../../src/app/openapi.ts'
+import { CONSOLE_TAG } from '../../src/console/read-openapi.ts'
 
 test('merged into the API document, the console read paths are valid OpenAPI 3.1 under the Console tag', async () => {
   const doc = buildOpenApi('1.0.0') as any

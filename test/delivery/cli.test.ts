@@ -133,7 +133,7 @@ test('send-test by e-mail through a real SMTP server with STARTTLS and AUTH', as
 })
 
 test('the commented provider examples in otp.config.example.toml are valid when uncommented', async () => {
-  const { resolveConfig } = await import('../../src/app-config.ts')
+  const { resolveConfig } = await import('../../src/app/load-config.ts')
   const { parse } = await import('smol-toml')
   const { join } = await import('node:path')
   const text = await Bun.file(join(import.meta.dir, '..', '..', 'otp.config.example.toml')).text()

@@ -9,7 +9,7 @@ import { afterAll, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { resolveConfig } from '../../src/app-config.ts'
+import { resolveConfig } from '../../src/app/load-config.ts'
 import { DEFAULT_LOOK, emailHtml, emailLookOf, type EmailLook } from '../../src/delivery/email-html.ts'
 import { configProblems } from '../kit/config.ts'
 

@@ -1,8 +1,8 @@
 /** `server.public_url` (docs/api.md#delivery-receipts): a checked URL, and what it asks of the providers that get receipts. */
 import { expect, test } from 'bun:test'
-import { loadConfig } from '../../src/app-config.ts'
+import { loadConfig } from '../../src/app/load-config.ts'
 import { configProblems } from '../kit/config.ts'
-import { RESTART_ONLY } from '../../src/app-reload.ts'
+import { RESTART_ONLY } from '../../src/app/reload.ts'
 
 const problems = (env: Record<string, string>): string[] => configProblems(() => loadConfig({ env, search: [] }))
 

@@ -7,7 +7,7 @@
 import { afterEach, expect, test } from 'bun:test'
 import { createHmac } from 'node:crypto'
 import twilio from 'twilio'
-import { resolveConfig } from '../../src/app-config.ts'
+import { resolveConfig } from '../../src/app/load-config.ts'
 import { webhookSignature } from '../../src/delivery/webhook-provider.ts'
 import type { NewEvent } from '../../src/otp/ports/index.ts'
 import { harnessPerTest, TEST, type Harness } from '../kit/harness.ts'

@@ -6,7 +6,7 @@
  * next send.
  */
 import { describe, expect, test } from 'bun:test'
-import { resolveConfig } from '../../src/app-config.ts'
+import { resolveConfig } from '../../src/app/load-config.ts'
 import { balance, ca, guardedPerTest, PUMPING, refusals, us, uz, uzEvidence } from '../kit/fraud.ts'
 import { MINUTE, TEST } from '../kit/harness.ts'
 import { sameDatabase } from '../kit/same-database.ts'

@@ -5,7 +5,7 @@
  * the modes in order-and-modes.test.ts.
  */
 import { describe, expect, test } from 'bun:test'
-import { loadConfig, resolveConfig } from '../../src/app-config.ts'
+import { loadConfig, resolveConfig } from '../../src/app/load-config.ts'
 import { destinationOf, maskPrefix } from '../../src/lib/phone-country.ts'
 import { approve, balance, ca, guardedPerTest, PUMPING, refusals, sendAccepted, us, uz } from '../kit/fraud.ts'
 import { DAY, HOUR, MINUTE, TEST } from '../kit/harness.ts'

@@ -6,7 +6,7 @@
  * body; monitor refuses nothing, so it emits none.
  */
 import { expect, test } from 'bun:test'
-import { resolveConfig } from '../../src/app-config.ts'
+import { resolveConfig } from '../../src/app/load-config.ts'
 import { deliverEvents } from '../kit/events.ts'
 import { blockedEvents, guardedPerTest, guardedWithReceiverPerTest, refusals, uz, uzEvidence } from '../kit/fraud.ts'
 import { sameDatabase } from '../kit/same-database.ts'

@@ -1,6 +1,6 @@
 /** GET /healthz and GET /readyz: no key, not rate limited, 503 naming what is wrong. */
 import { expect, test } from 'bun:test'
-import { READY_CACHE_MS } from '../../src/app.ts'
+import { READY_CACHE_MS } from '../../src/app/index.ts'
 import { closeDatabaseUnder, harnessPerTest, ON_PG, TEST, UUID_V4, type Harness } from '../kit/harness.ts'
 
 const MIGRATIONS_TABLE = ON_PG ? 'drizzle.__drizzle_migrations' : '__drizzle_migrations'
@@ -29,7 +29,7 @@ test('/readyz answers 200 with every check ok on a healthy server', async () => 
 test('a database that refuses writes makes /readyz 503 naming the database; the cause goes to the log', async () => {
   h = await start()
   await h.failWrites(true) // every write now fails as on a read-only file
-  // Readiness only reads (app.ts): a write that fails is what tells it.
+  // Readiness only reads (app/operations.ts): a write that fails is what tells it.
   expect((await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })).status).toBe(500)
   const r = await get('/readyz')
   expect(r.status).toBe(503)

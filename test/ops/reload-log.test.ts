@@ -4,7 +4,7 @@
  */
 import { expect, setDefaultTimeout, test } from 'bun:test'
 import { writeFileSync } from 'node:fs'
-import { changedSettings, changedVariables } from '../../src/app-reload.ts'
+import { changedSettings, changedVariables } from '../../src/app/reload.ts'
 import { resolveConfig } from '../../src/config/load.ts'
 import { cleanUpAfterEach, cliEnv, startServer } from '../kit/cli.ts'
 

@@ -3,7 +3,7 @@ import { expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { resolveConfig } from '../../src/app-config.ts'
+import { resolveConfig } from '../../src/app/load-config.ts'
 import { harnessPerTest, TEST, type Harness } from '../kit/harness.ts'
 
 const start = harnessPerTest()

@@ -3,7 +3,7 @@ import { expect, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { buildServer, READY_CACHE_MS } from '../../src/app.ts'
+import { buildServer, READY_CACHE_MS } from '../../src/app/index.ts'
 import { resolveConfig } from '../../src/config/load.ts'
 import { ManualClock } from '../../src/lib/clock.ts'
 import { createLogger } from '../../src/lib/logger.ts'
@@ -109,7 +109,7 @@ test('the level comes from the logger: at info, successful probes are not writte
     expect(lines.filter((l) => l.includes('"msg":"request"'))).toEqual([])
     if (server.engine instanceof SqliteEngine) server.engine.db.$client.run('PRAGMA query_only = 1')
     else await (server.engine as PgEngine).sql.close() // a database gone away is a failed write too
-    // Readiness only reads (app.ts): a failed write is what tells it, and it
+    // Readiness only reads (app/operations.ts): a failed write is what tells it, and it
     // answers from its last look for READY_CACHE_MS.
     await server.admin.createAccount('refused').catch(() => {})
     clock.advance(READY_CACHE_MS)

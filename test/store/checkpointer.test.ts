@@ -24,7 +24,7 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-/** The server's storage as app.ts builds it, writing only while holding the worker's turn. */
+/** The server's storage as app/index.ts builds it, writing only while holding the worker's turn. */
 function storageOf(path: string, checkpointer: Checkpointer): SqliteStorage {
   reader = openReader(db, path)
   const storage = new SqliteStorage(db, reader, {

@@ -28,7 +28,7 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-/** As app.ts openCore builds it: a writer, a reader on the same file, the busy timeout and what a failed flush does. */
+/** As app/core.ts openCore builds it: a writer, a reader on the same file, the busy timeout and what a failed flush does. */
 function setUp(busyTimeoutMs = 5000) {
   dir = mkdtempSync(join(tmpdir(), 'otpd-group-'))
   const path = join(dir, 'g.db')

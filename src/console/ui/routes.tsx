@@ -52,21 +52,28 @@ function refusal(err: unknown): { status: number; text: string } {
   throw err
 }
 
+/** The pages' app, behind the console's session guard. */
+type PagesApp = ReturnType<typeof pagesApp>
+const pagesApp = (deps: ConsolePagesDeps) => new Elysia({ name: 'console-pages' }).use(consoleGuard(deps))
+type PageKit = ReturnType<typeof pageKit>
+const DAY_SCOPE = (account?: string): ScopeQuery => ({ account, period: '24h' })
+
 export function consolePages(deps: ConsolePagesDeps) {
+  const kit = pageKit(deps)
+  const app = pagesApp(deps)
+  readPages(app, deps, kit)
+  keyActions(app, kit)
+  guardAndEventActions(app, kit)
+  return app
+}
+
+/** Renders a page; a refusal while reading shows the frame with the reason. */
+function pageRenderer(deps: ConsolePagesDeps) {
   const frameFor = async (s: ConsoleSession, title: string, path: string, q: ScopeQuery, extra: Partial<PageFrame> = {}): Promise<PageFrame> => {
     const accounts = (await deps.admin.listAccounts()).map((a) => a.name)
     return { title, path, operator: s.operator, csrf: s.csrf, scope: { account: q.account, period: q.period, accounts }, ...extra }
   }
-  /** Renders a page; a refusal while reading shows the frame with the reason. */
-  const render = async (
-    s: ConsoleSession,
-    title: string,
-    path: string,
-    q: ScopeQuery,
-    body: (f: PageFrame) => Promise<string>,
-    flash?: Flash,
-    status = 200,
-  ) => {
+  return async (s: ConsoleSession, title: string, path: string, q: ScopeQuery, body: (f: PageFrame) => Promise<string>, flash?: Flash, status = 200) => {
     const frame = await frameFor(s, title, path, q, { flash })
     try {
       return htmlResponse(await body(frame), status)
@@ -75,7 +82,11 @@ export function consolePages(deps: ConsolePagesDeps) {
       return htmlResponse(page({ ...frame, flash: { kind: 'error', text: r.text } }, null), r.status)
     }
   }
+}
 
+/** The pages the actions answer with, and how an action runs as the operator. */
+function pageKit(deps: ConsolePagesDeps) {
+  const render = pageRenderer(deps)
   const keysView = async (q: ScopeQuery, created?: KeysView['created']): Promise<KeysView> => {
     const account = q.account ?? DEFAULT_ACCOUNT
     const [accounts, keys, history, settings] = await Promise.all([
@@ -87,67 +98,44 @@ export function consolePages(deps: ConsolePagesDeps) {
     const since = deps.now() - PERIOD_MS[q.period]
     return { accounts, keys, account, ledger: history.entries.filter((e) => e.createdAt >= since), settings, created }
   }
-  const keys = (s: ConsoleSession, q: ScopeQuery, flash?: Flash, status = 200, created?: KeysView['created']) =>
-    render(s, 'Keys and accounts', '/console/keys', q, async (f) => keysPage(f, await keysView(q, created)), flash, status)
-  const webhooks = (s: ConsoleSession, q: ScopeQuery, flash?: Flash, status = 200) =>
-    render(s, 'Webhooks', '/console/webhooks', q, async (f) => webhooksPage(f, await deps.reads.webhooks(q)), flash, status)
-  const fraud = (s: ConsoleSession, q: ScopeQuery, flash?: Flash, status = 200) =>
-    render(s, 'Fraud guard', '/console/fraud', q, async (f) => fraudPage(f, await deps.reads.fraud(q)), flash, status)
-
-  /** Runs an action as the operator: its page with what happened, or with the refusal. */
-  const act = async (run: () => Promise<string>, show: (flash: Flash, status: number) => Promise<Response>) => {
-    try {
-      return await show({ kind: 'ok', text: await run() }, 200)
-    } catch (err) {
-      const r = refusal(err)
-      return show({ kind: 'error', text: r.text }, r.status)
-    }
+  return {
+    render,
+    keys: (s: ConsoleSession, q: ScopeQuery, flash?: Flash, status = 200, created?: KeysView['created']) =>
+      render(s, 'Keys and accounts', '/console/keys', q, async (f) => keysPage(f, await keysView(q, created)), flash, status),
+    webhooks: (s: ConsoleSession, q: ScopeQuery, flash?: Flash, status = 200) =>
+      render(s, 'Webhooks', '/console/webhooks', q, async (f) => webhooksPage(f, await deps.reads.webhooks(q)), flash, status),
+    fraud: (s: ConsoleSession, q: ScopeQuery, flash?: Flash, status = 200) =>
+      render(s, 'Fraud guard', '/console/fraud', q, async (f) => fraudPage(f, await deps.reads.fraud(q)), flash, status),
+    /** Runs an action as the operator: its page with what happened, or with the refusal. */
+    act: async (run: () => Promise<string>, show: (flash: Flash, status: number) => Promise<Response>) => {
+      try {
+        return await show({ kind: 'ok', text: await run() }, 200)
+      } catch (err) {
+        const r = refusal(err)
+        return show({ kind: 'error', text: r.text }, r.status)
+      }
+    },
+    asOperator: (actor: Actor) => ({ admin: deps.admin.as(actor), fraud: deps.fraud.as(actor), webhooks: deps.webhooks.as(actor) }),
   }
-  const asOperator = (actor: Actor) => ({ admin: deps.admin.as(actor), fraud: deps.fraud.as(actor), webhooks: deps.webhooks.as(actor) })
-  const DAY_SCOPE = (account?: string): ScopeQuery => ({ account, period: '24h' })
+}
 
-  const keyStatus =
-    (status: 'active' | 'disabled' | 'revoked', verb: string) =>
-    ({ operator, actor, params }: { operator: ConsoleSession; actor: Actor; params: Record<string, string> }) =>
-      act(
-        async () => `Key ${(await asOperator(actor).admin.setKeyStatus(String(params.id), status)).prefix} ${verb}.`,
-        (flash, code) => keys(operator, DAY_SCOPE(), flash, code),
-      )
-
-  return new Elysia({ name: 'console-pages' })
-    .use(consoleGuard(deps))
+/** The pages: overview, verifications, fraud, keys, webhooks, system, audit. */
+function readPages(app: PagesApp, deps: ConsolePagesDeps, kit: PageKit): void {
+  const { render } = kit
+  app
     .get('/console/', ({ operator, query }) => {
       const q = scopeOf(query)
       return render(operator, 'Overview', '/console/', q, async (f) => overviewPage(f, await deps.reads.overview(q)))
     })
-    .get('/console/verifications', ({ operator, query }) => {
-      const q = scopeOf(query)
-      const form: SearchForm = { id: str(query.id), recipient: '', country: str(query.country).toUpperCase(), status: str(query.status) }
-      const keep: Record<string, string> = {}
-      for (const k of ['id', 'country', 'status'] as const) if (form[k]) keep[k] = form[k]
-      return render(operator, 'Verifications', '/console/verifications', q, async (f) => {
-        const search = {
-          ...q,
-          id: form.id || undefined,
-          recipient: str(query.recipient) || undefined,
-          country: form.country || undefined,
-          status: form.status || undefined,
-        }
-        try {
-          return verificationsPage({ ...f, keep }, form, await deps.reads.search(search))
-        } catch (err) {
-          return verificationsPage({ ...f, keep }, form, [], refusal(err).text)
-        }
-      })
-    })
+    .get('/console/verifications', ({ operator, query }) => verificationsOf(deps, render, operator, query))
     .get('/console/verifications/:id', ({ operator, query, params }) =>
       render(operator, 'Verification', '/console/verifications', scopeOf(query), async (f) =>
         verificationPage(f, await deps.reads.verification(String(params.id))),
       ),
     )
-    .get('/console/fraud', ({ operator, query }) => fraud(operator, scopeOf(query)))
-    .get('/console/keys', ({ operator, query }) => keys(operator, scopeOf(query)))
-    .get('/console/webhooks', ({ operator, query }) => webhooks(operator, scopeOf(query)))
+    .get('/console/fraud', ({ operator, query }) => kit.fraud(operator, scopeOf(query)))
+    .get('/console/keys', ({ operator, query }) => kit.keys(operator, scopeOf(query)))
+    .get('/console/webhooks', ({ operator, query }) => kit.webhooks(operator, scopeOf(query)))
     .get('/console/system', ({ operator, query }) =>
       render(operator, 'System', '/console/system', scopeOf(query), async (f) => systemPage(f, await deps.reads.system())),
     )
@@ -155,6 +143,41 @@ export function consolePages(deps: ConsolePagesDeps) {
       const q = scopeOf(query)
       return render(operator, 'Audit log', '/console/audit', q, async (f) => auditPage(f, await deps.reads.audit(q, deps.now())))
     })
+}
+
+/** The search page: the form as given, and a refused search shown under it. */
+function verificationsOf(deps: ConsolePagesDeps, render: PageKit['render'], operator: ConsoleSession, query: Query) {
+  const q = scopeOf(query)
+  const form: SearchForm = { id: str(query.id), recipient: '', country: str(query.country).toUpperCase(), status: str(query.status) }
+  const keep: Record<string, string> = {}
+  for (const k of ['id', 'country', 'status'] as const) if (form[k]) keep[k] = form[k]
+  return render(operator, 'Verifications', '/console/verifications', q, async (f) => {
+    const search = {
+      ...q,
+      id: form.id || undefined,
+      recipient: str(query.recipient) || undefined,
+      country: form.country || undefined,
+      status: form.status || undefined,
+    }
+    try {
+      return verificationsPage({ ...f, keep }, form, await deps.reads.search(search))
+    } catch (err) {
+      return verificationsPage({ ...f, keep }, form, [], refusal(err).text)
+    }
+  })
+}
+
+/** The keys page's forms: create a key, change its status, credits, an account's settings. */
+function keyActions(app: PagesApp, kit: PageKit): void {
+  const { act, asOperator, keys } = kit
+  const keyStatus =
+    (status: 'active' | 'disabled' | 'revoked', verb: string) =>
+    ({ operator, actor, params }: { operator: ConsoleSession; actor: Actor; params: Record<string, string> }) =>
+      act(
+        async () => `Key ${(await asOperator(actor).admin.setKeyStatus(String(params.id), status)).prefix} ${verb}.`,
+        (flash, code) => keys(operator, DAY_SCOPE(), flash, code),
+      )
+  app
     .post('/console/keys', async ({ operator, actor, input }) => {
       const account = field(input, 'account') || undefined
       let created: KeysView['created']
@@ -186,26 +209,35 @@ export function consolePages(deps: ConsolePagesDeps) {
     .post('/console/accounts/settings', ({ operator, actor, input }) => {
       const account = field(input, 'account') || DEFAULT_ACCOUNT
       return act(
-        async () => {
-          const countriesText = field(input, 'countries')
-          const countries = countriesText
-            ? countriesText
-                .split(',')
-                .map((c) => c.trim().toUpperCase())
-                .filter(Boolean)
-            : null
-          const capText = field(input, 'daily_credit_limit')
-          if (capText && !/^\d+$/.test(capText)) throw new OperatorError('The daily credit cap must be a whole number, or empty for none.')
-          await asOperator(actor).fraud.setAccount(account, {
-            allowedCountries: countries,
-            dailyCreditLimit: capText ? Number(capText) : null,
-            testRecipients: field(input, 'test_recipients') !== 'off',
-          })
-          return `Settings of ${account} saved.`
-        },
+        () => saveSettings(asOperator(actor).fraud, account, input),
         (flash, code) => keys(operator, DAY_SCOPE(account), flash, code),
       )
     })
+}
+
+/** An account's settings from the keys page's form. */
+async function saveSettings(fraud: FraudAdmin, account: string, input: object): Promise<string> {
+  const countriesText = field(input, 'countries')
+  const countries = countriesText
+    ? countriesText
+        .split(',')
+        .map((c) => c.trim().toUpperCase())
+        .filter(Boolean)
+    : null
+  const capText = field(input, 'daily_credit_limit')
+  if (capText && !/^\d+$/.test(capText)) throw new OperatorError('The daily credit cap must be a whole number, or empty for none.')
+  await fraud.setAccount(account, {
+    allowedCountries: countries,
+    dailyCreditLimit: capText ? Number(capText) : null,
+    testRecipients: field(input, 'test_recipients') !== 'off',
+  })
+  return `Settings of ${account} saved.`
+}
+
+/** Lift a fraud guard block; send an event again. */
+function guardAndEventActions(app: PagesApp, kit: PageKit): void {
+  const { act, asOperator } = kit
+  app
     .post('/console/fraud/unblock', ({ operator, actor, input }) =>
       act(
         async () => {
@@ -214,7 +246,7 @@ export function consolePages(deps: ConsolePagesDeps) {
             ? `Unblocked ${r.kind} ${r.scope} for ${r.account}.`
             : `${r.kind} ${r.scope} of ${r.account} was not blocked; its count starts again from now.`
         },
-        (flash, code) => fraud(operator, DAY_SCOPE(), flash, code),
+        (flash, code) => kit.fraud(operator, DAY_SCOPE(), flash, code),
       ),
     )
     .post('/console/events/:id/replay', ({ operator, actor, params }) =>
@@ -223,7 +255,7 @@ export function consolePages(deps: ConsolePagesDeps) {
           const r = await asOperator(actor).webhooks.replay(String(params.id))
           return `Event ${r.event.id} queued again for ${r.deliveries} endpoint${r.deliveries === 1 ? '' : 's'}.`
         },
-        (flash, code) => webhooks(operator, DAY_SCOPE(), flash, code),
+        (flash, code) => kit.webhooks(operator, DAY_SCOPE(), flash, code),
       ),
     )
 }

@@ -1,5 +1,6 @@
 /** @jsxImportSource hono/jsx */
 /** Keys and accounts: create a key (shown once), disable, enable, revoke; balances and the ledger; credits; account settings. */
+import type { Child } from 'hono/jsx'
 import type { AccountFraudView } from '../../../otp/fraud-admin.ts'
 import type { AccountRow, KeyRow, LedgerRow } from '../../../otp/ports/index.ts'
 import { type PageFrame, page } from '../layout.tsx'
@@ -33,157 +34,205 @@ function keyActions(k: KeyRow, csrf: string) {
 }
 
 export function keysPage(frame: PageFrame, v: KeysView): string {
-  const accountOptions = v.accounts.map((a) => (
+  return page(
+    frame,
+    <>
+      {v.created ? createdKey(v.created) : null}
+      {keysSection(frame.csrf, v)}
+      {accountsSection(v)}
+      <div class="grid2">
+        {creditsForm(frame.csrf, v)}
+        {settingsForm(frame.csrf, v)}
+      </div>
+      {ledgerSection(frame, v)}
+    </>,
+  )
+}
+
+/** The accounts to pick from, the shown one selected. */
+function accountOptions(v: KeysView) {
+  return v.accounts.map((a) => (
     <option value={a.name} selected={a.name === v.account}>
       {a.name}
     </option>
   ))
-  const countries = v.settings.allowedCountries === null ? '' : v.settings.allowedCountries.join(',')
-  return page(
-    frame,
+}
+
+/** A key just created: its value, shown this once. */
+function createdKey(created: NonNullable<KeysView['created']>) {
+  return (
+    <section class="panel" aria-labelledby="created-title" id="created-key">
+      <h2 id="created-title">New key for {created.account}</h2>
+      <p>Copy it now: it is shown once, and otpd keeps only a hash.</p>
+      <code class="secret" data-key>
+        {created.key}
+      </code>
+    </section>
+  )
+}
+
+function keysSection(csrf: string, v: KeysView) {
+  return (
+    <section aria-labelledby="keys-title">
+      <h2 id="keys-title">API keys</h2>
+      <form method="post" action="/console/keys" class="panel fields" id="create-key" aria-label="Create a key">
+        <Csrf token={csrf} />
+        <div>
+          <label for="key-name">Name</label>
+          <input id="key-name" name="name" required maxlength={100} />
+        </div>
+        <div>
+          <label for="key-account">Account</label>
+          <select id="key-account" name="account">
+            {accountOptions(v)}
+          </select>
+        </div>
+        <button type="submit">Create key</button>
+      </form>
+      <Table
+        caption="Keys"
+        id="keys"
+        empty="No key yet."
+        rows={v.keys}
+        columns={[
+          { label: 'Prefix', cell: (k) => <code>{k.prefix}</code> },
+          { label: 'Name', cell: (k) => k.name },
+          { label: 'Account', cell: (k) => k.account },
+          { label: 'Status', cell: (k) => <span class={k.status === 'active' ? 'status-ok' : 'status-bad'}>{k.status}</span> },
+          { label: 'Created', cell: (k) => <Time at={k.createdAt} /> },
+          { label: 'Last used', cell: (k) => <Time at={k.lastUsedAt} /> },
+          { label: 'Actions', cell: (k) => keyActions(k, csrf) },
+        ]}
+      />
+    </section>
+  )
+}
+
+function accountsSection(v: KeysView) {
+  return (
+    <section aria-labelledby="accounts-title">
+      <h2 id="accounts-title">Accounts and balances</h2>
+      <Table
+        caption="Accounts"
+        id="accounts"
+        rows={v.accounts}
+        columns={[
+          { label: 'Account', cell: (a) => a.name },
+          { label: 'Balance', num: true, cell: (a) => fmt(a.balance) },
+          { label: 'Code length', num: true, cell: (a) => (a.codeLength === null ? 'default' : String(a.codeLength)) },
+          { label: 'Created', cell: (a) => <Time at={a.createdAt} /> },
+        ]}
+      />
+    </section>
+  )
+}
+
+/** A panel whose form acts on the shown account. */
+function accountForm(p: { id: string; title: string; action: string; submit: string; csrf: string; account: string }, fields: Child) {
+  return (
+    <section aria-labelledby={`${p.id}-title`} class="panel">
+      <h2 id={`${p.id}-title`}>
+        {p.title} {p.account}
+      </h2>
+      <form method="post" action={p.action} class="fields" id={`${p.id}-form`}>
+        <Csrf token={p.csrf} />
+        <input type="hidden" name="account" value={p.account} />
+        {fields}
+        <button type="submit">{p.submit}</button>
+      </form>
+    </section>
+  )
+}
+
+function creditsForm(csrf: string, v: KeysView) {
+  const form = { id: 'credits', title: 'Credits of', action: '/console/credits', submit: 'Apply', csrf, account: v.account }
+  return accountForm(
+    form,
     <>
-      {v.created ? (
-        <section class="panel" aria-labelledby="created-title" id="created-key">
-          <h2 id="created-title">New key for {v.created.account}</h2>
-          <p>Copy it now: it is shown once, and otpd keeps only a hash.</p>
-          <code class="secret" data-key>
-            {v.created.key}
-          </code>
-        </section>
-      ) : null}
-      <section aria-labelledby="keys-title">
-        <h2 id="keys-title">API keys</h2>
-        <form method="post" action="/console/keys" class="panel fields" id="create-key" aria-label="Create a key">
-          <Csrf token={frame.csrf} />
-          <div>
-            <label for="key-name">Name</label>
-            <input id="key-name" name="name" required maxlength={100} />
-          </div>
-          <div>
-            <label for="key-account">Account</label>
-            <select id="key-account" name="account">
-              {accountOptions}
-            </select>
-          </div>
-          <button type="submit">Create key</button>
-        </form>
-        <Table
-          caption="Keys"
-          id="keys"
-          empty="No key yet."
-          rows={v.keys}
-          columns={[
-            { label: 'Prefix', cell: (k) => <code>{k.prefix}</code> },
-            { label: 'Name', cell: (k) => k.name },
-            { label: 'Account', cell: (k) => k.account },
-            { label: 'Status', cell: (k) => <span class={k.status === 'active' ? 'status-ok' : 'status-bad'}>{k.status}</span> },
-            { label: 'Created', cell: (k) => <Time at={k.createdAt} /> },
-            { label: 'Last used', cell: (k) => <Time at={k.lastUsedAt} /> },
-            { label: 'Actions', cell: (k) => keyActions(k, frame.csrf) },
-          ]}
-        />
-      </section>
-      <section aria-labelledby="accounts-title">
-        <h2 id="accounts-title">Accounts and balances</h2>
-        <Table
-          caption="Accounts"
-          id="accounts"
-          rows={v.accounts}
-          columns={[
-            { label: 'Account', cell: (a) => a.name },
-            { label: 'Balance', num: true, cell: (a) => fmt(a.balance) },
-            { label: 'Code length', num: true, cell: (a) => (a.codeLength === null ? 'default' : String(a.codeLength)) },
-            { label: 'Created', cell: (a) => <Time at={a.createdAt} /> },
-          ]}
-        />
-      </section>
-      <div class="grid2">
-        <section aria-labelledby="credits-title" class="panel">
-          <h2 id="credits-title">Credits of {v.account}</h2>
-          <form method="post" action="/console/credits" class="fields" id="credits-form">
-            <Csrf token={frame.csrf} />
-            <input type="hidden" name="account" value={v.account} />
-            <div>
-              <label for="credits-op">Operation</label>
-              <select id="credits-op" name="op">
-                <option value="add">Add</option>
-                <option value="deduct">Deduct</option>
-              </select>
-            </div>
-            <div>
-              <label for="credits-amount">Amount</label>
-              <input id="credits-amount" name="amount" type="number" min={1} step={1} required inputmode="numeric" />
-            </div>
-            <div>
-              <label for="credits-note">Note (why)</label>
-              <input id="credits-note" name="note" maxlength={200} required />
-            </div>
-            <button type="submit">Apply</button>
-          </form>
-        </section>
-        <section aria-labelledby="settings-title" class="panel">
-          <h2 id="settings-title">Settings of {v.account}</h2>
-          <form method="post" action="/console/accounts/settings" class="fields" id="settings-form">
-            <Csrf token={frame.csrf} />
-            <input type="hidden" name="account" value={v.account} />
-            <div>
-              <label for="settings-countries">Countries (ISO codes, * for all, empty for the config's)</label>
-              <input id="settings-countries" name="countries" value={countries} placeholder="US,CA" />
-            </div>
-            <div>
-              <label for="settings-cap">Daily credit cap (empty for none)</label>
-              <input
-                id="settings-cap"
-                name="daily_credit_limit"
-                type="number"
-                min={0}
-                step={1}
-                inputmode="numeric"
-                value={v.settings.dailyCreditLimit?.toString() ?? ''}
-              />
-            </div>
-            <div>
-              <label for="settings-test">Test recipients</label>
-              <select id="settings-test" name="test_recipients">
-                <option value="on" selected={v.settings.testRecipients}>
-                  on (free, not delivered)
-                </option>
-                <option value="off" selected={!v.settings.testRecipients}>
-                  off (charged like any other)
-                </option>
-              </select>
-            </div>
-            <button type="submit">Save settings</button>
-          </form>
-        </section>
+      <div>
+        <label for="credits-op">Operation</label>
+        <select id="credits-op" name="op">
+          <option value="add">Add</option>
+          <option value="deduct">Deduct</option>
+        </select>
       </div>
-      <section aria-labelledby="ledger-title">
-        <h2 id="ledger-title">Ledger of {v.account}</h2>
-        <form method="get" action="/console/keys" class="fields">
-          <div>
-            <label for="ledger-account">Account</label>
-            <select id="ledger-account" name="account" data-autosubmit="1">
-              {accountOptions}
-            </select>
-          </div>
-          <input type="hidden" name="period" value={frame.scope?.period ?? '24h'} />
-          <button type="submit" class="secondary">
-            Show ledger
-          </button>
-        </form>
-        <Table
-          caption={`Ledger entries of ${v.account}, newest first`}
-          id="ledger"
-          rows={v.ledger}
-          columns={[
-            { label: 'When', cell: (e) => <Time at={e.createdAt} /> },
-            { label: 'Kind', cell: (e) => e.kind },
-            { label: 'Amount', num: true, cell: (e) => (e.kind === 'debit' ? `−${fmt(Math.abs(e.amount))}` : `+${fmt(Math.abs(e.amount))}`) },
-            { label: 'Verification', cell: (e) => (e.verificationId ? <a href={`/console/verifications/${e.verificationId}`}>{e.verificationId}</a> : '') },
-            { label: 'Note', cell: (e) => e.note ?? '' },
-          ]}
-        />
-      </section>
+      <div>
+        <label for="credits-amount">Amount</label>
+        <input id="credits-amount" name="amount" type="number" min={1} step={1} required inputmode="numeric" />
+      </div>
+      <div>
+        <label for="credits-note">Note (why)</label>
+        <input id="credits-note" name="note" maxlength={200} required />
+      </div>
     </>,
+  )
+}
+
+function settingsForm(csrf: string, v: KeysView) {
+  const countries = v.settings.allowedCountries === null ? '' : v.settings.allowedCountries.join(',')
+  const form = { id: 'settings', title: 'Settings of', action: '/console/accounts/settings', submit: 'Save settings', csrf, account: v.account }
+  return accountForm(
+    form,
+    <>
+      <div>
+        <label for="settings-countries">Countries (ISO codes, * for all, empty for the config's)</label>
+        <input id="settings-countries" name="countries" value={countries} placeholder="US,CA" />
+      </div>
+      <div>
+        <label for="settings-cap">Daily credit cap (empty for none)</label>
+        <input
+          id="settings-cap"
+          name="daily_credit_limit"
+          type="number"
+          min={0}
+          step={1}
+          inputmode="numeric"
+          value={v.settings.dailyCreditLimit?.toString() ?? ''}
+        />
+      </div>
+      <div>
+        <label for="settings-test">Test recipients</label>
+        <select id="settings-test" name="test_recipients">
+          <option value="on" selected={v.settings.testRecipients}>
+            on (free, not delivered)
+          </option>
+          <option value="off" selected={!v.settings.testRecipients}>
+            off (charged like any other)
+          </option>
+        </select>
+      </div>
+    </>,
+  )
+}
+
+function ledgerSection(frame: PageFrame, v: KeysView) {
+  return (
+    <section aria-labelledby="ledger-title">
+      <h2 id="ledger-title">Ledger of {v.account}</h2>
+      <form method="get" action="/console/keys" class="fields">
+        <div>
+          <label for="ledger-account">Account</label>
+          <select id="ledger-account" name="account" data-autosubmit="1">
+            {accountOptions(v)}
+          </select>
+        </div>
+        <input type="hidden" name="period" value={frame.scope?.period ?? '24h'} />
+        <button type="submit" class="secondary">
+          Show ledger
+        </button>
+      </form>
+      <Table
+        caption={`Ledger entries of ${v.account}, newest first`}
+        id="ledger"
+        rows={v.ledger}
+        columns={[
+          { label: 'When', cell: (e) => <Time at={e.createdAt} /> },
+          { label: 'Kind', cell: (e) => e.kind },
+          { label: 'Amount', num: true, cell: (e) => (e.kind === 'debit' ? `−${fmt(Math.abs(e.amount))}` : `+${fmt(Math.abs(e.amount))}`) },
+          { label: 'Verification', cell: (e) => (e.verificationId ? <a href={`/console/verifications/${e.verificationId}`}>{e.verificationId}</a> : '') },
+          { label: 'Note', cell: (e) => e.note ?? '' },
+        ]}
+      />
+    </section>
   )
 }

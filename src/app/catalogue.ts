@@ -6,10 +6,10 @@
  */
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { ConfigCheck } from './config/load.ts'
-import type { Config } from './config/schema.ts'
-import { MessageCatalogue, type MessageSettings, type OperatorTemplate, templateProblems } from './otp/messages/catalogue.ts'
-import { TEXT_KINDS, type TextKind } from './otp/messages/template.ts'
+import type { ConfigCheck } from '../config/load.ts'
+import type { Config } from '../config/schema.ts'
+import { MessageCatalogue, type MessageSettings, type OperatorTemplate, templateProblems } from '../otp/messages/catalogue.ts'
+import { TEXT_KINDS, type TextKind } from '../otp/messages/template.ts'
 
 export function messageSettingsOf(config: Config): MessageSettings {
   const m = config.messages

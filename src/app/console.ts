@@ -1,23 +1,28 @@
 /**
- * The console's read side, composed (app.ts calls it): the rollup
- * (otp/rollup.ts) and its loop, and the deps of the read endpoints
- * (console/read-routes.ts consoleReadRoutes).
+ * The console, composed (index.ts calls it): its plugin on the admin
+ * listener, the rollup (otp/rollup.ts) and its loop, and the deps of the
+ * read endpoints (console/read-routes.ts consoleReadRoutes).
  */
-import type { Config } from './config/schema.ts'
-import type { ConsoleReadDeps } from './console/read-routes.ts'
-import { buildProviders } from './delivery/registry.ts'
-import type { Readiness } from './http/ops-routes.ts'
-import type { Clock } from './lib/clock.ts'
-import type { Logger } from './lib/logger.ts'
-import type { Hasher } from './lib/secrets.ts'
-import type { VerificationIds } from './lib/verification-id.ts'
-import { ConsoleFraud } from './otp/console-fraud.ts'
-import { ConsoleSearch } from './otp/console-search.ts'
-import { ConsoleStats } from './otp/console-stats.ts'
-import type { FraudSettings } from './otp/fraud.ts'
-import { Rollup } from './otp/rollup.ts'
-import { CHANNELS, type Channel } from './otp/types.ts'
-import type { Engine, OffThreadPlanner } from './store/engine.ts'
+import type { Config } from '../config/schema.ts'
+import { consolePlugin } from '../console/plugin.ts'
+import { type ConsoleReadDeps, consoleReadRoutes } from '../console/read-routes.ts'
+import { pageReads } from '../console/ui/reads.ts'
+import { consolePages } from '../console/ui/routes.tsx'
+import { buildProviders } from '../delivery/registry.ts'
+import type { Readiness } from '../http/ops-routes.ts'
+import type { Clock } from '../lib/clock.ts'
+import type { Logger } from '../lib/logger.ts'
+import type { Hasher } from '../lib/secrets.ts'
+import type { VerificationIds } from '../lib/verification-id.ts'
+import { ConsoleFraud } from '../otp/console-fraud.ts'
+import { ConsoleSearch } from '../otp/console-search.ts'
+import { ConsoleStats } from '../otp/console-stats.ts'
+import type { FraudSettings } from '../otp/fraud.ts'
+import { Rollup } from '../otp/rollup.ts'
+import { CHANNELS, type Channel } from '../otp/types.ts'
+import type { Engine, OffThreadPlanner } from '../store/engine.ts'
+import type { Core } from './core.ts'
+import type { InForce } from './reload.ts'
 
 /** How often `serve` brings the rollups up to date: the console's figures are at most this much behind (plus one run). */
 export const ROLLUP_INTERVAL_MS = 10_000
@@ -71,6 +76,40 @@ export function consoleReadsOf(s: ConsoleReadSources): { deps: ConsoleReadDeps; 
     },
     rollup: new Rollup({ storage, clock: s.clock, seqOf, retentionDays: () => s.config().retention.days, lateRows: s.engine.lateRows }),
   }
+}
+
+export interface ConsoleSources {
+  version: string
+  core: Core
+  inForce: InForce
+  readiness(): Promise<Readiness>
+  ids: VerificationIds
+  fraudSettings(): FraudSettings
+  prefixKey(accountId: number, prefix: string): string
+  replacedDelivery: boolean
+}
+
+export interface ServerConsole {
+  /** Whether the admin listener serves the console (`server.admin_listen` set and `console.enabled`: docs/console.md#enabling-the-console). */
+  on: boolean
+  /** The plugin the admin listener mounts; undefined with the console off. */
+  plugin: ReturnType<typeof consolePlugin> | undefined
+  read: ConsoleReadDeps
+  rollup: Rollup
+}
+
+export function serverConsole(s: ConsoleSources): ServerConsole {
+  const { core, inForce } = s
+  const { config } = inForce
+  const { engine, clock, logger, hasher, storage } = core
+  const reads = consoleReadsOf({ ...s, engine, clock, logger, hasher, config: () => inForce.config, env: () => inForce.env })
+  // The console is served by the admin listener alone: never on the API's listener (docs/console.md#enabling-the-console).
+  const on = config.server.admin_listen !== undefined && config.console.enabled
+  const { operators, admin, fraud, webhooks } = core
+  const deps = { operators, admin, fraud, webhooks, storage, logger, trustProxy: config.console.trust_proxy, config: () => inForce.config }
+  // Behind the console's session guard: the JSON reads, and the pages that read through the same functions.
+  const guarded = [consoleReadRoutes(reads.deps), consolePages({ ...deps, reads: pageReads(reads.deps, storage), now: () => clock.now() })]
+  return { on, plugin: on ? consolePlugin(deps, { guarded }) : undefined, read: reads.deps, rollup: reads.rollup }
 }
 
 /**

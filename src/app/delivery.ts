@@ -1,19 +1,19 @@
 /**
  * The server's delivery: the configured providers behind a channel router
- * (delivery/), swappable by a reload (app-reload.ts), and counted in the
+ * (delivery/), swappable by a reload (reload.ts), and counted in the
  * metrics by the provider that took each send; and the readers of the
  * providers' delivery receipts.
  */
-import { SwitchDelivery } from './app-reload.ts'
-import type { Config } from './config/schema.ts'
-import { buildProviders, buildReceiptReaders, logOnlyChannels } from './delivery/registry.ts'
-import { ChannelRouter } from './delivery/router.ts'
-import type { ServiceMetrics } from './http/service-metrics.ts'
-import type { Clock } from './lib/clock.ts'
-import type { Logger } from './lib/logger.ts'
-import type { Delivery } from './otp/ports/index.ts'
-import type { ReceiptReader } from './otp/receipts.ts'
-import type { Channel } from './otp/types.ts'
+import { SwitchDelivery } from './reload.ts'
+import type { Config } from '../config/schema.ts'
+import { buildProviders, buildReceiptReaders, logOnlyChannels } from '../delivery/registry.ts'
+import { ChannelRouter } from '../delivery/router.ts'
+import type { ServiceMetrics } from '../http/service-metrics.ts'
+import type { Clock } from '../lib/clock.ts'
+import type { Logger } from '../lib/logger.ts'
+import type { Delivery } from '../otp/ports/index.ts'
+import type { ReceiptReader } from '../otp/receipts.ts'
+import type { Channel } from '../otp/types.ts'
 
 type Env = Record<string, string | undefined>
 

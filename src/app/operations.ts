@@ -6,12 +6,12 @@
  * configuration the process holds is valid. /metrics: the service's counters
  * (http/service-metrics.ts) and what the database holds and its files' sizes.
  */
-import pkg from '../package.json' with { type: 'json' }
-import type { Readiness } from './http/ops-routes.ts'
-import { createServiceMetrics, type ServiceMetrics } from './http/service-metrics.ts'
-import type { Clock } from './lib/clock.ts'
-import type { Engine } from './store/engine.ts'
-import type { WriteHealth } from './store/write-health.ts'
+import pkg from '../../package.json' with { type: 'json' }
+import type { Readiness } from '../http/ops-routes.ts'
+import { createServiceMetrics, type ServiceMetrics } from '../http/service-metrics.ts'
+import type { Clock } from '../lib/clock.ts'
+import type { Engine } from '../store/engine.ts'
+import type { WriteHealth } from '../store/write-health.ts'
 
 /** How long /readyz answers from its last look: a flood of probes costs one look a second. */
 export const READY_CACHE_MS = 1_000

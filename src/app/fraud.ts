@@ -1,11 +1,11 @@
 /**
  * The fraud guard's settings from the config (`[fraud]`), read at start and
- * on every reload (app-reload.ts), and the config check of its country codes.
+ * on every reload (reload.ts), and the config check of its country codes.
  */
-import type { Config } from './config/schema.ts'
-import type { ConfigCheck } from './config/load.ts'
-import { isKnownCountry } from './lib/phone-country.ts'
-import type { FraudSettings } from './otp/fraud.ts'
+import type { Config } from '../config/schema.ts'
+import type { ConfigCheck } from '../config/load.ts'
+import { isKnownCountry } from '../lib/phone-country.ts'
+import type { FraudSettings } from '../otp/fraud.ts'
 
 export function fraudSettingsOf(config: Config): FraudSettings {
   const f = config.fraud

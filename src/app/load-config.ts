@@ -12,12 +12,12 @@ import {
   type Env,
   type LoadedConfig,
   type LoadOptions,
-} from './config/load.ts'
-import type { Config } from './config/schema.ts'
-import { checkEmailLook } from './delivery/email-html.ts'
-import { checkProviders } from './delivery/registry.ts'
-import { fraudCheck } from './app-fraud.ts'
-import { messagesCheck } from './app-messages.ts'
+} from '../config/load.ts'
+import type { Config } from '../config/schema.ts'
+import { checkEmailLook } from '../delivery/email-html.ts'
+import { checkProviders } from '../delivery/registry.ts'
+import { fraudCheck } from './fraud.ts'
+import { messagesCheck } from './catalogue.ts'
 
 export { ConfigError, type LoadedConfig }
 

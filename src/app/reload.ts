@@ -5,14 +5,14 @@
  * with and the next one gets the new ones. The rest (listeners, database,
  * secrets baked into hashes) needs a restart; reload names it instead.
  */
-import type { Config } from './config/schema.ts'
-import { tlsFingerprint } from './config/tls.ts'
-import type { KeyLimiter } from './otp/key-limiter.ts'
-import type { Delivery } from './otp/ports/index.ts'
-import type { FraudGuard } from './otp/fraud.ts'
-import { fraudSettingsOf } from './app-fraud.ts'
-import type { MessageCatalogue } from './otp/messages/catalogue.ts'
-import type { Limits, OutboundMessage } from './otp/types.ts'
+import type { Config } from '../config/schema.ts'
+import { tlsFingerprint } from '../config/tls.ts'
+import type { KeyLimiter } from '../otp/key-limiter.ts'
+import type { Delivery } from '../otp/ports/index.ts'
+import type { FraudGuard } from '../otp/fraud.ts'
+import { fraudSettingsOf } from './fraud.ts'
+import type { MessageCatalogue } from '../otp/messages/catalogue.ts'
+import type { Limits, OutboundMessage } from '../otp/types.ts'
 
 /** Settings a reload cannot apply: a listener is bound, the database open, TLS contexts built at start. */
 export const RESTART_ONLY = [
@@ -56,9 +56,15 @@ export class SwitchDelivery implements Delivery {
   }
 }
 
-/** The live parts of a server that a reload updates (app.ts builds it). */
-export interface LiveSettings {
+/** The config and environment in force: what the server's closures read, replaced by a reload. */
+export interface InForce {
   config: Config
+  env: Record<string, string | undefined>
+}
+
+/** The live parts of a server that a reload updates (services.ts builds it). */
+export interface LiveSettings {
+  inForce: InForce
   /** The running certificate's files, as tlsFingerprint() read them at start. */
   tls: string
   limits: Limits
@@ -121,7 +127,7 @@ function at(config: Config, key: string): unknown {
 
 /** Applies `next` (already checked); returns the settings that differ but wait for a restart. */
 export function applyReload(live: LiveSettings, next: Config, nextLimits: Limits): string[] {
-  const restart: string[] = RESTART_ONLY.filter((k) => JSON.stringify(at(live.config, k)) !== JSON.stringify(at(next, k)))
+  const restart: string[] = RESTART_ONLY.filter((k) => JSON.stringify(at(live.inForce.config, k)) !== JSON.stringify(at(next, k)))
   // Same paths, new content (a renewed certificate): it too waits for a restart.
   if (!restart.includes('server.tls') && tlsFingerprint(next.server.tls) !== live.tls) restart.push('server.tls')
   if (nextLimits.keyRequestsPerMinute !== live.limits.keyRequestsPerMinute) {
@@ -136,6 +142,7 @@ export function applyReload(live: LiveSettings, next: Config, nextLimits: Limits
   if (live.fraud) live.fraud.settings = fraudSettingsOf(next)
   if (live.delivery) live.delivery.inner = live.makeDelivery(next)
   // What waits for a restart keeps its running value, so the next reload compares against what is in force.
-  live.config = { ...next, server: live.config.server, database: live.config.database }
+  const running = live.inForce.config
+  live.inForce.config = { ...next, server: running.server, database: running.database }
   return restart
 }
