@@ -154,7 +154,7 @@ export function ErrorWith(messages: (string | TSchema)[], opts: { retryAfter?: b
   return opts.retryAfter ? t.Object({ ...base, retry_after: t.Integer({ minimum: 1 }) }, exact) : t.Object(base, exact)
 }
 
-// --- The document's own models (openapi.ts): what the routes accept, written for generated clients. ---
+// --- The document's own models (app/openapi.ts): what the routes accept, written for generated clients. ---
 
 /** The optional send field `ip` (docs/api.md#fraud-guard). */
 export const Ip = t.String({ description: "the end user's IP address as the caller saw it: IPv4 or IPv6 text", examples: ['203.0.113.7'] })
