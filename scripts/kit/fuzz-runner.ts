@@ -6,7 +6,7 @@
  * reaches otpd (bare 400/431/505 with no body, for bytes that are not valid
  * HTTP/1.1) are counted apart; so are connections it closes without answering.
  */
-import { keyRateLimitMessage, lockoutMessage, Msg, recipientRateLimitMessage } from '../../src/http/messages.ts'
+import { keyRateLimitMessage, lockoutMessage, Msg, recipientRateLimitMessage } from '../../src/http/error-texts.ts'
 import { makeGenerator, type FetchCase, type FuzzKeys, type RawCase } from './fuzz-cases.ts'
 import { prng } from './otpd.ts'
 

@@ -6,7 +6,7 @@
  * (otp/send.ts, otp/verify.ts, otp/key-limiter.ts), on one database.
  *
  * - `send`: key lock, key window, key hit, code length, recipient lock and
- *   window, a number, the guarded debit, the insert;
+ *   window, a number, the signedIn debit, the insert;
  * - `verify`: key lock, window and hit, the verification's row lock,
  *   recipient lock and failure window, the single-use mark.
  *

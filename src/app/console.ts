@@ -107,9 +107,9 @@ export function serverConsole(s: ConsoleSources): ServerConsole {
   const on = config.server.admin_listen !== undefined && config.console.enabled
   const { operators, admin, fraud, webhooks } = core
   const deps = { operators, admin, fraud, webhooks, storage, logger, trustProxy: config.console.trust_proxy, config: () => inForce.config }
-  // Behind the console's session guard: the JSON reads, and the pages that read through the same functions.
-  const guarded = [consoleReadRoutes(reads.deps), consolePages({ ...deps, reads: pageReads(reads.deps, storage), now: () => clock.now() })]
-  return { on, plugin: on ? consolePlugin(deps, { guarded }) : undefined, read: reads.deps, rollup: reads.rollup }
+  // Behind the console's session gate: the JSON reads, and the pages that read through the same functions.
+  const signedIn = [consoleReadRoutes(reads.deps), consolePages({ ...deps, reads: pageReads(reads.deps, storage), now: () => clock.now() })]
+  return { on, plugin: on ? consolePlugin(deps, { signedIn }) : undefined, read: reads.deps, rollup: reads.rollup }
 }
 
 /**

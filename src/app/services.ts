@@ -15,7 +15,7 @@ import { Idempotency } from '../otp/idempotency.ts'
 import { KeyLimiter } from '../otp/key-limiter.ts'
 import { ReceiptService } from '../otp/receipts.ts'
 import { SendService } from '../otp/send.ts'
-import { ShowService } from '../otp/show.ts'
+import { StatusService } from '../otp/status.ts'
 import type { SmsInfo } from '../otp/types.ts'
 import { VerifyService } from '../otp/verify.ts'
 import { buildCatalogue } from './catalogue.ts'
@@ -66,7 +66,7 @@ export function requestServices(s: ServiceSources): RequestServices {
     onSmsSent: (country: string, sms: SmsInfo) => metrics.smsSent(country, sms.encoding, sms.segments),
   }
   const verifyDeps = { storage, hasher, ids, clock, limits, limiter, idempotency }
-  const showDeps = { storage, ids, clock, limits, limiter }
+  const statusDeps = { storage, ids, clock, limits, limiter }
   const cancelDeps = { storage, ids, clock, limits, limiter, idempotency }
   const http: HttpDeps = {
     ...{ readiness: s.readiness, metrics, logger, publicUrl: s.publicUrl, auth, limiter },
@@ -74,7 +74,7 @@ export function requestServices(s: ServiceSources): RequestServices {
     receipts: new ReceiptService({ storage, ids, clock }),
     send: new SendService(sendDeps),
     verify: new VerifyService(verifyDeps),
-    show: new ShowService(showDeps),
+    status: new StatusService(statusDeps),
     cancel: new CancelService(cancelDeps),
     lockoutSeconds: limits.lockoutSeconds,
     openapi: s.openapi,
@@ -89,7 +89,7 @@ export function requestServices(s: ServiceSources): RequestServices {
     makeDelivery: s.delivery.makeDelivery,
     makeLimiter,
     makeCatalogue: buildCatalogue,
-    holders: [sendDeps, verifyDeps, showDeps, cancelDeps, http],
+    holders: [sendDeps, verifyDeps, statusDeps, cancelDeps, http],
     idempotency: idempotency.settings,
     send: sendDeps,
     http,

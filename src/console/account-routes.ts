@@ -12,15 +12,15 @@ import type { Admin } from '../otp/admin.ts'
 import type { Actor } from '../otp/audit.ts'
 import type { FraudAdmin } from '../otp/fraud-admin.ts'
 import { act, BadRequest, checked, fromForm } from './act.ts'
-import { consoleGuard, type ConsoleGuardDeps } from './guard.ts'
+import { sessionGate, type SessionGateDeps } from './session-gate.ts'
 import { API_PATH } from './http.ts'
 import { AccountSettingsBody, CreditsBody } from './models.ts'
 import { bodyCheck } from './validate.ts'
 import { accountView, ledgerView } from './views.ts'
 import { errors, type Json } from '../http/openapi-parts.ts'
-import { ACCOUNT_EXAMPLE, accountNotFound, accountParam, AT, guardedOperation, invalidField, queryParam, sentence } from './openapi.ts'
+import { ACCOUNT_EXAMPLE, accountNotFound, accountParam, AT, signedInOperation, invalidField, queryParam, sentence } from './openapi.ts'
 
-export interface AccountRouteDeps extends ConsoleGuardDeps {
+export interface AccountRouteDeps extends SessionGateDeps {
   admin: Admin
   fraud: FraudAdmin
   logger: Logger
@@ -74,7 +74,7 @@ export function accountRoutes(deps: AccountRouteDeps) {
       return { status: 200, body: { account: await view(params.name) } }
     })
   return new Elysia({ name: 'console-account-routes' })
-    .use(consoleGuard(deps))
+    .use(sessionGate(deps))
     .get(`${API_PATH}/accounts`, ({ request }) =>
       act(deps.logger, request, async () => {
         const accounts = await deps.admin.listAccounts()
@@ -113,7 +113,7 @@ export function accountRoutes(deps: AccountRouteDeps) {
 /** The routes' operations in the OpenAPI document (app/openapi.ts assembles them). */
 export const accountOperations: Record<string, Json> = {
   '/console/api/accounts': {
-    get: guardedOperation({
+    get: signedInOperation({
       id: 'consoleListAccounts',
       summary: 'Accounts with balance and settings',
       state: false,
@@ -121,7 +121,7 @@ export const accountOperations: Record<string, Json> = {
     }),
   },
   '/console/api/accounts/{account}': {
-    get: guardedOperation({
+    get: signedInOperation({
       id: 'consoleAccount',
       summary: 'One account with balance and settings',
       state: false,
@@ -129,7 +129,7 @@ export const accountOperations: Record<string, Json> = {
       ok: [200, 'The account', 'ConsoleAccountResponse', { account: ACCOUNT_EXAMPLE }],
       more: accountNotFound,
     }),
-    patch: guardedOperation({
+    patch: signedInOperation({
       id: 'consoleChangeAccount',
       summary: "Change an account's settings: countries, daily credit cap, test recipients, code length",
       state: true,
@@ -148,7 +148,7 @@ export const accountOperations: Record<string, Json> = {
     }),
   },
   '/console/api/accounts/{account}/credits/add': {
-    post: guardedOperation({
+    post: signedInOperation({
       id: 'consoleAddCredits',
       summary: 'Add credits, with a note kept in the ledger and the audit log',
       state: true,
@@ -162,7 +162,7 @@ export const accountOperations: Record<string, Json> = {
     }),
   },
   '/console/api/accounts/{account}/credits/deduct': {
-    post: guardedOperation({
+    post: signedInOperation({
       id: 'consoleDeductCredits',
       summary: 'Deduct credits (a correction), never below zero',
       state: true,
@@ -177,7 +177,7 @@ export const accountOperations: Record<string, Json> = {
     }),
   },
   '/console/api/accounts/{account}/ledger': {
-    get: guardedOperation({
+    get: signedInOperation({
       id: 'consoleLedger',
       summary: "An account's ledger, newest first",
       state: false,

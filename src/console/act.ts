@@ -2,12 +2,11 @@
  * Runs a console action and answers it: an OperatorError (the operator's
  * mistake) becomes its 4xx with the service's own sentence, the same one the
  * CLI prints; a fault becomes the API's generic 500, its cause logged with
- * the request id (http/respond.ts).
+ * the request id (http/reply.ts respond).
  */
 import type { TSchema } from '@sinclair/typebox'
-import { Msg } from '../http/messages.ts'
-import { errorReply, type Reply } from '../http/reply.ts'
-import { respond } from '../http/respond.ts'
+import { Msg } from '../http/error-texts.ts'
+import { errorReply, respond, type Reply } from '../http/reply.ts'
 import type { Logger } from '../lib/logger.ts'
 import { OperatorError, type OperatorErrorKind } from '../otp/operator-error.ts'
 import { withSecurityHeaders } from './http.ts'

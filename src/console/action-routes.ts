@@ -11,15 +11,15 @@ import type { FraudAdmin } from '../otp/fraud-admin.ts'
 import type { Storage } from '../otp/ports/index.ts'
 import type { Webhooks } from '../otp/webhooks.ts'
 import { act, BadRequest, checked, fromForm } from './act.ts'
-import { consoleGuard, type ConsoleGuardDeps } from './guard.ts'
+import { sessionGate, type SessionGateDeps } from './session-gate.ts'
 import { API_PATH } from './http.ts'
 import { UnblockBody } from './models.ts'
 import { bodyCheck } from './validate.ts'
 import { auditView } from './views.ts'
 import { errors, type Json } from '../http/openapi-parts.ts'
-import { accountNotFound, AT, guardedOperation, invalidField, notFoundAs, pathParam, queryParam, sentence } from './openapi.ts'
+import { accountNotFound, AT, signedInOperation, invalidField, notFoundAs, pathParam, queryParam, sentence } from './openapi.ts'
 
-export interface ActionRouteDeps extends ConsoleGuardDeps {
+export interface ActionRouteDeps extends SessionGateDeps {
   fraud: FraudAdmin
   webhooks: Webhooks
   storage: Storage
@@ -54,7 +54,7 @@ const text = (raw: unknown) => (typeof raw === 'string' && raw !== '' ? raw : un
 
 export function actionRoutes(deps: ActionRouteDeps) {
   return new Elysia({ name: 'console-action-routes' })
-    .use(consoleGuard(deps))
+    .use(sessionGate(deps))
     .post(`${API_PATH}/fraud/unblock`, ({ request, input, form, actor }) =>
       act(deps.logger, request, async () => {
         const { value } = checked(checkUnblock, fromForm(UnblockBody, input, form))
@@ -89,7 +89,7 @@ export function actionRoutes(deps: ActionRouteDeps) {
 /** The routes' operations in the OpenAPI document (app/openapi.ts assembles them). */
 export const actionOperations: Record<string, Json> = {
   '/console/api/fraud/unblock': {
-    post: guardedOperation({
+    post: signedInOperation({
       id: 'consoleUnblock',
       summary: 'Lift a fraud guard block of a country or prefix, reset its escalation, count its conversion from now',
       state: true,
@@ -107,7 +107,7 @@ export const actionOperations: Record<string, Json> = {
     }),
   },
   '/console/api/events/{event_id}/replay': {
-    post: guardedOperation({
+    post: signedInOperation({
       id: 'consoleReplayEvent',
       summary: 'Send an event again (same id and body) to the endpoints subscribed to it',
       state: true,
@@ -122,7 +122,7 @@ export const actionOperations: Record<string, Json> = {
     }),
   },
   '/console/api/audit': {
-    get: guardedOperation({
+    get: signedInOperation({
       id: 'consoleAudit',
       summary: 'The audit log, newest first',
       state: false,

@@ -6,11 +6,11 @@
  */
 import { errorReply, type Reply, render } from '../http/reply.ts'
 import { isJsonContentType, readBytes } from '../http/body.ts'
-import { Msg } from '../http/messages.ts'
+import { Msg } from '../http/error-texts.ts'
 import { requestIdOf } from '../http/request-log.ts'
 import { canonicalIp } from '../http/validate.ts'
 import { ipScope } from '../otp/fraud.ts'
-import { ConsoleMsg } from './messages.ts'
+import { ConsoleMsg } from './error-texts.ts'
 
 export const CONSOLE_PATH = '/console'
 export const API_PATH = '/console/api'

@@ -10,15 +10,15 @@ import type { Logger } from '../lib/logger.ts'
 import type { Admin } from '../otp/admin.ts'
 import type { KeyStatus } from '../otp/types.ts'
 import { act, checked, fromForm } from './act.ts'
-import { consoleGuard, type ConsoleGuardDeps } from './guard.ts'
+import { sessionGate, type SessionGateDeps } from './session-gate.ts'
 import { API_PATH } from './http.ts'
 import { KeyCreateBody } from './models.ts'
 import { bodyCheck } from './validate.ts'
 import { keyView } from './views.ts'
 import { errors, type Json } from '../http/openapi-parts.ts'
-import { accountNotFound, guardedOperation, invalidField, KEY_EXAMPLE, keyParam, notFoundAs, queryParam, sentence } from './openapi.ts'
+import { accountNotFound, signedInOperation, invalidField, KEY_EXAMPLE, keyParam, notFoundAs, queryParam, sentence } from './openapi.ts'
 
-export interface KeyRouteDeps extends ConsoleGuardDeps {
+export interface KeyRouteDeps extends SessionGateDeps {
   admin: Admin
   logger: Logger
 }
@@ -35,7 +35,7 @@ export const KEY_PATHS = {
 
 export function keyRoutes(deps: KeyRouteDeps) {
   const app = new Elysia({ name: 'console-key-routes' })
-    .use(consoleGuard(deps))
+    .use(sessionGate(deps))
     .get(`${API_PATH}/keys`, ({ request, query }) =>
       act(deps.logger, request, async () => {
         const account = typeof query.account === 'string' && query.account !== '' ? query.account : undefined
@@ -58,7 +58,7 @@ export function keyRoutes(deps: KeyRouteDeps) {
 }
 
 const keyStatusOperation = (verb: string, summary: string, conflict: boolean) =>
-  guardedOperation({
+  signedInOperation({
     id: `console${verb[0]!.toUpperCase()}${verb.slice(1)}Key`,
     summary,
     state: true,
@@ -79,7 +79,7 @@ const keyStatusOperation = (verb: string, summary: string, conflict: boolean) =>
 /** The routes' operations in the OpenAPI document (app/openapi.ts assembles them). */
 export const keyOperations: Record<string, Json> = {
   '/console/api/keys': {
-    get: guardedOperation({
+    get: signedInOperation({
       id: 'consoleListKeys',
       summary: 'API keys (never their values)',
       state: false,
@@ -87,7 +87,7 @@ export const keyOperations: Record<string, Json> = {
       ok: [200, 'The keys', 'ConsoleKeysResponse', { keys: [KEY_EXAMPLE] }],
       more: accountNotFound,
     }),
-    post: guardedOperation({
+    post: signedInOperation({
       id: 'consoleCreateKey',
       summary: 'Create a key: its value is in this answer only',
       state: true,

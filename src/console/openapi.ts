@@ -5,10 +5,10 @@
  * every state-changing operation), its schemas and its examples.
  */
 import { Type as T, type TSchema } from '@sinclair/typebox'
-import { Msg } from '../http/messages.ts'
+import { Msg } from '../http/error-texts.ts'
 import { errors, type Json, type Message, methodNotAllowed, notFound, plain, REQUEST_ID, ref, response } from '../http/openapi-parts.ts'
 import { SESSION_COOKIE } from './http.ts'
-import { ConsoleMsg } from './messages.ts'
+import { ConsoleMsg } from './error-texts.ts'
 import * as M from './models.ts'
 
 export const CONSOLE_TAGS = ['Console']
@@ -70,7 +70,7 @@ export const ACCOUNT_EXAMPLE = {
   created_at: AT,
 }
 
-export function guardedOperation(o: {
+export function signedInOperation(o: {
   id: string
   summary: string
   state: boolean

@@ -1,13 +1,13 @@
 /**
  * The operator console (docs/console.md): one Elysia plugin mounted on the admin
  * listener only, never on the API listener; pages under /console/, their JSON
- * under /console/api/. `consolePlugin(deps, { guarded, open })` puts the sign-in
+ * under /console/api/. `consolePlugin(deps, { signedIn, open })` puts the sign-in
  * routes and `open` (assets the sign-in page needs) in the open, and every other
- * route behind the session guard (console/guard.ts). Every answer goes through
+ * route behind the session gate (console/session-gate.ts). Every answer goes through
  * console/http.ts (withSecurityHeaders, consoleJson) for the console's headers.
  */
 import { type AnyElysia, Elysia } from 'elysia'
-import { Msg } from '../http/messages.ts'
+import { Msg } from '../http/error-texts.ts'
 import type { Admin } from '../otp/admin.ts'
 import type { FraudAdmin } from '../otp/fraud-admin.ts'
 import type { Storage } from '../otp/ports/index.ts'
@@ -16,7 +16,7 @@ import type { Config } from '../config/schema.ts'
 import { consoleAssets } from './assets.ts'
 import { ACCOUNT_PATHS, accountRoutes } from './account-routes.ts'
 import { ACTION_PATHS, actionRoutes } from './action-routes.ts'
-import { consoleGuard } from './guard.ts'
+import { sessionGate } from './session-gate.ts'
 import { CONSOLE_PATH, consoleError } from './http.ts'
 import { KEY_PATHS, keyRoutes } from './key-routes.ts'
 import { sessionRoutes, type SessionRouteDeps } from './session-routes.ts'
@@ -39,19 +39,19 @@ export const CONSOLE_API_METHODS: Record<string, string[]> = {
 }
 
 export interface ConsoleExtras {
-  /** Routes behind the session guard (read routes, pages). */
-  guarded?: AnyElysia[]
+  /** Routes behind the session gate (read routes, pages). */
+  signedIn?: AnyElysia[]
   /** Routes any visitor may reach (the sign-in page's assets): nothing with data. */
   open?: AnyElysia[]
 }
 
 export function consolePlugin(deps: ConsoleDeps, extras: ConsoleExtras = {}) {
-  const guarded = new Elysia({ name: 'console-guarded' }).use(consoleGuard(deps)).use(keyRoutes(deps)).use(accountRoutes(deps)).use(actionRoutes(deps))
-  for (const plugin of extras.guarded ?? []) guarded.use(plugin)
+  const signedIn = new Elysia({ name: 'console-signed-in' }).use(sessionGate(deps)).use(keyRoutes(deps)).use(accountRoutes(deps)).use(actionRoutes(deps))
+  for (const plugin of extras.signedIn ?? []) signedIn.use(plugin)
   // The assets are open: the sign-in page needs its styles.
   const app = new Elysia({ name: 'console' }).use(consoleAssets()).use(sessionRoutes(deps))
   for (const plugin of extras.open ?? []) app.use(plugin)
-  app.use(guarded)
+  app.use(signedIn)
   for (const [path, methods] of Object.entries(CONSOLE_API_METHODS)) {
     app.all(
       path,

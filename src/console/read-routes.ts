@@ -1,6 +1,6 @@
 /**
  * The console's read endpoints (docs/console.md#read-endpoints), GET only, as one
- * Elysia plugin: the console's session guard wraps it, and it is mounted on
+ * Elysia plugin: the console's session gate wraps it, and it is mounted on
  * the admin listener only. Each checks its query string (read-queries.ts: a
  * bad one is a 400 naming the parameter), asks the domain (otp/console-*.ts)
  * and answers JSON in the API's style (views.ts): snake_case, ISO 8601 times,
@@ -9,8 +9,7 @@
 import type { Static, TObject } from '@sinclair/typebox'
 import { type AnyElysia, Elysia } from 'elysia'
 import type { Json } from '../http/openapi-parts.ts'
-import { errorReply, type Reply } from '../http/reply.ts'
-import { respond } from '../http/respond.ts'
+import { errorReply, respond, type Reply } from '../http/reply.ts'
 import type { Logger } from '../lib/logger.ts'
 import type { ConsoleFraud } from '../otp/console-fraud.ts'
 import type { ConsoleSearch } from '../otp/console-search.ts'

@@ -8,11 +8,11 @@
  */
 import { Type as T } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
-import { Msg } from '../http/messages.ts'
+import { Msg } from '../http/error-texts.ts'
 import { errors, type Json, methodNotAllowed, notFound, REQUEST_ID, ref, response } from '../http/openapi-parts.ts'
 import type { Logger } from '../lib/logger.ts'
 import type { Operators, SignInOutcome } from '../otp/operators.ts'
-import { consoleGuard } from './guard.ts'
+import { sessionGate } from './session-gate.ts'
 import {
   API_PATH,
   CONSOLE_PATH,
@@ -27,11 +27,11 @@ import {
   sessionTokenOf,
   type Transport,
 } from './http.ts'
-import { ConsoleMsg, SIGN_IN_LIMITED_PATTERN } from './messages.ts'
+import { ConsoleMsg, SIGN_IN_LIMITED_PATTERN } from './error-texts.ts'
 import { SignInBody } from './models.ts'
 import { htmlResponse, safeNext, signInPage } from './pages.ts'
 import { bodyCheck } from './validate.ts'
-import { consoleBodyErrors, CONSOLE_TAGS, CSRF_EXAMPLE, guardedOperation, sentence } from './openapi.ts'
+import { consoleBodyErrors, CONSOLE_TAGS, CSRF_EXAMPLE, signedInOperation, sentence } from './openapi.ts'
 
 export interface SessionRouteDeps extends Transport {
   operators: Operators
@@ -106,7 +106,7 @@ function signedInRoutes(deps: SessionRouteDeps) {
     if (token !== undefined) await deps.operators.signOut(token)
   }
   return new Elysia({ name: 'console-session' })
-    .use(consoleGuard(deps))
+    .use(sessionGate(deps))
     .get(`${API_PATH}/session`, ({ request, operator }) =>
       consoleJson(request, { status: 200, body: { operator: operator.operator, csrf_token: operator.csrf } }),
     )
@@ -156,13 +156,13 @@ export const sessionOperations: Record<string, Json> = {
         '500': errors('Internal fault', [Msg.internal]),
       },
     },
-    get: guardedOperation({
+    get: signedInOperation({
       id: 'consoleSession',
       summary: 'The signed-in operator and the CSRF token',
       state: false,
       ok: [200, 'Signed in', 'ConsoleSessionResponse', { operator: 'alice', csrf_token: CSRF_EXAMPLE }],
     }),
-    delete: guardedOperation({
+    delete: signedInOperation({
       id: 'consoleSignOut',
       summary: 'Sign out: the session ends',
       state: true,

@@ -9,10 +9,10 @@ import { type AnyElysia, Elysia } from 'elysia'
 import type { Logger } from '../lib/logger.ts'
 import type { CancelService } from '../otp/cancel.ts'
 import type { SendService } from '../otp/send.ts'
-import type { ShowService } from '../otp/show.ts'
+import type { StatusService } from '../otp/status.ts'
 import type { VerifyService } from '../otp/verify.ts'
-import { Msg } from './messages.ts'
-import type { GuardDeps } from './guard.ts'
+import { Msg } from './error-texts.ts'
+import type { AdmissionDeps } from './admission.ts'
 import { healthRoutes, metricsRoute, openapiRoute, type OpsDeps } from './ops-routes.ts'
 import { errorReply, render } from './reply.ts'
 import { receiptsRoute, type ReceiptRouteDeps } from './receipts-route.ts'
@@ -22,10 +22,10 @@ import { sendRoute } from './send-route.ts'
 import { statusRoute } from './status-route.ts'
 import { verifyRoute } from './verify-route.ts'
 
-export interface HttpDeps extends GuardDeps, OpsDeps, ReceiptRouteDeps {
+export interface HttpDeps extends AdmissionDeps, OpsDeps, ReceiptRouteDeps {
   send: SendService
   verify: VerifyService
-  show: ShowService
+  status: StatusService
   cancel: CancelService
   logger: Logger
   lockoutSeconds: number

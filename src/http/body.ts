@@ -3,7 +3,7 @@
  * body is read only after authentication, so an anonymous client cannot make
  * the server buffer anything.
  */
-import { Msg } from './messages.ts'
+import { Msg } from './error-texts.ts'
 
 export const MAX_BODY_BYTES = 16 * 1024
 

@@ -8,12 +8,11 @@ import { Elysia } from 'elysia'
 import type { Logger } from '../lib/logger.ts'
 import type { CancelOutcome, CancelService } from '../otp/cancel.ts'
 import { readOptionalJsonBody } from './body.ts'
-import { admit, keyLimitedReply, type GuardDeps } from './guard.ts'
+import { admit, keyLimitedReply, type AdmissionDeps } from './admission.ts'
 import { idempotencyReply, idempotentRequest, isIdempotencyOutcome } from './idempotency.ts'
-import { alreadyEndedMessage, Msg } from './messages.ts'
-import { errorReply, type Reply } from './reply.ts'
+import { alreadyEndedMessage, Msg } from './error-texts.ts'
+import { errorReply, respond, type Reply } from './reply.ts'
 import { noteOf } from './request-log.ts'
-import { respond } from './respond.ts'
 import * as M from './models.ts'
 import {
   apiSecurity,
@@ -41,7 +40,7 @@ export function cancelReply(outcome: CancelOutcome): Reply {
   }
 }
 
-export function cancelRoute(deps: GuardDeps & { cancel: CancelService; logger: Logger }) {
+export function cancelRoute(deps: AdmissionDeps & { cancel: CancelService; logger: Logger }) {
   return new Elysia({ name: 'cancel-route' }).post(
     '/api/v1/verifications/:id/cancel',
     ({ request, params }) =>

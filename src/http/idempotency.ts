@@ -8,7 +8,7 @@
 import { canonicalJson } from '../lib/canonical-json.ts'
 import type { IdempotencyOutcome, IdempotentRequest } from '../otp/idempotency.ts'
 import type { ApiKey } from '../otp/types.ts'
-import { Msg } from './messages.ts'
+import { Msg } from './error-texts.ts'
 import { errorReply, renderReplay, storedAnswer, type Reply } from './reply.ts'
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key'

@@ -48,7 +48,7 @@ const Timestamp = t.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9
 const RequestId = Uuid
 const exact = { additionalProperties: false } as const
 
-/** The templated messages as patterns, for the documented response schemas (messages.ts has the templates). */
+/** The templated messages as patterns, for the documented response schemas (error-texts.ts has the templates). */
 export const KeyRateLimitMessage = t.String({
   pattern: '^Rate limit exceeded: Maximum [0-9]+ requests per minute\\. Please try again in [0-9]+ seconds\\.$',
   examples: ['Rate limit exceeded: Maximum 120 requests per minute. Please try again in 12 seconds.'],
@@ -73,7 +73,7 @@ export const AlreadyFinalMessage = t.Union([
   t.Literal('Verification is already expired'),
   t.Literal('Verification is already failed'),
 ])
-/** docs/api.md#fraud-guard (fraud guard), as patterns; messages.ts has the templates. */
+/** docs/api.md#fraud-guard (fraud guard), as patterns; error-texts.ts has the templates. */
 export const CountryBlockedMessage = t.String({
   pattern: '^Sending to this destination country is not allowed: [A-Z]{2}$',
   examples: ['Sending to this destination country is not allowed: UZ'],

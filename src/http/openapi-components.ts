@@ -6,7 +6,7 @@
  * an `enum`, which generators read as a fixed value set.
  */
 import type { TSchema } from '@sinclair/typebox'
-import { Msg } from './messages.ts'
+import { Msg } from './error-texts.ts'
 import * as M from './models.ts'
 import { errors, type Json, plain, TEST_RECIPIENTS, VERIFICATION_ID } from './openapi-parts.ts'
 

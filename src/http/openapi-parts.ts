@@ -6,7 +6,7 @@
  * narrowed to their messages.
  */
 import type { TSchema } from '@sinclair/typebox'
-import { Msg } from './messages.ts'
+import { Msg } from './error-texts.ts'
 
 export type Json = Record<string, unknown>
 

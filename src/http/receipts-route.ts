@@ -11,10 +11,9 @@ import { Elysia } from 'elysia'
 import type { Logger } from '../lib/logger.ts'
 import type { ReceiptReader, ReceiptService } from '../otp/receipts.ts'
 import { MAX_BODY_BYTES, readCapped } from './body.ts'
-import { Msg } from './messages.ts'
-import { errorReply, type Reply } from './reply.ts'
+import { Msg } from './error-texts.ts'
+import { errorReply, respond, type Reply } from './reply.ts'
 import { noteOf } from './request-log.ts'
-import { respond } from './respond.ts'
 import { errors, methodNotAllowed, ref, REQUEST_ID, response, VERIFICATION_ID } from './openapi-parts.ts'
 
 export interface ReceiptRouteDeps {

@@ -11,14 +11,13 @@ import {
   recipientFailureCapMessage,
   recipientRateLimitMessage,
   smsTooLongMessage,
-} from './messages.ts'
+} from './error-texts.ts'
 import type { SendOutcome, SendService } from '../otp/send.ts'
 import type { SendInput } from '../otp/types.ts'
-import { admit, counted, keyLimitedReply, type GuardDeps } from './guard.ts'
+import { admit, counted, keyLimitedReply, type AdmissionDeps } from './admission.ts'
 import { idempotencyReply, idempotentRequest, isIdempotencyOutcome } from './idempotency.ts'
-import { errorReply, type Reply } from './reply.ts'
+import { errorReply, respond, type Reply } from './reply.ts'
 import { noteOf } from './request-log.ts'
-import { respond } from './respond.ts'
 import type { ServiceMetrics } from './service-metrics.ts'
 import { validateSend } from './validate.ts'
 import * as M from './models.ts'
@@ -102,7 +101,7 @@ function countSend(metrics: ServiceMetrics, input: SendInput, outcome: SendOutco
   }
 }
 
-export function sendRoute(deps: GuardDeps & { send: SendService; logger: Logger }) {
+export function sendRoute(deps: AdmissionDeps & { send: SendService; logger: Logger }) {
   return new Elysia({ name: 'send-route' }).post(
     '/api/v1/send',
     ({ request }) =>

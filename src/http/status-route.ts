@@ -6,13 +6,12 @@
  */
 import { Elysia } from 'elysia'
 import type { Logger } from '../lib/logger.ts'
-import type { ShowOutcome, ShowService } from '../otp/show.ts'
+import type { StatusOutcome, StatusService } from '../otp/status.ts'
 import type { Verification } from '../otp/types.ts'
-import { authenticate, keyLimitedReply, type GuardDeps } from './guard.ts'
-import { Msg } from './messages.ts'
-import { errorReply, type Reply } from './reply.ts'
+import { authenticate, keyLimitedReply, type AdmissionDeps } from './admission.ts'
+import { Msg } from './error-texts.ts'
+import { errorReply, respond, type Reply } from './reply.ts'
 import { noteOf } from './request-log.ts'
-import { respond } from './respond.ts'
 import * as M from './models.ts'
 import { apiSecurity, AT, errors, keyAuth, methodNotAllowed, ref, REQUEST_ID, response, VERIFICATION_ID } from './openapi-parts.ts'
 
@@ -24,7 +23,7 @@ function deliveryOf(v: Verification): Record<string, unknown> {
   return v.sms ? { ...d, encoding: v.sms.encoding, segments: v.sms.segments } : d
 }
 
-export function statusReply(outcome: ShowOutcome): Reply {
+export function statusReply(outcome: StatusOutcome): Reply {
   switch (outcome.kind) {
     case 'key_limited':
       return keyLimitedReply(outcome.max, outcome.retryAfter)
@@ -51,13 +50,13 @@ export function statusReply(outcome: ShowOutcome): Reply {
   }
 }
 
-export function statusRoute(deps: GuardDeps & { show: ShowService; logger: Logger }) {
+export function statusRoute(deps: AdmissionDeps & { status: StatusService; logger: Logger }) {
   return new Elysia({ name: 'status-route' }).get('/api/v1/verifications/:id', ({ request, params }) =>
     respond(deps.logger, request, Msg.internal, async () => {
       const a = await authenticate(deps, request)
       if (!a.ok) return a.reply
       // Elysia gives null for a malformed percent-encoding: no id, so not found.
-      const outcome = await deps.show.show(a.key, (params.id as string | null) ?? '')
+      const outcome = await deps.status.status(a.key, (params.id as string | null) ?? '')
       const note = noteOf(request)
       note.outcome = outcome.kind
       if (outcome.kind === 'key_limited') deps.metrics.rateLimited('key')

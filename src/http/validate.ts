@@ -6,7 +6,7 @@
 import type { TSchema } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { isIP } from 'node:net'
-import { Msg } from './messages.ts'
+import { Msg } from './error-texts.ts'
 import type { SendInput, VerifyInput } from '../otp/types.ts'
 import * as M from './models.ts'
 

@@ -1,13 +1,12 @@
 /** POST /api/v1/verify (docs/api.md#verify-a-code), with an optional Idempotency-Key (docs/api.md#idempotency-keys). */
 import { Elysia } from 'elysia'
 import type { Logger } from '../lib/logger.ts'
-import { lockoutMessage, Msg } from './messages.ts'
+import { lockoutMessage, Msg } from './error-texts.ts'
 import type { VerifyOutcome, VerifyService } from '../otp/verify.ts'
-import { admit, counted, keyLimitedReply, type GuardDeps } from './guard.ts'
+import { admit, counted, keyLimitedReply, type AdmissionDeps } from './admission.ts'
 import { idempotencyReply, idempotentRequest, isIdempotencyOutcome } from './idempotency.ts'
-import { errorReply, type Reply } from './reply.ts'
+import { errorReply, respond, type Reply } from './reply.ts'
 import { noteOf } from './request-log.ts'
-import { respond } from './respond.ts'
 import { validateVerify } from './validate.ts'
 import * as M from './models.ts'
 import {
@@ -50,7 +49,7 @@ export function verifyReply(outcome: VerifyOutcome, lockoutSeconds: number): Rep
   }
 }
 
-export function verifyRoute(deps: GuardDeps & { verify: VerifyService; lockoutSeconds: number; logger: Logger }) {
+export function verifyRoute(deps: AdmissionDeps & { verify: VerifyService; lockoutSeconds: number; logger: Logger }) {
   return new Elysia({ name: 'verify-route' }).post(
     '/api/v1/verify',
     ({ request }) =>

@@ -1,7 +1,7 @@
 /**
  * File errors as operators read them: the absolute path, the reason in words
  * and what otpd needs, in the form of the read-only-database message
- * (store/sqlite/guards.ts), instead of `EACCES: permission denied, open 'x'`.
+ * (store/sqlite/start-checks.ts), instead of `EACCES: permission denied, open 'x'`.
  */
 import { userInfo } from 'node:os'
 import { resolve } from 'node:path'

@@ -4,11 +4,16 @@
  * lockout, docs/api.md#lockout, or the recipient's 24 h failure cap,
  * docs/api.md#hardening), `pending`. The same rules verify applies, so the
  * status a client reads is what verify would answer: `locked` exactly when
- * verify would answer the lockout 429.
+ * verify would answer the lockout 429. Reading it is not an attempt: nothing
+ * of the verification changes, but the request counts toward the per-key
+ * limit, decided in the same transaction as the read.
  */
+import type { Clock } from '../lib/clock.ts'
+import type { VerificationIds } from '../lib/verification-id.ts'
 import { recipientCapWait } from './failure-cap.ts'
-import type { Repos, VerificationStatus } from './ports/index.ts'
-import type { Limits, Verification } from './types.ts'
+import type { KeyLimiter } from './key-limiter.ts'
+import type { Repos, Storage, VerificationStatus } from './ports/index.ts'
+import type { ApiKey, Limits, Verification } from './types.ts'
 
 /** The status at `now`, given whether the recipient's failure cap holds it (pure). */
 export function decideStatus(v: Verification, now: number, recipientCapped: boolean): VerificationStatus {
@@ -30,4 +35,34 @@ export async function statusOf(r: Repos, v: Verification, limits: Limits, now: n
 /** Failed attempts as verify counts them: once a lockout has ended the counter is back to 0 (docs/api.md#verification-states). */
 export function failedAttemptsOf(v: Verification, now: number): number {
   return v.lockedUntil !== null && now >= v.lockedUntil ? 0 : v.failedAttempts
+}
+
+export type StatusOutcome =
+  | { kind: 'key_limited'; max: number; retryAfter: number }
+  | { kind: 'not_found' }
+  | { kind: 'found'; verification: Verification; status: VerificationStatus; failedAttempts: number }
+
+export interface StatusDeps {
+  storage: Storage
+  ids: VerificationIds
+  clock: Clock
+  limits: Limits
+  limiter: KeyLimiter
+}
+
+export class StatusService {
+  constructor(private readonly d: StatusDeps) {}
+
+  /** The verification `id` of this key, as it stands now; another key's is not found. */
+  status(key: ApiKey, id: string): Promise<StatusOutcome> {
+    const { d } = this
+    return d.storage.write(async (r): Promise<StatusOutcome> => {
+      const admission = await d.limiter.admit(r, key.id)
+      if (!admission.ok) return { kind: 'key_limited', max: admission.max, retryAfter: admission.retryAfter }
+      const now = d.clock.now()
+      const v = await r.verifications.findForKey(id, d.ids.seqOf(id), key.id)
+      if (!v) return { kind: 'not_found' }
+      return { kind: 'found', verification: v, status: await statusOf(r, v, d.limits, now), failedAttempts: failedAttemptsOf(v, now) }
+    })
+  }
 }

@@ -46,7 +46,7 @@ export class VerifyService {
       // Without an Idempotency-Key the verification is read with the key's
       // window (one round trip on PostgreSQL; its row lock comes first in the
       // lock order), and used only once the key lets the request through. A
-      // key known to be full is refused before this (http/guard.ts, the
+      // key known to be full is refused before this (http/admission.ts, the
       // limiter's peek), so a refusal here takes that lock only once.
       const [admission, found] = await Promise.all([d.limiter.admit(r, key.id), idem ? undefined : this.find(r, key, input)])
       if (!admission.ok) return { kind: 'key_limited', max: admission.max, retryAfter: admission.retryAfter } as const

@@ -19,7 +19,7 @@ import { openClient } from './pg/client.ts'
 import { applyMigrations } from './pg/migrate.ts'
 import { POSTGRES } from './sql/dialect.ts'
 import { openDatabase } from './sqlite/db.ts'
-import { checkNotInUse } from './sqlite/guards.ts'
+import { checkNotInUse } from './sqlite/start-checks.ts'
 
 /** Tables only the PostgreSQL schema has, written from copied rows: each account's balance, spread (store/pg/balances.ts). */
 const TARGET_ONLY_TABLES = ['account_balances']

@@ -129,7 +129,7 @@ test('last_used_at is written at most once a second, and is never more than 1 s 
   expect(await lastUsed()).toBe(t0 + 1_000)
 })
 
-// The account's code length is cached too (store/sqlite/admin-store.ts), but only until
+// The account's code length is cached too (store/sqlite/credit-store.ts), but only until
 // the database changes: a change from anywhere applies to the very next send.
 test.each([
   ['another process', async () => (cli = await otherProcess()).admin],

@@ -10,11 +10,11 @@ import { guardedPerTest, uz, us } from '../kit/fraud.ts'
 import { receiverPerTest } from '../kit/webhook-receiver.ts'
 import { consoleOf } from './kit.ts'
 
-const guarded = guardedPerTest()
+const signedIn = guardedPerTest()
 const receiver = receiverPerTest()
 
 test('fraud: a conversion block with its evidence, a geo refusal, conversion by country and prefix', async () => {
-  const h = await guarded({ allowed_countries: ['US', 'UZ'], new_country_per_hour: 1000, min_sends: 3, min_conversion: 0.5, conversion_grace_seconds: 0 })
+  const h = await signedIn({ allowed_countries: ['US', 'UZ'], new_country_per_hour: 1000, min_sends: 3, min_conversion: 0.5, conversion_grace_seconds: 0 })
   const c = consoleOf(h)
   // Three sends to Uzbekistan, none verified; then the fourth is refused and the scope blocked.
   for (let i = 1; i <= 3; i++) expect((await h.send({ channel: 'sms', recipient: uz(i) })).status).toBe(200)
@@ -51,7 +51,7 @@ test('fraud: a conversion block with its evidence, a geo refusal, conversion by 
 })
 
 test('fraud: monitor mode shows the sends it let through that a rule would have refused', async () => {
-  const h = await guarded({ mode: 'monitor', allowed_countries: ['US'] })
+  const h = await signedIn({ mode: 'monitor', allowed_countries: ['US'] })
   expect((await h.send({ channel: 'sms', recipient: uz(1) })).status).toBe(200)
   expect((await h.send({ channel: 'sms', recipient: us(1) })).status).toBe(200)
   const r = await consoleOf(h).get('/console/api/fraud?period=1h')
@@ -63,7 +63,7 @@ test('fraud: monitor mode shows the sends it let through that a rule would have 
 })
 
 test('webhooks: endpoints with the secret masked, deliveries newest first with status and attempts', async () => {
-  const h = await guarded({ mode: 'off' })
+  const h = await signedIn({ mode: 'off' })
   const rx = receiver()
   const { secret } = await h.server.webhooks.add({ url: rx.url })
   rx.statuses.push(500)

@@ -175,7 +175,7 @@ describe('the reference check itself', () => {
     const ok = (file: string, text: string) => cite(file, text).map(fault)
     expect(ok('src/console/ui/routes.tsx', '// the same reads (ui/reads.ts)')).toEqual([undefined])
     expect(ok('test/api/send.test.ts', '// store/sqlite/storage.ts and docs/api.md#send-a-code')).toEqual([undefined, undefined])
-    expect(ok('src/store/sqlite/guards.ts', '// secret.ts, engine.ts and main.ts')).toEqual([undefined, undefined, undefined])
+    expect(ok('src/store/sqlite/start-checks.ts', '// secret.ts, engine.ts and main.ts')).toEqual([undefined, undefined, undefined])
   })
 
   test('leaves out what is not a repository path', () => {

@@ -8,7 +8,7 @@ import { blockDuration } from '../../src/otp/fraud.ts'
 import { approve, GRACE, guardedPerTest, PUMPING, refusals, sendAccepted, uz, uz2 } from '../kit/fraud.ts'
 import { DAY, HOUR, MINUTE, type Harness } from '../kit/harness.ts'
 
-const guarded = guardedPerTest()
+const signedIn = guardedPerTest()
 
 const block = async (h: Harness) => (await h.server.fraud.status()).blocks
 
@@ -18,7 +18,7 @@ test('block lengths: 15 min, x4 per new block, at most 12 h', () => {
 
 describe('rule 4: conversion', () => {
   test('20 unapproved sends older than the grace period block the prefix and the country for 15 min', async () => {
-    const h = await guarded()
+    const h = await signedIn()
     await approve(h, uz2(1)) // UZ proven: rule 3 stays out of the way; the approval is in another prefix
     h.clock.advance(DAY) // ...and out of the 24 h window, so the country's conversion is 0 %
     await sendAccepted(h, 20)
@@ -43,7 +43,7 @@ describe('rule 4: conversion', () => {
   })
 
   test('at least 20 % approved: no block; under 20 sends: no block', async () => {
-    let h = await guarded()
+    let h = await signedIn()
     await approve(h, uz2(1))
     h.clock.advance(DAY)
     for (let i = 0; i < 4; i++) await approve(h, uz(200 + i))
@@ -57,7 +57,7 @@ describe('rule 4: conversion', () => {
     expect((await h.send({ channel: 'sms', recipient: uz(3) })).status).toBe(429)
 
     h.close()
-    h = await guarded()
+    h = await signedIn()
     await approve(h, uz2(1))
     h.clock.advance(DAY)
     await sendAccepted(h, 19)
@@ -66,7 +66,7 @@ describe('rule 4: conversion', () => {
   })
 
   test('escalation: each new block of the scope within 24 h of the last lasts 4 times longer, up to 12 h; 24 h after the last, 15 min again', async () => {
-    const h = await guarded()
+    const h = await signedIn()
     await approve(h, uz2(1))
     h.clock.advance(DAY)
     const t0 = h.clock.now()
@@ -92,7 +92,7 @@ describe('rule 4: conversion', () => {
   })
 
   test('a send that rule 3 refuses still has both scopes evaluated: the block starts, and the longer wait is reported', async () => {
-    const h = await guarded()
+    const h = await signedIn()
     const t0 = h.clock.now()
     await sendAccepted(h, 10) // UZ never approved: 10 an hour
     h.clock.set(t0 + HOUR)
@@ -107,7 +107,7 @@ describe('rule 4: conversion', () => {
   })
 
   test('a number of fewer than 8 digits has one scope, its country: 20 unapproved sends block the country only', async () => {
-    const h = await guarded()
+    const h = await signedIn()
     const short = '+3906698' // Vatican City, 7 digits
     await approve(h, '+390669812345') // VA proven, in another prefix
     h.clock.advance(DAY)
@@ -121,7 +121,7 @@ describe('rule 4: conversion', () => {
   })
 
   test("the status endpoint and verify are not the guard's: a verification sent before a block stays pending, approves and shows approved", async () => {
-    const h = await guarded({ conversion_grace_seconds: 60 }) // within the code's 5 minutes
+    const h = await signedIn({ conversion_grace_seconds: 60 }) // within the code's 5 minutes
     await approve(h, uz2(1))
     h.clock.advance(DAY)
     await sendAccepted(h, 19)
@@ -140,7 +140,7 @@ describe('rule 4: conversion', () => {
 
 describe('otpd fraud unblock (the use case; the command is in cli.test.ts)', () => {
   test('ends the block, resets its escalation, and counts the scope from the unblock on', async () => {
-    const h = await guarded()
+    const h = await signedIn()
     await approve(h, uz2(1))
     h.clock.advance(DAY)
     await sendAccepted(h, 20)
@@ -164,7 +164,7 @@ describe('otpd fraud unblock (the use case; the command is in cli.test.ts)', () 
   })
 
   test('when both scopes are blocked the longer wait is reported', async () => {
-    const h = await guarded()
+    const h = await signedIn()
     await approve(h, uz2(1))
     h.clock.advance(DAY)
     await sendAccepted(h, 20)
@@ -181,7 +181,7 @@ describe('otpd fraud unblock (the use case; the command is in cli.test.ts)', () 
   })
 
   test('a block survives a restart (the counters are in the database)', async () => {
-    let h = await guarded()
+    let h = await signedIn()
     await approve(h, uz2(1))
     h.clock.advance(DAY)
     await sendAccepted(h, 20)

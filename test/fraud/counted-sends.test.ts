@@ -9,13 +9,13 @@ import { describe, expect, test } from 'bun:test'
 import { approve, GRACE, guardedPerTest, PUMPING, sendAccepted, us, uz, uz2 } from '../kit/fraud.ts'
 import { DAY, HOUR } from '../kit/harness.ts'
 
-const guarded = guardedPerTest()
+const signedIn = guardedPerTest()
 
 const IP_LIMIT = (s: number) => `Rate limit exceeded: Maximum 1 verification codes per hour for this IP address. Please try again in ${s} seconds.`
 
 describe('exemptions', () => {
   test('email is exempt from rules 1-4: its ip neither meets nor counts toward rule 2; rule 5 still applies', async () => {
-    const h = await guarded({ allowed_countries: ['US'], ip_per_hour: 1 })
+    const h = await signedIn({ allowed_countries: ['US'], ip_per_hour: 1 })
     expect((await h.send({ channel: 'email', recipient: 'a@example.com', ip: '192.0.2.1' })).status).toBe(200)
     expect((await h.send({ channel: 'email', recipient: 'b@example.com', ip: '192.0.2.1' })).status).toBe(200)
     // The two emails did not use the IP's one send an hour.
@@ -32,7 +32,7 @@ describe('exemptions', () => {
 
 describe('"sends" are the sends to real recipients that this account had accepted', () => {
   test('rules 3 and 4 count per account: another account neither uses the hour, nor proves the country, nor shares a block', async () => {
-    const h = await guarded({ new_country_per_hour: 2 })
+    const h = await signedIn({ new_country_per_hour: 2 })
     await h.server.admin.createAccount('acme')
     await h.server.admin.addCredits(100, 'acme')
     const acme = (await h.server.admin.createKey({ account: 'acme' })).key
@@ -60,7 +60,7 @@ describe('"sends" are the sends to real recipients that this account had accepte
   })
 
   test('a send refused by credits (402) or by a per-recipient limit was not accepted: it counts toward no rule', async () => {
-    const h = await guarded({ new_country_per_hour: 2 }, { credits: 0, config: { limits: { key_requests_per_minute: 1000, recipient_per_minute: 1 } } })
+    const h = await signedIn({ new_country_per_hour: 2 }, { credits: 0, config: { limits: { key_requests_per_minute: 1000, recipient_per_minute: 1 } } })
     for (let i = 0; i < 5; i++) expect((await h.send({ channel: 'sms', recipient: uz(i) })).status).toBe(402)
     await h.server.admin.addCredits(10)
     expect((await h.send({ channel: 'sms', recipient: uz(10) })).status).toBe(200)
@@ -72,7 +72,7 @@ describe('"sends" are the sends to real recipients that this account had accepte
   })
 
   test('a send refused by the guard counts toward no rule: not rule 4 (nor rule 2, nor rule 3)', async () => {
-    const h = await guarded({ ip_per_hour: 1 })
+    const h = await signedIn({ ip_per_hour: 1 })
     await approve(h, uz2(1))
     h.clock.advance(DAY)
     await sendAccepted(h, 18)

@@ -9,7 +9,7 @@ import { ipScope } from '../../src/otp/fraud.ts'
 import { HOUR, MINUTE } from '../kit/harness.ts'
 import { guardedPerTest, us } from '../kit/fraud.ts'
 
-const guarded = guardedPerTest()
+const signedIn = guardedPerTest()
 
 const ipLimited = (s: number) => `Rate limit exceeded: Maximum 2 verification codes per hour for this IP address. Please try again in ${s} seconds.`
 
@@ -34,7 +34,7 @@ describe('what an address counts as', () => {
 
 describe('rule 2 over a /64', () => {
   test('addresses of one /64 share the hour, written any way; another /64 has its own', async () => {
-    const h = await guarded({ ip_per_hour: 2, new_country_per_hour: 1000 })
+    const h = await signedIn({ ip_per_hour: 2, new_country_per_hour: 1000 })
     const start = h.clock.now()
     expect((await h.send({ channel: 'sms', recipient: us(1), ip: '2001:db8:1:2::1' })).status).toBe(200)
     h.clock.advance(MINUTE)
@@ -56,7 +56,7 @@ describe('rule 2 over a /64', () => {
   })
 
   test('the attack as the review ran it: 12 sends from 12 addresses of one /64 at the default 10 an hour; the last 2 are refused', async () => {
-    const h = await guarded({ new_country_per_hour: 1000 })
+    const h = await signedIn({ new_country_per_hour: 1000 })
     const statuses: number[] = []
     for (let i = 1; i <= 12; i++) statuses.push((await h.send({ channel: 'sms', recipient: us(100 + i), ip: `2001:db8:7:9::${i.toString(16)}` })).status)
     expect(statuses).toEqual([...Array(10).fill(200), 429, 429])
@@ -64,7 +64,7 @@ describe('rule 2 over a /64', () => {
   })
 
   test('an IPv4-mapped address still counts as its IPv4 address, never as a /64', async () => {
-    const h = await guarded({ ip_per_hour: 2, new_country_per_hour: 1000 })
+    const h = await signedIn({ ip_per_hour: 2, new_country_per_hour: 1000 })
     expect((await h.send({ channel: 'sms', recipient: us(1), ip: '::ffff:198.51.100.9' })).status).toBe(200)
     expect((await h.send({ channel: 'sms', recipient: us(2), ip: '198.51.100.9' })).status).toBe(200)
     expect((await h.send({ channel: 'sms', recipient: us(3), ip: '::ffff:c633:6409' })).status).toBe(429)

@@ -11,11 +11,11 @@ import { balance, ca, guardedPerTest, PUMPING, refusals, us, uz, uzEvidence } fr
 import { MINUTE, TEST } from '../kit/harness.ts'
 import { sameDatabase } from '../kit/same-database.ts'
 
-const guarded = guardedPerTest()
+const signedIn = guardedPerTest()
 
 describe('order', () => {
   test('validation, then the test-recipient short-circuit, then rules 1, 2, 3, 5, then the per-recipient limits', async () => {
-    const h = await guarded(
+    const h = await signedIn(
       { allowed_countries: ['US', 'CA'], ip_per_hour: 1, new_country_per_hour: 1 },
       { config: { limits: { key_requests_per_minute: 1000, recipient_per_minute: 1 } } },
     )
@@ -41,7 +41,7 @@ describe('order', () => {
   })
 
   test('rules 1 and 2 come before rule 4; rule 4 before rule 5; the guard before the per-recipient limits and credits', async () => {
-    const h = await guarded({ ip_per_hour: 1 }, { config: { limits: { key_requests_per_minute: 1000, recipient_per_minute: 1 } } })
+    const h = await signedIn({ ip_per_hour: 1 }, { config: { limits: { key_requests_per_minute: 1000, recipient_per_minute: 1 } } })
     await uzEvidence(h)
     expect((await h.send({ channel: 'sms', recipient: uz(100), ip: '192.0.2.7' })).json.error).toBe(PUMPING(900)) // both scopes block
     // Rule 2 before rule 4: the IP is full (one accepted send) and the prefix blocked.
@@ -73,7 +73,7 @@ describe('order', () => {
 
 describe('modes', () => {
   test('monitor refuses nothing, logs and counts the would-be refusals; such sends count toward no rule', async () => {
-    const h = await guarded({ mode: 'monitor', allowed_countries: ['US'], new_country_per_hour: 2 })
+    const h = await signedIn({ mode: 'monitor', allowed_countries: ['US'], new_country_per_hour: 2 })
     for (let i = 0; i < 3; i++) expect((await h.send({ channel: 'sms', recipient: uz(i) })).status).toBe(200)
     expect(h.delivery.sent).toHaveLength(3)
     expect(await refusals(h, { rule: 'geo', country: 'UZ', decision: 'would_refuse' })).toBe(3)
@@ -85,13 +85,13 @@ describe('modes', () => {
   })
 
   test('off evaluates none of rules 1-4', async () => {
-    const h = await guarded({ mode: 'off', allowed_countries: ['US'], new_country_per_hour: 1 })
+    const h = await signedIn({ mode: 'off', allowed_countries: ['US'], new_country_per_hour: 1 })
     for (let i = 0; i < 3; i++) expect((await h.send({ channel: 'sms', recipient: uz(i) })).status).toBe(200)
     expect(await refusals(h, { rule: 'geo', country: 'UZ', decision: 'would_refuse' })).toBe(0)
   })
 
   test('off records no send: switched on, the hour holds none of them; an approval made while off of a send recorded before still proves its country', async () => {
-    const h = await guarded({ mode: 'enforce', new_country_per_hour: 2 })
+    const h = await signedIn({ mode: 'enforce', new_country_per_hour: 2 })
     const before = await h.send({ channel: 'sms', recipient: uz(50), code: '424242' })
     expect(before.status).toBe(200)
     h.server.reload(resolveConfig({ ...sameDatabase(h), fraud: { mode: 'off', new_country_per_hour: 2 } }))
@@ -110,7 +110,7 @@ describe('modes', () => {
   })
 
   test('a reload (SIGHUP) applies [fraud] to the next send', async () => {
-    const h = await guarded({ allowed_countries: ['US'] })
+    const h = await signedIn({ allowed_countries: ['US'] })
     expect((await h.send({ channel: 'sms', recipient: uz(1) })).status).toBe(403)
     h.server.reload(resolveConfig({ ...sameDatabase(h), fraud: { mode: 'monitor', allowed_countries: ['US'] } }))
     expect((await h.send({ channel: 'sms', recipient: uz(1) })).status).toBe(200)
@@ -119,7 +119,7 @@ describe('modes', () => {
   })
 
   test('monitor: rule 2 and rule 4 decide and record (the block starts, status shows it) and refuse nothing; enforce then refuses with the block left', async () => {
-    const h = await guarded({ mode: 'monitor', ip_per_hour: 1 })
+    const h = await signedIn({ mode: 'monitor', ip_per_hour: 1 })
     await uzEvidence(h)
     const before = h.delivery.sent.length
     expect((await h.send({ channel: 'sms', recipient: uz(1), ip: '192.0.2.9' })).status).toBe(200)
@@ -143,7 +143,7 @@ describe('modes', () => {
   })
 
   test('off: rules 2 and 4 are not evaluated either (no block starts, nothing would be refused, nothing logged)', async () => {
-    const h = await guarded({ mode: 'off', ip_per_hour: 1 })
+    const h = await signedIn({ mode: 'off', ip_per_hour: 1 })
     await uzEvidence(h)
     for (let i = 0; i < 3; i++) expect((await h.send({ channel: 'sms', recipient: uz(i), ip: '192.0.2.9' })).status).toBe(200)
     expect((await h.server.fraud.status()).blocks).toEqual([])

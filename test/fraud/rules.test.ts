@@ -10,7 +10,7 @@ import { destinationOf, maskPrefix } from '../../src/lib/phone-country.ts'
 import { approve, balance, ca, guardedPerTest, PUMPING, refusals, sendAccepted, us, uz } from '../kit/fraud.ts'
 import { DAY, HOUR, MINUTE, TEST } from '../kit/harness.ts'
 
-const guarded = guardedPerTest()
+const signedIn = guardedPerTest()
 
 describe('phone numbers to countries and prefixes (libphonenumber-js metadata)', () => {
   // Titles name the country, never the number: a test run's output is scanned for clear recipients (.ci/run).
@@ -70,7 +70,7 @@ describe('the ip field', () => {
   test.each([['nope'], [''], ['1.2.3'], ['01.2.3.4'], ['256.0.0.1'], ['fe80::1%eth0'], ['1.2.3.4 '], [null], [12], [['1.2.3.4']], [{}]])(
     '%p -> 400',
     async (ip) => {
-      const h = await guarded()
+      const h = await signedIn()
       const r = await h.send({ channel: 'sms', recipient: us(1), ip })
       expect(r.status).toBe(400)
       expect(r.json.error).toBe(IP)
@@ -78,7 +78,7 @@ describe('the ip field', () => {
   )
 
   test('it is checked after every other field, and a valid one passes', async () => {
-    const h = await guarded()
+    const h = await signedIn()
     expect((await h.send({ channel: 'sms', recipient: us(1), code: '1', ip: 'x' })).json.error).toBe('code must be a numeric string between 4-10 digits')
     expect((await h.send({ channel: 'sms', recipient: us(1), ip: '2001:DB8::1' })).status).toBe(200)
     expect((await h.send({ channel: 'email', recipient: 'a@example.com', ip: '192.0.2.1' })).status).toBe(200)
@@ -87,7 +87,7 @@ describe('the ip field', () => {
 
 describe('rule 1: geo permissions', () => {
   test('a country outside fraud.allowed_countries: 403 with the code; nothing delivered or charged; email and test recipients exempt', async () => {
-    const h = await guarded({ allowed_countries: ['US'] })
+    const h = await signedIn({ allowed_countries: ['US'] })
     const before = await balance(h)
     const r = await h.send({ channel: 'sms', recipient: uz(1) })
     expect(r.status).toBe(403)
@@ -113,7 +113,7 @@ describe('rule 1: geo permissions', () => {
   })
 
   test("an account's own list wins over the config's, '*' allows all, 'default' returns to the config's", async () => {
-    const h = await guarded({ allowed_countries: ['US'] })
+    const h = await signedIn({ allowed_countries: ['US'] })
     await h.server.fraud.setAccount('default', { allowedCountries: ['UZ', 'CA'] })
     expect((await h.send({ channel: 'sms', recipient: uz(1) })).status).toBe(200)
     expect((await h.send({ channel: 'sms', recipient: ca(1) })).status).toBe(200)
@@ -128,7 +128,7 @@ describe('rule 1: geo permissions', () => {
 
 describe('rule 2: per end-user IP', () => {
   test('10 sends per account and IP in a rolling hour, then the exact 429 with Retry-After; other IPs go on', async () => {
-    const h = await guarded({ new_country_per_hour: 1000 })
+    const h = await signedIn({ new_country_per_hour: 1000 })
     const start = h.clock.now()
     for (let i = 0; i < 10; i++) {
       expect((await h.send({ channel: 'sms', recipient: us(i), ip: '203.0.113.7' })).status).toBe(200)
@@ -152,14 +152,14 @@ describe('rule 2: per end-user IP', () => {
   })
 
   test('IPv6 addresses are counted in canonical form', async () => {
-    const h = await guarded({ ip_per_hour: 2, new_country_per_hour: 1000 })
+    const h = await signedIn({ ip_per_hour: 2, new_country_per_hour: 1000 })
     expect((await h.send({ channel: 'sms', recipient: us(1), ip: '2001:db8::1' })).status).toBe(200)
     expect((await h.send({ channel: 'sms', recipient: us(2), ip: '2001:0DB8:0:0:0:0:0:1' })).status).toBe(200)
     expect((await h.send({ channel: 'sms', recipient: us(3), ip: '2001:db8:0::1' })).status).toBe(429)
   })
 
   test('IPs are per account: another account has its own count', async () => {
-    const h = await guarded({ ip_per_hour: 1, new_country_per_hour: 1000 })
+    const h = await signedIn({ ip_per_hour: 1, new_country_per_hour: 1000 })
     await h.server.admin.createAccount('acme')
     await h.server.admin.addCredits(10, 'acme')
     const other = (await h.server.admin.createKey({ account: 'acme' })).key
@@ -171,7 +171,7 @@ describe('rule 2: per end-user IP', () => {
 
 describe('rule 3: unproven destinations', () => {
   test('a country never approved gets 10 sends an hour; the 11th is refused with the exact 429, charging nothing', async () => {
-    const h = await guarded()
+    const h = await signedIn()
     const start = h.clock.now()
     for (let i = 0; i < 10; i++) {
       expect((await h.send({ channel: 'sms', recipient: uz(i) })).status).toBe(200)
@@ -194,7 +194,7 @@ describe('rule 3: unproven destinations', () => {
   })
 
   test('a send no provider took counts toward no rule (an outage is not pumping)', async () => {
-    const h = await guarded({ new_country_per_hour: 1 })
+    const h = await signedIn({ new_country_per_hour: 1 })
     h.delivery.fail = true
     for (let i = 0; i < 3; i++) expect((await h.send({ channel: 'sms', recipient: uz(i) })).status).toBe(500)
     h.delivery.fail = false
@@ -203,7 +203,7 @@ describe('rule 3: unproven destinations', () => {
   })
 
   test('an approval proves the country for 30 days', async () => {
-    const h = await guarded()
+    const h = await signedIn()
     await approve(h, uz(0))
     for (let i = 1; i <= 15; i++) expect((await h.send({ channel: 'sms', recipient: uz(i) })).status).toBe(200)
     h.clock.advance(30 * DAY) // the approval is 30 days old: unproven again
@@ -212,7 +212,7 @@ describe('rule 3: unproven destinations', () => {
   })
 
   test('a refused send counts toward nothing: not rule 3, not the per-recipient limits', async () => {
-    const h = await guarded({ new_country_per_hour: 1 }, { config: { limits: { key_requests_per_minute: 1000, recipient_per_minute: 1 } } })
+    const h = await signedIn({ new_country_per_hour: 1 }, { config: { limits: { key_requests_per_minute: 1000, recipient_per_minute: 1 } } })
     expect((await h.send({ channel: 'sms', recipient: uz(1) })).status).toBe(200)
     for (let i = 0; i < 5; i++) expect((await h.send({ channel: 'sms', recipient: uz(2) })).status).toBe(429)
     h.clock.advance(HOUR)
@@ -221,7 +221,7 @@ describe('rule 3: unproven destinations', () => {
   })
 
   test('an approval 30 days less 1 ms old still proves the country; 30 days old, not', async () => {
-    const h = await guarded({ new_country_per_hour: 1 })
+    const h = await signedIn({ new_country_per_hour: 1 })
     await approve(h, uz(0))
     h.clock.advance(30 * DAY - 1)
     await sendAccepted(h, 3)
@@ -234,7 +234,7 @@ describe('rule 3: unproven destinations', () => {
 describe('rule 5: daily credit cap', () => {
   test('at most N debits (every channel) in a rolling 24 h, refunds not counted; the exact 429; applies in every mode', async () => {
     for (const mode of ['enforce', 'monitor', 'off']) {
-      const h = await guarded({ mode })
+      const h = await signedIn({ mode })
       await h.server.fraud.setAccount('default', { dailyCreditLimit: 3 })
       const start = h.clock.now()
       expect((await h.send({ channel: 'sms', recipient: us(1) })).status).toBe(200)
@@ -264,7 +264,7 @@ describe('rule 5: daily credit cap', () => {
 })
 
 test('the sweep drops guard sends older than 24 h (its longest window)', async () => {
-  const h = await guarded()
+  const h = await signedIn()
   expect((await h.send({ channel: 'sms', recipient: us(1) })).status).toBe(200)
   const rows = async () => Number((await h.sql('SELECT count(*) AS n FROM fraud_sends'))[0]!.n)
   expect(await rows()).toBe(1)

@@ -12,11 +12,11 @@ import { blockedEvents, guardedPerTest, guardedWithReceiverPerTest, refusals, uz
 import { sameDatabase } from '../kit/same-database.ts'
 import { watchEvents } from '../kit/watch-events.ts'
 
-const guarded = guardedPerTest()
+const signedIn = guardedPerTest()
 const withReceiver = guardedWithReceiverPerTest()
 
 test('a refusal emits send.blocked (verification and status null; rule, country, prefix) in its transaction; monitor emits none', async () => {
-  const h = await guarded({ allowed_countries: ['US'] })
+  const h = await signedIn({ allowed_countries: ['US'] })
   // The events handed to the outbox are watched (test/kit/watch-events.ts); the real outbox: the tests below.
   // Only send.blocked: the sends let through write their verification.sent in the same outbox.
   const events = watchEvents(h, (e) => e.type === 'send.blocked')

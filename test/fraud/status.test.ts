@@ -15,10 +15,10 @@ setDefaultTimeout(30_000)
 
 cleanUpAfterEach()
 const start = harnessPerTest()
-const guarded = guardedPerTest()
+const signedIn = guardedPerTest()
 
 test('status counts approvals and conversion by country over the last 24 h only', async () => {
-  const h = await guarded()
+  const h = await signedIn()
   await approve(h, us(1))
   await approve(h, us(2))
   expect((await h.send({ channel: 'sms', recipient: us(3) })).status).toBe(200)

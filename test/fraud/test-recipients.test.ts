@@ -9,12 +9,12 @@ import { balance, guardedPerTest, refusals, us } from '../kit/fraud.ts'
 import { harnessPerTest, MINUTE, TEST } from '../kit/harness.ts'
 
 const start = harnessPerTest()
-const guarded = guardedPerTest()
+const signedIn = guardedPerTest()
 
 const LOCKED = 'Too many failed attempts. Please try again in 15 minutes or request a new code.'
 
 test('test recipients off: charged and delivered like real ones, with a random code; on again: the short-circuit is back', async () => {
-  const h = await guarded()
+  const h = await signedIn()
   await h.server.fraud.setAccount('default', { testRecipients: false })
   const before = await balance(h)
   for (const [channel, recipient] of [
@@ -75,7 +75,7 @@ test('200 wrong codes to the FAIL phone (5 on each of 40 verifications) never pr
 })
 
 test('test recipients pass every rule, even with each one saturated, and count toward none', async () => {
-  const h = await guarded({ allowed_countries: ['US'], ip_per_hour: 1, new_country_per_hour: 1 })
+  const h = await signedIn({ allowed_countries: ['US'], ip_per_hour: 1, new_country_per_hour: 1 })
   await h.server.fraud.setAccount('default', { dailyCreditLimit: 1 })
   expect((await h.send({ channel: 'sms', recipient: us(1), ip: '192.0.2.1' })).status).toBe(200)
   // Rule 1 (a test phone is ZZ), rule 2 (the IP is full), rule 3 (US is full), rule 5 (the cap is reached).
@@ -93,7 +93,7 @@ test('test recipients pass every rule, even with each one saturated, and count t
 })
 
 test('the recipient failure cap spares the test recipients, and applies to them again with --test-recipients off', async () => {
-  const h = await guarded({}, { config: { limits: { key_requests_per_minute: 1000, recipient_failures_per_day: 3 } } })
+  const h = await signedIn({}, { config: { limits: { key_requests_per_minute: 1000, recipient_failures_per_day: 3 } } })
   let last = ''
   const failures = async (recipient: string, n: number) => {
     const sent = await h.send({ channel: 'sms', recipient })

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parse as parseToml } from 'smol-toml'
 import { openDatabase } from '../../src/store/sqlite/db.ts'
-import { loadGuardedSecret } from '../../src/store/sqlite/guards.ts'
+import { loadCheckedSecret } from '../../src/store/sqlite/start-checks.ts'
 import { ON_PG, PG_TEST_SECRET } from './harness.ts'
 import { pgBinDir, sharedCluster } from './pg-cluster.ts'
 
@@ -76,7 +76,7 @@ export function cliEnv(extraToml = '', extraEnv: Record<string, string> = {}, op
   if (!opts.noDatabase && databaseUrl === undefined) {
     // As `otpd serve` would: the file, its migrations and its secret.
     const db = openDatabase({ path })
-    loadGuardedSecret(db.$client, undefined, path)
+    loadCheckedSecret(db.$client, undefined, path)
     db.$client.close()
   }
   const run = (...args: string[]): CliRun => {

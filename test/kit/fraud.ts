@@ -18,7 +18,7 @@ export const PUMPING = (s: number) => `Sending to this destination is temporaril
 
 /**
  * The set-up of a fraud test file (harnessPerTest): the returned
- * `guarded(fraud, opts)` builds a harness with the guard at its defaults
+ * `signedIn(fraud, opts)` builds a harness with the guard at its defaults
  * (docs/api.md#fraud-guard) plus `fraud` overrides, and plenty of room in every other
  * limit; it is closed when the test ends.
  */
@@ -38,10 +38,10 @@ export function guardedPerTest(): (fraud?: Record<string, unknown>, opts?: Harne
 
 /** guardedPerTest, each server with a receiver for its every event (stopped when the test ends). */
 export function guardedWithReceiverPerTest(): (fraud?: Record<string, unknown>) => Promise<{ h: Harness; rx: Receiver }> {
-  const guarded = guardedPerTest()
+  const signedIn = guardedPerTest()
   const receiver = receiverPerTest()
   return async (fraud = {}) => {
-    const h = await guarded(fraud)
+    const h = await signedIn(fraud)
     const rx = receiver()
     await h.server.webhooks.add({ url: rx.url })
     return { h, rx }

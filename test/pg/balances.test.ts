@@ -129,7 +129,7 @@ describe.skipIf(!ON_PG)('an account balance on PostgreSQL', () => {
     await storage().write((r) => r.credits.post({ accountId: DEFAULT_ACCOUNT, kind: 'debit', amount: 3, note: 'correction', at: T0 + 2 }))
     expect((await rows())[0]).toBe(-2)
     expect(await balance()).toBe(BALANCE_STRIPES - 3)
-    // The guarded debit decides on the total, whatever one row holds.
+    // The signedIn debit decides on the total, whatever one row holds.
     expect(await storage().write((r) => debit(r, BALANCE_STRIPES - 2))).toBe(false)
     expect(await storage().write((r) => debit(r, BALANCE_STRIPES - 3))).toBe(true)
     expect(await balance()).toBe(0)

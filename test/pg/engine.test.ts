@@ -2,11 +2,11 @@
  * The PostgreSQL engine itself (store/pg/), beside what every behaviour test
  * checks on both engines: the embedded migrations, the config rules of
  * `database.url` and the secret, the connection settings, and (with
- * OTPD_TEST_DATABASE=postgres) the start guards through the real CLI and
+ * OTPD_TEST_DATABASE=postgres) the start checks through the real CLI and
  * `otpd serve`: one secret for all nodes (its fingerprint in the database),
  * a schema from a newer otpd refused, migrations applied once by processes
  * starting together (the advisory lock), and `otpd backup` pointing at
- * pg_dump. The SQLite engine's guards: test/store/guards.test.ts.
+ * pg_dump. The SQLite engine's start checks: test/store/start-checks.test.ts.
  */
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { SQL } from 'bun'
@@ -163,7 +163,7 @@ describe.skipIf(!ON_PG)('a unix socket', () => {
   })
 })
 
-describe.skipIf(!ON_PG)('start guards on PostgreSQL', () => {
+describe.skipIf(!ON_PG)('start checks on PostgreSQL', () => {
   test('one secret for all nodes: a copy of the same secret file works, another secret is refused with one sentence', async () => {
     const env = cliEnv()
     const file = join(env.dir, 'otpd.secret')

@@ -50,7 +50,7 @@ describe.skipIf(!ON_PG)('round trips on PostgreSQL', () => {
   afterEach(() => restore())
 
   /** The bench's shape: the fraud guard in monitor mode, an end user's IP, a number of a country with a proven prefix. */
-  const guarded = () =>
+  const signedIn = () =>
     harness({
       credits: 1000,
       config: {
@@ -71,7 +71,7 @@ describe.skipIf(!ON_PG)('round trips on PostgreSQL', () => {
   const measure = async (h: Harness, act: () => Promise<unknown>): Promise<number[]> => (await observe(h, act)).waves
 
   test("a send's first transaction waits for 3 round trips and its COMMIT, its outcome for 2", async () => {
-    const h = await guarded()
+    const h = await signedIn()
     // A proven country: rule 3 reads its last approval and stops there (its hour of sends is
     // read in the guard's statement only for an unproven country: test/store/contract/fraud.test.ts).
     await approve(h, '+14155550100', '198.51.100.7')
@@ -89,7 +89,7 @@ describe.skipIf(!ON_PG)('round trips on PostgreSQL', () => {
   })
 
   test('to a country not yet proven, 2 more: a send that counts reads the approval and the hour again under the lock', async () => {
-    const h = await guarded()
+    const h = await signedIn()
     const { waves, reads } = await observe(h, async () => {
       const r = await h.send({ channel: 'sms', recipient: '+14155550123', ip: '198.51.100.7' })
       expect(r.status).toBe(200)
@@ -102,7 +102,7 @@ describe.skipIf(!ON_PG)('round trips on PostgreSQL', () => {
   })
 
   test('a wrong code waits for 2 round trips and its COMMIT, and so does a right one', async () => {
-    const h = await guarded()
+    const h = await signedIn()
     const sent = await h.send({ channel: 'sms', recipient: '+14155550123' })
     expect(sent.status).toBe(200)
     const id = sent.json.verification_id as string

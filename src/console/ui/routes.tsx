@@ -1,7 +1,7 @@
 /** @jsxImportSource hono/jsx */
 /**
  * The console's HTML pages and form actions under /console/, behind the
- * session guard (console/guard.ts: no session, the sign-in page; an action
+ * session gate (console/session-gate.ts: no session, the sign-in page; an action
  * without the CSRF token, 403 before anything changes). Each page reads
  * through the same functions as the JSON read endpoints (ui/reads.ts); each
  * action calls the same audited use cases as the CLI, as the signed-in
@@ -14,7 +14,7 @@ import type { FraudAdmin } from '../../otp/fraud-admin.ts'
 import { OperatorError } from '../../otp/operator-error.ts'
 import type { ConsoleSession } from '../../otp/operators.ts'
 import type { Webhooks } from '../../otp/webhooks.ts'
-import { type ConsoleGuardDeps, consoleGuard } from '../guard.ts'
+import { type SessionGateDeps, sessionGate } from '../session-gate.ts'
 import { htmlResponse } from '../pages.ts'
 import { type PageFrame, PERIODS, type Period, page } from './layout.tsx'
 import { auditPage } from './pages/audit.tsx'
@@ -26,7 +26,7 @@ import { type SearchForm, verificationPage, verificationsPage } from './pages/ve
 import { webhooksPage } from './pages/webhooks.tsx'
 import { PERIOD_MS, type PageReads, Refused, type ScopeQuery } from './reads.ts'
 
-export interface ConsolePagesDeps extends ConsoleGuardDeps {
+export interface ConsolePagesDeps extends SessionGateDeps {
   admin: Admin
   fraud: FraudAdmin
   webhooks: Webhooks
@@ -52,9 +52,9 @@ function refusal(err: unknown): { status: number; text: string } {
   throw err
 }
 
-/** The pages' app, behind the console's session guard. */
+/** The pages' app, behind the console's session gate. */
 type PagesApp = ReturnType<typeof pagesApp>
-const pagesApp = (deps: ConsolePagesDeps) => new Elysia({ name: 'console-pages' }).use(consoleGuard(deps))
+const pagesApp = (deps: ConsolePagesDeps) => new Elysia({ name: 'console-pages' }).use(sessionGate(deps))
 type PageKit = ReturnType<typeof pageKit>
 const DAY_SCOPE = (account?: string): ScopeQuery => ({ account, period: '24h' })
 

@@ -10,7 +10,8 @@ import { Hasher } from '../../lib/secrets.ts'
 import type { Engine } from '../engine.ts'
 import type { ConfiguredSecret } from '../secret.ts'
 import { openClient } from './client.ts'
-import { checkSecret, StoreGuardError } from './guards.ts'
+import { StoreRefusedError } from '../refused.ts'
+import { checkSecret } from './start-checks.ts'
 import { applyMigrations, migrationsCurrent } from './migrate.ts'
 import { PgStorage, xactFunctionsFor, type PgStorageOptions, type XactFunctions } from './storage.ts'
 import { sweepPg } from './sweep.ts'
@@ -39,15 +40,15 @@ export async function openPostgres(conn: PgConnection, secret: ConfiguredSecret,
   let xact: XactFunctions = 'xact'
   try {
     const version = (await sql.unsafe("SELECT current_setting('server_version_num')::int AS v").catch((err: unknown) => {
-      throw new StoreGuardError(`cannot reach the PostgreSQL database ${conn.display}: ${err instanceof Error ? err.message : String(err)}`)
+      throw new StoreRefusedError(`cannot reach the PostgreSQL database ${conn.display}: ${err instanceof Error ? err.message : String(err)}`)
     })) as { v: number }[]
     xact = xactFunctionsFor(version[0]!.v)
     await applyMigrations(sql, conn.display)
     await checkSecret(sql, secret, conn.display)
   } catch (err) {
     await sql.close().catch(() => undefined)
-    if (err instanceof StoreGuardError) throw err
-    throw new StoreGuardError(`cannot open the PostgreSQL database ${conn.display}: ${err instanceof Error ? err.message : String(err)}`)
+    if (err instanceof StoreRefusedError) throw err
+    throw new StoreRefusedError(`cannot open the PostgreSQL database ${conn.display}: ${err instanceof Error ? err.message : String(err)}`)
   }
   // A write whose COMMIT answer was lost asks its outcome on a connection of its own (store/pg/storage.ts).
   const resolver = openClient(conn, { poolSize: 1, lockTimeoutMs: opts.lockTimeoutMs, connectTimeoutS: 2 })

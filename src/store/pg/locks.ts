@@ -16,7 +16,7 @@ function recipientLockKey(hash: Uint8Array): bigint {
   return Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength).readBigInt64BE(0)
 }
 
-/** The advisory lock key of the expiry scan ('otpd' in ASCII, then 2; store/pg/guards.ts START_LOCK is 1). */
+/** The advisory lock key of the expiry scan ('otpd' in ASCII, then 2; store/pg/start-checks.ts START_LOCK is 1). */
 const EXPIRY_SCAN_LOCK = 0x6f747064_00000002n
 
 export class TxLocks {

@@ -5,11 +5,12 @@
  * with its bookkeeping row. Same bookkeeping as drizzle's migrator
  * (`drizzle.__drizzle_migrations`: hash, folder millis), so drizzle-kit stays
  * compatible. A database with a migration newer than this binary knows is
- * refused before anything is applied (store/pg/guards.ts).
+ * refused before anything is applied (store/pg/start-checks.ts).
  */
 import type { SQL } from 'bun'
 import { createHash } from 'node:crypto'
-import { START_LOCK, StoreGuardError } from './guards.ts'
+import { StoreRefusedError } from '../refused.ts'
+import { START_LOCK } from './start-checks.ts'
 import { migrationFiles, migrationJournal } from './migrations/index.ts'
 
 const TABLE = '"drizzle"."__drizzle_migrations"'
@@ -24,7 +25,7 @@ export async function applyMigrations(sql: SQL, display: string): Promise<void> 
       const last = await newestApplied(conn)
       const newest = migrationJournal.entries.at(-1)?.when ?? 0
       if (last > newest) {
-        throw new StoreGuardError(
+        throw new StoreRefusedError(
           `the PostgreSQL database ${display} has schema changes from a newer otpd (migration of ${new Date(last).toISOString()}): upgrade otpd`,
         )
       }

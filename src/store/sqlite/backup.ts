@@ -10,7 +10,7 @@ import type { Database } from 'bun:sqlite'
 import { randomBytes } from 'node:crypto'
 import { chmodSync, closeSync, existsSync, fsyncSync, linkSync, openSync, renameSync, statSync, unlinkSync } from 'node:fs'
 import { basename, dirname, join, resolve } from 'node:path'
-import { StoreGuardError } from './guards.ts'
+import { StoreRefusedError } from '../refused.ts'
 
 export interface BackupResult {
   /** Absolute path of the backup. */
@@ -22,16 +22,16 @@ export function backupDatabase(client: Database, databasePath: string, target: s
   const file = resolve(target)
   const source = resolve(databasePath)
   if ([source, `${source}-wal`, `${source}-shm`].includes(file)) {
-    throw new StoreGuardError(`${file} is the live database: back up to another file`)
+    throw new StoreRefusedError(`${file} is the live database: back up to another file`)
   }
   if (!opts.force && existsSync(file)) throw exists(file)
-  if (!existsSync(dirname(file))) throw new StoreGuardError(`cannot write the backup ${file}: the directory ${dirname(file)} does not exist`)
+  if (!existsSync(dirname(file))) throw new StoreRefusedError(`cannot write the backup ${file}: the directory ${dirname(file)} does not exist`)
   const tmp = join(dirname(file), `.${basename(file)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`)
   try {
     try {
       client.run('VACUUM INTO ?', [tmp])
     } catch (err) {
-      throw new StoreGuardError(`cannot write the backup ${file}: ${err instanceof Error ? err.message : String(err)}`)
+      throw new StoreRefusedError(`cannot write the backup ${file}: ${err instanceof Error ? err.message : String(err)}`)
     }
     // As private as the data directory: it holds every hash the database does.
     chmodSync(tmp, 0o600)
@@ -53,8 +53,8 @@ export function backupDatabase(client: Database, databasePath: string, target: s
   return { file, bytes: statSync(file).size }
 }
 
-function exists(file: string): StoreGuardError {
-  return new StoreGuardError(`${file} already exists: choose a new name, or pass --force to replace it`)
+function exists(file: string): StoreRefusedError {
+  return new StoreRefusedError(`${file} already exists: choose a new name, or pass --force to replace it`)
 }
 
 function syncFile(path: string): void {

@@ -2,7 +2,7 @@
  * Opens the SQLite database: busy_timeout first (the CLI writes while the server
  * runs), then WAL, foreign keys and the synchronous level, then the embedded
  * migrations in one IMMEDIATE transaction; refused first when the file is not
- * writable or the schema is newer (store/sqlite/guards.ts). A new file is
+ * writable or the schema is newer (store/sqlite/start-checks.ts). A new file is
  * created 0600 whatever the umask, as the secret is (docs/operating.md#data-and-secrets):
  * SQLite would make it and its -wal and -shm files readable by every user.
  * An existing file is left as it is, with a warning when wider.
@@ -13,7 +13,8 @@ import { closeSync, mkdirSync, openSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite'
 import { accessMessage, isAccessError } from '../../lib/fs-errors.ts'
-import { checkSchemaNotNewer, checkWritable, namingPath, StoreGuardError } from './guards.ts'
+import { StoreRefusedError } from '../refused.ts'
+import { checkSchemaNotNewer, checkWritable, namingPath } from './start-checks.ts'
 import { migrationFiles, migrationJournal } from './migrations/index.ts'
 import { schema } from './schema.ts'
 
@@ -35,7 +36,7 @@ export function openDatabase(opts: OpenOptions): Db {
       // mkdir -p names the level it could not make: otpd needs write access to the directory above that one.
       const failed = (err as NodeJS.ErrnoException).path ?? dir
       if (isAccessError(err))
-        throw new StoreGuardError(
+        throw new StoreRefusedError(
           accessMessage(
             'create the database directory',
             failed,
@@ -43,7 +44,7 @@ export function openDatabase(opts: OpenOptions): Db {
             `write access to ${resolve(dirname(failed))} to create it, or ${resolve(dir)} made for it`,
           ),
         )
-      throw new StoreGuardError(`cannot create the database directory ${resolve(dir)}: ${err instanceof Error ? err.message : String(err)}`)
+      throw new StoreRefusedError(`cannot create the database directory ${resolve(dir)}: ${err instanceof Error ? err.message : String(err)}`)
     }
     checkWritable(path)
     createPrivate(path)
@@ -73,7 +74,7 @@ function createPrivate(path: string): void {
     closeSync(openSync(path, 'wx', 0o600))
   } catch (err) {
     if ((err as { code?: unknown }).code === 'EEXIST') return
-    throw new StoreGuardError(`cannot create the database file ${resolve(path)}: ${err instanceof Error ? err.message : String(err)}`)
+    throw new StoreRefusedError(`cannot create the database file ${resolve(path)}: ${err instanceof Error ? err.message : String(err)}`)
   }
 }
 

@@ -1,6 +1,6 @@
 /**
  * The embedded engine (store/engine.ts): one SQLite file, opened with its
- * start checks (store/sqlite/db.ts, guards.ts), a writer and a reader
+ * start checks (store/sqlite/db.ts, start-checks.ts), a writer and a reader
  * connection behind the group-commit storage (storage.ts), and, while a
  * server runs, the WAL work on worker threads: checkpoints (checkpointer.ts)
  * and, with synchronous = FULL, the flush that makes a batch durable before
@@ -16,7 +16,7 @@ import { startCheckpointer, type Checkpointer } from './checkpointer.ts'
 import { startRollupPlanner } from './rollup-planner.ts'
 import { migrationsCurrent, openDatabase, openReader, type Db, widerThanPrivate } from './db.ts'
 import { EVENT_ID_PURPOSE } from './event-store.ts'
-import { loadGuardedSecret } from './guards.ts'
+import { loadCheckedSecret } from './start-checks.ts'
 import { databaseFileSizes } from './health.ts'
 import { SqliteStorage } from './storage.ts'
 import { sweep } from './sweep.ts'
@@ -54,7 +54,7 @@ export class SqliteEngine implements Engine {
     // Absolute, as the start line shows it: a relative path depends on the directory otpd was started in.
     this.display = path === ':memory:' ? path : resolve(path)
     this.db = openDatabase({ path, synchronous: opts.synchronous, busyTimeoutMs })
-    this.secret = loadGuardedSecret(this.db.$client, opts.secret, path)
+    this.secret = loadCheckedSecret(this.db.$client, opts.secret, path)
     this.hasher = new Hasher(this.secret)
     this.reader = openReader(this.db, path)
     // After the open: the -wal and -shm files it made have the database file's mode.

@@ -27,7 +27,7 @@ export class SqliteFraudStore implements FraudStore {
   constructor(
     db: Db,
     stale: StaleSource,
-    /** Called when this connection changed an account's settings (the send profiles keep a copy: admin-store.ts). */
+    /** Called when this connection changed an account's settings (the send profiles keep a copy: credit-store.ts). */
     private readonly settingsChanged: () => void,
   ) {
     const c = db.$client

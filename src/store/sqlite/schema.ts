@@ -170,10 +170,10 @@ export const recipientFailures = sqliteTable(
 )
 
 /**
- * Facts about the database itself, by name (store/sqlite/guards.ts). `secret_fingerprint`
+ * Facts about the database itself, by name (store/sqlite/start-checks.ts). `secret_fingerprint`
  * is an HMAC of a fixed label under the server secret: it tells whether the
  * secret loaded at start is the one the stored hashes were made with, and
- * reveals nothing of the secret (see guards.ts).
+ * reveals nothing of the secret (see start-checks.ts).
  */
 export const settings = sqliteTable('settings', {
   name: text('name').primaryKey(),

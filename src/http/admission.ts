@@ -6,7 +6,7 @@
  */
 import { displayPrefix, KEY_PREFIX, type Authenticator } from '../otp/api-keys.ts'
 import type { KeyLimiter } from '../otp/key-limiter.ts'
-import { keyRateLimitMessage, Msg } from './messages.ts'
+import { keyRateLimitMessage, Msg } from './error-texts.ts'
 import type { ApiKey } from '../otp/types.ts'
 import { readJsonBody, type BodyResult } from './body.ts'
 import { idempotencyKeyOf } from './idempotency.ts'
@@ -14,7 +14,7 @@ import { errorReply, type Reply } from './reply.ts'
 import { noteOf } from './request-log.ts'
 import type { ServiceMetrics } from './service-metrics.ts'
 
-export interface GuardDeps {
+export interface AdmissionDeps {
   auth: Authenticator
   limiter: KeyLimiter
   metrics: ServiceMetrics
@@ -46,7 +46,7 @@ export function presentedKey(headers: Headers): string | null {
 }
 
 /** Authentication and the per-key limit as far as it is known without the database; no body is read. */
-export async function authenticate(deps: GuardDeps, request: Request): Promise<Authenticated> {
+export async function authenticate(deps: AdmissionDeps, request: Request): Promise<Authenticated> {
   const raw = presentedKey(request.headers)
   if (raw === null) return { ok: false, reply: errorReply(401, Msg.keyRequired) }
   if (KEY_SHAPE.test(raw)) noteOf(request).keyPrefix = displayPrefix(raw)
@@ -63,7 +63,7 @@ export async function authenticate(deps: GuardDeps, request: Request): Promise<A
   return { ok: true, key: auth.key }
 }
 
-export async function admit(deps: GuardDeps, request: Request, opts: AdmitOptions = {}): Promise<Admitted> {
+export async function admit(deps: AdmissionDeps, request: Request, opts: AdmitOptions = {}): Promise<Admitted> {
   const auth = await authenticate(deps, request)
   if (!auth.ok) return auth
   let idempotencyKey: string | null = null
@@ -86,7 +86,7 @@ export function keyLimitedReply(max: number, retryAfter: number): Reply {
  * toward the per-key limit: `reply`, once the hit is recorded, or the 429 if
  * the window filled up meanwhile.
  */
-export async function counted(deps: GuardDeps, key: ApiKey, reply: Reply): Promise<Reply> {
+export async function counted(deps: AdmissionDeps, key: ApiKey, reply: Reply): Promise<Reply> {
   const a = await deps.limiter.admitAlone(key.id)
   if (a.ok) return reply
   deps.metrics.rateLimited('key')

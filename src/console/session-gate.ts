@@ -1,7 +1,7 @@
 /**
- * The console's session guard, for every route behind the sign-in
+ * The console's session gate, for every route behind the sign-in
  * (docs/console.md#security-model). A module puts its routes behind it with
- * `.use(consoleGuard(deps))` in its own Elysia instance (its hooks are
+ * `.use(sessionGate(deps))` in its own Elysia instance (its hooks are
  * `scoped`; Elysia keeps one copy per instance by name). For each request it:
  * - finds the cookie's session; without a live one, 401 under /console/api/,
  *   elsewhere a 303 to the sign-in page;
@@ -16,14 +16,14 @@ import { Elysia } from 'elysia'
 import type { Actor } from '../otp/audit.ts'
 import type { ConsoleSession, Operators } from '../otp/operators.ts'
 import { API_PATH, consoleError, CSRF_FIELD, CSRF_HEADER, readConsoleBody, redirect, SIGN_IN_PATH, sessionTokenOf } from './http.ts'
-import { ConsoleMsg } from './messages.ts'
+import { ConsoleMsg } from './error-texts.ts'
 
-export interface ConsoleGuardDeps {
+export interface SessionGateDeps {
   operators: Operators
 }
 
-/** What the guard gives each handler. */
-export interface GuardedContext {
+/** What the gate gives each handler. */
+export interface SignedInContext {
   operator: ConsoleSession
   actor: Actor
   input: Record<string, unknown>
@@ -32,7 +32,7 @@ export interface GuardedContext {
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD'])
-/** Elysia's body for guarded routes: the guard reads the request's body itself. */
+/** Elysia's body for signedIn routes: the gate reads the request's body itself. */
 const UNPARSED = Object.freeze({})
 
 function sameToken(presented: unknown, expected: string): boolean {
@@ -44,9 +44,9 @@ export function isApiPath(pathname: string): boolean {
   return pathname === API_PATH || pathname.startsWith(`${API_PATH}/`)
 }
 
-type Resolved = { denied: Response; operator?: undefined } | ({ denied?: undefined } & GuardedContext)
+type Resolved = { denied: Response; operator?: undefined } | ({ denied?: undefined } & SignedInContext)
 
-async function resolveRequest(deps: ConsoleGuardDeps, request: Request): Promise<Resolved> {
+async function resolveRequest(deps: SessionGateDeps, request: Request): Promise<Resolved> {
   const url = new URL(request.url)
   const api = isApiPath(url.pathname)
   const token = sessionTokenOf(request)
@@ -70,8 +70,8 @@ async function resolveRequest(deps: ConsoleGuardDeps, request: Request): Promise
   return { operator: session, actor, input, form: body.form }
 }
 
-export function consoleGuard(deps: ConsoleGuardDeps) {
-  return new Elysia({ name: 'console-guard' })
+export function sessionGate(deps: SessionGateDeps) {
+  return new Elysia({ name: 'console-session-gate' })
     .onParse({ as: 'scoped' }, () => UNPARSED)
     .resolve({ as: 'scoped' }, async ({ request }) => {
       const r = await resolveRequest(deps, request)

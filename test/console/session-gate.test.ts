@@ -1,12 +1,12 @@
 /**
- * consoleGuard and consolePlugin's extras (console/guard.ts,
+ * sessionGate and consolePlugin's extras (console/session-gate.ts,
  * console/plugin.ts): what the console's other modules build on. A plugin
- * given as `guarded` sits behind the session guard whether or not it uses
+ * given as `signedIn` sits behind the session gate whether or not it uses
  * the guard itself; one given as `open` is reachable without a session.
  */
 import { afterEach, expect, test } from 'bun:test'
 import { Elysia } from 'elysia'
-import { consoleGuard } from '../../src/console/guard.ts'
+import { sessionGate } from '../../src/console/session-gate.ts'
 import { consoleJson, withSecurityHeaders } from '../../src/console/http.ts'
 import { consolePlugin } from '../../src/console/plugin.ts'
 import { type ConsoleHarness, consoleHarness, OPERATOR } from '../kit/console.ts'
@@ -14,7 +14,7 @@ import { type ConsoleHarness, consoleHarness, OPERATOR } from '../kit/console.ts
 let h: ConsoleHarness | undefined
 afterEach(() => h?.close())
 
-test('guarded extras answer only with a session (and the CSRF token to change), with the operator; open extras answer anyone', async () => {
+test('signedIn extras answer only with a session (and the CSRF token to change), with the operator; open extras answer anyone', async () => {
   h = await consoleHarness()
   const s = h.server
   const deps = {
@@ -29,7 +29,7 @@ test('guarded extras answer only with a session (and the CSRF token to change), 
   }
   let changed = 0
   const typed = new Elysia({ name: 'typed-extra' })
-    .use(consoleGuard(deps))
+    .use(sessionGate(deps))
     .get('/console/api/whoami', ({ request, operator }) => consoleJson(request, { status: 200, body: { operator: operator.operator } }))
     .post('/console/api/poke', ({ request, input }) => {
       changed++
@@ -41,7 +41,7 @@ test('guarded extras answer only with a session (and the CSRF token to change), 
   const open = new Elysia({ name: 'open-extra' }).get('/console/assets/app.css', () =>
     withSecurityHeaders(new Response('body{}', { headers: { 'content-type': 'text/css', 'cache-control': 'max-age=3600' } })),
   )
-  const app = new Elysia().use(consolePlugin(deps, { guarded: [typed, untyped], open: [open] }))
+  const app = new Elysia().use(consolePlugin(deps, { signedIn: [typed, untyped], open: [open] }))
   const call = async (path: string, init: RequestInit = {}) => app.handle(new Request(`http://localhost${path}`, init))
   const cookie = { cookie: `otpd_console=${h.session.cookie}` }
 

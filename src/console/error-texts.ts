@@ -1,6 +1,6 @@
 /**
  * The console's answers in words (docs/console.md#the-json-api): one
- * catalogue, as http/messages.ts is for the API. The API's own messages
+ * catalogue, as http/error-texts.ts is for the API. The API's own messages
  * (404, 405, 500, bodies) are used as they are.
  */
 export const ConsoleMsg = {

@@ -1,5 +1,5 @@
 /**
- * Start guards of the PostgreSQL engine, as store/sqlite/guards.ts does for
+ * Start checks of the PostgreSQL engine, as store/sqlite/start-checks.ts does for
  * SQLite: a node refuses to start, with one sentence, rather than run with a
  * secret other than the one the database's hashes were made with. The
  * database keeps the secret's fingerprint (store/secret.ts) in `settings`;
@@ -9,12 +9,10 @@
  */
 import type { SQL } from 'bun'
 import { sameHex, secretFingerprint, type ConfiguredSecret } from '../secret.ts'
+import { StoreRefusedError } from '../refused.ts'
 
 /** The advisory lock key of migrations and of the secret check at start ('otpd' in ASCII, then 1). */
 export const START_LOCK = 0x6f747064_00000001n
-
-/** A start refused for a reason the operator must fix; its message is the one line shown. */
-export class StoreGuardError extends Error {}
 
 const FINGERPRINT = 'secret_fingerprint'
 
@@ -28,7 +26,7 @@ export async function checkSecret(sql: SQL, secret: ConfiguredSecret, display: s
       const keys = (await tx.unsafe('SELECT count(*)::int AS n FROM api_keys')) as { n: number }[]
       if ((keys[0]?.n ?? 0) > 0) {
         // A database filled without a fingerprint (copied by hand): nothing says which secret it needs.
-        throw new StoreGuardError(
+        throw new StoreRefusedError(
           `the PostgreSQL database ${display} holds API keys but no secret fingerprint: copy it with \`otpd db copy\`, which records the fingerprint`,
         )
       }
@@ -36,7 +34,7 @@ export async function checkSecret(sql: SQL, secret: ConfiguredSecret, display: s
       return
     }
     if (!sameHex(stored, fingerprint)) {
-      throw new StoreGuardError(
+      throw new StoreRefusedError(
         `${secret.source === 'server.secret' ? 'the server.secret setting' : secret.source} does not hold the secret the PostgreSQL database ${display} was made with: give every node the same secret (a new secret would make every key invalid)`,
       )
     }

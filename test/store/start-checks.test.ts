@@ -1,5 +1,5 @@
 /**
- * Start guards (store/sqlite/guards.ts), each through the real CLI and `otpd serve`
+ * Start checks (store/sqlite/start-checks.ts), each through the real CLI and `otpd serve`
  * with its exact message: a missing or different server secret, a schema
  * from a newer otpd, a database that cannot be opened, an unwritable database
  * or directory. Unwritable cases use a read-only tmpfs and `chattr +i`, since

@@ -1,5 +1,5 @@
 /**
- * Start guards: a store that fails safe. Each refuses to open, in one sentence
+ * Start checks: a store that fails safe. Each refuses to open, in one sentence
  * naming the path and the fix (the CLI's one line), rather than start in a state
  * that fails later or silently: a database or directory otpd cannot write, one
  * it cannot open, a schema from a newer otpd, or a server secret other than the
@@ -13,19 +13,17 @@ import { Hasher } from '../../lib/secrets.ts'
 import { VerificationIds } from '../../lib/verification-id.ts'
 import { migrationJournal } from './migrations/index.ts'
 import { loadSecret, sameHex, secretFingerprint, secretPath, type ConfiguredSecret } from '../secret.ts'
+import { StoreRefusedError } from '../refused.ts'
 
 export { secretFingerprint }
-
-/** A start refused for a reason the operator must fix; its message is the one line shown. */
-export class StoreGuardError extends Error {}
 
 /** Runs part of an open, so that any SQLite error it throws names the database. */
 export function namingPath<T>(path: string, step: () => T): T {
   try {
     return step()
   } catch (err) {
-    if (err instanceof StoreGuardError) throw err
-    throw new StoreGuardError(`cannot open the database ${path}: ${err instanceof Error ? err.message : String(err)}`)
+    if (err instanceof StoreRefusedError) throw err
+    throw new StoreRefusedError(`cannot open the database ${path}: ${err instanceof Error ? err.message : String(err)}`)
   }
 }
 
@@ -40,12 +38,12 @@ export function checkWritable(path: string): void {
   const dir = dirname(path)
   if (existsSync(path)) {
     const problem = accessProblem(path, constants.R_OK | constants.W_OK)
-    if (problem) throw new StoreGuardError(`the database ${path} is not writable (${problem}): otpd must be able to write it and its directory`)
+    if (problem) throw new StoreRefusedError(`the database ${path} is not writable (${problem}): otpd must be able to write it and its directory`)
   }
   const problem = accessProblem(dir, constants.W_OK | constants.X_OK)
   if (problem) {
     const name = basename(path)
-    throw new StoreGuardError(`the database directory ${dir} is not writable (${problem}): otpd must create ${name}-wal and ${name}-shm beside ${name} there`)
+    throw new StoreRefusedError(`the database directory ${dir} is not writable (${problem}): otpd must create ${name}-wal and ${name}-shm beside ${name} there`)
   }
 }
 
@@ -66,11 +64,11 @@ export function checkNotInUse(path: string, what: string): void {
     probe.run('ROLLBACK')
   } catch (err) {
     if (/locked|busy/i.test(err instanceof Error ? err.message : String(err))) {
-      throw new StoreGuardError(
+      throw new StoreRefusedError(
         `${path} is open in another process (a running otpd serve, or a command still at work): stop otpd first (systemctl stop otpd), then ${what}`,
       )
     }
-    throw new StoreGuardError(`cannot open the database ${path}: ${err instanceof Error ? err.message : String(err)}`)
+    throw new StoreRefusedError(`cannot open the database ${path}: ${err instanceof Error ? err.message : String(err)}`)
   } finally {
     probe.close()
   }
@@ -99,7 +97,7 @@ export function checkSchemaNotNewer(client: Database, path: string): void {
   const newest = migrationJournal.entries.at(-1)?.when ?? 0
   const at = Number(row?.at ?? 0)
   if (at > newest) {
-    throw new StoreGuardError(`${path} has schema changes from a newer otpd (migration of ${new Date(at).toISOString()}): upgrade otpd`)
+    throw new StoreRefusedError(`${path} has schema changes from a newer otpd (migration of ${new Date(at).toISOString()}): upgrade otpd`)
   }
 }
 
@@ -113,7 +111,7 @@ const FINGERPRINT = 'secret_fingerprint'
  * back under it (idsReadWith). Under the write lock, so a CLI and a server
  * agree on one secret, and the file is synced before its fingerprint commits.
  */
-export function loadGuardedSecret(client: Database, configured: ConfiguredSecret | undefined, databasePath: string): Uint8Array {
+export function loadCheckedSecret(client: Database, configured: ConfiguredSecret | undefined, databasePath: string): Uint8Array {
   if (databasePath === ':memory:') return loadSecret(configured?.bytes, databasePath)
   const file = secretPath(databasePath)
   const decide = client.transaction((): Uint8Array => {
@@ -122,7 +120,7 @@ export function loadGuardedSecret(client: Database, configured: ConfiguredSecret
       const keys = client.query<{ n: number }, []>('SELECT count(*) AS n FROM api_keys').get()?.n ?? 0
       if (stored !== undefined || keys > 0) {
         const holds = keys > 0 ? `holds ${keys} API key${keys === 1 ? '' : 's'} made with it` : 'was made with it'
-        throw new StoreGuardError(
+        throw new StoreRefusedError(
           `the server secret ${file} is missing, but ${databasePath} ${holds}: restore ${basename(file)} from the backup taken with this database (a new secret would make every key invalid)`,
         )
       }
@@ -131,7 +129,7 @@ export function loadGuardedSecret(client: Database, configured: ConfiguredSecret
     const fingerprint = secretFingerprint(secret)
     const matches = stored === undefined ? idsReadWith(client, secret) : sameHex(stored, fingerprint)
     if (!matches) {
-      throw new StoreGuardError(
+      throw new StoreRefusedError(
         configured?.source === 'server.secret'
           ? `the server.secret setting does not match the secret ${databasePath} was made with: set server.secret back to the value used with this database (a new secret would make every key invalid)`
           : configured !== undefined
@@ -172,6 +170,6 @@ function loadOrRefuse(configured: ConfiguredSecret | undefined, databasePath: st
   try {
     return loadSecret(configured?.bytes, databasePath)
   } catch (err) {
-    throw new StoreGuardError(err instanceof Error ? err.message : String(err))
+    throw new StoreRefusedError(err instanceof Error ? err.message : String(err))
   }
 }
