@@ -1,7 +1,19 @@
 /** `otpd operators ...`: the people who may sign in to the console (docs/console.md#the-first-operator). */
 import { Command } from 'commander'
 import type { OperatorView } from '../otp/operators.ts'
-import { example, formatTime, isoTime, operatorOption, printJson, printTable, withConfig, withCore, withJson, type CommonOptions } from './common.ts'
+import {
+  example,
+  formatTime,
+  isoTime,
+  operatorOption,
+  printJson,
+  printTable,
+  withConfig,
+  withCore,
+  withJson,
+  type CommonOptions,
+  subcommand,
+} from './common.ts'
 
 function operatorJson(o: OperatorView) {
   return { id: o.id, name: o.name, status: o.status, created_at: isoTime(o.createdAt), password_changed_at: isoTime(o.passwordChangedAt) }
@@ -19,8 +31,10 @@ const ONCE = 'Give it to the operator now: otpd keeps only an argon2id hash and 
 export function operatorsCommand(): Command {
   const operators = new Command('operators').description('manage the operators who may sign in to the console')
 
-  example(
-    withJson(withConfig(operators.command('add <name>').description('add an operator; a generated password is printed once, or --password-stdin reads one'))),
+  subcommand(
+    operators,
+    'add <name>',
+    'add an operator; a generated password is printed once, or --password-stdin reads one',
     'otpd operators add alice',
     'printf \'%s\' "$PASSWORD" | otpd operators add bob --password-stdin',
   )
@@ -36,26 +50,22 @@ export function operatorsCommand(): Command {
       }),
     )
 
-  example(withJson(withConfig(operators.command('list').description('list operators (never their passwords)'))), 'otpd operators list').action(
-    (opts: CommonOptions) =>
-      withCore(
-        opts,
-        async ({ operators }) => {
-          const rows = await operators.list()
-          if (opts.json) return printJson(rows.map(operatorJson))
-          printTable(
-            ['ID', 'NAME', 'STATUS', 'CREATED', 'PASSWORD CHANGED'],
-            rows.map((o) => [o.id, o.name, o.status, formatTime(o.createdAt), formatTime(o.passwordChangedAt)]),
-          )
-        },
-        { readOnly: true },
-      ),
+  subcommand(operators, 'list', 'list operators (never their passwords)', 'otpd operators list').action((opts: CommonOptions) =>
+    withCore(
+      opts,
+      async ({ operators }) => {
+        const rows = await operators.list()
+        if (opts.json) return printJson(rows.map(operatorJson))
+        printTable(
+          ['ID', 'NAME', 'STATUS', 'CREATED', 'PASSWORD CHANGED'],
+          rows.map((o) => [o.id, o.name, o.status, formatTime(o.createdAt), formatTime(o.passwordChangedAt)]),
+        )
+      },
+      { readOnly: true },
+    ),
   )
 
-  example(
-    withJson(withConfig(operators.command('disable <name>').description('refuse the operator sign-in from now on, and end every session it has'))),
-    'otpd operators disable alice',
-  )
+  subcommand(operators, 'disable <name>', 'refuse the operator sign-in from now on, and end every session it has', 'otpd operators disable alice')
     .addOption(operatorOption())
     .action((name: string, opts: CommonOptions) =>
       withCore(opts, async ({ operators }) => {
@@ -65,7 +75,7 @@ export function operatorsCommand(): Command {
       }),
     )
 
-  example(withJson(withConfig(operators.command('enable <name>').description('let a disabled operator sign in again'))), 'otpd operators enable alice')
+  subcommand(operators, 'enable <name>', 'let a disabled operator sign in again', 'otpd operators enable alice')
     .addOption(operatorOption())
     .action((name: string, opts: CommonOptions) =>
       withCore(opts, async ({ operators }) => {
