@@ -32,7 +32,7 @@ import { ipScope, type FraudGuard, type FraudVerdict, type Refusal } from './fra
 import type { Delivery, FraudRule, Repos, Storage, StoredAnswer } from './ports/index.ts'
 import type { Idempotency, IdempotencyOutcome, IdempotentRequest } from './idempotency.ts'
 import { destinationOf, maskPrefix } from '../lib/phone-country.ts'
-import type { KeyLimiter } from './key-limiter.ts'
+import { type KeyLimited, type KeyLimiter, keyLimitedBy } from './key-limiter.ts'
 import { failureCapWait } from './failure-cap.ts'
 import { recipientIdentity } from './recipient-identity.ts'
 import { TEST_CODE, testModeOf } from './test-recipients.ts'
@@ -52,7 +52,7 @@ export const RECIPIENT_HASH_BYTES = 16
 export const HASH_PURPOSE_IP = 'end-user-ip'
 
 export type SendOutcome =
-  | { kind: 'key_limited'; max: number; retryAfter: number }
+  | KeyLimited
   /** `test`: a test recipient (nothing delivered, nothing charged). */
   | { kind: 'sent'; verificationId: string; expiresAt: number; test: boolean }
   | { kind: 'recipient_limited'; max: number; period: string; retryAfter: number }
@@ -224,8 +224,7 @@ export class SendService {
 
   /** The per-key limit, decided and counted inside the operation's transaction. */
   private async keyLimited(r: Repos, key: ApiKey): Promise<SendOutcome | null> {
-    const a = await this.d.limiter.admit(r, key.id)
-    return a.ok ? null : { kind: 'key_limited', max: a.max, retryAfter: a.retryAfter }
+    return keyLimitedBy(await this.d.limiter.admit(r, key.id))
   }
 
   /** An answer decided in the reservation is stored there for its Idempotency-Key. */

@@ -4,25 +4,14 @@
  * counts toward the per-key limit, decided and counted in the same
  * transaction as the read (as send and verify do).
  */
-import type { Clock } from '../lib/clock.ts'
-import type { VerificationIds } from '../lib/verification-id.ts'
-import type { KeyLimiter } from './key-limiter.ts'
-import type { Storage, VerificationStatus } from './ports/index.ts'
+import { type KeyedDeps, type KeyLimited, keyLimitedBy } from './key-limiter.ts'
+import type { VerificationStatus } from './ports/index.ts'
 import { failedAttemptsOf, statusOf } from './status.ts'
-import type { ApiKey, Limits, Verification } from './types.ts'
+import type { ApiKey, Verification } from './types.ts'
 
-export type ShowOutcome =
-  | { kind: 'key_limited'; max: number; retryAfter: number }
-  | { kind: 'not_found' }
-  | { kind: 'found'; verification: Verification; status: VerificationStatus; failedAttempts: number }
+export type ShowOutcome = KeyLimited | { kind: 'not_found' } | { kind: 'found'; verification: Verification; status: VerificationStatus; failedAttempts: number }
 
-export interface ShowDeps {
-  storage: Storage
-  ids: VerificationIds
-  clock: Clock
-  limits: Limits
-  limiter: KeyLimiter
-}
+export type ShowDeps = KeyedDeps
 
 export class ShowService {
   constructor(private readonly d: ShowDeps) {}
@@ -31,8 +20,8 @@ export class ShowService {
   show(key: ApiKey, id: string): Promise<ShowOutcome> {
     const { d } = this
     return d.storage.write(async (r): Promise<ShowOutcome> => {
-      const admission = await d.limiter.admit(r, key.id)
-      if (!admission.ok) return { kind: 'key_limited', max: admission.max, retryAfter: admission.retryAfter }
+      const limited = keyLimitedBy(await d.limiter.admit(r, key.id))
+      if (limited) return limited
       const now = d.clock.now()
       const v = await r.verifications.findForKey(id, d.ids.seqOf(id), key.id)
       if (!v) return { kind: 'not_found' }
