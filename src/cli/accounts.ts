@@ -9,13 +9,13 @@ import { formatTime, integerArg, isoTime, printJson, withCore, operatorOption, n
 
 export function accountsCommand(): Command {
   const accounts = new Command('accounts').description('manage accounts (each has its own keys, credits and code length)')
-  addCreate(accounts)
-  addList(accounts)
-  addSet(accounts)
+  defineCreate(accounts)
+  defineList(accounts)
+  defineSet(accounts)
   return accounts
 }
 
-function addCreate(accounts: Command): void {
+function defineCreate(accounts: Command): void {
   subcommand(accounts, 'create <name>', 'create an account', 'otpd accounts create acme')
     .addOption(operatorOption())
     .action((name: string, opts: CommonOptions) =>
@@ -31,7 +31,7 @@ function addCreate(accounts: Command): void {
 const NO_GUARD_SETTINGS = { allowedCountries: null, dailyCreditLimit: null, testRecipients: true }
 
 /** `accounts list`: the console's account view (console/views.ts), as a table or, without its two `_is_default` flags, as JSON. */
-function addList(accounts: Command): void {
+function defineList(accounts: Command): void {
   subcommand(
     accounts,
     'list',
@@ -69,7 +69,7 @@ async function listAccounts({ admin, fraud, config }: Core, opts: CommonOptions)
   )
 }
 
-function addSet(accounts: Command): void {
+function defineSet(accounts: Command): void {
   subcommand(
     accounts,
     'set <name>',

@@ -2,7 +2,7 @@
 import { Command, InvalidArgumentError } from 'commander'
 import { AUDIT_PAGE_MAX, listAudit } from '../otp/audit.ts'
 import type { AuditRow } from '../otp/ports/index.ts'
-import { formatTime, integerArg, isoTime, printJson, printTable, withCore, type CommonOptions, subcommand } from './common.ts'
+import { formatTime, integerArg, isoTime, printJson, printTable, withCore, subcommand, type CommonOptions } from './common.ts'
 
 export function auditJson(e: AuditRow) {
   return { id: e.id, at: isoTime(e.at), operator: e.operator, source: e.source, action: e.action, subject: e.subject, details: e.details }

@@ -2,11 +2,18 @@
 import { Command, InvalidArgumentError } from 'commander'
 import { MAX_GRANT } from '../otp/admin.ts'
 import type { LedgerRow } from '../otp/ports/index.ts'
-import { formatTime, integerArg, isoTime, printJson, withCore, operatorOption, noneYet, printListing, type CommonOptions, subcommand } from './common.ts'
+import { formatTime, integerArg, isoTime, printJson, withCore, operatorOption, noneYet, printListing, subcommand, type CommonOptions } from './common.ts'
 
 export function creditsCommand(): Command {
   const credits = new Command('credits').description("manage an account's credits (1 credit = 1 send)")
+  defineAdd(credits)
+  defineDeduct(credits)
+  defineBalance(credits)
+  defineHistory(credits)
+  return credits
+}
 
+function defineAdd(credits: Command): void {
   subcommand(credits, 'add <amount>', 'add credits to an account', 'otpd credits add 1000', 'otpd credits add 500 --account acme --note "invoice 42"')
     .option('--account <account>', 'account to credit', 'default')
     .option('--note <text>', 'a note kept in the ledger')
@@ -18,7 +25,9 @@ export function creditsCommand(): Command {
         process.stdout.write(`added ${amount} credits to '${r.account}'; balance is now ${r.balance}\n`)
       }),
     )
+}
 
+function defineDeduct(credits: Command): void {
   subcommand(
     credits,
     'deduct <amount>',
@@ -35,7 +44,9 @@ export function creditsCommand(): Command {
         process.stdout.write(`deducted ${amount} credits from '${r.account}'; balance is now ${r.balance}\n`)
       }),
     )
+}
 
+function defineBalance(credits: Command): void {
   subcommand(credits, 'balance', "show an account's balance", 'otpd credits balance', 'otpd credits balance --account acme --json')
     .option('--account <account>', 'account', 'default')
     .action((opts: CommonOptions & { account: string }) =>
@@ -49,7 +60,9 @@ export function creditsCommand(): Command {
         READ_ONLY,
       ),
     )
+}
 
+function defineHistory(credits: Command): void {
   subcommand(credits, 'history', "show an account's ledger, newest first", 'otpd credits history --limit 20')
     .option('--account <account>', 'account', 'default')
     .option('--limit <n>', 'number of entries', integerArg('--limit'), 50)
@@ -80,7 +93,6 @@ export function creditsCommand(): Command {
         READ_ONLY,
       ),
     )
-  return credits
 }
 
 const READ_ONLY = { readOnly: true }

@@ -7,7 +7,7 @@ import { Command } from 'commander'
 import { systemClock } from '../lib/clock.ts'
 import { copyDatabaseToPostgres } from '../store/copy-to-pg.ts'
 import { secretPath } from '../store/secret.ts'
-import { load, printJson, printTable, type CommonOptions, subcommand } from './common.ts'
+import { load, printJson, printTable, subcommand, type CommonOptions } from './common.ts'
 
 export function dbCommand(): Command {
   const db = new Command('db').description('move the database between engines')

@@ -1,7 +1,7 @@
 /** `otpd events ...`: list and replay the signed events (docs/api.md#events). */
 import { Command } from 'commander'
 import type { EventRow } from '../otp/ports/index.ts'
-import { formatTime, integerArg, isoTime, printJson, withCore, operatorOption, noneYet, printListing, type CommonOptions, subcommand } from './common.ts'
+import { formatTime, integerArg, isoTime, printJson, withCore, operatorOption, noneYet, printListing, subcommand, type CommonOptions } from './common.ts'
 
 function eventJson(e: EventRow) {
   return {
@@ -20,7 +20,12 @@ function eventJson(e: EventRow) {
 
 export function eventsCommand(): Command {
   const events = new Command('events').description('list and replay the events sent to webhook endpoints')
+  defineList(events)
+  defineReplay(events)
+  return events
+}
 
+function defineList(events: Command): void {
   subcommand(
     events,
     'list',
@@ -52,7 +57,9 @@ export function eventsCommand(): Command {
         { readOnly: true },
       ),
     )
+}
 
+function defineReplay(events: Command): void {
   subcommand(
     events,
     'replay [id]',
@@ -82,5 +89,4 @@ export function eventsCommand(): Command {
         )
       }),
     )
-  return events
 }

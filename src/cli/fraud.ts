@@ -6,12 +6,12 @@ import { formatTime, isoTime, printJson, printTable, withCore, operatorOption, s
 
 export function fraudCommand(): Command {
   const fraud = new Command('fraud').description('the SMS pumping guard: what it blocks and why, and lifting a block')
-  addStatus(fraud)
-  addUnblock(fraud)
+  defineStatus(fraud)
+  defineUnblock(fraud)
   return fraud
 }
 
-function addStatus(fraud: Command): void {
+function defineStatus(fraud: Command): void {
   subcommand(
     fraud,
     'status',
@@ -89,7 +89,7 @@ function printStatus(s: FraudStatus, config: Core['config']): void {
     )
 }
 
-function addUnblock(fraud: Command): void {
+function defineUnblock(fraud: Command): void {
   subcommand(
     fraud,
     'unblock <scope>',

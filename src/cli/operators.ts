@@ -1,19 +1,7 @@
 /** `otpd operators ...`: the people who may sign in to the console (docs/console.md#the-first-operator). */
 import { Command } from 'commander'
 import type { OperatorView } from '../otp/operators.ts'
-import {
-  example,
-  formatTime,
-  isoTime,
-  operatorOption,
-  printJson,
-  printTable,
-  withConfig,
-  withCore,
-  withJson,
-  type CommonOptions,
-  subcommand,
-} from './common.ts'
+import { formatTime, isoTime, operatorOption, printJson, printTable, subcommand, withCore, type CommonOptions } from './common.ts'
 
 function operatorJson(o: OperatorView) {
   return { id: o.id, name: o.name, status: o.status, created_at: isoTime(o.createdAt), password_changed_at: isoTime(o.passwordChangedAt) }
@@ -30,7 +18,15 @@ const ONCE = 'Give it to the operator now: otpd keeps only an argon2id hash and 
 
 export function operatorsCommand(): Command {
   const operators = new Command('operators').description('manage the operators who may sign in to the console')
+  defineAdd(operators)
+  defineList(operators)
+  defineDisable(operators)
+  defineEnable(operators)
+  defineResetPassword(operators)
+  return operators
+}
 
+function defineAdd(operators: Command): void {
   subcommand(
     operators,
     'add <name>',
@@ -49,7 +45,9 @@ export function operatorsCommand(): Command {
         process.stdout.write(`${r.password}\n\nAdded operator '${r.operator.name}' with the generated password above.\n${ONCE}`)
       }),
     )
+}
 
+function defineList(operators: Command): void {
   subcommand(operators, 'list', 'list operators (never their passwords)', 'otpd operators list').action((opts: CommonOptions) =>
     withCore(
       opts,
@@ -64,7 +62,9 @@ export function operatorsCommand(): Command {
       { readOnly: true },
     ),
   )
+}
 
+function defineDisable(operators: Command): void {
   subcommand(operators, 'disable <name>', 'refuse the operator sign-in from now on, and end every session it has', 'otpd operators disable alice')
     .addOption(operatorOption())
     .action((name: string, opts: CommonOptions) =>
@@ -74,7 +74,9 @@ export function operatorsCommand(): Command {
         process.stdout.write(`operator '${r.operator.name}' is disabled; ${r.sessionsEnded} session${r.sessionsEnded === 1 ? '' : 's'} ended\n`)
       }),
     )
+}
 
+function defineEnable(operators: Command): void {
   subcommand(operators, 'enable <name>', 'let a disabled operator sign in again', 'otpd operators enable alice')
     .addOption(operatorOption())
     .action((name: string, opts: CommonOptions) =>
@@ -84,15 +86,13 @@ export function operatorsCommand(): Command {
         process.stdout.write(`operator '${o.name}' may sign in again\n`)
       }),
     )
+}
 
-  example(
-    withJson(
-      withConfig(
-        operators
-          .command('reset-password <name>')
-          .description('give the operator a new password (generated and printed once, or read with --password-stdin) and end every session it has'),
-      ),
-    ),
+function defineResetPassword(operators: Command): void {
+  subcommand(
+    operators,
+    'reset-password <name>',
+    'give the operator a new password (generated and printed once, or read with --password-stdin) and end every session it has',
     'otpd operators reset-password alice',
   )
     .option('--password-stdin', 'read the new password (at least 12 characters) from stdin instead of generating one')
@@ -108,5 +108,4 @@ export function operatorsCommand(): Command {
         process.stdout.write(`${r.password}\n\nNew password for operator '${r.operator.name}' above; ${ended}.\n${ONCE}`)
       }),
     )
-  return operators
 }

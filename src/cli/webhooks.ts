@@ -1,7 +1,7 @@
 /** `otpd webhooks ...`: add, list, remove, rotate-secret (docs/api.md#events). */
 import { Command } from 'commander'
 import type { EndpointRow } from '../otp/ports/index.ts'
-import { formatTime, isoTime, printJson, withCore, operatorOption, noneYet, printListing, type CommonOptions, subcommand } from './common.ts'
+import { formatTime, isoTime, printJson, withCore, operatorOption, noneYet, printListing, subcommand, type CommonOptions } from './common.ts'
 
 /** An endpoint as `--json` shows it: never its secret. */
 function endpointJson(e: EndpointRow) {
@@ -10,7 +10,14 @@ function endpointJson(e: EndpointRow) {
 
 export function webhooksCommand(): Command {
   const webhooks = new Command('webhooks').description('manage the endpoints that receive signed events (webhooks)')
+  defineAdd(webhooks)
+  defineList(webhooks)
+  defineRemove(webhooks)
+  defineRotateSecret(webhooks)
+  return webhooks
+}
 
+function defineAdd(webhooks: Command): void {
   subcommand(
     webhooks,
     'add',
@@ -32,7 +39,9 @@ export function webhooksCommand(): Command {
         )
       }),
     )
+}
 
+function defineList(webhooks: Command): void {
   subcommand(webhooks, 'list', 'list endpoints (never their secrets)', 'otpd webhooks list', 'otpd webhooks list --account acme --json')
     .option('--account <account>', 'only endpoints of this account')
     .action((opts: CommonOptions & { account?: string }) =>
@@ -52,7 +61,9 @@ export function webhooksCommand(): Command {
         { readOnly: true },
       ),
     )
+}
 
+function defineRemove(webhooks: Command): void {
   subcommand(webhooks, 'remove <id>', 'remove an endpoint; deliveries still due to it are dropped', 'otpd webhooks remove 3')
     .addOption(operatorOption())
     .action((id: string, opts: CommonOptions) =>
@@ -62,7 +73,9 @@ export function webhooksCommand(): Command {
         process.stdout.write(`removed webhook endpoint ${e.id} (${e.url})\n`)
       }),
     )
+}
 
+function defineRotateSecret(webhooks: Command): void {
   subcommand(webhooks, 'rotate-secret <id>', 'give an endpoint a new secret, printed once; the old one also signs for 24 h', 'otpd webhooks rotate-secret 3')
     .addOption(operatorOption())
     .action((id: string, opts: CommonOptions) =>
@@ -75,5 +88,4 @@ export function webhooksCommand(): Command {
         )
       }),
     )
-  return webhooks
 }
