@@ -1,26 +1,21 @@
 /** `otpd accounts ...`: create, list, set. */
 import { Command, InvalidArgumentError } from 'commander'
-import { buildCatalogue } from '../app/index.ts'
+import { buildCatalogue, type Core } from '../app/index.ts'
+import { accountView } from '../console/views.ts'
 import { HOST_NAME } from '../config/schema.ts'
-import {
-  example,
-  formatTime,
-  integerArg,
-  isoTime,
-  printJson,
-  withConfig,
-  withCore,
-  withJson,
-  operatorOption,
-  noneYet,
-  printListing,
-  type CommonOptions,
-} from './common.ts'
+import type { AccountFraudView } from '../otp/fraud-admin.ts'
+import { formatTime, integerArg, isoTime, printJson, withCore, operatorOption, noneYet, printListing, subcommand, type CommonOptions } from './common.ts'
 
 export function accountsCommand(): Command {
   const accounts = new Command('accounts').description('manage accounts (each has its own keys, credits and code length)')
+  defineCreate(accounts)
+  defineList(accounts)
+  defineSet(accounts)
+  return accounts
+}
 
-  example(withJson(withConfig(accounts.command('create <name>').description('create an account'))), 'otpd accounts create acme')
+function defineCreate(accounts: Command): void {
+  subcommand(accounts, 'create <name>', 'create an account', 'otpd accounts create acme')
     .addOption(operatorOption())
     .action((name: string, opts: CommonOptions) =>
       withCore(opts, async ({ admin }) => {
@@ -29,55 +24,55 @@ export function accountsCommand(): Command {
         process.stdout.write(`created account '${a.name}'\n`)
       }),
     )
+}
 
-  example(
-    withJson(withConfig(accounts.command('list').description('list accounts with their balance, code length and fraud guard settings'))),
+/** An account the guard's listing missed (created between the two reads): the guard's defaults. */
+const NO_GUARD_SETTINGS = { allowedCountries: null, dailyCreditLimit: null, testRecipients: true }
+
+/** `accounts list`: the console's account view (console/views.ts), as a table or, without its two `_is_default` flags, as JSON. */
+function defineList(accounts: Command): void {
+  subcommand(
+    accounts,
+    'list',
+    'list accounts with their balance, code length and fraud guard settings',
     'otpd accounts list',
     'otpd accounts list --json',
-  ).action((opts: CommonOptions) =>
-    withCore(
-      opts,
-      async ({ admin, fraud, config }) => {
-        const rows = await admin.listAccounts()
-        const guard = new Map((await fraud.accounts()).map((f) => [f.name, f]))
-        const length = (n: number | null) => n ?? config.codes.default_length
-        // null: the config's fraud.allowed_countries, as `accounts set --countries default` puts it.
-        const countries = (name: string) => guard.get(name)?.allowedCountries ?? null
-        if (opts.json)
-          return printJson(
-            rows.map((a) => ({
-              name: a.name,
-              balance: a.balance,
-              code_length: length(a.codeLength),
-              countries: countries(a.name) ?? config.fraud.allowed_countries,
-              daily_credit_limit: guard.get(a.name)?.dailyCreditLimit ?? null,
-              test_recipients: guard.get(a.name)?.testRecipients ?? true,
-              created_at: isoTime(a.createdAt),
-            })),
-          )
-        printListing(
-          ['NAME', 'BALANCE', 'CODE LENGTH', 'COUNTRIES', 'DAILY CREDIT LIMIT', 'TEST RECIPIENTS', 'CREATED'],
-          rows.map((a) => {
-            const g = guard.get(a.name)
-            return [
-              a.name,
-              a.balance,
-              a.codeLength === null ? `${length(null)} (default)` : a.codeLength,
-              countries(a.name)?.join(',') ?? `${config.fraud.allowed_countries.join(',')} (default)`,
-              g?.dailyCreditLimit ?? 'none',
-              g === undefined || g.testRecipients ? 'on' : 'off',
-              formatTime(a.createdAt),
-            ]
-          }),
-          noneYet('otpd accounts create NAME'),
-        )
-      },
-      { readOnly: true },
-    ),
-  )
+  ).action((opts: CommonOptions) => withCore(opts, (core) => listAccounts(core, opts), { readOnly: true }))
+}
 
-  example(
-    withJson(withConfig(accounts.command('set <name>').description("change an account's settings (at least one option)"))),
+async function listAccounts({ admin, fraud, config }: Core, opts: CommonOptions): Promise<void> {
+  const rows = await admin.listAccounts()
+  const guard = new Map((await fraud.accounts()).map((f) => [f.name, f]))
+  const views = rows.map((a) => ({ a, v: accountView(a, guard.get(a.name) ?? ({ name: a.name, ...NO_GUARD_SETTINGS } satisfies AccountFraudView), config) }))
+  if (opts.json) {
+    return printJson(
+      views.map(({ a, v }) => {
+        const { code_length_is_default: _length, countries_are_default: _countries, ...shown } = v
+        // The default account's creation time is not recorded (0): null here, where the console shows the epoch.
+        return { ...shown, created_at: isoTime(a.createdAt) }
+      }),
+    )
+  }
+  printListing(
+    ['NAME', 'BALANCE', 'CODE LENGTH', 'COUNTRIES', 'DAILY CREDIT LIMIT', 'TEST RECIPIENTS', 'CREATED'],
+    views.map(({ a, v }) => [
+      v.name,
+      v.balance,
+      v.code_length_is_default ? `${v.code_length} (default)` : v.code_length,
+      v.countries_are_default ? `${v.countries.join(',')} (default)` : v.countries.join(','),
+      v.daily_credit_limit ?? 'none',
+      v.test_recipients ? 'on' : 'off',
+      formatTime(a.createdAt),
+    ]),
+    noneYet('otpd accounts create NAME'),
+  )
+}
+
+function defineSet(accounts: Command): void {
+  subcommand(
+    accounts,
+    'set <name>',
+    "change an account's settings (at least one option)",
     'otpd accounts set default --code-length 8',
     'otpd accounts set acme --countries US,CA --daily-credit-limit 5000',
     "otpd accounts set acme --countries '*' --daily-credit-limit none --test-recipients off",
@@ -94,79 +89,96 @@ export function accountsCommand(): Command {
     .option('--locale <tag>', "the language of the account's texts (es, pt-BR), or 'none' (docs/messages.md)", noneArg)
     .option('--otp-domain <host>', "append '@<host> #<code>' to the account's SMS (browser autofill), or 'none' for the config's", otpDomainArg)
     .addOption(operatorOption())
-    .action((name: string, opts: CommonOptions & SetOptions) =>
-      withCore(opts, async ({ admin, fraud, config }) => {
-        // Commander keeps no null from a parser: `default` and `none` arrive as markers.
-        const countries = opts.countries?.[0] === DEFAULT ? null : opts.countries
-        const limit = opts.dailyCreditLimit === NONE ? null : opts.dailyCreditLimit
-        const guard = { allowedCountries: countries, dailyCreditLimit: limit, testRecipients: opts.testRecipients }
-        const changesGuard = Object.values(guard).some((v) => v !== undefined)
-        const changesMessaging = opts.locale !== undefined || opts.otpDomain !== undefined
-        if (opts.codeLength === undefined && !changesGuard && !changesMessaging) {
-          throw new Error('nothing to change: give --code-length, --countries, --daily-credit-limit, --test-recipients, --locale or --otp-domain')
-        }
-        let locale: string | null | undefined
-        if (opts.locale !== undefined && opts.locale !== NONE_TEXT) {
-          const catalogue = buildCatalogue(config)
-          locale = catalogue.resolve(opts.locale)
-          if (locale === null)
-            throw new Error(`--locale '${opts.locale}' is no language of the built-in texts or of a template (${catalogue.locales().join(', ')})`)
-        } else if (opts.locale === NONE_TEXT) locale = null
-        const lines: string[] = []
-        let codeLength: number | null | undefined
-        if (opts.codeLength !== undefined) {
-          codeLength = (await admin.setCodeLength(name, opts.codeLength)).codeLength
-          lines.push(`account '${name}' now gets ${codeLength}-digit codes`)
-        }
-        const f = changesGuard ? await fraud.setAccount(name, stripUndefined(guard)) : await fraud.account(name)
-        if (opts.countries !== undefined) {
-          lines.push(
-            `account '${f.name}' may send sms and voice to ${f.allowedCountries === null ? "the config's fraud.allowed_countries" : f.allowedCountries.includes('*') ? 'every country' : f.allowedCountries.join(', ')}`,
-          )
-        }
-        if (opts.dailyCreditLimit !== undefined) {
-          lines.push(
-            f.dailyCreditLimit === null
-              ? `account '${f.name}' has no daily credit limit`
-              : `account '${f.name}' may spend at most ${f.dailyCreditLimit} credits in any 24 h`,
-          )
-        }
-        if (opts.testRecipients !== undefined) {
-          lines.push(
-            f.testRecipients
-              ? `account '${f.name}' answers the test recipients without delivering or charging`
-              : `account '${f.name}' treats the test recipients like any other recipient (charged and delivered)`,
-          )
-        }
-        let messaging: { locale: string | null; otpDomain: string | null } | undefined
-        if (changesMessaging) {
-          const otpDomain = opts.otpDomain === undefined ? undefined : opts.otpDomain === NONE_TEXT ? null : opts.otpDomain
-          messaging = await admin.setMessaging(name, stripUndefined({ locale, otpDomain }))
-          if (opts.locale !== undefined) {
-            lines.push(
-              messaging.locale === null
-                ? `account '${name}' has no language of its own: the send's locale, the country (if on) or messages.default_locale decide`
-                : `account '${name}' gets texts in '${messaging.locale}' unless a send names its locale`,
-            )
-          }
-          if (opts.otpDomain !== undefined) {
-            lines.push(
-              messaging.otpDomain === null
-                ? `account '${name}' uses the config's messages.otp_domain for SMS autofill`
-                : `account '${name}' ends each SMS with '@${messaging.otpDomain} #<code>'`,
-            )
-          }
-        }
-        if (opts.json) {
-          const texts = messaging ? { locale: messaging.locale, otp_domain: messaging.otpDomain } : {}
-          const length = codeLength === undefined ? {} : { code_length: codeLength }
-          const settings = changesGuard ? { countries: f.allowedCountries, daily_credit_limit: f.dailyCreditLimit, test_recipients: f.testRecipients } : {}
-          return printJson({ name: f.name, ...length, ...settings, ...texts })
-        }
-        process.stdout.write(lines.map((l) => l + '\n').join(''))
-      }),
+    .action((name: string, opts: CommonOptions & SetOptions) => withCore(opts, (core) => setAccount(core, name, opts)))
+}
+
+async function setAccount({ admin, fraud, config }: Core, name: string, opts: CommonOptions & SetOptions): Promise<void> {
+  // Commander keeps no null from a parser: `default` and `none` arrive as markers.
+  const countries = opts.countries?.[0] === DEFAULT ? null : opts.countries
+  const limit = opts.dailyCreditLimit === NONE ? null : opts.dailyCreditLimit
+  const guard = { allowedCountries: countries, dailyCreditLimit: limit, testRecipients: opts.testRecipients }
+  const changesGuard = Object.values(guard).some((v) => v !== undefined)
+  const changesMessaging = opts.locale !== undefined || opts.otpDomain !== undefined
+  if (opts.codeLength === undefined && !changesGuard && !changesMessaging) {
+    throw new Error('nothing to change: give --code-length, --countries, --daily-credit-limit, --test-recipients, --locale or --otp-domain')
+  }
+  const locale = localeArg(opts.locale, config)
+  const lines: string[] = []
+  let codeLength: number | null | undefined
+  if (opts.codeLength !== undefined) {
+    codeLength = (await admin.setCodeLength(name, opts.codeLength)).codeLength
+    lines.push(`account '${name}' now gets ${codeLength}-digit codes`)
+  }
+  const f = changesGuard ? await fraud.setAccount(name, stripUndefined(guard)) : await fraud.account(name)
+  lines.push(...guardLines(f, opts))
+  let messaging: { locale: string | null; otpDomain: string | null } | undefined
+  if (changesMessaging) {
+    const otpDomain = opts.otpDomain === undefined ? undefined : opts.otpDomain === NONE_TEXT ? null : opts.otpDomain
+    messaging = await admin.setMessaging(name, stripUndefined({ locale, otpDomain }))
+    lines.push(...messagingLines(name, messaging, opts))
+  }
+  if (opts.json) {
+    const texts = messaging ? { locale: messaging.locale, otp_domain: messaging.otpDomain } : {}
+    const length = codeLength === undefined ? {} : { code_length: codeLength }
+    const settings = changesGuard ? { countries: f.allowedCountries, daily_credit_limit: f.dailyCreditLimit, test_recipients: f.testRecipients } : {}
+    return printJson({ name: f.name, ...length, ...settings, ...texts })
+  }
+  process.stdout.write(lines.map((l) => l + '\n').join(''))
+}
+
+/** `--locale`: a language of the texts in force, null for 'none', undefined when not given. */
+function localeArg(tag: string | undefined, config: Core['config']): string | null | undefined {
+  if (tag === undefined) return undefined
+  if (tag === NONE_TEXT) return null
+  const catalogue = buildCatalogue(config)
+  const locale = catalogue.resolve(tag)
+  if (locale === null) throw new Error(`--locale '${tag}' is no language of the built-in texts or of a template (${catalogue.locales().join(', ')})`)
+  return locale
+}
+
+/** What `accounts set` says of the guard settings it was given. */
+function guardLines(f: AccountFraudView, opts: SetOptions): string[] {
+  const lines: string[] = []
+  if (opts.countries !== undefined) {
+    const to =
+      f.allowedCountries === null ? "the config's fraud.allowed_countries" : f.allowedCountries.includes('*') ? 'every country' : f.allowedCountries.join(', ')
+    lines.push(`account '${f.name}' may send sms and voice to ${to}`)
+  }
+  if (opts.dailyCreditLimit !== undefined) {
+    lines.push(
+      f.dailyCreditLimit === null
+        ? `account '${f.name}' has no daily credit limit`
+        : `account '${f.name}' may spend at most ${f.dailyCreditLimit} credits in any 24 h`,
     )
-  return accounts
+  }
+  if (opts.testRecipients !== undefined) {
+    lines.push(
+      f.testRecipients
+        ? `account '${f.name}' answers the test recipients without delivering or charging`
+        : `account '${f.name}' treats the test recipients like any other recipient (charged and delivered)`,
+    )
+  }
+  return lines
+}
+
+/** What `accounts set` says of the texts' settings it was given. */
+function messagingLines(name: string, messaging: { locale: string | null; otpDomain: string | null }, opts: SetOptions): string[] {
+  const lines: string[] = []
+  if (opts.locale !== undefined) {
+    lines.push(
+      messaging.locale === null
+        ? `account '${name}' has no language of its own: the send's locale, the country (if on) or messages.default_locale decide`
+        : `account '${name}' gets texts in '${messaging.locale}' unless a send names its locale`,
+    )
+  }
+  if (opts.otpDomain !== undefined) {
+    lines.push(
+      messaging.otpDomain === null
+        ? `account '${name}' uses the config's messages.otp_domain for SMS autofill`
+        : `account '${name}' ends each SMS with '@${messaging.otpDomain} #<code>'`,
+    )
+  }
+  return lines
 }
 
 const DEFAULT = 'default'

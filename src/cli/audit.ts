@@ -2,7 +2,7 @@
 import { Command, InvalidArgumentError } from 'commander'
 import { AUDIT_PAGE_MAX, listAudit } from '../otp/audit.ts'
 import type { AuditRow } from '../otp/ports/index.ts'
-import { example, formatTime, integerArg, isoTime, printJson, printTable, withConfig, withCore, withJson, type CommonOptions } from './common.ts'
+import { formatTime, integerArg, isoTime, printJson, printTable, withCore, subcommand, type CommonOptions } from './common.ts'
 
 export function auditJson(e: AuditRow) {
   return { id: e.id, at: isoTime(e.at), operator: e.operator, source: e.source, action: e.action, subject: e.subject, details: e.details }
@@ -24,11 +24,7 @@ function timeArg(name: string, now = Date.now()) {
 export function auditCommand(): Command {
   const audit = new Command('audit').description('the audit log: every change made in the console or through the CLI, and by whom')
 
-  example(
-    withJson(withConfig(audit.command('list').description('list audit entries, newest first'))),
-    'otpd audit list',
-    'otpd audit list --since 24h --action credits.added --json',
-  )
+  subcommand(audit, 'list', 'list audit entries, newest first', 'otpd audit list', 'otpd audit list --since 24h --action credits.added --json')
     .option('--since <when>', 'entries at or after: 30m, 24h, 7d before now, or an ISO 8601 time', timeArg('--since'))
     .option('--until <when>', 'entries before: the same forms', timeArg('--until'))
     .option('--action <action>', 'only this action (key.created, credits.added, ...)')

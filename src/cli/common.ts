@@ -61,6 +61,11 @@ export function example(cmd: Command, ...lines: string[]): Command {
   return cmd.addHelpText('after', `\nExample${lines.length > 1 ? 's' : ''}:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`)
 }
 
+/** A subcommand of `parent` that takes `--config` and `--json`, with the examples its help ends with. */
+export function subcommand(parent: Command, spec: string, description: string, ...examples: string[]): Command {
+  return example(withJson(withConfig(parent.command(spec).description(description))), ...examples)
+}
+
 /**
  * The config for a command. `delivery`: the command delivers (serve,
  * send-test, config check), so provider tables and their secrets are checked

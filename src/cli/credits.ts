@@ -2,29 +2,19 @@
 import { Command, InvalidArgumentError } from 'commander'
 import { MAX_GRANT } from '../otp/admin.ts'
 import type { LedgerRow } from '../otp/ports/index.ts'
-import {
-  example,
-  formatTime,
-  integerArg,
-  isoTime,
-  printJson,
-  withConfig,
-  withCore,
-  withJson,
-  operatorOption,
-  noneYet,
-  printListing,
-  type CommonOptions,
-} from './common.ts'
+import { formatTime, integerArg, isoTime, printJson, withCore, operatorOption, noneYet, printListing, subcommand, type CommonOptions } from './common.ts'
 
 export function creditsCommand(): Command {
   const credits = new Command('credits').description("manage an account's credits (1 credit = 1 send)")
+  defineAdd(credits)
+  defineDeduct(credits)
+  defineBalance(credits)
+  defineHistory(credits)
+  return credits
+}
 
-  example(
-    withJson(withConfig(credits.command('add <amount>').description('add credits to an account'))),
-    'otpd credits add 1000',
-    'otpd credits add 500 --account acme --note "invoice 42"',
-  )
+function defineAdd(credits: Command): void {
+  subcommand(credits, 'add <amount>', 'add credits to an account', 'otpd credits add 1000', 'otpd credits add 500 --account acme --note "invoice 42"')
     .option('--account <account>', 'account to credit', 'default')
     .option('--note <text>', 'a note kept in the ledger')
     .addOption(operatorOption())
@@ -35,9 +25,13 @@ export function creditsCommand(): Command {
         process.stdout.write(`added ${amount} credits to '${r.account}'; balance is now ${r.balance}\n`)
       }),
     )
+}
 
-  example(
-    withJson(withConfig(credits.command('deduct <amount>').description('take credits away from an account (a correction); never below zero'))),
+function defineDeduct(credits: Command): void {
+  subcommand(
+    credits,
+    'deduct <amount>',
+    'take credits away from an account (a correction); never below zero',
     'otpd credits deduct 5 --note "refund of a double grant"',
   )
     .option('--account <account>', 'account to debit', 'default')
@@ -50,12 +44,10 @@ export function creditsCommand(): Command {
         process.stdout.write(`deducted ${amount} credits from '${r.account}'; balance is now ${r.balance}\n`)
       }),
     )
+}
 
-  example(
-    withJson(withConfig(credits.command('balance').description("show an account's balance"))),
-    'otpd credits balance',
-    'otpd credits balance --account acme --json',
-  )
+function defineBalance(credits: Command): void {
+  subcommand(credits, 'balance', "show an account's balance", 'otpd credits balance', 'otpd credits balance --account acme --json')
     .option('--account <account>', 'account', 'default')
     .action((opts: CommonOptions & { account: string }) =>
       withCore(
@@ -68,8 +60,10 @@ export function creditsCommand(): Command {
         READ_ONLY,
       ),
     )
+}
 
-  example(withJson(withConfig(credits.command('history').description("show an account's ledger, newest first"))), 'otpd credits history --limit 20')
+function defineHistory(credits: Command): void {
+  subcommand(credits, 'history', "show an account's ledger, newest first", 'otpd credits history --limit 20')
     .option('--account <account>', 'account', 'default')
     .option('--limit <n>', 'number of entries', integerArg('--limit'), 50)
     .action((opts: CommonOptions & { account: string; limit: number }) =>
@@ -99,7 +93,6 @@ export function creditsCommand(): Command {
         READ_ONLY,
       ),
     )
-  return credits
 }
 
 const READ_ONLY = { readOnly: true }

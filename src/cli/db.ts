@@ -7,12 +7,14 @@ import { Command } from 'commander'
 import { systemClock } from '../lib/clock.ts'
 import { copyDatabaseToPostgres } from '../store/copy-to-pg.ts'
 import { secretPath } from '../store/secret.ts'
-import { example, load, printJson, printTable, withConfig, withJson, type CommonOptions } from './common.ts'
+import { load, printJson, printTable, subcommand, type CommonOptions } from './common.ts'
 
 export function dbCommand(): Command {
   const db = new Command('db').description('move the database between engines')
-  example(
-    withJson(withConfig(db.command('copy').description("copy this config's SQLite database into an empty PostgreSQL database (stop otpd first)"))),
+  subcommand(
+    db,
+    'copy',
+    "copy this config's SQLite database into an empty PostgreSQL database (stop otpd first)",
     'otpd db copy --to postgres://otpd@db.internal:5432/otpd',
     'PGPASSWORD=... otpd db copy --to postgres://otpd@db.internal/otpd --json',
   )

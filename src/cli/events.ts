@@ -1,20 +1,7 @@
 /** `otpd events ...`: list and replay the signed events (docs/api.md#events). */
 import { Command } from 'commander'
 import type { EventRow } from '../otp/ports/index.ts'
-import {
-  example,
-  formatTime,
-  integerArg,
-  isoTime,
-  printJson,
-  withConfig,
-  withCore,
-  withJson,
-  operatorOption,
-  noneYet,
-  printListing,
-  type CommonOptions,
-} from './common.ts'
+import { formatTime, integerArg, isoTime, printJson, withCore, operatorOption, noneYet, printListing, subcommand, type CommonOptions } from './common.ts'
 
 function eventJson(e: EventRow) {
   return {
@@ -33,9 +20,16 @@ function eventJson(e: EventRow) {
 
 export function eventsCommand(): Command {
   const events = new Command('events').description('list and replay the events sent to webhook endpoints')
+  defineList(events)
+  defineReplay(events)
+  return events
+}
 
-  example(
-    withJson(withConfig(events.command('list').description('list the newest events, oldest first, with where their delivery stands'))),
+function defineList(events: Command): void {
+  subcommand(
+    events,
+    'list',
+    'list the newest events, oldest first, with where their delivery stands',
     'otpd events list',
     'otpd events list --account acme --status failed --json',
   )
@@ -63,9 +57,13 @@ export function eventsCommand(): Command {
         { readOnly: true },
       ),
     )
+}
 
-  example(
-    withJson(withConfig(events.command('replay [id]').description('send an event again (same id and body), or with --failed every failed delivery'))),
+function defineReplay(events: Command): void {
+  subcommand(
+    events,
+    'replay [id]',
+    'send an event again (same id and body), or with --failed every failed delivery',
     'otpd events replay 0b6c3c52-5a0e-4a43-9d87-2f1f6f0f5b0e',
     'otpd events replay --failed',
   )
@@ -91,5 +89,4 @@ export function eventsCommand(): Command {
         )
       }),
     )
-  return events
 }

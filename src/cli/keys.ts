@@ -2,7 +2,7 @@
 import { Command } from 'commander'
 import type { KeyRow } from '../otp/ports/index.ts'
 import type { KeyStatus } from '../otp/types.ts'
-import { example, formatTime, isoTime, printJson, withConfig, withCore, withJson, operatorOption, noneYet, printListing, type CommonOptions } from './common.ts'
+import { formatTime, isoTime, printJson, withCore, operatorOption, noneYet, printListing, subcommand, type CommonOptions } from './common.ts'
 
 /** A key as `--json` shows it (list, disable, enable, revoke): never its value or hash. */
 function keyJson(k: KeyRow) {
@@ -20,8 +20,10 @@ function keyJson(k: KeyRow) {
 export function keysCommand(): Command {
   const keys = new Command('keys').description('manage API keys')
 
-  example(
-    withJson(withConfig(keys.command('create').description('create an API key; its value is printed once and cannot be shown again'))),
+  subcommand(
+    keys,
+    'create',
+    'create an API key; its value is printed once and cannot be shown again',
     'otpd keys create --name backend',
     'otpd keys create --name shop --account acme --json',
   )
@@ -39,11 +41,7 @@ export function keysCommand(): Command {
       }),
     )
 
-  example(
-    withJson(withConfig(keys.command('list').description('list API keys (never their values)'))),
-    'otpd keys list',
-    'otpd keys list --account acme --json',
-  )
+  subcommand(keys, 'list', 'list API keys (never their values)', 'otpd keys list', 'otpd keys list --account acme --json')
     .option('--account <account>', 'only keys of this account')
     .action((opts: CommonOptions & { account?: string }) =>
       withCore(
@@ -64,7 +62,7 @@ export function keysCommand(): Command {
     )
 
   const setStatus = (verb: string, status: KeyStatus, what: string) =>
-    example(withJson(withConfig(keys.command(`${verb} <id-or-prefix>`).description(what))), `otpd keys ${verb} 3`, `otpd keys ${verb} Ab3dE9xQ`)
+    subcommand(keys, `${verb} <id-or-prefix>`, what, `otpd keys ${verb} 3`, `otpd keys ${verb} Ab3dE9xQ`)
       .addOption(operatorOption())
       .action((ref: string, opts: CommonOptions) =>
         withCore(opts, async ({ admin }) => {

@@ -10,10 +10,10 @@ import { Command } from 'commander'
 import { messageSettingsOf, operatorTemplates } from '../app/index.ts'
 import { type SmsSize, gsmLookAlike, nonGsmChars, smsSize, transliterate } from '../lib/sms-encoding.ts'
 import { BUILT_IN_TEXTS } from '../otp/messages/built-in.ts'
-import { type OperatorTemplate, templateProblems } from '../otp/messages/catalogue.ts'
+import { type MessageSettings, type OperatorTemplate, templateProblems } from '../otp/messages/catalogue.ts'
 import { autofillLines } from '../otp/messages/compose.ts'
 import { parseTemplate, render, TEXT_KINDS } from '../otp/messages/template.ts'
-import { example, load, printJson, withConfig, withJson, type CommonOptions } from './common.ts'
+import { load, printJson, subcommand, type CommonOptions } from './common.ts'
 
 /** The longest code a send can have: segments are counted with it. */
 const LONGEST_CODE = '9'.repeat(10)
@@ -36,69 +36,70 @@ interface Report {
 
 export function messagesCommand(): Command {
   const messages = new Command('messages').description('the texts a person receives (docs/messages.md)')
-  example(
-    withJson(
-      withConfig(
-        messages.command('check').description('lint the templates: encoding, segments, characters that force UCS-2; exits 1 if one is wrong or too long'),
-      ),
-    ),
+  subcommand(
+    messages,
+    'check',
+    'lint the templates: encoding, segments, characters that force UCS-2; exits 1 if one is wrong or too long',
     'otpd messages check',
     'otpd messages check --all --app acme',
   )
     .option('--all', 'also the built-in texts')
     .option('--app <name>', 'count {app} as this account name (default: 20 characters)')
-    .action((opts: CommonOptions & { all?: boolean; app?: string }) => {
-      const { config } = load(opts)
-      const { templates, problems } = operatorTemplates(config)
-      problems.push(...templateProblems(templates))
-      if (problems.length > 0) {
-        if (opts.json) printJson({ ok: false, problems })
-        else process.stderr.write(problems.map((p) => `${p}\n`).join(''))
-        process.exit(1)
-      }
-      const settings = messageSettingsOf(config)
-      const all: OperatorTemplate[] = [...templates]
-      if (opts.all) {
-        for (const [locale, texts] of Object.entries(BUILT_IN_TEXTS))
-          for (const kind of TEXT_KINDS) all.push({ kind, locale, text: texts[kind], origin: 'built-in' })
-      }
-      const values = { code: LONGEST_CODE, app: opts.app ?? APP_STAND_IN, minutes: LONGEST_MINUTES }
-      const tail = autofillLines(undefined, settings.otpDomain, LONGEST_CODE)
-      const sized = (text: string) => {
-        // Checked above: every template parses.
-        const t = parseTemplate(text, '')
-        if (typeof t === 'string') throw new Error(t)
-        return smsSize(render(t, values) + tail)
-      }
-      const reports: Report[] = all.map((o) => {
-        const r: Report = { kind: o.kind, locale: o.locale, origin: o.origin }
-        if (o.kind !== 'sms') return r
-        const sent = settings.transliterate ? transliterate(o.text) : o.text
-        const size = sized(sent)
-        r.encoding = size.encoding
-        r.characters = size.units
-        r.segments = size.segments
-        r.over_limit = settings.smsMaxSegments !== null && size.segments > settings.smsMaxSegments
-        if (size.encoding === 'UCS-2') {
-          const forcing = nonGsmChars(sent)
-          r.forces_ucs2 = forcing
-          const alike = forcing.every((c) => gsmLookAlike(c) !== undefined)
-          const suggested = transliterate(sent)
-          r.suggestion = alike ? { text: suggested, segments: sized(suggested).segments } : null
-        }
-        return r
-      })
-      const over = reports.some((r) => r.over_limit)
-      if (opts.json) printJson({ ok: !over, sms_max_segments: settings.smsMaxSegments, otp_domain: settings.otpDomain, templates: reports })
-      else
-        process.stdout.write(
-          reports.length === 0
-            ? 'no operator templates (give --all for the built-in texts)\n'
-            : reports.map((r) => describe(r, settings.smsMaxSegments)).join(''),
-        )
-      if (over) process.exit(1)
-    })
+    .action(checkMessages)
   return messages
+}
+
+function checkMessages(opts: CommonOptions & { all?: boolean; app?: string }): void {
+  const { config } = load(opts)
+  const { templates, problems } = operatorTemplates(config)
+  problems.push(...templateProblems(templates))
+  if (problems.length > 0) {
+    if (opts.json) printJson({ ok: false, problems })
+    else process.stderr.write(problems.map((p) => `${p}\n`).join(''))
+    process.exit(1)
+  }
+  const settings = messageSettingsOf(config)
+  const all: OperatorTemplate[] = [...templates]
+  if (opts.all) {
+    for (const [locale, texts] of Object.entries(BUILT_IN_TEXTS))
+      for (const kind of TEXT_KINDS) all.push({ kind, locale, text: texts[kind], origin: 'built-in' })
+  }
+  const values = { code: LONGEST_CODE, app: opts.app ?? APP_STAND_IN, minutes: LONGEST_MINUTES }
+  const tail = autofillLines(undefined, settings.otpDomain, LONGEST_CODE)
+  const sized = (text: string) => {
+    // Checked above: every template parses.
+    const t = parseTemplate(text, '')
+    if (typeof t === 'string') throw new Error(t)
+    return smsSize(render(t, values) + tail)
+  }
+  const reports = all.map((o) => reportOf(o, settings, sized))
+  const over = reports.some((r) => r.over_limit)
+  if (opts.json) printJson({ ok: !over, sms_max_segments: settings.smsMaxSegments, otp_domain: settings.otpDomain, templates: reports })
+  else
+    process.stdout.write(
+      reports.length === 0 ? 'no operator templates (give --all for the built-in texts)\n' : reports.map((r) => describe(r, settings.smsMaxSegments)).join(''),
+    )
+  if (over) process.exit(1)
+}
+
+/** One text's report: for an SMS its size as sent, and what forces UCS-2 with a GSM-7 suggestion when each has a look-alike. */
+function reportOf(o: OperatorTemplate, settings: MessageSettings, sized: (text: string) => SmsSize): Report {
+  const r: Report = { kind: o.kind, locale: o.locale, origin: o.origin }
+  if (o.kind !== 'sms') return r
+  const sent = settings.transliterate ? transliterate(o.text) : o.text
+  const size = sized(sent)
+  r.encoding = size.encoding
+  r.characters = size.units
+  r.segments = size.segments
+  r.over_limit = settings.smsMaxSegments !== null && size.segments > settings.smsMaxSegments
+  if (size.encoding === 'UCS-2') {
+    const forcing = nonGsmChars(sent)
+    r.forces_ucs2 = forcing
+    const alike = forcing.every((c) => gsmLookAlike(c) !== undefined)
+    const suggested = transliterate(sent)
+    r.suggestion = alike ? { text: suggested, segments: sized(suggested).segments } : null
+  }
+  return r
 }
 
 const codePoint = (c: string) => `U+${c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`

@@ -1,7 +1,7 @@
 /** `otpd operators ...`: the people who may sign in to the console (docs/console.md#the-first-operator). */
 import { Command } from 'commander'
 import type { OperatorView } from '../otp/operators.ts'
-import { example, formatTime, isoTime, operatorOption, printJson, printTable, withConfig, withCore, withJson, type CommonOptions } from './common.ts'
+import { formatTime, isoTime, operatorOption, printJson, printTable, subcommand, withCore, type CommonOptions } from './common.ts'
 
 function operatorJson(o: OperatorView) {
   return { id: o.id, name: o.name, status: o.status, created_at: isoTime(o.createdAt), password_changed_at: isoTime(o.passwordChangedAt) }
@@ -18,9 +18,19 @@ const ONCE = 'Give it to the operator now: otpd keeps only an argon2id hash and 
 
 export function operatorsCommand(): Command {
   const operators = new Command('operators').description('manage the operators who may sign in to the console')
+  defineAdd(operators)
+  defineList(operators)
+  defineDisable(operators)
+  defineEnable(operators)
+  defineResetPassword(operators)
+  return operators
+}
 
-  example(
-    withJson(withConfig(operators.command('add <name>').description('add an operator; a generated password is printed once, or --password-stdin reads one'))),
+function defineAdd(operators: Command): void {
+  subcommand(
+    operators,
+    'add <name>',
+    'add an operator; a generated password is printed once, or --password-stdin reads one',
     'otpd operators add alice',
     'printf \'%s\' "$PASSWORD" | otpd operators add bob --password-stdin',
   )
@@ -35,27 +45,27 @@ export function operatorsCommand(): Command {
         process.stdout.write(`${r.password}\n\nAdded operator '${r.operator.name}' with the generated password above.\n${ONCE}`)
       }),
     )
+}
 
-  example(withJson(withConfig(operators.command('list').description('list operators (never their passwords)'))), 'otpd operators list').action(
-    (opts: CommonOptions) =>
-      withCore(
-        opts,
-        async ({ operators }) => {
-          const rows = await operators.list()
-          if (opts.json) return printJson(rows.map(operatorJson))
-          printTable(
-            ['ID', 'NAME', 'STATUS', 'CREATED', 'PASSWORD CHANGED'],
-            rows.map((o) => [o.id, o.name, o.status, formatTime(o.createdAt), formatTime(o.passwordChangedAt)]),
-          )
-        },
-        { readOnly: true },
-      ),
+function defineList(operators: Command): void {
+  subcommand(operators, 'list', 'list operators (never their passwords)', 'otpd operators list').action((opts: CommonOptions) =>
+    withCore(
+      opts,
+      async ({ operators }) => {
+        const rows = await operators.list()
+        if (opts.json) return printJson(rows.map(operatorJson))
+        printTable(
+          ['ID', 'NAME', 'STATUS', 'CREATED', 'PASSWORD CHANGED'],
+          rows.map((o) => [o.id, o.name, o.status, formatTime(o.createdAt), formatTime(o.passwordChangedAt)]),
+        )
+      },
+      { readOnly: true },
+    ),
   )
+}
 
-  example(
-    withJson(withConfig(operators.command('disable <name>').description('refuse the operator sign-in from now on, and end every session it has'))),
-    'otpd operators disable alice',
-  )
+function defineDisable(operators: Command): void {
+  subcommand(operators, 'disable <name>', 'refuse the operator sign-in from now on, and end every session it has', 'otpd operators disable alice')
     .addOption(operatorOption())
     .action((name: string, opts: CommonOptions) =>
       withCore(opts, async ({ operators }) => {
@@ -64,8 +74,10 @@ export function operatorsCommand(): Command {
         process.stdout.write(`operator '${r.operator.name}' is disabled; ${r.sessionsEnded} session${r.sessionsEnded === 1 ? '' : 's'} ended\n`)
       }),
     )
+}
 
-  example(withJson(withConfig(operators.command('enable <name>').description('let a disabled operator sign in again'))), 'otpd operators enable alice')
+function defineEnable(operators: Command): void {
+  subcommand(operators, 'enable <name>', 'let a disabled operator sign in again', 'otpd operators enable alice')
     .addOption(operatorOption())
     .action((name: string, opts: CommonOptions) =>
       withCore(opts, async ({ operators }) => {
@@ -74,15 +86,13 @@ export function operatorsCommand(): Command {
         process.stdout.write(`operator '${o.name}' may sign in again\n`)
       }),
     )
+}
 
-  example(
-    withJson(
-      withConfig(
-        operators
-          .command('reset-password <name>')
-          .description('give the operator a new password (generated and printed once, or read with --password-stdin) and end every session it has'),
-      ),
-    ),
+function defineResetPassword(operators: Command): void {
+  subcommand(
+    operators,
+    'reset-password <name>',
+    'give the operator a new password (generated and printed once, or read with --password-stdin) and end every session it has',
     'otpd operators reset-password alice',
   )
     .option('--password-stdin', 'read the new password (at least 12 characters) from stdin instead of generating one')
@@ -98,5 +108,4 @@ export function operatorsCommand(): Command {
         process.stdout.write(`${r.password}\n\nNew password for operator '${r.operator.name}' above; ${ended}.\n${ONCE}`)
       }),
     )
-  return operators
 }

@@ -34,59 +34,66 @@ export function sendTestCommand(): Command {
     .addOption(new Option('--channel <channel>', 'sms, email or voice').choices(CHANNELS).makeOptionMandatory())
     .requiredOption('--to <recipient>', 'E.164 phone number, or e-mail address for the email channel')
     .option('--provider <name>', 'try only this provider of the channel')
-    .action(async (opts: Options) => {
-      const wrong = recipientProblem(opts.channel, opts.to)
-      if (wrong) throw new Error(wrong)
-      const loaded = load(opts, { delivery: true })
-      const all = buildProviders(loaded.config, { env: loaded.env })
-      let providers = all[opts.channel]
-      if (opts.provider) {
-        providers = providers.filter((p) => p.name === opts.provider)
-        if (providers.length === 0) {
-          throw new Error(`provider '${opts.provider}' is not one of the ${opts.channel} providers (${all[opts.channel].map((p) => p.name).join(', ')})`)
-        }
-      }
-      const failures: { provider: string; reason: string }[] = []
-      const attempts: DeliveryAttempt[] = []
-      const logger = createLogger({
-        level: 'warn',
-        format: 'json',
-        repeatWindowMs: 0, // every failure is one to report
-        write: (line) => {
-          const f = JSON.parse(line) as { provider?: string; reason?: string }
-          if (f.provider && f.reason) failures.push({ provider: f.provider, reason: f.reason })
-        },
-      })
-      const router = new ChannelRouter({ ...all, [opts.channel]: providers }, loaded.config.delivery.timeout_ms, logger, (a) => attempts.push(a))
-      const now = Date.now()
-      const to = maskRecipient(opts.to)
-      try {
-        const { provider } = await router.deliver({
-          channel: opts.channel,
-          recipient: opts.to,
-          text: TEXT[opts.channel],
-          subject: 'otpd test message',
-          // A test message carries no code: voice says the words, e-mail has no code block.
-          locale: 'en',
-          code: '',
-          verificationId: randomUuid(),
-          expiresAt: now + 300_000,
-        })
-        const ms = Math.round(attempts.at(-1)?.ms ?? 0)
-        const type = providers.find((p) => p.name === provider)?.type
-        if (opts.json) return printJson({ ok: true, channel: opts.channel, to, provider, type, ms, failures })
-        for (const f of failures) process.stdout.write(`  ${f.provider} failed: ${f.reason}\n`)
-        process.stdout.write(`sent a test ${opts.channel} to ${to} through ${provider} (${type}) in ${ms} ms\n`)
-        if (type === 'log' || type === 'noop') process.stdout.write(`note: '${provider}' is a ${type} provider; nothing really left this machine\n`)
-      } catch (err) {
-        if (!(err instanceof DeliveryFailedError)) throw err
-        if (opts.json) printJson({ ok: false, channel: opts.channel, to, provider: null, failures })
-        else {
-          process.stderr.write(`otpd: error: no ${opts.channel} provider took the test message to ${to}\n`)
-          for (const f of failures) process.stderr.write(`  ${f.provider} failed: ${f.reason}\n`)
-          if (failures.length === 0) process.stderr.write(`  ${err.message}\n`)
-        }
-        process.exit(1)
-      }
+    .action(sendTest)
+}
+
+async function sendTest(opts: Options): Promise<void> {
+  const wrong = recipientProblem(opts.channel, opts.to)
+  if (wrong) throw new Error(wrong)
+  const loaded = load(opts, { delivery: true })
+  const all = buildProviders(loaded.config, { env: loaded.env })
+  const providers = chosenProviders(all, opts)
+  const failures: { provider: string; reason: string }[] = []
+  const attempts: DeliveryAttempt[] = []
+  const logger = createLogger({
+    level: 'warn',
+    format: 'json',
+    repeatWindowMs: 0, // every failure is one to report
+    write: (line) => {
+      const f = JSON.parse(line) as { provider?: string; reason?: string }
+      if (f.provider && f.reason) failures.push({ provider: f.provider, reason: f.reason })
+    },
+  })
+  const router = new ChannelRouter({ ...all, [opts.channel]: providers }, loaded.config.delivery.timeout_ms, logger, (a) => attempts.push(a))
+  const now = Date.now()
+  const to = maskRecipient(opts.to)
+  try {
+    const { provider } = await router.deliver({
+      channel: opts.channel,
+      recipient: opts.to,
+      text: TEXT[opts.channel],
+      subject: 'otpd test message',
+      // A test message carries no code: voice says the words, e-mail has no code block.
+      locale: 'en',
+      code: '',
+      verificationId: randomUuid(),
+      expiresAt: now + 300_000,
     })
+    const ms = Math.round(attempts.at(-1)?.ms ?? 0)
+    const type = providers.find((p) => p.name === provider)?.type
+    if (opts.json) return printJson({ ok: true, channel: opts.channel, to, provider, type, ms, failures })
+    for (const f of failures) process.stdout.write(`  ${f.provider} failed: ${f.reason}\n`)
+    process.stdout.write(`sent a test ${opts.channel} to ${to} through ${provider} (${type}) in ${ms} ms\n`)
+    if (type === 'log' || type === 'noop') process.stdout.write(`note: '${provider}' is a ${type} provider; nothing really left this machine\n`)
+  } catch (err) {
+    if (!(err instanceof DeliveryFailedError)) throw err
+    if (opts.json) printJson({ ok: false, channel: opts.channel, to, provider: null, failures })
+    else {
+      process.stderr.write(`otpd: error: no ${opts.channel} provider took the test message to ${to}\n`)
+      for (const f of failures) process.stderr.write(`  ${f.provider} failed: ${f.reason}\n`)
+      if (failures.length === 0) process.stderr.write(`  ${err.message}\n`)
+    }
+    process.exit(1)
+  }
+}
+
+/** The channel's providers in their failover order, or only `--provider`. */
+function chosenProviders(all: ReturnType<typeof buildProviders>, opts: Options) {
+  const providers = all[opts.channel]
+  if (!opts.provider) return providers
+  const chosen = providers.filter((p) => p.name === opts.provider)
+  if (chosen.length === 0) {
+    throw new Error(`provider '${opts.provider}' is not one of the ${opts.channel} providers (${all[opts.channel].map((p) => p.name).join(', ')})`)
+  }
+  return chosen
 }

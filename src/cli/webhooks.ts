@@ -1,7 +1,7 @@
 /** `otpd webhooks ...`: add, list, remove, rotate-secret (docs/api.md#events). */
 import { Command } from 'commander'
 import type { EndpointRow } from '../otp/ports/index.ts'
-import { example, formatTime, isoTime, printJson, withConfig, withCore, withJson, operatorOption, noneYet, printListing, type CommonOptions } from './common.ts'
+import { formatTime, isoTime, printJson, withCore, operatorOption, noneYet, printListing, subcommand, type CommonOptions } from './common.ts'
 
 /** An endpoint as `--json` shows it: never its secret. */
 function endpointJson(e: EndpointRow) {
@@ -10,9 +10,18 @@ function endpointJson(e: EndpointRow) {
 
 export function webhooksCommand(): Command {
   const webhooks = new Command('webhooks').description('manage the endpoints that receive signed events (webhooks)')
+  defineAdd(webhooks)
+  defineList(webhooks)
+  defineRemove(webhooks)
+  defineRotateSecret(webhooks)
+  return webhooks
+}
 
-  example(
-    withJson(withConfig(webhooks.command('add').description('add an endpoint; its signing secret is printed once and cannot be shown again'))),
+function defineAdd(webhooks: Command): void {
+  subcommand(
+    webhooks,
+    'add',
+    'add an endpoint; its signing secret is printed once and cannot be shown again',
     'otpd webhooks add --url https://example.com/otpd-events',
     'otpd webhooks add --url https://example.com/hooks --account acme --events verification.approved,verification.locked',
   )
@@ -30,12 +39,10 @@ export function webhooksCommand(): Command {
         )
       }),
     )
+}
 
-  example(
-    withJson(withConfig(webhooks.command('list').description('list endpoints (never their secrets)'))),
-    'otpd webhooks list',
-    'otpd webhooks list --account acme --json',
-  )
+function defineList(webhooks: Command): void {
+  subcommand(webhooks, 'list', 'list endpoints (never their secrets)', 'otpd webhooks list', 'otpd webhooks list --account acme --json')
     .option('--account <account>', 'only endpoints of this account')
     .action((opts: CommonOptions & { account?: string }) =>
       withCore(
@@ -54,11 +61,10 @@ export function webhooksCommand(): Command {
         { readOnly: true },
       ),
     )
+}
 
-  example(
-    withJson(withConfig(webhooks.command('remove <id>').description('remove an endpoint; deliveries still due to it are dropped'))),
-    'otpd webhooks remove 3',
-  )
+function defineRemove(webhooks: Command): void {
+  subcommand(webhooks, 'remove <id>', 'remove an endpoint; deliveries still due to it are dropped', 'otpd webhooks remove 3')
     .addOption(operatorOption())
     .action((id: string, opts: CommonOptions) =>
       withCore(opts, async ({ webhooks }) => {
@@ -67,11 +73,10 @@ export function webhooksCommand(): Command {
         process.stdout.write(`removed webhook endpoint ${e.id} (${e.url})\n`)
       }),
     )
+}
 
-  example(
-    withJson(withConfig(webhooks.command('rotate-secret <id>').description('give an endpoint a new secret, printed once; the old one also signs for 24 h'))),
-    'otpd webhooks rotate-secret 3',
-  )
+function defineRotateSecret(webhooks: Command): void {
+  subcommand(webhooks, 'rotate-secret <id>', 'give an endpoint a new secret, printed once; the old one also signs for 24 h', 'otpd webhooks rotate-secret 3')
     .addOption(operatorOption())
     .action((id: string, opts: CommonOptions) =>
       withCore(opts, async ({ webhooks }) => {
@@ -83,5 +88,4 @@ export function webhooksCommand(): Command {
         )
       }),
     )
-  return webhooks
 }

@@ -3,6 +3,7 @@
  * body is read only after authentication, so an anonymous client cannot make
  * the server buffer anything.
  */
+import { joinChunks } from '../lib/bounded-body.ts'
 import { Msg } from './error-texts.ts'
 
 export const MAX_BODY_BYTES = 16 * 1024
@@ -85,12 +86,5 @@ export async function readCapped(request: Request, max: number): Promise<Uint8Ar
     }
     chunks.push(value)
   }
-  if (chunks.length === 1) return chunks[0]!
-  const out = new Uint8Array(size)
-  let at = 0
-  for (const c of chunks) {
-    out.set(c, at)
-    at += c.byteLength
-  }
-  return out
+  return joinChunks(chunks, size)
 }

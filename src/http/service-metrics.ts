@@ -35,60 +35,103 @@ const WEBHOOK_OUTCOMES: WebhookOutcome[] = ['delivered', 'retry', 'failed']
 
 export function createServiceMetrics(sources: MetricsSources) {
   const registry = new Registry()
-  const requests = registry.add(new Counter('otpd_http_requests_total', 'HTTP requests by route and status code.', ['route', 'status']))
-  const duration = registry.add(new Histogram('otpd_http_request_duration_seconds', 'Time to answer an HTTP request, by route.', ['route'], REQUEST_BUCKETS))
-  const sends = registry.add(
-    new Counter('otpd_sends_total', 'Send requests that passed validation, by channel, provider (none when nothing was delivered) and outcome.', [
-      'channel',
-      'provider',
-      'outcome',
-    ]),
-  )
-  const verifies = registry.add(new Counter('otpd_verifies_total', 'Verify requests that passed validation, by result.', ['result']))
-  const limited = registry.add(
-    new Counter(
-      'otpd_rate_limited_total',
-      'Requests refused by a limit: key (per-key rate), recipient (per-recipient sends), lockout (failed attempts on one verification), recipient_failures (the per-recipient failure cap: wrong codes per recipient in 24 h, on verify and send).',
-      ['kind'],
+  const m = addTrafficMetrics(registry)
+  const scraped: Scraped = { balances: [], depth: 0 }
+  addProcessGauges(registry, sources, scraped)
+  const webhookDeliveries = addWebhookMetrics(registry, scraped)
+  for (const outcome of WEBHOOK_OUTCOMES) webhookDeliveries.touch({ outcome })
+  for (const result of VERIFY_RESULTS) m.verifies.touch({ result })
+  for (const kind of RATE_LIMIT_KINDS) m.limited.touch({ kind })
+  return {
+    registry,
+    ...recorders(m),
+    webhookDelivery(outcome: WebhookOutcome) {
+      webhookDeliveries.inc({ outcome })
+    },
+    /** The exposition text; the balances are read first (a failed read leaves their gauge out). */
+    async render(onError?: (name: string, err: unknown) => void): Promise<string> {
+      try {
+        scraped.balances = await sources.creditBalances()
+      } catch (err) {
+        scraped.balances = err instanceof Error ? err : new Error(String(err))
+      }
+      try {
+        scraped.depth = (await sources.outboxDepth?.()) ?? 0
+      } catch (err) {
+        scraped.depth = err instanceof Error ? err : new Error(String(err))
+      }
+      return registry.render(onError)
+    },
+  }
+}
+
+/** What the gauges show, read at each scrape (an Error: the read failed, and the gauge is left out). */
+interface Scraped {
+  balances: { account: string; balance: number }[] | Error
+  depth: number | Error
+}
+
+/** The requests, their outcomes and the providers' attempts; the exposition lists them in this order. */
+function addTrafficMetrics(registry: Registry) {
+  return {
+    requests: registry.add(new Counter('otpd_http_requests_total', 'HTTP requests by route and status code.', ['route', 'status'])),
+    duration: registry.add(new Histogram('otpd_http_request_duration_seconds', 'Time to answer an HTTP request, by route.', ['route'], REQUEST_BUCKETS)),
+    sends: registry.add(
+      new Counter('otpd_sends_total', 'Send requests that passed validation, by channel, provider (none when nothing was delivered) and outcome.', [
+        'channel',
+        'provider',
+        'outcome',
+      ]),
     ),
-  )
-  const fraud = registry.add(
-    new Counter(
-      'otpd_fraud_refusals_total',
-      'Sends the fraud guard refused (decision refused), or would have refused in monitor mode (decision would_refuse), by rule (geo, ip, new_country, conversion, daily_credit) and destination country (ZZ: unknown; none: email).',
-      ['rule', 'country', 'decision'],
+    verifies: registry.add(new Counter('otpd_verifies_total', 'Verify requests that passed validation, by result.', ['result'])),
+    limited: registry.add(
+      new Counter(
+        'otpd_rate_limited_total',
+        'Requests refused by a limit: key (per-key rate), recipient (per-recipient sends), lockout (failed attempts on one verification), recipient_failures (the per-recipient failure cap: wrong codes per recipient in 24 h, on verify and send).',
+        ['kind'],
+      ),
     ),
-  )
-  const smsSegments = registry.add(
-    new Counter(
-      'otpd_sms_segments_total',
-      'SMS segments a provider took (docs/messages.md#encoding-and-segments), by destination country (ZZ: unknown) and encoding (GSM-7, UCS-2): what the vendors bill.',
-      ['country', 'encoding'],
+    fraud: registry.add(
+      new Counter(
+        'otpd_fraud_refusals_total',
+        'Sends the fraud guard refused (decision refused), or would have refused in monitor mode (decision would_refuse), by rule (geo, ip, new_country, conversion, daily_credit) and destination country (ZZ: unknown; none: email).',
+        ['rule', 'country', 'decision'],
+      ),
     ),
-  )
-  const attempts = registry.add(
-    new Counter('otpd_provider_attempts_total', 'Delivery attempts by channel, provider and outcome (accepted, failed, rejected, timeout).', [
-      'channel',
-      'provider',
-      'outcome',
-    ]),
-  )
-  const latency = registry.add(
-    new Histogram('otpd_provider_latency_seconds', 'Time a provider took to accept or fail one message.', ['channel', 'provider'], LATENCY_BUCKETS),
-  )
-  const walFlush = registry.add(
-    new Histogram(
-      'otpd_wal_flush_seconds',
-      'Time one flush of the write-ahead log to disk took (synchronous = FULL): every write is answered only after one. Slow flushes mean a slow or busy disk.',
-      [],
-      FLUSH_BUCKETS,
+    smsSegments: registry.add(
+      new Counter(
+        'otpd_sms_segments_total',
+        'SMS segments a provider took (docs/messages.md#encoding-and-segments), by destination country (ZZ: unknown) and encoding (GSM-7, UCS-2): what the vendors bill.',
+        ['country', 'encoding'],
+      ),
     ),
-  )
-  let balances: { account: string; balance: number }[] | Error = []
+    attempts: registry.add(
+      new Counter('otpd_provider_attempts_total', 'Delivery attempts by channel, provider and outcome (accepted, failed, rejected, timeout).', [
+        'channel',
+        'provider',
+        'outcome',
+      ]),
+    ),
+    latency: registry.add(
+      new Histogram('otpd_provider_latency_seconds', 'Time a provider took to accept or fail one message.', ['channel', 'provider'], LATENCY_BUCKETS),
+    ),
+    walFlush: registry.add(
+      new Histogram(
+        'otpd_wal_flush_seconds',
+        'Time one flush of the write-ahead log to disk took (synchronous = FULL): every write is answered only after one. Slow flushes mean a slow or busy disk.',
+        [],
+        FLUSH_BUCKETS,
+      ),
+    ),
+  }
+}
+
+/** The gauges of the process and its database, read at scrape time. */
+function addProcessGauges(registry: Registry, sources: MetricsSources, scraped: Scraped): void {
   registry.add(
     new Gauge('otpd_credit_balance', 'Credit balance per account.', () => {
-      if (balances instanceof Error) throw balances
-      return balances.map((a) => ({ labels: { account: a.account }, value: a.balance }))
+      if (scraped.balances instanceof Error) throw scraped.balances
+      return scraped.balances.map((a) => ({ labels: { account: a.account }, value: a.balance }))
     }),
   )
   registry.add(
@@ -102,71 +145,56 @@ export function createServiceMetrics(sources: MetricsSources) {
       { value: Math.floor(sources.startedAt / 1000) },
     ]),
   )
+}
 
-  const webhookDeliveries = registry.add(
+/** The webhook deliveries' outcomes and the outbox's depth; answers the deliveries' counter. */
+function addWebhookMetrics(registry: Registry, scraped: Scraped) {
+  const deliveries = registry.add(
     new Counter(
       'otpd_webhook_deliveries_total',
       'Webhook delivery attempts by outcome: delivered (2xx), retry (failed, tried again later), failed (given up after 24 h).',
       ['outcome'],
     ),
   )
-  let depth: number | Error = 0
   registry.add(
     new Gauge('otpd_webhook_outbox_depth', 'Webhook deliveries waiting to be sent or retried (the event outbox depth).', () => {
-      if (depth instanceof Error) throw depth
-      return [{ value: depth }]
+      if (scraped.depth instanceof Error) throw scraped.depth
+      return [{ value: scraped.depth }]
     }),
   )
-  for (const outcome of WEBHOOK_OUTCOMES) webhookDeliveries.touch({ outcome })
-  for (const result of VERIFY_RESULTS) verifies.touch({ result })
-  for (const kind of RATE_LIMIT_KINDS) limited.touch({ kind })
+  return deliveries
+}
 
+/** What the HTTP layer and the composition call to count. */
+function recorders(m: ReturnType<typeof addTrafficMetrics>) {
   return {
-    registry,
     request(route: string, status: number, seconds: number) {
-      requests.inc({ route, status: String(status) })
-      duration.observe({ route }, seconds)
+      m.requests.inc({ route, status: String(status) })
+      m.duration.observe({ route }, seconds)
     },
     send(channel: Channel, provider: string, outcome: SendMetricOutcome) {
-      sends.inc({ channel, provider, outcome })
+      m.sends.inc({ channel, provider, outcome })
     },
     verify(result: VerifyMetricResult) {
-      verifies.inc({ result })
+      m.verifies.inc({ result })
     },
     rateLimited(kind: RateLimitKind) {
-      limited.inc({ kind })
-    },
-    webhookDelivery(outcome: WebhookOutcome) {
-      webhookDeliveries.inc({ outcome })
+      m.limited.inc({ kind })
     },
     /** Countries come from the phone metadata (a fixed set of about 250), never from the request's text. */
     fraudRefusal(rule: string, country: string | null, enforced: boolean) {
-      fraud.inc({ rule, country: country ?? 'none', decision: enforced ? 'refused' : 'would_refuse' })
+      m.fraud.inc({ rule, country: country ?? 'none', decision: enforced ? 'refused' : 'would_refuse' })
     },
     /** Countries come from the phone metadata, never from the request's text. */
     smsSent(country: string, encoding: string, segments: number) {
-      smsSegments.inc({ country, encoding }, segments)
+      m.smsSegments.inc({ country, encoding }, segments)
     },
     walFlush(ms: number) {
-      walFlush.observe({}, ms / 1000)
+      m.walFlush.observe({}, ms / 1000)
     },
     attempt(a: { channel: Channel; provider: string; outcome: string; ms: number }) {
-      attempts.inc({ channel: a.channel, provider: a.provider, outcome: a.outcome })
-      latency.observe({ channel: a.channel, provider: a.provider }, a.ms / 1000)
-    },
-    /** The exposition text; the balances are read first (a failed read leaves their gauge out). */
-    async render(onError?: (name: string, err: unknown) => void): Promise<string> {
-      try {
-        balances = await sources.creditBalances()
-      } catch (err) {
-        balances = err instanceof Error ? err : new Error(String(err))
-      }
-      try {
-        depth = (await sources.outboxDepth?.()) ?? 0
-      } catch (err) {
-        depth = err instanceof Error ? err : new Error(String(err))
-      }
-      return registry.render(onError)
+      m.attempts.inc({ channel: a.channel, provider: a.provider, outcome: a.outcome })
+      m.latency.observe({ channel: a.channel, provider: a.provider }, a.ms / 1000)
     },
   }
 }

@@ -25,13 +25,13 @@ export async function readAtMost(res: Response, max: number = MAX_ANSWER_BYTES):
   try {
     for (;;) {
       const { done, value } = await reader.read()
-      if (done) return { bytes: join(chunks, size), truncated: false }
+      if (done) return { bytes: joinChunks(chunks, size), truncated: false }
       if (size + value.byteLength > max) {
         chunks.push(value.subarray(0, max - size))
         size = max
         // The rest is never read: cancelling the stream closes the connection.
         await reader.cancel().catch(() => undefined)
-        return { bytes: join(chunks, size), truncated: true }
+        return { bytes: joinChunks(chunks, size), truncated: true }
       }
       chunks.push(value)
       size += value.byteLength
@@ -47,7 +47,8 @@ export async function readTextAtMost(res: Response, max: number = MAX_ANSWER_BYT
   return { ...body, text: new TextDecoder().decode(body.bytes) }
 }
 
-function join(chunks: Uint8Array[], size: number): Uint8Array {
+/** The chunks of a body read as a stream, `size` bytes in all, as one array (the one chunk itself when there is one). */
+export function joinChunks(chunks: Uint8Array[], size: number): Uint8Array {
   if (chunks.length === 1) return chunks[0]!
   const out = new Uint8Array(size)
   let at = 0

@@ -8,27 +8,19 @@
  * One transaction decides the per-key limit, the Idempotency-Key, the status
  * and the change, and writes the `verification.canceled` event with it.
  */
-import type { Clock } from '../lib/clock.ts'
-import type { VerificationIds } from '../lib/verification-id.ts'
 import type { Idempotency, IdempotencyOutcome, IdempotentRequest } from './idempotency.ts'
-import type { KeyLimiter } from './key-limiter.ts'
-import type { Storage } from './ports/index.ts'
+import { type KeyedDeps, type KeyLimited, keyLimitedBy } from './key-limiter.ts'
 import { statusOf } from './status.ts'
-import type { ApiKey, Limits } from './types.ts'
+import type { ApiKey } from './types.ts'
 
 export type CancelOutcome =
-  | { kind: 'key_limited'; max: number; retryAfter: number }
+  | KeyLimited
   | { kind: 'not_found' }
   | { kind: 'canceled'; verificationId: string }
   /** It ended otherwise first. */
   | { kind: 'final'; status: 'approved' | 'expired' | 'failed' }
 
-export interface CancelDeps {
-  storage: Storage
-  ids: VerificationIds
-  clock: Clock
-  limits: Limits
-  limiter: KeyLimiter
+export interface CancelDeps extends KeyedDeps {
   idempotency: Idempotency
 }
 
@@ -38,8 +30,8 @@ export class CancelService {
   cancel(key: ApiKey, id: string, idem?: IdempotentRequest<CancelOutcome>): Promise<CancelOutcome | IdempotencyOutcome> {
     const { d } = this
     return d.storage.write(async (r) => {
-      const admission = await d.limiter.admit(r, key.id)
-      if (!admission.ok) return { kind: 'key_limited', max: admission.max, retryAfter: admission.retryAfter } as const
+      const limited = keyLimitedBy(await d.limiter.admit(r, key.id))
+      if (limited) return limited
       const now = d.clock.now()
       return d.idempotency.once(r, idem, now, async (): Promise<CancelOutcome> => {
         const v = await r.verifications.findForKey(id, d.ids.seqOf(id), key.id)

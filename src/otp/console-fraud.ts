@@ -7,7 +7,7 @@
  */
 import type { ConsoleStatsDeps, PeriodRange } from './console-stats.ts'
 import { groupBy, periodRange, pickAccount, type Counts, type Period } from './console-stats.ts'
-import type { FraudMode, ScopeKind } from './ports/index.ts'
+import type { FraudMode, Repos, ScopeKind } from './ports/index.ts'
 
 const DAY = 86_400_000
 /** Prefixes shown at most (most sends first). */
@@ -51,34 +51,8 @@ export class ConsoleFraud {
       const id = pick.account?.id ?? null
       const names = new Map((await r.admin.listAccounts()).map((a) => [a.id, a.name]))
       const nameOf = (accountId: number) => names.get(accountId) ?? String(accountId)
-      const blocks: BlockEvidence[] = []
-      const named = new Map<string, string>()
-      for (const b of await r.fraud.activeBlocks(id ?? undefined, now)) {
-        const started = b.startedAt ?? now
-        const from = Math.max(started - DAY + 1, b.countsFrom)
-        const to = started - settings.conversionGraceSeconds * 1000
-        // A prefix's sends are counted under its key, never under the prefix (otp/fraud.ts prefixKey).
-        const counted = b.kind === 'prefix' ? this.d.prefixKey(b.accountId, b.scope) : b.scope
-        if (b.kind === 'prefix') named.set(`${b.accountId}|${counted}`, b.scope)
-        const c = to < from ? { sends: 0, approved: 0 } : await r.fraud.conversion(b.accountId, b.kind, counted, from, to)
-        blocks.push({
-          account: nameOf(b.accountId),
-          kind: b.kind,
-          scope: b.scope,
-          rule: 'conversion',
-          level: b.level,
-          startedAt: b.startedAt,
-          until: b.until!,
-          evidence: { from, to, ...c, conversion: c.sends === 0 ? 0 : c.approved / c.sends },
-        })
-      }
-      const refusals = new Map<string, { rule: string; country: string; refusals: number }>()
-      for (const x of await r.stats.refusals(range.from, range.to, id)) {
-        const k = `${x.rule}|${x.country}`
-        const had = refusals.get(k)
-        if (had) had.refusals += x.refusals
-        else refusals.set(k, { rule: x.rule, country: x.country, refusals: x.refusals })
-      }
+      const { blocks, named } = await this.blocksWithEvidence(r, id, now, settings.conversionGraceSeconds, nameOf)
+      const refusals = await refusalsByRule(r, range, id)
       const rows = (await r.stats.rollups(range.span, range.from, range.to, id)).filter((x) => x.country !== '')
       const countries = groupBy(rows, (x) => x.country)
       const monitored = countries.filter((c) => c.counts.monitored > 0).map((c) => ({ country: c.key, sends: c.counts.monitored }))
@@ -100,7 +74,7 @@ export class ConsoleFraud {
           range,
           mode: settings.mode,
           blocks,
-          refusals: [...refusals.values()].sort((a, b) => b.refusals - a.refusals),
+          refusals,
           monitored,
           countries,
           prefixes: { from: prefixFrom, rows: prefixes },
@@ -108,4 +82,45 @@ export class ConsoleFraud {
       }
     })
   }
+
+  /**
+   * The active blocks, each with the conversion that started it; and the
+   * blocked prefixes by their counting key, so that the prefix table can name them.
+   */
+  private async blocksWithEvidence(r: Repos, id: number | null, now: number, graceSeconds: number, nameOf: (accountId: number) => string) {
+    const blocks: BlockEvidence[] = []
+    const named = new Map<string, string>()
+    for (const b of await r.fraud.activeBlocks(id ?? undefined, now)) {
+      const started = b.startedAt ?? now
+      const from = Math.max(started - DAY + 1, b.countsFrom)
+      const to = started - graceSeconds * 1000
+      // A prefix's sends are counted under its key, never under the prefix (otp/fraud.ts prefixKey).
+      const counted = b.kind === 'prefix' ? this.d.prefixKey(b.accountId, b.scope) : b.scope
+      if (b.kind === 'prefix') named.set(`${b.accountId}|${counted}`, b.scope)
+      const c = to < from ? { sends: 0, approved: 0 } : await r.fraud.conversion(b.accountId, b.kind, counted, from, to)
+      blocks.push({
+        account: nameOf(b.accountId),
+        kind: b.kind,
+        scope: b.scope,
+        rule: 'conversion',
+        level: b.level,
+        startedAt: b.startedAt,
+        until: b.until!,
+        evidence: { from, to, ...c, conversion: c.sends === 0 ? 0 : c.approved / c.sends },
+      })
+    }
+    return { blocks, named }
+  }
+}
+
+/** The refusals in the period, per rule and country, most first. */
+async function refusalsByRule(r: Repos, range: PeriodRange, id: number | null): Promise<FraudPage['refusals']> {
+  const refusals = new Map<string, { rule: string; country: string; refusals: number }>()
+  for (const x of await r.stats.refusals(range.from, range.to, id)) {
+    const k = `${x.rule}|${x.country}`
+    const had = refusals.get(k)
+    if (had) had.refusals += x.refusals
+    else refusals.set(k, { rule: x.rule, country: x.country, refusals: x.refusals })
+  }
+  return [...refusals.values()].sort((a, b) => b.refusals - a.refusals)
 }

@@ -9,7 +9,7 @@
 import type { Clock } from '../lib/clock.ts'
 import type { Hasher } from '../lib/secrets.ts'
 import { periodRange, pickAccount, type Period } from './console-stats.ts'
-import type { DeliveryRow, EndpointRow, EventDeliveryStatus, Storage, TimelineEvent, VerificationStatus } from './ports/index.ts'
+import type { DeliveryRow, EndpointRow, EventDeliveryStatus, Repos, Storage, TimelineEvent, VerificationStatus } from './ports/index.ts'
 import { recipientIdentity } from './recipient-identity.ts'
 import { HASH_PURPOSE_RECIPIENT, RECIPIENT_HASH_BYTES } from './send.ts'
 import { decideStatus } from './status.ts'
@@ -109,14 +109,7 @@ export class ConsoleSearch {
         return done(v && keep(v) ? [v] : [], null)
       }
       if (identity !== null) {
-        // The hash is keyed by account (send.ts): one look-up per account searched.
-        const rows: Verification[] = []
-        for (const a of pick.account ? [pick.account] : accounts) {
-          const hash = this.d.hasher.digest(HASH_PURPOSE_RECIPIENT, `${a.id}:${identity}`).subarray(0, RECIPIENT_HASH_BYTES)
-          rows.push(...(await r.stats.byRecipient(hash, range.from, range.to, before, q.limit)))
-        }
-        rows.sort((a, b) => b.createdAt - a.createdAt || b.seq - a.seq)
-        const page = rows.slice(0, q.limit)
+        const page = await this.byRecipient(r, pick.account ? [pick.account] : accounts, identity, range, before, q.limit)
         const last = page.at(-1)
         return done(page.filter(keep), page.length === q.limit && last ? { at: last.createdAt, seq: last.seq } : null)
       }
@@ -133,6 +126,24 @@ export class ConsoleSearch {
       })
       return done(page.rows, page.next)
     })
+  }
+
+  /** A recipient's newest verifications in the accounts searched: one look-up per account, since the hash is keyed by account (send.ts). */
+  private async byRecipient(
+    r: Repos,
+    accounts: { id: number }[],
+    identity: string,
+    range: { from: number; to: number },
+    before: { at: number; seq: number } | null,
+    limit: number,
+  ): Promise<Verification[]> {
+    const rows: Verification[] = []
+    for (const a of accounts) {
+      const hash = this.d.hasher.digest(HASH_PURPOSE_RECIPIENT, `${a.id}:${identity}`).subarray(0, RECIPIENT_HASH_BYTES)
+      rows.push(...(await r.stats.byRecipient(hash, range.from, range.to, before, limit)))
+    }
+    rows.sort((a, b) => b.createdAt - a.createdAt || b.seq - a.seq)
+    return rows.slice(0, limit)
   }
 
   /** A verification and its timeline (its stored events, oldest first). */

@@ -9,13 +9,32 @@
  * written at most once a second per key and process.
  */
 import type { Clock } from '../lib/clock.ts'
+import type { VerificationIds } from '../lib/verification-id.ts'
 import type { Repos, Storage } from './ports/index.ts'
+import type { Limits } from './types.ts'
 import { secondsUntil, waitForRoomInLog } from './windows.ts'
 
 export const KEY_WINDOW_MS = 60_000
 export const TOUCH_EVERY_MS = 1_000
 
 export type Admission = { ok: true } | { ok: false; max: number; retryAfter: number }
+
+/** A request the per-key limit refused, as every keyed operation answers it. */
+export type KeyLimited = { kind: 'key_limited'; max: number; retryAfter: number }
+
+/** The answer to a refused admission; null when admitted. */
+export function keyLimitedBy(a: Admission): KeyLimited | null {
+  return a.ok ? null : { kind: 'key_limited', max: a.max, retryAfter: a.retryAfter }
+}
+
+/** What an operation on one key's verification needs: its transaction, the verification's id, the time, the limits. */
+export interface KeyedDeps {
+  storage: Storage
+  ids: VerificationIds
+  clock: Clock
+  limits: Limits
+  limiter: KeyLimiter
+}
 
 export class KeyLimiter {
   private readonly touched = new Map<number, number>()

@@ -191,10 +191,39 @@ export class Rollup {
  * stored rows. Written by Rollup.runOnce only if the cursor has not moved.
  */
 export async function planBatch(r: Pick<Repos, 'rollups'>, o: PlanOptions, seqOf: (id: string) => number | null) {
-  const { now, batch } = o
+  const { now } = o
   const prev = await r.rollups.cursor()
   const cur: Cursor = prev === null ? { verifications: 0, events: 0, ledger: 0, at: 0 } : (JSON.parse(prev) as Cursor)
   const next: Cursor = { ...cur, at: now }
+  const sources = await readSources(r, o, cur, next)
+  const touched = await touchedTimes(r, sources.seen, seqOf)
+  const changes: Changes = { save: [], gone: [] }
+  const coarse = await recountHours(r, o, touched, changes)
+  await recountCoarse(r, coarse, changes)
+  const prefixes = await prefixPlan(r, cur, now, touched.hours)
+  next.prefixFrom = prefixes.from
+  const { save, gone } = changes
+  const { newGaps, doneGaps, more } = sources
+  return { now, prev, next, save, gone, refusals: touched.refusals, newGaps, doneGaps, more, prefixHours: prefixes.hours, prefixDeltas: prefixes.deltas }
+}
+
+/** Rows to write and rows to delete, gathered over a batch's recounts. */
+interface Changes {
+  save: RollupRow[]
+  gone: RollupRow[]
+}
+
+function addChanges(into: Changes, c: Changes): void {
+  into.save.push(...c.save)
+  into.gone.push(...c.gone)
+}
+
+/**
+ * Each source's rows past the cursor (moving `next` past them), the gaps
+ * they leave (PostgreSQL) and the rows of earlier gaps that have come since.
+ */
+async function readSources(r: Pick<Repos, 'rollups'>, o: PlanOptions, cur: Cursor, next: Cursor) {
+  const { now, batch } = o
   const seen: SourceRow[] = []
   const newGaps = { verifications: [], events: [], ledger: [] } as Record<RollupSource, number[]>
   const doneGaps = { verifications: [], events: [], ledger: [] } as Record<RollupSource, number[]>
@@ -222,8 +251,21 @@ export async function planBatch(r: Pick<Repos, 'rollups'>, o: PlanOptions, seqOf
     const foundSeqs = new Set(found.map((f) => f.seq))
     for (const g of gaps) if (foundSeqs.has(g.seq) || g.seenAt < now - GAP_HOLD_MS) doneGaps[s].push(g.seq)
   }
+  return { seen, newGaps, doneGaps, more }
+}
 
-  // What may have changed: each verification's creation minute; a whole hour when a row names no verification found.
+/** What the rows seen may have changed, and the refusals among them. */
+interface Touched {
+  /** Each touched hour's minutes (a verification's creation minute). */
+  minutes: Map<number, Set<number>>
+  /** Hours recounted whole: a row names no verification found. */
+  wholeHours: Set<number>
+  hours: Set<number>
+  refusals: RefusalRow[]
+}
+
+/** What may have changed: each verification's creation minute; a whole hour when a row names no verification found. */
+async function touchedTimes(r: Pick<Repos, 'rollups'>, seen: SourceRow[], seqOf: (id: string) => number | null): Promise<Touched> {
   const minutes = new Map<number, Set<number>>()
   const wholeHours = new Set<number>()
   const touch = (at: number) => {
@@ -257,46 +299,26 @@ export async function planBatch(r: Pick<Repos, 'rollups'>, o: PlanOptions, seqOf
       else wholeHours.add(floor(row.at, HOUR))
     }
   }
-  const hours = new Set([...minutes.keys(), ...wholeHours])
+  return { minutes, wholeHours, hours: new Set([...minutes.keys(), ...wholeHours]), refusals }
+}
 
+/** The quarter days and days to sum again, each with the hours just recounted in it. */
+type Coarse = Map<string, { span: Span; at: number; fresh: Map<number, RollupRow[]> }>
+
+/** Each touched hour within the retention recounted, oldest first; answers the coarser spans they fall in. */
+async function recountHours(r: Pick<Repos, 'rollups'>, o: PlanOptions, touched: Touched, changes: Changes): Promise<Coarse> {
+  const { now } = o
   const oldest = now - o.retentionDays * DAY
   // Hours from here on keep all of their minute rows (the older ones are dropped by the hour).
   const minutesKeptFrom = floor(now - MINUTES_KEPT_MS, HOUR)
-  const save: RollupRow[] = []
-  const gone: RollupRow[] = []
-  const coarse = new Map<string, { span: Span; at: number; fresh: Map<number, RollupRow[]> }>()
-  for (const h of [...hours].sort((a, b) => a - b)) {
+  const coarse: Coarse = new Map()
+  for (const h of [...touched.hours].sort((a, b) => a - b)) {
     if (h < oldest) continue
-    let hourRows: RollupRow[]
-    const touched = minutes.get(h)
-    if (!wholeHours.has(h) && touched !== undefined && h >= minutesKeptFrom) {
-      // Only the minutes that changed are recounted (a busy hour is not scanned again and again);
-      // the hour is the sum of its minute rows, the stored ones with those just recounted in their place.
-      const fresh = new Map<number, RollupRow[]>()
-      for (const m of [...touched].sort((a, b) => a - b)) {
-        const counted = await r.rollups.recount(m, m + MINUTE, SPAN.minute)
-        const c = diff(await r.rollups.rows(SPAN.minute, m, m + MINUTE, null), counted)
-        save.push(...c.save)
-        gone.push(...c.gone)
-        fresh.set(m, counted)
-      }
-      const minuteRows = (await r.rollups.rows(SPAN.minute, h, h + HOUR, null)).filter((x) => !fresh.has(x.at))
-      for (const rows of fresh.values()) minuteRows.push(...rows)
-      hourRows = sumInto(minuteRows, SPAN.hour, () => h)
-      const c = diff(await r.rollups.rows(SPAN.hour, h, h + HOUR, null), hourRows)
-      save.push(...c.save)
-      gone.push(...c.gone)
-    } else {
-      const withMinutes = h + HOUR > now - MINUTES_KEPT_MS
-      const counted = await r.rollups.recount(h, h + HOUR, withMinutes ? SPAN.minute : SPAN.hour)
-      hourRows = sumInto(counted, SPAN.hour, () => h)
-      const changes = [diff(await r.rollups.rows(SPAN.hour, h, h + HOUR, null), hourRows)]
-      if (withMinutes) changes.push(diff(await r.rollups.rows(SPAN.minute, h, h + HOUR, null), counted))
-      for (const c of changes) {
-        save.push(...c.save)
-        gone.push(...c.gone)
-      }
-    }
+    const minutes = touched.minutes.get(h)
+    const hourRows =
+      !touched.wholeHours.has(h) && minutes !== undefined && h >= minutesKeptFrom
+        ? await recountMinutes(r, h, minutes, changes)
+        : await recountWholeHour(r, h, now, changes)
     for (const span of COARSE) {
       const at = floor(h, span)
       const k = `${span}|${at}`
@@ -304,20 +326,52 @@ export async function planBatch(r: Pick<Repos, 'rollups'>, o: PlanOptions, seqOf
       coarse.get(k)!.fresh.set(h, hourRows)
     }
   }
-  // A quarter day or a day is the sum of its hours: the stored ones, with those just recounted in their place.
+  return coarse
+}
+
+/**
+ * Only the minutes that changed are recounted (a busy hour is not scanned again and again);
+ * the hour is the sum of its minute rows, the stored ones with those just recounted in their place.
+ */
+async function recountMinutes(r: Pick<Repos, 'rollups'>, h: number, touched: Set<number>, changes: Changes): Promise<RollupRow[]> {
+  const fresh = new Map<number, RollupRow[]>()
+  for (const m of [...touched].sort((a, b) => a - b)) {
+    const counted = await r.rollups.recount(m, m + MINUTE, SPAN.minute)
+    addChanges(changes, diff(await r.rollups.rows(SPAN.minute, m, m + MINUTE, null), counted))
+    fresh.set(m, counted)
+  }
+  const minuteRows = (await r.rollups.rows(SPAN.minute, h, h + HOUR, null)).filter((x) => !fresh.has(x.at))
+  for (const rows of fresh.values()) minuteRows.push(...rows)
+  const hourRows = sumInto(minuteRows, SPAN.hour, () => h)
+  addChanges(changes, diff(await r.rollups.rows(SPAN.hour, h, h + HOUR, null), hourRows))
+  return hourRows
+}
+
+/** An hour recounted whole, with its minute rows while they are kept. */
+async function recountWholeHour(r: Pick<Repos, 'rollups'>, h: number, now: number, changes: Changes): Promise<RollupRow[]> {
+  const withMinutes = h + HOUR > now - MINUTES_KEPT_MS
+  const counted = await r.rollups.recount(h, h + HOUR, withMinutes ? SPAN.minute : SPAN.hour)
+  const hourRows = sumInto(counted, SPAN.hour, () => h)
+  const hourChanges = diff(await r.rollups.rows(SPAN.hour, h, h + HOUR, null), hourRows)
+  const minuteChanges = withMinutes ? diff(await r.rollups.rows(SPAN.minute, h, h + HOUR, null), counted) : null
+  addChanges(changes, hourChanges)
+  if (minuteChanges) addChanges(changes, minuteChanges)
+  return hourRows
+}
+
+/** A quarter day or a day is the sum of its hours: the stored ones, with those just recounted in their place. */
+async function recountCoarse(r: Pick<Repos, 'rollups'>, coarse: Coarse, changes: Changes): Promise<void> {
   for (const { span, at, fresh } of coarse.values()) {
     const hourRows = (await r.rollups.rows(SPAN.hour, at, at + span, null)).filter((x) => !fresh.has(x.at))
     for (const rows of fresh.values()) hourRows.push(...rows)
-    const c = diff(
-      await r.rollups.rows(span, at, at + span, null),
-      sumInto(hourRows, span, () => at),
+    addChanges(
+      changes,
+      diff(
+        await r.rollups.rows(span, at, at + span, null),
+        sumInto(hourRows, span, () => at),
+      ),
     )
-    save.push(...c.save)
-    gone.push(...c.gone)
   }
-  const prefixes = await prefixPlan(r, cur, now, hours)
-  next.prefixFrom = prefixes.from
-  return { now, prev, next, save, gone, refusals, newGaps, doneGaps, more, prefixHours: prefixes.hours, prefixDeltas: prefixes.deltas }
 }
 
 /**

@@ -32,14 +32,14 @@ import { ipScope, type FraudGuard, type FraudVerdict, type Refusal } from './fra
 import type { Delivery, FraudRule, Repos, Storage, StoredAnswer } from './ports/index.ts'
 import type { Idempotency, IdempotencyOutcome, IdempotentRequest } from './idempotency.ts'
 import { destinationOf, maskPrefix } from '../lib/phone-country.ts'
-import type { KeyLimiter } from './key-limiter.ts'
+import { type KeyLimited, type KeyLimiter, keyLimitedBy } from './key-limiter.ts'
 import { failureCapWait } from './failure-cap.ts'
 import { recipientIdentity } from './recipient-identity.ts'
 import { TEST_CODE, testModeOf } from './test-recipients.ts'
-import type { ApiKey, Limits, SendInput, SmsInfo, Verification } from './types.ts'
+import type { ApiKey, Limits, OutboundMessage, SendInput, SmsInfo, TestMode, Verification } from './types.ts'
 import type { MessageCatalogue } from './messages/catalogue.ts'
 import { type Composed, composeMessage } from './messages/compose.ts'
-import { secondsUntil, waitForRoom } from './windows.ts'
+import { RECIPIENT_LOOKBACK_MS, recipientWindowVerdict, secondsUntil } from './windows.ts'
 
 export const HASH_PURPOSE_CODE = 'code'
 export const HASH_PURPOSE_RECIPIENT = 'recipient'
@@ -52,7 +52,7 @@ export const RECIPIENT_HASH_BYTES = 16
 export const HASH_PURPOSE_IP = 'end-user-ip'
 
 export type SendOutcome =
-  | { kind: 'key_limited'; max: number; retryAfter: number }
+  | KeyLimited
   /** `test`: a test recipient (nothing delivered, nothing charged). */
   | { kind: 'sent'; verificationId: string; expiresAt: number; test: boolean }
   | { kind: 'recipient_limited'; max: number; period: string; retryAfter: number }
@@ -65,12 +65,22 @@ export type SendOutcome =
   /** `[messages] sms_max_segments` (docs/messages.md#encoding-and-segments): a 400, decided before anything is written or counted but the per-key request. */
   | { kind: 'too_long'; max: number }
 
-const WINDOWS = [
-  { ms: 60_000, period: 'minute', limit: (l: Limits) => l.recipientPerMinute },
-  { ms: 3_600_000, period: 'hour', limit: (l: Limits) => l.recipientPerHour },
-  { ms: 86_400_000, period: '24 hours', limit: (l: Limits) => l.recipientPerDay },
-] as const
-const LONGEST_WINDOW_MS = 86_400_000
+/** A send's request with what is derived from it once: how its recipient is counted and keyed. */
+interface SendRequest {
+  key: ApiKey
+  input: SendInput
+  /** The recipient's identity (docs/api.md#order-of-checks): counted as that, delivered as written. */
+  counted: string
+  recipientHash: Uint8Array
+  expiresInMs: number
+}
+
+/** What the reservation's transaction decided: a refusal, or the verification to deliver; with the fraud guard's verdict when it ran. */
+type Reservation =
+  | { refused: SendOutcome | IdempotencyOutcome; verdict: FraudVerdict | null }
+  | { refused: null; verification: Verification; code: string; text: Composed; verdict: FraudVerdict }
+
+const sent = (v: Verification): SendOutcome => ({ kind: 'sent', verificationId: v.id, expiresAt: v.expiresAt, test: v.testMode !== null })
 
 export interface SendDeps {
   storage: Storage
@@ -100,227 +110,245 @@ export class SendService {
 
   async send(key: ApiKey, input: SendInput, requestId: string, idem?: IdempotentRequest<SendOutcome>): Promise<SendOutcome | IdempotencyOutcome> {
     const { d } = this
-    // Counted as its identity (docs/api.md#order-of-checks), delivered as written.
-    const counted = recipientIdentity(input.channel, input.recipient)
-    // Keyed by account: one account's counters never touch another's, and the hash alone names the subject.
-    const recipientHash = d.hasher.digest(HASH_PURPOSE_RECIPIENT, `${key.accountId}:${counted}`).subarray(0, RECIPIENT_HASH_BYTES)
-    let testMode = testModeOf(input.channel, input.recipient)
-    const expiresIn = (input.expiresIn ?? DEFAULT_EXPIRES_IN) * 1000
-
-    // Inside the transaction that inserts it: the id carries the row's number.
-    // `fraud`: the guard's verdict (real sends), whose country and monitor-mode rule the row keeps for the console.
-    // `seq`: the row's number when the caller drew it already.
-    const build = async (r: Repos, now: number, code: string, fraud: FraudVerdict | null = null, sms?: SmsInfo, seq?: number): Promise<Verification> => {
-      seq ??= await r.verifications.nextSeq()
-      const id = d.ids.make(seq)
-      const v: Verification = {
-        seq,
-        id,
-        keyId: key.id,
-        accountId: key.accountId,
-        channel: input.channel,
-        recipientHash,
-        recipientMask: maskRecipient(input.recipient),
-        codeHash: d.hasher.digest(HASH_PURPOSE_CODE, `${id}:${code}`),
-        testMode,
-        status: 'active',
-        charged: testMode === null,
-        createdAt: now,
-        expiresAt: testMode === 'expired' ? now : now + expiresIn,
-        usedAt: null,
-        failedAttempts: 0,
-        lockedUntil: null,
-        delivery: testMode === null ? 'sending' : null,
-        deliveryProvider: null,
-        deliveryUpdatedAt: testMode === null ? now : null,
-        country: fraud?.country ?? null,
-        fraudMonitored: fraud?.monitored?.rule ?? null,
-      }
-      if (sms) v.sms = sms
-      return v
-    }
-
-    // The per-key limit is decided and counted inside the operation's transaction.
-    const keyLimited = async (r: Repos): Promise<SendOutcome | null> => {
-      const a = await d.limiter.admit(r, key.id)
-      return a.ok ? null : { kind: 'key_limited', max: a.max, retryAfter: a.retryAfter }
-    }
-
-    const sent = (v: Verification): SendOutcome => ({ kind: 'sent', verificationId: v.id, expiresAt: v.expiresAt, test: v.testMode !== null })
-
+    const req = this.request(key, input)
+    const testMode = testModeOf(input.channel, input.recipient)
     if (testMode !== null) {
-      // Test recipients: no delivery, no credit, no per-recipient limit; a custom code is ignored.
-      const answered = await d.storage.write(async (r): Promise<SendOutcome | IdempotencyOutcome | 'real'> => {
-        // An account with test recipients off treats them as any other recipient.
-        if (!(await r.fraud.accountSettings(key.accountId)).testRecipients) return 'real'
-        const limited = await keyLimited(r)
-        if (limited) return limited
-        const now = d.clock.now()
-        return d.idempotency.once(r, idem, now, async () => {
-          const v = await build(r, now, TEST_CODE)
-          await r.verifications.insert(v)
-          await emit(r, 'verification.sent', v, v.createdAt, { provider: null })
-          return sent(v)
-        })
-      })
+      const answered = await d.storage.write((r) => this.sendToTestRecipient(r, req, testMode, idem))
       if (answered !== 'real') return answered
-      testMode = null
     }
     const ipHash = input.ip === undefined ? null : d.hasher.digest(HASH_PURPOSE_IP, `${key.accountId}:${ipScope(input.ip)}`).subarray(0, RECIPIENT_HASH_BYTES)
-
     // Limits, credit and the new verification in one transaction: concurrent
     // sends cannot both see the last free slot or the last credit. A run of
     // it again draws a new code with its new hash: the last run is the one kept.
-    let code = ''
-    let composed: Composed | null = null
-    let verdict: FraudVerdict | null = null
-    const reserved = await d.storage.write(async (r): Promise<SendOutcome | IdempotencyOutcome | Verification> => {
-      verdict = null
-      // The account's profile is read with the key's window (one round trip on
-      // PostgreSQL); it is used only once the key and the Idempotency-Key let the send through.
-      const [limited, profile] = await Promise.all([keyLimited(r), r.credits.sendProfile(key.accountId)])
-      if (limited) return limited
-      const now = d.clock.now()
-      const earlier = idem ? await d.idempotency.check(r, idem, now) : null
-      if (earlier) return earlier
-      // An answer decided here is stored here.
-      const decided = async (o: SendOutcome): Promise<SendOutcome> => {
-        if (idem) await d.idempotency.record(r, idem, o, now)
-        return o
-      }
-      code = input.code ?? randomDigits(profile.codeLength ?? d.defaultCodeLength)
-      // The text, its language and (SMS) its segments; a 400 when over the
-      // operator's limit, decided before any rule counts the send.
-      const text = composeMessage(d.messages, {
-        ...input,
-        code,
-        expiresInSeconds: expiresIn / 1000,
-        account: profile,
-      })
-      composed = text
-      const maxSegments = d.messages.settings.smsMaxSegments
-      if (text.sms !== null && maxSegments !== null && text.sms.segments > maxSegments) return { kind: 'too_long', max: maxSegments }
-      // The per-recipient limits' reads under the recipient's lock, and the
-      // new row's number, are started here, ahead of the fraud guard's, and
-      // travel with them (one round trip on PostgreSQL; docs/benchmarks.md#postgresql-round-trips).
-      // They are decided after the guard, in the order of docs/api.md#order-of-checks;
-      // a send refused after this leaves its number unused on PostgreSQL (SQLite gives it again).
-      const recipientReads = Promise.all([
-        failureCapWait(r, recipientHash, d.limits, now),
-        r.verifications.recipientSendTimes(recipientHash, now - LONGEST_WINDOW_MS),
-        r.verifications.nextSeq(),
-      ])
-      // Awaited below, or not at all when the guard refuses or fails first: its failure is then the transaction's.
-      recipientReads.catch(() => undefined)
-      // The fraud guard, before the per-recipient limits (docs/api.md#fraud-guard).
-      const facts = { accountId: key.accountId, channel: input.channel, recipient: counted, ipHash, now, account: profile.fraud }
-      const fraud = await d.guard.check(r, facts)
-      verdict = fraud
-      if (fraud.refusal) {
-        const { rule, country, prefix, max, retryAfter } = fraud.refusal
-        await r.events.add({
-          type: 'send.blocked',
-          accountId: key.accountId,
-          at: now,
-          verification: null,
-          status: null,
-          // The prefix masked as the recipient is: together they show no more digits than the mask.
-          extra: { rule, country, prefix: prefix === null ? null : maskPrefix(prefix), channel: input.channel, recipient: maskRecipient(input.recipient) },
-        })
-        const blocked: SendOutcome = { kind: 'fraud_blocked', rule, country, max, retryAfter }
-        // Its 429s are stored for an Idempotency-Key; the geo rule's 403 is not
-        // (docs/api.md#idempotency-keys names 403 among the answers not stored).
-        return rule === 'geo' ? blocked : decided(blocked)
-      }
-      // The per-recipient limits. First the failure cap: while it holds, a new
-      // code could not be verified, so none is sold, whatever the send windows
-      // say; its answer is stored for an Idempotency-Key like theirs.
-      const [capWait, times, seq] = await recipientReads
-      if (capWait > 0) return decided({ kind: 'recipient_capped', retryAfter: secondsUntil(capWait) })
-      let worst: { max: number; period: string; wait: number } | null = null
-      for (const w of WINDOWS) {
-        const max = w.limit(d.limits)
-        const inWindow = times.filter((t) => t > now - w.ms)
-        const wait = waitForRoom(inWindow, w.ms, max, now)
-        if (wait > 0 && (worst === null || wait > worst.wait)) worst = { max, period: w.period, wait }
-      }
-      if (worst) return decided({ kind: 'recipient_limited', max: worst.max, period: worst.period, retryAfter: secondsUntil(worst.wait) })
-      const v = await build(r, now, code, fraud, text.sms === null ? undefined : { encoding: text.sms.encoding, segments: text.sms.segments }, seq)
-      if (!(await r.credits.debit({ accountId: key.accountId, amount: 1, verificationId: v.id, at: now }))) return decided({ kind: 'no_credits' })
-      await r.verifications.insert(v)
-      if (idem) await d.idempotency.reserve(r, idem, sent(v), now, v.seq)
-      await d.guard.recordSend(r, fraud, v.seq, facts)
-      return v
-    })
-    if (verdict) this.reportFraud(verdict, requestId)
-    if ('kind' in reserved) return reserved
-    const message = composed!
-
+    const reserved = await d.storage.write((r) => this.reserve(r, req, ipHash, idem))
+    if (reserved.verdict) this.reportFraud(reserved.verdict, requestId)
+    if (reserved.refused) return reserved.refused
+    const v = reserved.verification
     let provider: string
     try {
-      provider = (
-        await d.delivery.deliver({
-          channel: input.channel,
-          recipient: input.recipient,
-          text: message.text,
-          subject: message.subject,
-          locale: message.locale,
-          code,
-          verificationId: reserved.id,
-          expiresAt: reserved.expiresAt,
-        })
-      ).provider
+      provider = (await d.delivery.deliver(deliveryOf(req, reserved))).provider
     } catch (err) {
-      // Refunded and out of use. If this transaction fails, the send stays
-      // `sending` and recovery refunds it once the delivery timeout is past.
-      const refunded = await refundUnsettled(d.storage, reserved, 'failed', d.clock.now(), idem?.answer({ kind: 'delivery_failed' }), reserved)
-      // Settled first by someone else, and so in force: by recovery (as
-      // `unknown`, the code verifiable) or by the provider's own receipt (a
-      // provider took it, though its answer never came). The answer is the
-      // send's 200, with or without an Idempotency-Key: a 500 would make the
-      // client send again for a code that works and was charged.
-      if (!refunded) return sent(reserved)
-      d.logger.error('delivery failed; credit refunded', {
-        request_id: requestId,
-        channel: input.channel,
-        recipient: reserved.recipientMask,
-        error: err instanceof Error ? err.message : String(err),
-      })
-      return { kind: 'delivery_failed' }
+      return this.deliveryFailed(req, v, err, requestId, idem)
     }
-    // The verification and its debit are stored and the code delivered: the
-    // send is in force, and the answer does not wait for this record to be
-    // durable (waiting for a second flush cost a sixth of send's throughput,
-    // docs/benchmarks.md). If it is lost (a crash before its commit, a failed
-    // commit), the send stays `sending` and recovery refunds it as `unknown`:
-    // the one way a fault can cost the operator a credit, never the client.
-    // A clean stop writes it first (Server.shutdown waits for queued writes).
-    // With an Idempotency-Key the answer waits for it: a replay that follows
-    // the answer then finds the stored answer, not "in progress". If it is
-    // lost, recovery makes the record `done` with the same 200.
-    const settled = d.storage
+    // In force once delivered: the answer does not wait for this record (docs/benchmarks.md#what-each-design-choice-buys),
+    // but with an Idempotency-Key it does, so that a replay after the answer finds it.
+    const settled = this.recordDelivered(req, v, provider, requestId, idem)
+    if (idem) await settled
+    if (v.sms && d.onSmsSent) d.onSmsSent(reserved.verdict.country ?? destinationOf(input.recipient).country, v.sms)
+    d.logger.debug('delivered', { request_id: requestId, channel: input.channel, provider, recipient: v.recipientMask })
+    return sent(v)
+  }
+
+  private request(key: ApiKey, input: SendInput): SendRequest {
+    const counted = recipientIdentity(input.channel, input.recipient)
+    // Keyed by account: one account's counters never touch another's, and the hash alone names the subject.
+    const recipientHash = this.d.hasher.digest(HASH_PURPOSE_RECIPIENT, `${key.accountId}:${counted}`).subarray(0, RECIPIENT_HASH_BYTES)
+    return { key, input, counted, recipientHash, expiresInMs: (input.expiresIn ?? DEFAULT_EXPIRES_IN) * 1000 }
+  }
+
+  /**
+   * Test recipients: no delivery, no credit, no per-recipient limit; a custom
+   * code is ignored. 'real' when the account has them off: the recipient is then any other.
+   */
+  private async sendToTestRecipient(
+    r: Repos,
+    req: SendRequest,
+    testMode: TestMode,
+    idem?: IdempotentRequest<SendOutcome>,
+  ): Promise<SendOutcome | IdempotencyOutcome | 'real'> {
+    if (!(await r.fraud.accountSettings(req.key.accountId)).testRecipients) return 'real'
+    const limited = await this.keyLimited(r, req.key)
+    if (limited) return limited
+    const now = this.d.clock.now()
+    return this.d.idempotency.once(r, idem, now, async () => {
+      const v = this.build(req, await r.verifications.nextSeq(), now, TEST_CODE, testMode)
+      await r.verifications.insert(v)
+      await emit(r, 'verification.sent', v, v.createdAt, { provider: null })
+      return sent(v)
+    })
+  }
+
+  /**
+   * The reservation: the per-key limit, the Idempotency-Key, the text, the
+   * fraud guard, the per-recipient limits and the credit, in the order of
+   * docs/api.md#order-of-checks; then the verification with its debit.
+   */
+  private async reserve(r: Repos, req: SendRequest, ipHash: Uint8Array | null, idem?: IdempotentRequest<SendOutcome>): Promise<Reservation> {
+    const { d } = this
+    const { key, input, recipientHash } = req
+    // The account's profile is read with the key's window (one round trip on
+    // PostgreSQL); it is used only once the key and the Idempotency-Key let the send through.
+    const [limited, profile] = await Promise.all([this.keyLimited(r, key), r.credits.sendProfile(key.accountId)])
+    if (limited) return { refused: limited, verdict: null }
+    const now = d.clock.now()
+    const earlier = idem ? await d.idempotency.check(r, idem, now) : null
+    if (earlier) return { refused: earlier, verdict: null }
+    const code = input.code ?? randomDigits(profile.codeLength ?? d.defaultCodeLength)
+    // The text, its language and (SMS) its segments; a 400 when over the
+    // operator's limit, decided before any rule counts the send.
+    const text = composeMessage(d.messages, { ...input, code, expiresInSeconds: req.expiresInMs / 1000, account: profile })
+    const maxSegments = d.messages.settings.smsMaxSegments
+    if (text.sms !== null && maxSegments !== null && text.sms.segments > maxSegments) return { refused: { kind: 'too_long', max: maxSegments }, verdict: null }
+    // The per-recipient limits' reads under the recipient's lock, and the
+    // new row's number, are started here, ahead of the fraud guard's, and
+    // travel with them (one round trip on PostgreSQL; docs/benchmarks.md#postgresql-round-trips).
+    // They are decided after the guard, in the order of docs/api.md#order-of-checks;
+    // a send refused after this leaves its number unused on PostgreSQL (SQLite gives it again).
+    const recipientReads = Promise.all([
+      failureCapWait(r, recipientHash, d.limits, now),
+      r.verifications.recipientSendTimes(recipientHash, now - RECIPIENT_LOOKBACK_MS),
+      r.verifications.nextSeq(),
+    ])
+    // Awaited below, or not at all when the guard refuses or fails first: its failure is then the transaction's.
+    recipientReads.catch(() => undefined)
+    const facts = { accountId: key.accountId, channel: input.channel, recipient: req.counted, ipHash, now, account: profile.fraud }
+    const verdict = await d.guard.check(r, facts)
+    if (verdict.refusal) {
+      const blocked = await this.recordBlock(r, req, verdict.refusal, now)
+      // Its 429s are stored for an Idempotency-Key; the geo rule's 403 is not
+      // (docs/api.md#idempotency-keys names 403 among the answers not stored).
+      return { refused: blocked.rule === 'geo' ? blocked : await this.decided(r, idem, blocked, now), verdict }
+    }
+    const [capWait, times, seq] = await recipientReads
+    const recipientLimited = recipientRefusal(capWait, times, d.limits, now)
+    if (recipientLimited) return { refused: await this.decided(r, idem, recipientLimited, now), verdict }
+    const v = this.build(req, seq, now, code, null, verdict, text.sms === null ? undefined : { encoding: text.sms.encoding, segments: text.sms.segments })
+    if (!(await r.credits.debit({ accountId: key.accountId, amount: 1, verificationId: v.id, at: now }))) {
+      return { refused: await this.decided(r, idem, { kind: 'no_credits' }, now), verdict }
+    }
+    await r.verifications.insert(v)
+    if (idem) await d.idempotency.reserve(r, idem, sent(v), now, v.seq)
+    await d.guard.recordSend(r, verdict, v.seq, facts)
+    return { refused: null, verification: v, code, text, verdict }
+  }
+
+  /** The per-key limit, decided and counted inside the operation's transaction. */
+  private async keyLimited(r: Repos, key: ApiKey): Promise<SendOutcome | null> {
+    return keyLimitedBy(await this.d.limiter.admit(r, key.id))
+  }
+
+  /** An answer decided in the reservation is stored there for its Idempotency-Key. */
+  private async decided(r: Repos, idem: IdempotentRequest<SendOutcome> | undefined, o: SendOutcome, now: number): Promise<SendOutcome> {
+    if (idem) await this.d.idempotency.record(r, idem, o, now)
+    return o
+  }
+
+  /** A fraud guard's refusal writes only its `send.blocked` event. */
+  private async recordBlock(r: Repos, req: SendRequest, refusal: Refusal, now: number): Promise<SendOutcome & { kind: 'fraud_blocked' }> {
+    const { rule, country, prefix, max, retryAfter } = refusal
+    const { key, input } = req
+    await r.events.add({
+      type: 'send.blocked',
+      accountId: key.accountId,
+      at: now,
+      verification: null,
+      status: null,
+      // The prefix masked as the recipient is: together they show no more digits than the mask.
+      extra: { rule, country, prefix: prefix === null ? null : maskPrefix(prefix), channel: input.channel, recipient: maskRecipient(input.recipient) },
+    })
+    return { kind: 'fraud_blocked', rule, country, max, retryAfter }
+  }
+
+  /**
+   * The new verification, built inside the transaction that inserts it: its id carries the row's number.
+   * `fraud`: the guard's verdict (real sends), whose country and monitor-mode rule the row keeps for the console.
+   */
+  private build(
+    req: SendRequest,
+    seq: number,
+    now: number,
+    code: string,
+    testMode: TestMode | null,
+    fraud: FraudVerdict | null = null,
+    sms?: SmsInfo,
+  ): Verification {
+    const { key, input } = req
+    const id = this.d.ids.make(seq)
+    const v: Verification = {
+      seq,
+      id,
+      keyId: key.id,
+      accountId: key.accountId,
+      channel: input.channel,
+      recipientHash: req.recipientHash,
+      recipientMask: maskRecipient(input.recipient),
+      codeHash: this.d.hasher.digest(HASH_PURPOSE_CODE, `${id}:${code}`),
+      testMode,
+      status: 'active',
+      charged: testMode === null,
+      createdAt: now,
+      expiresAt: testMode === 'expired' ? now : now + req.expiresInMs,
+      usedAt: null,
+      failedAttempts: 0,
+      lockedUntil: null,
+      delivery: testMode === null ? 'sending' : null,
+      deliveryProvider: null,
+      deliveryUpdatedAt: testMode === null ? now : null,
+      country: fraud?.country ?? null,
+      fraudMonitored: fraud?.monitored?.rule ?? null,
+    }
+    if (sms) v.sms = sms
+    return v
+  }
+
+  /** No provider took it: refunded and out of use, unless settled first by someone else. */
+  private async deliveryFailed(
+    req: SendRequest,
+    v: Verification,
+    err: unknown,
+    requestId: string,
+    idem?: IdempotentRequest<SendOutcome>,
+  ): Promise<SendOutcome> {
+    const { d } = this
+    // If this transaction fails, the send stays `sending` and recovery refunds it once the delivery timeout is past.
+    const refunded = await refundUnsettled(d.storage, v, 'failed', d.clock.now(), idem?.answer({ kind: 'delivery_failed' }), v)
+    // Settled first by someone else, and so in force: by recovery (as
+    // `unknown`, the code verifiable) or by the provider's own receipt (a
+    // provider took it, though its answer never came). The answer is the
+    // send's 200, with or without an Idempotency-Key: a 500 would make the
+    // client send again for a code that works and was charged.
+    if (!refunded) return sent(v)
+    d.logger.error('delivery failed; credit refunded', {
+      request_id: requestId,
+      channel: req.input.channel,
+      recipient: v.recipientMask,
+      error: err instanceof Error ? err.message : String(err),
+    })
+    return { kind: 'delivery_failed' }
+  }
+
+  /**
+   * The delivery's `accepted` record, with its event and its Idempotency-Key's
+   * settlement. If it is lost, the send stays `sending` and recovery refunds it
+   * as `unknown` (docs/operating.md#faults-and-recovery); never rejects.
+   */
+  private recordDelivered(req: SendRequest, v: Verification, provider: string, requestId: string, idem?: IdempotentRequest<SendOutcome>): Promise<void> {
+    const { d } = this
+    return d.storage
       .writeShared(async (r) => {
         const now = d.clock.now()
         // The row as it is now (a verify may already have used it), from the settlement itself.
-        const v = await r.verifications.settleDelivery(reserved.seq, 'accepted', provider, now)
-        if (v) {
+        const settled = await r.verifications.settleDelivery(v.seq, 'accepted', provider, now)
+        if (settled) {
           // An SMS's encoding and segments ride on its event (docs/api.md#events).
-          await emit(r, 'verification.sent', v, now, v.sms ? { provider, encoding: v.sms.encoding, segments: v.sms.segments } : { provider })
+          await emit(
+            r,
+            'verification.sent',
+            settled,
+            now,
+            settled.sms ? { provider, encoding: settled.sms.encoding, segments: settled.sms.segments } : { provider },
+          )
         }
-        if (idem) await r.idempotency.settle(reserved.seq, null)
+        if (idem) await r.idempotency.settle(v.seq, null)
       })
       .catch((err: unknown) =>
         d.logger.error('delivered, but the outcome could not be recorded: recovery will record it as unknown and refund the credit', {
           request_id: requestId,
-          channel: input.channel,
-          recipient: reserved.recipientMask,
+          channel: req.input.channel,
+          recipient: v.recipientMask,
           error: err instanceof Error ? err.message : String(err),
         }),
       )
-    if (idem) await settled
-    if (reserved.sms && d.onSmsSent) d.onSmsSent((verdict as FraudVerdict | null)?.country ?? destinationOf(input.recipient).country, reserved.sms)
-    d.logger.debug('delivered', { request_id: requestId, channel: input.channel, provider, recipient: reserved.recipientMask })
-    return sent(reserved)
   }
 
   /** One log line per refusal (or would-be refusal in monitor mode), with the prefix masked; never the number. */
@@ -333,6 +361,28 @@ export class SendService {
     }
     if (verdict.monitored) report(verdict.monitored, false)
     if (verdict.refusal) report(verdict.refusal, true)
+  }
+}
+
+/** The recipient's failure cap first (while it holds, a code sent now could not be verified), then its send windows. */
+function recipientRefusal(capWait: number, times: readonly number[], limits: Limits, now: number): SendOutcome | null {
+  if (capWait > 0) return { kind: 'recipient_capped', retryAfter: secondsUntil(capWait) }
+  const full = recipientWindowVerdict(times, limits, now)
+  return full && { kind: 'recipient_limited', max: full.max, period: full.period, retryAfter: full.retryAfter }
+}
+
+/** What the provider is given for a reserved send. */
+function deliveryOf(req: SendRequest, reserved: { verification: Verification; code: string; text: Composed }): OutboundMessage {
+  const { verification: v, text } = reserved
+  return {
+    channel: req.input.channel,
+    recipient: req.input.recipient,
+    text: text.text,
+    subject: text.subject,
+    locale: text.locale,
+    code: reserved.code,
+    verificationId: v.id,
+    expiresAt: v.expiresAt,
   }
 }
 

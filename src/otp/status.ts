@@ -8,11 +8,9 @@
  * of the verification changes, but the request counts toward the per-key
  * limit, decided in the same transaction as the read.
  */
-import type { Clock } from '../lib/clock.ts'
-import type { VerificationIds } from '../lib/verification-id.ts'
 import { recipientCapWait } from './failure-cap.ts'
-import type { KeyLimiter } from './key-limiter.ts'
-import type { Repos, Storage, VerificationStatus } from './ports/index.ts'
+import { type KeyedDeps, type KeyLimited, keyLimitedBy } from './key-limiter.ts'
+import type { Repos, VerificationStatus } from './ports/index.ts'
 import type { ApiKey, Limits, Verification } from './types.ts'
 
 /** The status at `now`, given whether the recipient's failure cap holds it (pure). */
@@ -38,17 +36,11 @@ export function failedAttemptsOf(v: Verification, now: number): number {
 }
 
 export type StatusOutcome =
-  | { kind: 'key_limited'; max: number; retryAfter: number }
+  | KeyLimited
   | { kind: 'not_found' }
   | { kind: 'found'; verification: Verification; status: VerificationStatus; failedAttempts: number }
 
-export interface StatusDeps {
-  storage: Storage
-  ids: VerificationIds
-  clock: Clock
-  limits: Limits
-  limiter: KeyLimiter
-}
+export type StatusDeps = KeyedDeps
 
 export class StatusService {
   constructor(private readonly d: StatusDeps) {}
@@ -57,8 +49,8 @@ export class StatusService {
   status(key: ApiKey, id: string): Promise<StatusOutcome> {
     const { d } = this
     return d.storage.write(async (r): Promise<StatusOutcome> => {
-      const admission = await d.limiter.admit(r, key.id)
-      if (!admission.ok) return { kind: 'key_limited', max: admission.max, retryAfter: admission.retryAfter }
+      const limited = keyLimitedBy(await d.limiter.admit(r, key.id))
+      if (limited) return limited
       const now = d.clock.now()
       const v = await r.verifications.findForKey(id, d.ids.seqOf(id), key.id)
       if (!v) return { kind: 'not_found' }

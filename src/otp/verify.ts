@@ -5,20 +5,18 @@
  * code see each other; the per-key limit is decided and counted in the same
  * transaction.
  */
-import type { Clock } from '../lib/clock.ts'
 import type { Hasher } from '../lib/secrets.ts'
-import type { VerificationIds } from '../lib/verification-id.ts'
 import { emit } from './events.ts'
 import type { Idempotency, IdempotencyOutcome, IdempotentRequest } from './idempotency.ts'
-import type { KeyLimiter } from './key-limiter.ts'
-import type { Repos, Storage } from './ports/index.ts'
+import { type KeyedDeps, type KeyLimited, keyLimitedBy } from './key-limiter.ts'
+import type { Repos } from './ports/index.ts'
 import { HASH_PURPOSE_CODE } from './send.ts'
 import { recipientCap } from './failure-cap.ts'
-import type { ApiKey, Limits, Verification, VerifyInput } from './types.ts'
+import type { ApiKey, Verification, VerifyInput } from './types.ts'
 import { secondsUntil } from './windows.ts'
 
 export type VerifyOutcome =
-  | { kind: 'key_limited'; max: number; retryAfter: number }
+  | KeyLimited
   | { kind: 'verified' }
   | { kind: 'invalid_code' }
   | { kind: 'expired' }
@@ -27,13 +25,8 @@ export type VerifyOutcome =
   /** `attempts`: this verification's own lockout; `recipient_failures`: the 24 h cap across the recipient's verifications. */
   | { kind: 'locked'; retryAfter: number; cause: 'attempts' | 'recipient_failures' }
 
-export interface VerifyDeps {
-  storage: Storage
+export interface VerifyDeps extends KeyedDeps {
   hasher: Hasher
-  ids: VerificationIds
-  clock: Clock
-  limits: Limits
-  limiter: KeyLimiter
   idempotency: Idempotency
 }
 
@@ -49,7 +42,8 @@ export class VerifyService {
       // key known to be full is refused before this (http/admission.ts, the
       // limiter's peek), so a refusal here takes that lock only once.
       const [admission, found] = await Promise.all([d.limiter.admit(r, key.id), idem ? undefined : this.find(r, key, input)])
-      if (!admission.ok) return { kind: 'key_limited', max: admission.max, retryAfter: admission.retryAfter } as const
+      const limited = keyLimitedBy(admission)
+      if (limited) return limited
       const now = d.clock.now()
       // With an Idempotency-Key, a repeated request answers what the first one did: no second attempt.
       return d.idempotency.once(r, idem, now, async () => this.attempt(r, input, now, found ?? (await this.find(r, key, input))))
