@@ -10,7 +10,7 @@
 import type { Clock } from '../lib/clock.ts'
 import type { Logger } from '../lib/logger.ts'
 import type { Storage } from './ports/index.ts'
-import { refundUnsettled } from './send.ts'
+import { refundUnsettled } from './settlement.ts'
 
 /** Past the delivery budget: room for the outcome's own transaction and for clocks a little apart. */
 export const RECOVERY_MARGIN_MS = 2_000

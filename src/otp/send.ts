@@ -1,25 +1,12 @@
 /**
  * Send: create a verification and deliver its code (docs/api.md#send-a-code,
- * #order-of-checks, #test-recipients, #credits). Denials are returned values;
- * only faults throw.
- *
- * The fraud guard (fraud.ts, docs/api.md#fraud-guard) decides in the first
- * transaction, after the test-recipient short-circuit and before the
- * per-recipient limits; a refusal there writes only its block and its
- * `send.blocked` event. The per-recipient limits follow in the same
- * transaction (docs/api.md#order-of-checks): the failure cap, then the send
- * windows; a refusal of either writes nothing but an Idempotency-Key's answer.
- *
- * Two transactions around the delivery: the first decides the limits and
- * records the verification with its debit and delivery `sending`; the second
- * records the outcome (accepted, or failed and refunded). An accepted outcome
- * touches only its verification's rows, so it goes by `writeShared`: the
- * engine may commit it with other sends' outcomes. A process that stops in
- * between leaves the send `sending`, and recovery (recovery.ts) refunds it.
- *
- * With an Idempotency-Key (idempotency.ts) the first transaction also checks
- * the key and records it: `done` with an answer decided there, or `running`
- * until the second transaction (or recovery) settles the delivery.
+ * #order-of-checks, #test-recipients, #credits), as three steps: the test
+ * recipient's short-circuit; the reservation, one transaction that decides
+ * the limits, the fraud guard and the credit and records the verification
+ * `sending` (with its Idempotency-Key, idempotency.ts); then the delivery and
+ * its settlement (settlement.ts). A process that stops in between leaves the
+ * send `sending`, and recovery (recovery.ts) refunds it. Denials are returned
+ * values; only faults throw.
  */
 import type { Clock } from '../lib/clock.ts'
 import type { Logger } from '../lib/logger.ts'
@@ -28,8 +15,9 @@ import { randomDigits } from '../lib/random.ts'
 import type { Hasher } from '../lib/secrets.ts'
 import type { VerificationIds } from '../lib/verification-id.ts'
 import { emit } from './events.ts'
+import { settleDelivered, settleFailed } from './settlement.ts'
 import { ipScope, type FraudGuard, type FraudVerdict, type Refusal } from './fraud.ts'
-import type { Delivery, FraudRule, Repos, Storage, StoredAnswer } from './ports/index.ts'
+import type { Delivery, FraudRule, Repos, Storage } from './ports/index.ts'
 import type { Idempotency, IdempotencyOutcome, IdempotentRequest } from './idempotency.ts'
 import { destinationOf, maskPrefix } from '../lib/phone-country.ts'
 import { type KeyLimited, type KeyLimiter, keyLimitedBy } from './key-limiter.ts'
@@ -124,15 +112,17 @@ export class SendService {
     if (reserved.verdict) this.reportFraud(reserved.verdict, requestId)
     if (reserved.refused) return reserved.refused
     const v = reserved.verification
+    const note = { requestId, channel: input.channel }
     let provider: string
     try {
       provider = (await d.delivery.deliver(deliveryOf(req, reserved))).provider
     } catch (err) {
-      return this.deliveryFailed(req, v, err, requestId, idem)
+      const refunded = await settleFailed(d, v, err, note, idem?.answer({ kind: 'delivery_failed' }))
+      return refunded ? { kind: 'delivery_failed' } : sent(v)
     }
     // In force once delivered: the answer does not wait for this record (docs/benchmarks.md#what-each-design-choice-buys),
     // but with an Idempotency-Key it does, so that a replay after the answer finds it.
-    const settled = this.recordDelivered(req, v, provider, requestId, idem)
+    const settled = settleDelivered(d, v, provider, note, idem !== undefined)
     if (idem) await settled
     if (v.sms && d.onSmsSent) d.onSmsSent(reserved.verdict.country ?? destinationOf(input.recipient).country, v.sms)
     d.logger.debug('delivered', { request_id: requestId, channel: input.channel, provider, recipient: v.recipientMask })
@@ -291,66 +281,6 @@ export class SendService {
     return v
   }
 
-  /** No provider took it: refunded and out of use, unless settled first by someone else. */
-  private async deliveryFailed(
-    req: SendRequest,
-    v: Verification,
-    err: unknown,
-    requestId: string,
-    idem?: IdempotentRequest<SendOutcome>,
-  ): Promise<SendOutcome> {
-    const { d } = this
-    // If this transaction fails, the send stays `sending` and recovery refunds it once the delivery timeout is past.
-    const refunded = await refundUnsettled(d.storage, v, 'failed', d.clock.now(), idem?.answer({ kind: 'delivery_failed' }), v)
-    // Settled first by someone else, and so in force: by recovery (as
-    // `unknown`, the code verifiable) or by the provider's own receipt (a
-    // provider took it, though its answer never came). The answer is the
-    // send's 200, with or without an Idempotency-Key: a 500 would make the
-    // client send again for a code that works and was charged.
-    if (!refunded) return sent(v)
-    d.logger.error('delivery failed; credit refunded', {
-      request_id: requestId,
-      channel: req.input.channel,
-      recipient: v.recipientMask,
-      error: err instanceof Error ? err.message : String(err),
-    })
-    return { kind: 'delivery_failed' }
-  }
-
-  /**
-   * The delivery's `accepted` record, with its event and its Idempotency-Key's
-   * settlement. If it is lost, the send stays `sending` and recovery refunds it
-   * as `unknown` (docs/operating.md#faults-and-recovery); never rejects.
-   */
-  private recordDelivered(req: SendRequest, v: Verification, provider: string, requestId: string, idem?: IdempotentRequest<SendOutcome>): Promise<void> {
-    const { d } = this
-    return d.storage
-      .writeShared(async (r) => {
-        const now = d.clock.now()
-        // The row as it is now (a verify may already have used it), from the settlement itself.
-        const settled = await r.verifications.settleDelivery(v.seq, 'accepted', provider, now)
-        if (settled) {
-          // An SMS's encoding and segments ride on its event (docs/api.md#events).
-          await emit(
-            r,
-            'verification.sent',
-            settled,
-            now,
-            settled.sms ? { provider, encoding: settled.sms.encoding, segments: settled.sms.segments } : { provider },
-          )
-        }
-        if (idem) await r.idempotency.settle(v.seq, null)
-      })
-      .catch((err: unknown) =>
-        d.logger.error('delivered, but the outcome could not be recorded: recovery will record it as unknown and refund the credit', {
-          request_id: requestId,
-          channel: req.input.channel,
-          recipient: v.recipientMask,
-          error: err instanceof Error ? err.message : String(err),
-        }),
-      )
-  }
-
   /** One log line per refusal (or would-be refusal in monitor mode), with the prefix masked; never the number. */
   private reportFraud(verdict: FraudVerdict, requestId: string): void {
     const report = (x: Refusal, enforced: boolean) => {
@@ -384,46 +314,4 @@ function deliveryOf(req: SendRequest, reserved: { verification: Verification; co
     verificationId: v.id,
     expiresAt: v.expiresAt,
   }
-}
-
-/**
- * Settles a send that no provider took (`failed`) or whose outcome is unknown
- * (`unknown`), and refunds its credit, in one transaction (with its
- * `verification.delivery_failed` event when it failed). `unknown` writes no
- * event: no event type (docs/api.md#events) says "may have arrived", and the code's later
- * events (approved, expired) still come. Only a send still
- * `sending` is refunded: one already settled (by another process's recovery)
- * is left as it is. True when this call refunded it.
- *
- * Its Idempotency-Key record, if any, is settled in the same transaction:
- * with `answer` (a failed send's 500), or with the answer it holds (the 200 of
- * a send in force, for `unknown`).
- */
-export function refundUnsettled(
-  storage: Storage,
-  v: { seq: number; id: string; accountId: number },
-  state: 'failed' | 'unknown',
-  now: number,
-  answer?: StoredAnswer,
-  /** The verification, for a `failed` one's `verification.delivery_failed` event. */
-  report?: Verification,
-): Promise<boolean> {
-  return storage.write(async (r) => {
-    if (!(await r.verifications.settleDelivery(v.seq, state, null, now))) {
-      // Already settled (by recovery, or by a receipt): in force, so its record holds the 200 it answers.
-      await r.idempotency.settle(v.seq, null)
-      return false
-    }
-    // Never delivered: not a send for the fraud guard (a provider outage must not look like pumping).
-    // An `unknown` one may have arrived, and stays.
-    if (state === 'failed') await r.fraud.dropSend(v.seq)
-    await r.credits.post({ accountId: v.accountId, kind: 'refund', amount: 1, verificationId: v.id, at: now })
-    if (report && state === 'failed') {
-      // The row as it is now: `failed`, or `canceled` if a cancel came during the delivery (the status order).
-      const after: Verification = (await r.verifications.findById(v.id, v.seq)) ?? { ...report, status: 'failed', delivery: 'failed', deliveryUpdatedAt: now }
-      await emit(r, 'verification.delivery_failed', after, now)
-    }
-    await r.idempotency.settle(v.seq, answer ?? null)
-    return true
-  })
 }
