@@ -29,6 +29,8 @@ import { applyReload, type InForce, limitsOf } from './reload.ts'
 import { type RequestServices, requestServices } from './services.ts'
 
 export { buildCatalogue, messageSettingsOf, operatorTemplates } from './catalogue.ts'
+// `otpd accounts list` shows an account as the console does.
+export { accountView } from '../console/views.ts'
 export { type Core, type CoreOptions, FATAL_EXIT_STATUS, openCore } from './core.ts'
 export { ConfigError, type LoadedConfig, loadConfig, missingVariables, resolveConfig } from './load-config.ts'
 export { READY_CACHE_MS } from './operations.ts'

@@ -1,7 +1,6 @@
 /** `otpd accounts ...`: create, list, set. */
 import { Command, InvalidArgumentError } from 'commander'
-import { buildCatalogue, type Core } from '../app/index.ts'
-import { accountView } from '../console/views.ts'
+import { accountView, buildCatalogue, type Core } from '../app/index.ts'
 import { HOST_NAME } from '../config/schema.ts'
 import type { AccountFraudView } from '../otp/fraud-admin.ts'
 import { formatTime, integerArg, isoTime, printJson, withCore, operatorOption, noneYet, printListing, subcommand, type CommonOptions } from './common.ts'
