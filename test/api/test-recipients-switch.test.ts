@@ -13,7 +13,7 @@ const start = harnessPerTest()
 const NOT_FOUND = 'Verification not found'
 
 test('the attack as the review ran it: a test verification made just before `accounts set --test-recipients off` (another process) no longer verifies: the known test code is refused, as for any other account', async () => {
-  const env = cliEnv()
+  const env = await cliEnv()
   const key = env.json('keys', 'create').key as string
   const server = await startServer(env)
   const sent = await post(server.url, '/api/v1/send', key, { channel: 'sms', recipient: TEST.PHONE_SUCCESS })

@@ -19,7 +19,7 @@ import { createMemoryLogger } from '../../src/lib/logger.ts'
 import type { Delivery } from '../../src/otp/ports/index.ts'
 import type { OutboundMessage } from '../../src/otp/types.ts'
 import { SqliteEngine } from '../../src/store/sqlite/engine.ts'
-import { freshDatabase, pgBinDir, sharedCluster } from './pg-cluster.ts'
+import { migratedDatabase, pgBinDir, sharedCluster } from './pg-cluster.ts'
 
 /** The engine every test runs on: OTPD_TEST_DATABASE=postgres, else SQLite. */
 export const ON_PG = process.env.OTPD_TEST_DATABASE === 'postgres'
@@ -154,7 +154,7 @@ export interface HarnessOptions {
 export async function testDatabase(dir: string, url?: string): Promise<{ database: Record<string, any>; server: Record<string, any> }> {
   const path = join(dir, 'otpd.db')
   if (!ON_PG) return { database: { path }, server: {} }
-  return { database: { path, url: url ?? (await freshDatabase()) }, server: { secret: PG_TEST_SECRET } }
+  return { database: { path, url: url ?? (await migratedDatabase()) }, server: { secret: PG_TEST_SECRET } }
 }
 
 /**
@@ -183,7 +183,7 @@ export async function createHarness(opts: HarnessOptions = {}): Promise<Harness>
   // tests send many codes to numbers of countries never approved, which it would refuse.
   raw.fraud ??= { mode: 'off' }
   raw.database = { ...(raw.database ?? {}), path: dbPath }
-  const databaseUrl = ON_PG ? (opts.databaseUrl ?? (await freshDatabase())) : undefined
+  const databaseUrl = ON_PG ? (opts.databaseUrl ?? (await migratedDatabase())) : undefined
   if (databaseUrl !== undefined) {
     raw.database.url = databaseUrl
     raw.server = { ...(raw.server ?? {}) }

@@ -29,7 +29,7 @@ const LIMITS = (perMinute: number) =>
   `[limits]\nkey_requests_per_minute = 100000\nrecipient_per_minute = ${perMinute}\nrecipient_per_hour = 1000\nrecipient_per_day = 1000\n`
 
 test('SIGHUP under traffic: a bad config is refused in one line and the old limits stay; a good one is in force at once; no request fails', async () => {
-  const env = cliEnv(LIMITS(100))
+  const env = await cliEnv(LIMITS(100))
   const load = env.json('keys', 'create', '--name', 'load').key
   const probe = env.json('keys', 'create', '--name', 'probe').key
   env.run('credits', 'add', '20')
@@ -88,7 +88,7 @@ test('SIGHUP under traffic: a bad config is refused in one line and the old limi
 
 describe('journald', () => {
   async function runWithJournal(journalIs: 'stdout' | 'stderr'): Promise<{ out: string; err: string }> {
-    const env = cliEnv()
+    const env = await cliEnv()
     const outFile = join(env.dir, 'out.log')
     const errFile = join(env.dir, 'err.log')
     const outFd = openSync(outFile, 'w')
@@ -123,7 +123,7 @@ describe('journald', () => {
 })
 
 test('a closed stdout never stops the server (otpd serve | head -c 10)', async () => {
-  const env = cliEnv()
+  const env = await cliEnv()
   const key = env.json('keys', 'create').key
   const proc = Bun.spawn(['bun', MAIN, 'serve', '--listen', '127.0.0.1:0'], {
     env: { ...process.env, OTPD_CONFIG: env.configFile },
@@ -157,7 +157,7 @@ test('a closed stdout never stops the server (otpd serve | head -c 10)', async (
 })
 
 test('the log says outcome=test for a test recipient, as the metrics do', async () => {
-  const env = cliEnv()
+  const env = await cliEnv()
   const key = env.json('keys', 'create').key
   const server = await startServer(env)
   expect((await post(server.url, '/api/v1/send', key, { channel: 'sms', recipient: '+15550100001' })).status).toBe(200)
