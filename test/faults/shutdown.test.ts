@@ -6,9 +6,7 @@
  * debits = answered sends).
  */
 import { afterAll, expect, test } from 'bun:test'
-import { emptyAcknowledged } from '../../scripts/kit/ledger.ts'
-import { cliJson, makeEnv, prng, runFromSource, unthrottledNoop } from '../../scripts/kit/otpd.ts'
-import { shutdownRound } from '../../scripts/kit/shutdown-round.ts'
+import { emptyAcknowledged, cliJson, makeEnv, prng, runFromSource, unthrottledNoop, shutdownRound } from '../kit/processes.ts'
 
 runFromSource()
 const env = makeEnv('shutdown-test', unthrottledNoop(['sms', 'voice']))

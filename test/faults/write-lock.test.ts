@@ -20,7 +20,7 @@ import {
   verify,
   webhookProvider,
 } from '../kit/fault-harness.ts'
-import { inForceUnacknowledged, ledgerViolations, sends } from '../../scripts/kit/ledger.ts'
+import { inForceUnacknowledged, ledgerViolations, sends } from '../kit/processes.ts'
 import { sqliteOnly } from '../kit/harness.ts'
 
 cleanUpAfterAll()

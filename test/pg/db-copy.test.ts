@@ -16,12 +16,22 @@ import { copyToPostgres } from '../../src/store/copy-to-pg.ts'
 import { applyMigrations } from '../../src/store/pg/migrate.ts'
 import { POSTGRES } from '../../src/store/sql/dialect.ts'
 import { join } from 'node:path'
-import { cli, makeEnv, post, runFromSource, startServer, type OtpdEnv, type ServerProc } from '../../scripts/kit/otpd.ts'
-import { ledgerViolations, pgSnapshot } from '../../scripts/kit/ledger.ts'
-import { pgEnv, stopNodes } from '../../scripts/kit/pg-nodes.ts'
+import {
+  cli,
+  makeEnv,
+  post,
+  runFromSource,
+  startServer,
+  type OtpdEnv,
+  type ServerProc,
+  ledgerViolations,
+  pgSnapshot,
+  pgEnv,
+  stopNodes,
+  startLoad,
+} from '../kit/processes.ts'
 import { freshDatabase } from '../kit/pg-cluster.ts'
 import { migrateUntil } from '../kit/pg-migrations.ts'
-import { startLoad } from '../../scripts/kit/pg-load.ts'
 
 setDefaultTimeout(180_000)
 runFromSource()

@@ -11,11 +11,23 @@
  * own (it stops it); the others use the process's shared one.
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { cliAsync, cliJson, post, runFromSource, spawnServer, unthrottledNoop, type OtpdEnv, type ServerProc } from '../../scripts/kit/otpd.ts'
-import { inForceUnacknowledged, ledgerViolations } from '../../scripts/kit/ledger.ts'
-import { pgEnv, startNodes, stopNodes } from '../../scripts/kit/pg-nodes.ts'
+import {
+  cliAsync,
+  cliJson,
+  post,
+  runFromSource,
+  spawnServer,
+  unthrottledNoop,
+  type OtpdEnv,
+  type ServerProc,
+  inForceUnacknowledged,
+  ledgerViolations,
+  pgEnv,
+  startNodes,
+  stopNodes,
+  startLoad,
+} from '../kit/processes.ts'
 import { freshDatabase, startCluster, type PgCluster } from '../kit/pg-cluster.ts'
-import { startLoad } from '../../scripts/kit/pg-load.ts'
 
 setDefaultTimeout(180_000)
 runFromSource()

@@ -8,7 +8,7 @@ import { Database } from 'bun:sqlite'
 import { expect, setDefaultTimeout } from 'bun:test'
 import { copyFileSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { unthrottledNoop } from '../../scripts/kit/otpd.ts'
+import { unthrottledNoop } from '../kit/processes.ts'
 import { cleanUpAfterEach, cliEnv, post, startServer } from '../kit/cli.ts'
 import { testSqliteOnly } from '../kit/harness.ts'
 

@@ -6,7 +6,7 @@
  * are refunded, a receipt after `unknown` keeps the refund), never the status.
  */
 import { afterEach, expect, test } from 'bun:test'
-import { emptyAcknowledged, inForceUnacknowledged, ledgerRows, ledgerViolations, sends } from '../../scripts/kit/ledger.ts'
+import { emptyAcknowledged, inForceUnacknowledged, ledgerRows, ledgerViolations, sends } from '../kit/processes.ts'
 import { createHarness, type Harness, SHIFT_BALANCE_SQL, TEST } from '../kit/harness.ts'
 
 let h: Harness | undefined
