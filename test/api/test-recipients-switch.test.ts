@@ -19,7 +19,8 @@ test('the attack as the review ran it: a test verification made just before `acc
   const sent = await post(server.url, '/api/v1/send', key, { channel: 'sms', recipient: TEST.PHONE_SUCCESS })
   expect(sent.status).toBe(200)
   expect(env.run('accounts', 'set', 'default', '--test-recipients', 'off').code).toBe(0)
-  // Within 1 s the running server applies the change made by another process (docs/fraud-guard.md).
+  // Within 1 s the running server applies the change made by another process (docs/fraud-guard.md): a fixed
+  // wait, since the one probe, a verify with the known code, would use the verification up.
   await Bun.sleep(1100)
   const r = await post(server.url, '/api/v1/verify', key, { verification_id: sent.json.verification_id, code: '123456' })
   expect([r.status, r.json.error]).toEqual([404, NOT_FOUND])

@@ -135,8 +135,7 @@ sqliteOnly('the refund fails', () => {
     expect(failed.status).toBe(500)
     expect(failed.json.error).toBe('Failed to send verification')
     expect(gw.delivered).toHaveLength(1)
-    await Bun.sleep(400)
-    expect(env.hits()).toBeGreaterThan(0)
+    await waitFor(() => env.hits() > 0, { what: 'the fault to hit a write' })
     const id = gw.delivered[0]!.verificationId
     const row = await rowOf(env.dbPath, id)
     expect(row?.debits).toBe(1)

@@ -62,6 +62,7 @@ sqliteOnly('another process holds the write lock for 10 s', () => {
         await Bun.sleep(100)
       }
     })()
+    // A fixed wait: the lock is held for HOLD_MS by another process, and this send must start well inside that hold.
     await Bun.sleep(500)
     const delivered = gw.delivered.length
     const blocked = await send(s.url, key, 10_000)

@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { unthrottledNoop } from '../kit/processes.ts'
 import { cleanUpAfterEach, cliEnv, post, startServer } from '../kit/cli.ts'
 import { testSqliteOnly } from '../kit/harness.ts'
+import { waitFor } from '../kit/wait-for.ts'
 
 setDefaultTimeout(60_000)
 cleanUpAfterEach()
@@ -90,12 +91,12 @@ testSqliteOnly('a backup taken under load restores into a server whose keys, bal
     }
   }
   const load = Promise.all(Array.from({ length: 8 }, worker))
-  await Bun.sleep(300)
+  await waitFor(() => requests >= 30, { what: 'the load to be under way' })
   const file = join(env.dir, 'backup.db')
   const before = requests
   const backup = await env.runAsync('backup', file)
   const during = requests - before
-  await Bun.sleep(200)
+  await waitFor(() => requests >= before + during + 30, { what: 'the load to go on after the backup' })
   done = true
   await load
   expect(backup.code).toBe(0)
