@@ -4,18 +4,16 @@
  * given as `guarded` sits behind the session guard whether or not it uses
  * the guard itself; one given as `open` is reachable without a session.
  */
-import { afterEach, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import { Elysia } from 'elysia'
 import { consoleGuard } from '../../src/console/guard.ts'
 import { consoleJson, withSecurityHeaders } from '../../src/console/http.ts'
 import { consolePlugin } from '../../src/console/plugin.ts'
-import { type ConsoleHarness, consoleHarness, OPERATOR } from '../kit/console.ts'
-
-let h: ConsoleHarness | undefined
-afterEach(() => h?.close())
+import { consoleHarness, OPERATOR } from '../kit/console.ts'
+import { closeAfterTest } from '../kit/cleanup.ts'
 
 test('guarded extras answer only with a session (and the CSRF token to change), with the operator; open extras answer anyone', async () => {
-  h = await consoleHarness()
+  const h = closeAfterTest(await consoleHarness())
   const s = h.server
   const deps = {
     operators: s.operators,
