@@ -1,7 +1,7 @@
 /**
  * Test harness: the real app on a temporary SQLite file with migrations (or,
- * with OTPD_TEST_DATABASE=postgres, a fresh database on the process's
- * throwaway PostgreSQL cluster, test/kit/pg-cluster.ts), a recording delivery, a
+ * with OTPD_TEST_DATABASE=postgres, a fresh database cloned from the migrated
+ * template of the process's throwaway PostgreSQL cluster, test/kit/pg-cluster.ts), a recording delivery, a
  * manual clock, and a memory logger. Drive it with `call()` (app.handle), or
  * over a real port with `listen()`.
  */
