@@ -18,7 +18,7 @@
  *   `sending`, `accepted`, `failed`, `unknown`, `delivered`, `undelivered`.
  * - The refund follows the delivery, never the status. A send no provider
  *   took is settled `failed` and refunded in the same transaction
- *   (send.ts refundUnsettled); one whose outcome was never recorded is
+ *   (otp/settlement.ts refundUnsettled); one whose outcome was never recorded is
  *   settled `unknown` and refunded by recovery. So a `failed` or `unknown`
  *   delivery has exactly one refund, and a `sending` or `accepted` one has
  *   none. A `delivered` or `undelivered` one has none, or one: a receipt for

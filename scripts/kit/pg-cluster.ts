@@ -17,6 +17,7 @@
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync, appendFileSync, readFileSync } from 'node:fs'
 import { tmpdir, userInfo } from 'node:os'
 import { join } from 'node:path'
+import { databaseMaker } from './pg-databases.ts'
 
 /** The superuser initdb creates (-U): the same name whichever OS user runs it. */
 const SUPERUSER = 'postgres'
@@ -32,6 +33,8 @@ export interface PgCluster {
   url(database?: string): string
   /** A new empty database with a unique name; returns its URL. */
   freshDatabase(prefix?: string): Promise<string>
+  /** A new database with every embedded migration applied, cloned from the cluster's template; returns its URL. */
+  migratedDatabase(prefix?: string): Promise<string>
   /** Runs SQL as the superuser with psql; returns psql's unaligned output. */
   psql(sql: string, database?: string): Promise<string>
   /** pg_ctl stop (fast: clients disconnected, checkpoint; immediate: like a crash). */
@@ -147,7 +150,6 @@ export function startCluster(): PgCluster {
     }
   }
   const watchdog = spawnWatchdog(pgctl('stop', '-m', 'immediate', '-w'), dir)
-  let seq = 0
   const psql = async (sql: string, database = 'postgres') => {
     const p = Bun.spawn(
       [join(bin, 'psql'), '-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-h', dir, '-p', String(port), '-U', SUPERUSER, '-d', database, '-c', sql],
@@ -160,32 +162,21 @@ export function startCluster(): PgCluster {
     if (code !== 0) throw new Error(`psql failed (${code}): ${err}`)
     return out
   }
-  const spares = new Map<string, Promise<string | null>>()
-  const createDatabase = async (prefix: string) => {
-    const name = `${prefix}_${process.pid}_${++seq}_${Math.random().toString(36).slice(2, 8)}`
-    await psql(`CREATE DATABASE "${name}"`)
-    return `postgres://${SUPERUSER}@127.0.0.1:${port}/${name}`
-  }
+  const url = (database = 'postgres') => `postgres://${SUPERUSER}@127.0.0.1:${port}/${database}`
+  const databases = databaseMaker(url)
   const cluster: PgCluster = {
     host: '127.0.0.1',
     port,
     dir,
     dataDir,
     logFile,
-    url: (database = 'postgres') => `postgres://${SUPERUSER}@127.0.0.1:${port}/${database}`,
-    async freshDatabase(prefix = 'otpd_test') {
-      // CREATE DATABASE takes about a third of a second (fsync on): one is made
-      // ahead while the caller works, so the next caller of the same prefix gets it at once.
-      const ready = spares.get(prefix)
-      spares.delete(prefix)
-      const url = (ready && (await ready)) || (await createDatabase(prefix))
-      const next = createDatabase(prefix).catch(() => null)
-      spares.set(prefix, next)
-      return url
-    },
+    url,
+    freshDatabase: (prefix = 'otpd_test') => databases.fresh(prefix),
+    migratedDatabase: (prefix = 'otpd_test') => databases.migrated(prefix),
     psql,
     stop(mode = 'fast') {
       if (!up) return
+      databases.close()
       run(pgctl('stop', '-m', mode, '-w', '-t', '60'), 'pg_ctl stop')
       up = false
     },
@@ -198,6 +189,7 @@ export function startCluster(): PgCluster {
     },
     running: isUp,
     destroy() {
+      databases.close()
       if (up || isUp()) Bun.spawnSync(pgctl('stop', '-m', 'immediate', '-w'), { stdout: 'ignore', stderr: 'ignore' })
       up = false
       watchdog.kill('SIGKILL')
@@ -278,4 +270,9 @@ export function sharedCluster(): PgCluster {
 /** The URL of a new empty database on this process's cluster. */
 export function freshDatabase(prefix?: string): Promise<string> {
   return sharedCluster().freshDatabase(prefix)
+}
+
+/** The URL of a new migrated database on this process's cluster (a clone of its template). */
+export function migratedDatabase(prefix?: string): Promise<string> {
+  return sharedCluster().migratedDatabase(prefix)
 }

@@ -2,8 +2,9 @@
  * POST /api/v1/verifications/{verification_id}/cancel (docs/api.md#cancel):
  * pending and locked verifications become canceled (verify then answers 404,
  * status shows canceled, no refund), a canceled one answers the same 200,
- * approved/expired/failed ones 409; the body rules; the common rules of new
- * paths; a cancel while the delivery is under way (every event says canceled).
+ * approved/expired/failed ones 409; the common rules of new paths; a cancel
+ * while the delivery is under way (every event says canceled). The body rules
+ * are rows of the route's table (cancel-scenarios.test.ts).
  */
 import { describe, expect, test } from 'bun:test'
 import type { OutboundMessage } from '../../src/otp/types.ts'
@@ -106,50 +107,6 @@ describe('what cancel does', () => {
     expect(third.status).toBe(429)
     expect(third.json.error).toBe('Rate limit exceeded: Maximum 2 verification codes per minute. Please try again in 60 seconds.')
   })
-})
-
-describe('the body', () => {
-  const bodies: [string, Record<string, string>, string | undefined][] = [
-    ['no body, no Content-Type', {}, undefined],
-    ['an empty body with Content-Type text/plain', { 'content-type': 'text/plain' }, ''],
-    ['an empty body with Content-Type application/json', { 'content-type': 'application/json' }, ''],
-    ['only whitespace, any Content-Type', { 'content-type': 'application/x-www-form-urlencoded' }, ' \r\n\t'],
-    ['an empty JSON object', { 'content-type': 'application/json' }, '{}'],
-    ['a JSON object with fields (ignored)', { 'content-type': 'application/json; charset=utf-8' }, '{"reason":"user asked","id":"other"}'],
-  ]
-  for (const [name, headers, raw] of bodies) {
-    test(`accepted: ${name}`, async () => {
-      const h = await start()
-      const t = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
-      const id = t.json.verification_id as string
-      const res = await h.server.http.handle(
-        new Request(`http://localhost${cancelPath(id)}`, { method: 'POST', headers: { authorization: `Bearer ${h.key}`, ...headers }, body: raw }),
-      )
-      const r = { status: res.status, headers: res.headers, json: (await res.json()) as Record<string, any> }
-      expectCanceled(r, id)
-    })
-  }
-
-  const refused: [string, Record<string, string>, string, number, string][] = [
-    ['invalid JSON', { 'content-type': 'application/json' }, '{"a":', 400, 'Request body must be valid JSON'],
-    ['a JSON array', { 'content-type': 'application/json' }, '[]', 400, 'Request body must be a JSON object'],
-    ['a JSON string', { 'content-type': 'application/json' }, '"x"', 400, 'Request body must be a JSON object'],
-    ['JSON null', { 'content-type': 'application/json' }, 'null', 400, 'Request body must be a JSON object'],
-    ['a non-empty body that is not JSON by its Content-Type', { 'content-type': 'text/plain' }, '{}', 400, 'Content-Type must be application/json'],
-    ['a body over 16 KiB', { 'content-type': 'application/json' }, `{"pad":"${'x'.repeat(16_400)}"}`, 413, 'Request body too large'],
-  ]
-  for (const [name, headers, raw, code, error] of refused) {
-    test(`refused, and nothing changes: ${name} -> ${code}`, async () => {
-      const h = await start()
-      const t = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
-      const id = t.json.verification_id as string
-      const res = await h.server.http.handle(
-        new Request(`http://localhost${cancelPath(id)}`, { method: 'POST', headers: { authorization: `Bearer ${h.key}`, ...headers }, body: raw }),
-      )
-      expectError({ status: res.status, headers: res.headers, json: (await res.json()) as Record<string, any> }, code, error)
-      expect((await status(h, id)).json.status).toBe('pending')
-    })
-  }
 })
 
 describe('common rules of new paths', () => {

@@ -219,6 +219,7 @@ async function sendWhileScopeHeld(grace: number): Promise<{ whileHeld: number | 
   const unblocking = a.server.fraud.unblock('US')
   await paused
   const sending = b.send({ channel: 'sms', recipient: us(4) })
+  // Up to 2 s: what is checked is that the send does not answer while the change is held.
   const whileHeld = await Promise.race([sending.then((r) => r.status), Bun.sleep(2000).then(() => null)])
   release()
   await unblocking

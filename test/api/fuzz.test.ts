@@ -4,7 +4,7 @@
  * error logged, every 4xx a documented message with a request id.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { runFuzz } from '../../scripts/kit/fuzz-runner.ts'
+import { runFuzz } from '../kit/processes.ts'
 import { createHarness, type Harness } from '../kit/harness.ts'
 
 let h: Harness

@@ -123,7 +123,7 @@ describe('two otpd serve processes on one database', () => {
   let env: CliEnv
 
   test('sends, verifies and cancels with one key, spread over both: each runs once; a new process replays the stored answers', async () => {
-    env = cliEnv('[limits]\nkey_requests_per_minute = 100000\n')
+    env = await cliEnv('[limits]\nkey_requests_per_minute = 100000\n')
     const key = env.json('keys', 'create').key as string
     env.json('credits', 'add', '100')
     const a = await startServer(env)
@@ -183,7 +183,7 @@ describe('two otpd serve processes on one database', () => {
     })
     try {
       const timeoutMs = 1000
-      env = cliEnv(
+      env = await cliEnv(
         `[delivery]\ntimeout_ms = ${timeoutMs}\n[channels]\nsms = ["gw"]\n[providers.gw]\ntype = "webhook"\nurl = "http://127.0.0.1:${gw.port}/otp"\nsecret_env = "GW_SECRET"\n`,
         { GW_SECRET: 'gateway-secret-0123456789abcdef' },
       )

@@ -4,21 +4,23 @@
  * measured on the injected clock; one made through the server's own Admin
  * takes effect at once.
  */
-import { afterEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { openCore, type Core } from '../../src/app/index.ts'
 import { resolveConfig } from '../../src/config/load.ts'
 import { KEY_CACHE_MS } from '../../src/otp/api-keys.ts'
 import { harnessPerTest, TEST, testDatabase, type Harness } from '../kit/harness.ts'
+import { afterTest } from '../kit/cleanup.ts'
 
 let h: Harness
 const start = harnessPerTest()
 let cli: Core
-afterEach(async () => {
-  await cli?.engine.close()
-})
 
 /** Another process's view of the same database, as `otpd keys ...` has it. */
-const otherProcess = async () => openCore(resolveConfig(await testDatabase(h.dir, h.databaseUrl)), { clock: h.clock })
+const otherProcess = async () => {
+  const core = await openCore(resolveConfig(await testDatabase(h.dir, h.databaseUrl)), { clock: h.clock })
+  afterTest(() => core.engine.close())
+  return core
+}
 const probe = (key: string) => h.verify({ verification_id: '00000000-0000-4000-8000-000000000000', code: '123456' }, key)
 
 describe('a change from another process applies within 1 s', () => {

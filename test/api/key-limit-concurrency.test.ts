@@ -34,7 +34,7 @@ test('one process: of 60 simultaneous requests of every kind, exactly the limit 
 })
 
 test('two processes on one database: exactly the limit are admitted', async () => {
-  env = cliEnv('[limits]\nkey_requests_per_minute = 40\n')
+  env = await cliEnv('[limits]\nkey_requests_per_minute = 40\n')
   const key = env.json('keys', 'create').key
   servers = [await startServer(env), await startServer(env)]
   const [a, b] = servers.map((s) => s.url) as [string, string]
@@ -67,7 +67,7 @@ test('one process over a socket: 300 parallel requests, exactly 120 admitted', a
 })
 
 test('two processes on one database, at the default limit: 300 parallel requests, exactly 120 admitted', async () => {
-  env = cliEnv()
+  env = await cliEnv()
   const key = env.json('keys', 'create').key
   servers = [await startServer(env), await startServer(env)]
   const rs = await Promise.all(

@@ -6,7 +6,7 @@
  */
 import { afterEach, expect, spyOn, test } from 'bun:test'
 import * as crypto from 'node:crypto'
-import { scan, type Secret } from '../../scripts/kit/scan.ts'
+import { scan, type Secret } from '../kit/processes.ts'
 import { databaseBytes, harnessPerTest, TEST } from '../kit/harness.ts'
 
 const start = harnessPerTest()

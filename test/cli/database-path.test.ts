@@ -22,8 +22,8 @@ function runIn(cwd: string, args: string[]): CliRun {
 }
 
 /** A config in <dir>/etc naming `data/otpd.db` (relative), and another directory to run commands from. */
-function layout(): { etc: string; config: string; elsewhere: string; database: string } {
-  const env = cliEnv('', {}, { noDatabase: true })
+async function layout(): Promise<{ etc: string; config: string; elsewhere: string; database: string }> {
+  const env = await cliEnv('', {}, { noDatabase: true })
   const etc = join(env.dir, 'etc')
   const elsewhere = join(env.dir, 'elsewhere')
   mkdirSync(etc)
@@ -33,8 +33,8 @@ function layout(): { etc: string; config: string; elsewhere: string; database: s
   return { etc, config, elsewhere, database: join(etc, 'data', 'otpd.db') }
 }
 
-testSqliteOnly('a command run from another directory uses the database beside the config file, and says when it creates it', () => {
-  const l = layout()
+testSqliteOnly('a command run from another directory uses the database beside the config file, and says when it creates it', async () => {
+  const l = await layout()
   const first = runIn(l.elsewhere, ['accounts', 'create', 'acme', '--config', '../etc/otp.config.toml'])
   expect(first.code).toBe(0)
   expect(first.stderr).toBe(`otpd: created a new, empty database at ${l.database} (database.path from ${l.config})\n`)
@@ -57,8 +57,8 @@ testSqliteOnly('with no config file, the database made in the current directory 
   }
 })
 
-testSqliteOnly('config check shows the absolute database path and config file, in text and JSON', () => {
-  const l = layout()
+testSqliteOnly('config check shows the absolute database path and config file, in text and JSON', async () => {
+  const l = await layout()
   const text = runIn(l.elsewhere, ['config', 'check', '--config', '../etc/otp.config.toml'])
   expect(text.code).toBe(0)
   expect(text.stdout).toStartWith(`configuration OK (${l.config})\n`)
@@ -68,7 +68,7 @@ testSqliteOnly('config check shows the absolute database path and config file, i
 })
 
 testSqliteOnly('serve names the config file and database by absolute paths at start, and warns when it creates the database', async () => {
-  const l = layout()
+  const l = await layout()
   const p = Bun.spawn(['bun', MAIN, 'serve', '--listen', '127.0.0.1:0', '--config', '../etc/otp.config.toml'], {
     cwd: l.elsewhere,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/' },
@@ -90,7 +90,7 @@ testSqliteOnly('serve names the config file and database by absolute paths at st
   expect(warning).toMatchObject({ level: 'warn', database: l.database })
 })
 
-testSqliteOnly('otpd --help states the rule', () => {
-  const r = runIn(layout().elsewhere, ['--help'])
+testSqliteOnly('otpd --help states the rule', async () => {
+  const r = runIn((await layout()).elsewhere, ['--help'])
   expect(r.stdout).toContain('Relative paths in a config file are read from its directory.')
 })

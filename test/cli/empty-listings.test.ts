@@ -19,8 +19,8 @@ test.each([
   [['events', 'list', '--status', 'failed'], 'none failed: see every event with otpd events list'],
   [['credits', 'history'], "none for account 'default' yet: otpd credits add AMOUNT"],
   [['credits', 'history', '--account', 'acme'], "none for account 'acme' yet: otpd credits add AMOUNT --account acme"],
-] as [string[], string][])('otpd %j with nothing to list: %s', (args, line) => {
-  const env = cliEnv()
+] as [string[], string][])('otpd %j with nothing to list: %s', async (args, line) => {
+  const env = await cliEnv()
   expect(env.run('accounts', 'create', 'acme').code).toBe(0)
   const r = env.run(...args)
   expect([r.code, r.stdout, r.stderr]).toEqual([0, `${line}\n`, ''])
@@ -28,8 +28,8 @@ test.each([
   expect(Array.isArray(json) ? json : json.entries).toEqual([])
 })
 
-test('each hint is a command otpd accepts', () => {
-  const env = cliEnv()
+test('each hint is a command otpd accepts', async () => {
+  const env = await cliEnv()
   expect(env.run('keys', 'create', '--name', 'NAME').code).toBe(0)
   expect(env.run('webhooks', 'add', '--url', 'https://example.com/otpd-events').code).toBe(0)
   expect(env.run('credits', 'add', '5').code).toBe(0)

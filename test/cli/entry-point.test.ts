@@ -29,8 +29,8 @@ const SMTP =
   '[providers.mail]\ntype = "smtp"\nhost = "smtp.example.com"\nfrom = "otp@example.com"\nusername = "otpd"\npassword_env = "OTPD_SMTP_PASSWORD"\n[channels]\nemail = ["mail"]\n'
 
 describe('a restricted environment without provider secrets', () => {
-  test('key, credit, account and listing commands work; serve, send-test and config check name the missing variable', () => {
-    const env = cliEnv(SMTP)
+  test('key, credit, account and listing commands work; serve, send-test and config check name the missing variable', async () => {
+    const env = await cliEnv(SMTP)
     const e = { OTPD_CONFIG: env.configFile }
     const create = runBare(env.dir, e, ['keys', 'create', '--name', 'backend', '--json'])
     expect([create.code, create.stderr]).toEqual([0, ''])
@@ -58,8 +58,8 @@ describe('a restricted environment without provider secrets', () => {
     expect(serve.stderr).toContain('OTPD_SMTP_PASSWORD, which is not set')
   })
 
-  test('--env-file FILE (and - for stdin) supplies them, as systemd EnvironmentFile does', () => {
-    const env = cliEnv(SMTP)
+  test('--env-file FILE (and - for stdin) supplies them, as systemd EnvironmentFile does', async () => {
+    const env = await cliEnv(SMTP)
     const file = join(env.dir, 'otpd.env')
     writeFileSync(file, '# read by systemd\nOTPD_SMTP_PASSWORD=s3cret\n')
     const e = { OTPD_CONFIG: env.configFile }
@@ -73,16 +73,16 @@ describe('a restricted environment without provider secrets', () => {
 })
 
 describe('config discovery through the binary', () => {
-  test('./otp.config.toml is used when neither --config nor OTPD_CONFIG is given, and named first', () => {
-    const env = cliEnv('[server]\nlisten = "127.0.0.1:9123"\n')
+  test('./otp.config.toml is used when neither --config nor OTPD_CONFIG is given, and named first', async () => {
+    const env = await cliEnv('[server]\nlisten = "127.0.0.1:9123"\n')
     const r = runBare(env.dir, {}, ['config', 'check'])
     expect(r.code).toBe(0)
     expect(r.stdout.split('\n')[0]).toBe(`configuration OK (${env.configFile})`)
     expect(r.stdout).toContain('127.0.0.1:9123')
   })
 
-  test('OTPD_CONFIG wins over ./otp.config.toml, and --config over both', () => {
-    const env = cliEnv('[server]\nlisten = "127.0.0.1:9123"\n')
+  test('OTPD_CONFIG wins over ./otp.config.toml, and --config over both', async () => {
+    const env = await cliEnv('[server]\nlisten = "127.0.0.1:9123"\n')
     const other = join(env.dir, 'other.toml')
     const third = join(env.dir, 'third.toml')
     writeFileSync(other, '[server]\nlisten = "127.0.0.1:9124"\n')
@@ -97,8 +97,8 @@ describe('config discovery through the binary', () => {
     })
   })
 
-  testSqliteOnly('commands that only read never create a database', () => {
-    const env = cliEnv('', {}, { noDatabase: true })
+  testSqliteOnly('commands that only read never create a database', async () => {
+    const env = await cliEnv('', {}, { noDatabase: true })
     const empty = join(env.dir, 'empty')
     mkdirSync(empty)
     for (const args of [
@@ -124,8 +124,8 @@ describe('config discovery through the binary', () => {
 })
 
 describe('config check through the binary', () => {
-  test('each loose case is refused with its key, all in one run; a mistyped OTPD_ variable is a warning with the nearest name', () => {
-    const env = cliEnv(
+  test('each loose case is refused with its key, all in one run; a mistyped OTPD_ variable is a warning with the nearest name', async () => {
+    const env = await cliEnv(
       '[server]\nlisten = "256.1.1.1:80"\n[limits]\nrecipient_per_minute = "2"\nrecipient_per_hour = true\n[codes]\ndefault_length = true\n[channels]\nsms = ["nowhere"]\n',
     )
     const r = env.run('config', 'check')
@@ -137,7 +137,7 @@ describe('config check through the binary', () => {
       '  - limits.recipient_per_minute must be a whole number from 1 to 1000000000 (got "2")',
       "  - server.listen must be HOST:PORT such as 127.0.0.1:8080 ('256.1.1.1' is not an IPv4 address)",
     ])
-    const good = cliEnv()
+    const good = await cliEnv()
     const w = runBare(good.dir, { OTPD_CONFIG: good.configFile, OTPD_SERVER_LISTEN: '0.0.0.0:80' }, ['config', 'check'])
     expect(w.code).toBe(0)
     expect(w.stdout).toContain('warning: environment variable OTPD_SERVER_LISTEN matches no setting and is ignored (did you mean OTPD_SERVER__LISTEN?)\n')
@@ -147,8 +147,8 @@ describe('config check through the binary', () => {
 })
 
 describe('credits deduct', () => {
-  test('a debit with a note that never takes the balance below zero', () => {
-    const env = cliEnv()
+  test('a debit with a note that never takes the balance below zero', async () => {
+    const env = await cliEnv()
     env.run('credits', 'add', '10')
     expect(env.json('credits', 'deduct', '3', '--note', 'double grant')).toEqual({ account: 'default', balance: 7 })
     expect(env.run('credits', 'deduct', '2').stdout).toBe("deducted 2 credits from 'default'; balance is now 5\n")
@@ -168,16 +168,16 @@ describe('credits deduct', () => {
     ['deduct', '1.5', "amount must be a whole number from 1 to 1000000000, got '1.5'"],
     ['deduct', '-5', "amount must be a whole number from 1 to 1000000000, got '-5'; to add credits use: otpd credits add 5"],
     ['add', '-5', "amount must be a whole number from 1 to 1000000000, got '-5'; to take credits away use: otpd credits deduct 5"],
-  ])('credits %s -- %s says what is allowed', (verb, amount, message) => {
-    const env = cliEnv()
+  ])('credits %s -- %s says what is allowed', async (verb, amount, message) => {
+    const env = await cliEnv()
     const r = env.run('credits', verb, '--', amount)
     expect([r.code, r.stderr]).toEqual([1, `otpd: error: ${message}\n`])
   })
 })
 
 describe('small consistencies', () => {
-  test('help points to the installed README and names every page of docs/; commander errors carry the otpd: prefix', () => {
-    const env = cliEnv()
+  test('help points to the installed README and names every page of docs/; commander errors carry the otpd: prefix', async () => {
+    const env = await cliEnv()
     const help = env.run('--help').stdout
     expect(help).toContain('Docs: /usr/share/doc/otpd/README.md, and by topic in /usr/share/doc/otpd/docs/')
     // The pages it names are exactly those scripts/install.sh installs there.

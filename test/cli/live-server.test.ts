@@ -27,7 +27,7 @@ let server: RunningServer | undefined
 cleanUpAfterEach()
 
 test('credits and key status change from the CLI while the server takes traffic', async () => {
-  env = cliEnv(
+  env = await cliEnv(
     '[limits]\nkey_requests_per_minute = 100000\nrecipient_per_minute = 100000\nrecipient_per_hour = 100000\nrecipient_per_day = 100000\n[fraud]\nmode = "off"\n',
   )
   const load = env.json('keys', 'create', '--name', 'load').key
@@ -84,7 +84,7 @@ test('credits and key status change from the CLI while the server takes traffic'
 }, 30_000)
 
 test('a second server on a port in use exits 1 with one line', async () => {
-  env = cliEnv()
+  env = await cliEnv()
   server = await startServer(env)
   const r = await env.runAsync('serve', '--listen', server.url.replace('http://', ''))
   expect(r.code).toBe(1)

@@ -6,16 +6,16 @@
  * with source `cli`, read back with `otpd audit list --json`.
  */
 import { Database } from 'bun:sqlite'
-import { afterEach, expect, setDefaultTimeout, test } from 'bun:test'
+import { expect, setDefaultTimeout, test } from 'bun:test'
 import { SQL } from 'bun'
 import { userInfo } from 'node:os'
 import { join } from 'node:path'
 import { cliEnv, type CliEnv } from '../kit/cli.ts'
+import { closeAfterTest } from '../kit/cleanup.ts'
 
 setDefaultTimeout(60_000)
 
 let env: CliEnv
-afterEach(() => env?.close())
 
 async function passwordHash(e: CliEnv, name: string): Promise<string> {
   if (e.databaseUrl !== undefined) {
@@ -36,7 +36,7 @@ async function passwordHash(e: CliEnv, name: string): Promise<string> {
 }
 
 test('operators add prints a generated password once; only its argon2id hash is stored; list never shows it', async () => {
-  env = cliEnv()
+  env = closeAfterTest(await cliEnv())
   const r = env.run('operators', 'add', 'alice')
   expect(r.code).toBe(0)
   const password = r.stdout.split('\n')[0]!
@@ -58,7 +58,7 @@ test('operators add prints a generated password once; only its argon2id hash is 
 })
 
 test('operators add --password-stdin: at least 12 characters, one line', async () => {
-  env = cliEnv()
+  env = closeAfterTest(await cliEnv())
   const short = env.runWithInput('elevenchars\n', 'operators', 'add', 'bob', '--password-stdin')
   expect(short.code).toBe(1)
   expect(short.stderr).toBe('otpd: error: the password must be at least 12 characters long\n')
@@ -71,7 +71,7 @@ test('operators add --password-stdin: at least 12 characters, one line', async (
 })
 
 test('disable, enable and reset-password, each in the audit log as the OS user (or --operator), source cli', async () => {
-  env = cliEnv()
+  env = closeAfterTest(await cliEnv())
   env.run('operators', 'add', 'alice')
   expect(env.run('operators', 'disable', 'alice').stdout).toBe("operator 'alice' is disabled; 0 sessions ended\n")
   expect(env.json('operators', 'list')[0].status).toBe('disabled')
@@ -91,8 +91,8 @@ test('disable, enable and reset-password, each in the audit log as the OS user (
   expect(JSON.stringify(entries)).not.toContain(password)
 })
 
-test('the existing commands write their audit entries; the ledger note is in it; no secret is', () => {
-  env = cliEnv()
+test('the existing commands write their audit entries; the ledger note is in it; no secret is', async () => {
+  env = closeAfterTest(await cliEnv())
   const key = env.json('keys', 'create', '--name', 'shop')
   env.run('keys', 'disable', String(key.id))
   env.run('credits', 'add', '100', '--note', 'invoice 42', '--operator', 'billing')
@@ -144,8 +144,8 @@ test('the existing commands write their audit entries; the ledger note is in it;
   expect(env.run('audit', 'list', '--since', 'yesterday').code).toBe(1)
 })
 
-test('a command that fails writes no audit entry', () => {
-  env = cliEnv()
+test('a command that fails writes no audit entry', async () => {
+  env = closeAfterTest(await cliEnv())
   expect(env.run('credits', 'deduct', '5', '--note', 'more than there is').code).toBe(1)
   expect(env.run('keys', 'disable', '999').code).toBe(1)
   expect(env.json('audit', 'list')).toEqual([])

@@ -79,7 +79,7 @@ describe('formatTable', () => {
 
 describe('keys list', () => {
   test('a table with prefix, name, account, status, created and last used ("never" when unused); --json for scripts', async () => {
-    env = cliEnv()
+    env = await cliEnv()
     env.run('accounts', 'create', 'acme')
     const used = env.json('keys', 'create', '--name', 'a rather long key name', '--account', 'acme')
     const unused = env.json('keys', 'create', '--name', 'b')
@@ -116,23 +116,23 @@ describe('keys list', () => {
     expect(JSON.stringify(json)).not.toContain(used.key)
   })
 
-  test('disable, enable and revoke --json print the key in the same shape as list', () => {
-    env = cliEnv()
+  test('disable, enable and revoke --json print the key in the same shape as list', async () => {
+    env = await cliEnv()
     const k = env.json('keys', 'create', '--name', 'x')
     const listed = env.json('keys', 'list')[0]
     expect(env.json('keys', 'revoke', k.prefix)).toEqual({ ...listed, status: 'revoked' })
   })
 
-  test('with no keys it says so and names the command that makes one; --json is []', () => {
-    env = cliEnv()
+  test('with no keys it says so and names the command that makes one; --json is []', async () => {
+    env = await cliEnv()
     expect(env.run('keys', 'list').stdout).toBe('none yet: otpd keys create --name NAME\n')
     expect(env.json('keys', 'list')).toEqual([])
   })
 })
 
 describe('accounts list and credits history', () => {
-  test("accounts list: aligned, balances right-aligned, with each account's guard settings; --json with ISO times", () => {
-    env = cliEnv()
+  test("accounts list: aligned, balances right-aligned, with each account's guard settings; --json with ISO times", async () => {
+    env = await cliEnv()
     env.run('accounts', 'create', 'a-long-account-name')
     env.run('accounts', 'set', 'a-long-account-name', '--code-length', '8')
     env.run('accounts', 'set', 'a-long-account-name', '--countries', 'US,CA', '--daily-credit-limit', '500', '--test-recipients', 'off')
@@ -165,7 +165,7 @@ describe('accounts list and credits history', () => {
   })
 
   test('credits history: newest first, amounts signed so they add up to the balance; --json in the same terms', async () => {
-    env = cliEnv()
+    env = await cliEnv()
     env.run('credits', 'add', '1000', '--note', 'invoice 42')
     env.run('credits', 'add', '5')
     const key = env.json('keys', 'create').key
@@ -198,8 +198,8 @@ describe('accounts list and credits history', () => {
 describe('config init', () => {
   const EXAMPLE = readFileSync(join(import.meta.dir, '..', '..', 'otp.config.example.toml'), 'utf8')
 
-  test('writes the commented example to otp.config.toml in the current directory, and says where', () => {
-    env = cliEnv()
+  test('writes the commented example to otp.config.toml in the current directory, and says where', async () => {
+    env = await cliEnv()
     const dir = join(env.dir, 'fresh')
     mkdirSync(dir)
     const p = Bun.spawnSync(['bun', join(import.meta.dir, '..', '..', 'src', 'main.ts'), 'config', 'init'], { cwd: dir })
@@ -210,8 +210,8 @@ describe('config init', () => {
     expect(readFileSync(path, 'utf8')).toBe(EXAMPLE)
   })
 
-  test('writes to --file, and the result is a valid config', () => {
-    env = cliEnv()
+  test('writes to --file, and the result is a valid config', async () => {
+    env = await cliEnv()
     const path = join(env.dir, 'new.toml')
     const r = env.run('config', 'init', '--file', path)
     expect(r.code).toBe(0)
@@ -221,8 +221,8 @@ describe('config init', () => {
     expect(env.json('config', 'check', '--config', path)).toMatchObject({ ok: true, listen: '127.0.0.1:8080' })
   })
 
-  test('refuses to overwrite an existing file without --force, and overwrites it with --force', () => {
-    env = cliEnv()
+  test('refuses to overwrite an existing file without --force, and overwrites it with --force', async () => {
+    env = await cliEnv()
     const path = join(env.dir, 'mine.toml')
     writeFileSync(path, '# mine\n')
     const r = env.run('config', 'init', '--file', path)
@@ -234,8 +234,8 @@ describe('config init', () => {
     expect(readFileSync(path, 'utf8')).toBe(EXAMPLE)
   })
 
-  test('a missing directory is a clear error', () => {
-    env = cliEnv()
+  test('a missing directory is a clear error', async () => {
+    env = await cliEnv()
     const path = join(env.dir, 'nowhere', 'otp.config.toml')
     const r = env.run('config', 'init', '--file', path)
     expect(r.code).toBe(1)
@@ -243,8 +243,8 @@ describe('config init', () => {
     expect(existsSync(join(env.dir, 'nowhere'))).toBe(false)
   })
 
-  test('--file - prints it; --help shows examples', () => {
-    env = cliEnv()
+  test('--file - prints it; --help shows examples', async () => {
+    env = await cliEnv()
     expect(env.run('config', 'init', '--file', '-').stdout).toBe(EXAMPLE)
     const help = env.run('config', 'init', '--help')
     expect(help.stdout).toContain('--force')

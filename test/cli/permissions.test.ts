@@ -4,11 +4,12 @@
  * message does. The commands run as another user (nobody) when the tests run
  * as root, since root reads and writes anything.
  */
-import { afterEach, expect, setDefaultTimeout, test } from 'bun:test'
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { expect, setDefaultTimeout, test } from 'bun:test'
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { testSqliteOnly } from '../kit/harness.ts'
+import { tempDir } from '../kit/cleanup.ts'
 
 setDefaultTimeout(30_000)
 
@@ -18,14 +19,10 @@ const OTHER = AS_ROOT ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-g
 const USER = AS_ROOT ? 'uid 65534' : Bun.spawnSync(['id', '-un']).stdout.toString().trim() || `uid ${process.getuid?.()}`
 const NEEDS = '(the installed service runs as otpd: sudo -u otpd otpd …)'
 
-const dirs: string[] = []
-afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })))
-
 /** A directory the other user can enter and read, and write where a test opens it up. */
 function dir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'otpd-perm-'))
+  const d = tempDir('otpd-perm-')
   chmodSync(d, 0o755)
-  dirs.push(d)
   return d
 }
 

@@ -20,7 +20,7 @@ function order(stderr: string, ...texts: string[]): number[] {
 test('a port in use: the OTPD_ typo warning is printed, before the error', async () => {
   const held = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
   try {
-    const env = cliEnv(`[server]\nlisten = "127.0.0.1:${held.port}"\n`, { OTPD_SERVER_LISTN: `127.0.0.1:0` })
+    const env = await cliEnv(`[server]\nlisten = "127.0.0.1:${held.port}"\n`, { OTPD_SERVER_LISTN: `127.0.0.1:0` })
     const r = await env.runAsync('serve')
     expect(r.code).toBe(1)
     const [warning, error] = order(r.stderr, TYPO, 'otpd: error: cannot listen on')
@@ -31,15 +31,15 @@ test('a port in use: the OTPD_ typo warning is printed, before the error', async
   }
 })
 
-test.each([['serve'], ['keys', 'list']] as string[][])('a config error on %s: the warning first, then the error', (...args: string[]) => {
-  const env = cliEnv('[logging]\nlevel = "loud"\n', { OTPD_SERVER_LISTN: '127.0.0.1:0' })
+test.each([['serve'], ['keys', 'list']] as string[][])('a config error on %s: the warning first, then the error', async (...args: string[]) => {
+  const env = await cliEnv('[logging]\nlevel = "loud"\n', { OTPD_SERVER_LISTN: '127.0.0.1:0' })
   const r = env.run(...args)
   expect(r.code).toBe(1)
   expect(r.stderr).toStartWith(`otpd: warning: ${TYPO}\notpd: error: invalid configuration (`)
 })
 
-test('config check prints the warnings of a config it refuses, before the problems (and in --json)', () => {
-  const env = cliEnv('[logging]\nlevel = "loud"\n', { OTPD_SERVER_LISTN: '127.0.0.1:0' })
+test('config check prints the warnings of a config it refuses, before the problems (and in --json)', async () => {
+  const env = await cliEnv('[logging]\nlevel = "loud"\n', { OTPD_SERVER_LISTN: '127.0.0.1:0' })
   const r = env.run('config', 'check')
   expect(r.code).toBe(1)
   expect(r.stderr).toStartWith(`warning: ${TYPO}\n${env.configFile}: 1 problem\n`)

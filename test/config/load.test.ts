@@ -1,16 +1,12 @@
-import { afterEach, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { expect, test } from 'bun:test'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type ConfigError, loadConfig, resolveConfig } from '../../src/app/load-config.ts'
 import { configProblems as problems } from '../kit/config.ts'
-
-const dirs: string[] = []
-afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })))
+import { tempDir } from '../kit/cleanup.ts'
 
 function file(text: string): string {
-  const d = mkdtempSync(join(tmpdir(), 'otpd-cfg-'))
-  dirs.push(d)
+  const d = tempDir('otpd-cfg-')
   const f = join(d, 'otp.config.toml')
   writeFileSync(f, text)
   return f

@@ -4,19 +4,15 @@
  * any directory finds the server's database; the environment and the built-in
  * defaults without a file keep the current directory.
  */
-import { afterEach, expect, test } from 'bun:test'
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { expect, test } from 'bun:test'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { loadConfig } from '../../src/app/load-config.ts'
 import { configProblems } from '../kit/config.ts'
-
-const dirs: string[] = []
-afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })))
+import { tempDir } from '../kit/cleanup.ts'
 
 function configDir(text: string): { dir: string; file: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'otpd-paths-'))
-  dirs.push(dir)
+  const dir = tempDir('otpd-paths-')
   mkdirSync(join(dir, 'etc'))
   const file = join(dir, 'etc', 'otp.config.toml')
   writeFileSync(file, text)

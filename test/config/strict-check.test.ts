@@ -1,24 +1,17 @@
 /** A strict config check, config discovery, and the env file (docs/configuration.md). */
-import { afterEach, describe, expect, test } from 'bun:test'
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { describe, expect, test } from 'bun:test'
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { loadConfig, resolveConfig } from '../../src/app/load-config.ts'
 import { configProblems as problemsOf } from '../kit/config.ts'
 import { parseEnvFile } from '../../src/config/env-file.ts'
 import { findConfigFile, loadConfig as loadShape } from '../../src/config/load.ts'
+import { tempDir } from '../kit/cleanup.ts'
 
-const dirs: string[] = []
-afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })))
-
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'otpd-strict-'))
-  dirs.push(d)
-  return d
-}
+const strictDir = () => tempDir('otpd-strict-')
 
 function fileProblems(toml: string): string[] {
-  const f = join(tempDir(), 'otp.config.toml')
+  const f = join(strictDir(), 'otp.config.toml')
   writeFileSync(f, toml)
   return problemsOf(() => loadConfig({ file: f, env: {} }))
 }
@@ -75,7 +68,7 @@ describe('server.listen', () => {
 
 describe('OTPD_ variables that match no setting', () => {
   test('are warned about with the nearest name; settings, OTPD_CONFIG and variables the config names are not', () => {
-    const f = join(tempDir(), 'otp.config.toml')
+    const f = join(strictDir(), 'otp.config.toml')
     writeFileSync(
       f,
       '[providers.mail]\ntype = "smtp"\nhost = "smtp.example.com"\nfrom = "otp@example.com"\nusername = "u"\npassword_env = "OTPD_SMTP_PASSWORD"\n[channels]\nemail = ["mail"]\n',
@@ -94,14 +87,14 @@ describe('provider checks belong to the commands that deliver', () => {
   const toml =
     '[providers.mail]\ntype = "smtp"\nhost = "smtp.example.com"\nfrom = "otp@example.com"\nusername = "u"\npassword_env = "OTPD_SMTP_PASSWORD"\n[channels]\nemail = ["mail"]\n'
   test('the shape loader accepts a config whose provider secret is missing; the delivering loader names it', () => {
-    const f = join(tempDir(), 'otp.config.toml')
+    const f = join(strictDir(), 'otp.config.toml')
     writeFileSync(f, toml)
     expect(loadShape({ file: f, env: {} }).config.channels.email).toEqual(['mail'])
     expect(problemsOf(() => loadConfig({ file: f, env: {} }))).toEqual(['providers.mail.password_env names OTPD_SMTP_PASSWORD, which is not set'])
   })
 
   test('--env-file adds the variables systemd would (they win over the environment)', () => {
-    const d = tempDir()
+    const d = strictDir()
     writeFileSync(join(d, 'otp.config.toml'), toml)
     writeFileSync(join(d, 'otpd.env'), '# secrets\nOTPD_SMTP_PASSWORD="s3cret"\n')
     const loaded = loadConfig({ file: join(d, 'otp.config.toml'), env: { OTPD_SMTP_PASSWORD: '' }, envFile: join(d, 'otpd.env') })
@@ -125,7 +118,7 @@ test('env files are read like systemd EnvironmentFile', () => {
 
 describe('config discovery', () => {
   test('--config, then OTPD_CONFIG, then ./otp.config.toml, then /etc/otpd/otp.config.toml, else built-in defaults', () => {
-    const d = tempDir()
+    const d = strictDir()
     const local = join(d, 'cwd', 'otp.config.toml')
     const etc = join(d, 'etc', 'otpd', 'otp.config.toml')
     mkdirSync(join(d, 'cwd'))

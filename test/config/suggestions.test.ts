@@ -3,20 +3,16 @@
  * unknown keys in the file, unknown keys of a provider table, and unknown
  * OTPD_ variables, by one rule (lib/nearest-name.ts).
  */
-import { afterEach, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { expect, test } from 'bun:test'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { loadConfig } from '../../src/app/load-config.ts'
 import { nearestName } from '../../src/lib/nearest-name.ts'
 import { configProblems } from '../kit/config.ts'
-
-const dirs: string[] = []
-afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })))
+import { tempDir } from '../kit/cleanup.ts'
 
 function problemsOf(toml: string): string[] {
-  const d = mkdtempSync(join(tmpdir(), 'otpd-suggest-'))
-  dirs.push(d)
+  const d = tempDir('otpd-suggest-')
   writeFileSync(join(d, 'otp.config.toml'), toml)
   return configProblems(() => loadConfig({ file: join(d, 'otp.config.toml'), env: {} }))
 }

@@ -6,17 +6,13 @@
  * endpoint answers 401 without a session and 403 without the CSRF token,
  * changing nothing.
  */
-import { afterEach, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import { type ConsoleHarness, consoleHarness, OPERATOR } from '../kit/console.ts'
 import { TEST } from '../kit/harness.ts'
+import { closeAfterTest } from '../kit/cleanup.ts'
 
-const open: ConsoleHarness[] = []
-afterEach(() => {
-  for (const h of open.splice(0)) h.close()
-})
 async function harness(credits = 0): Promise<ConsoleHarness> {
-  const h = await consoleHarness({ credits })
-  open.push(h)
+  const h = closeAfterTest(await consoleHarness({ credits }))
   return h
 }
 

@@ -8,7 +8,7 @@ import { expect, test } from 'bun:test'
 import { deliverEvents } from '../kit/events.ts'
 import { guardedPerTest, uz, us } from '../kit/fraud.ts'
 import { receiverPerTest } from '../kit/webhook-receiver.ts'
-import { consoleOf } from './kit.ts'
+import { consoleOf } from '../kit/console.ts'
 
 const signedIn = guardedPerTest()
 const receiver = receiverPerTest()

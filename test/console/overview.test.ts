@@ -5,7 +5,7 @@
  */
 import { expect, test } from 'bun:test'
 import { DAY, harnessPerTest, HOUR, MINUTE, TEST } from '../kit/harness.ts'
-import { consoleOf, NUMBERS } from './kit.ts'
+import { consoleOf, NUMBERS } from '../kit/console.ts'
 
 const start = harnessPerTest({ credits: 100 })
 

@@ -21,7 +21,7 @@ async function consoleUrl(output: () => string): Promise<string | undefined> {
 }
 
 test('serve prints the console URL; the admin listener serves it, the API listener answers 404', async () => {
-  const env = cliEnv('[server]\nadmin_listen = "127.0.0.1:0"\n')
+  const env = await cliEnv('[server]\nadmin_listen = "127.0.0.1:0"\n')
   expect(env.runWithInput('a long enough password\n', 'operators', 'add', 'alice', '--password-stdin').code).toBe(0)
   const server = await startServer(env)
   const url = await consoleUrl(server.output)
@@ -42,7 +42,7 @@ test('serve prints the console URL; the admin listener serves it, the API listen
 })
 
 test('failed sign-ins over a real socket are limited per client address as well', async () => {
-  const env = cliEnv('[server]\nadmin_listen = "127.0.0.1:0"\n')
+  const env = await cliEnv('[server]\nadmin_listen = "127.0.0.1:0"\n')
   const server = await startServer(env)
   const url = (await consoleUrl(server.output))!
   let last = 0
@@ -60,7 +60,7 @@ test('failed sign-ins over a real socket are limited per client address as well'
 })
 
 test('with [console] enabled = false, serve prints no console URL and the admin listener has none', async () => {
-  const env = cliEnv('[server]\nadmin_listen = "127.0.0.1:0"\n\n[console]\nenabled = false\n')
+  const env = await cliEnv('[server]\nadmin_listen = "127.0.0.1:0"\n\n[console]\nenabled = false\n')
   const server = await startServer(env)
   expect(await consoleUrl(server.output)).toBeUndefined()
   const admin = /otpd admin listening on (http:\/\/[0-9.]+:[0-9]+)/.exec(server.output())![1]!

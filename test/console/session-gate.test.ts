@@ -4,18 +4,16 @@
  * given as `signedIn` sits behind the session gate whether or not it uses
  * the guard itself; one given as `open` is reachable without a session.
  */
-import { afterEach, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import { Elysia } from 'elysia'
 import { sessionGate } from '../../src/console/session-gate.ts'
 import { consoleJson, withSecurityHeaders } from '../../src/console/http.ts'
 import { consolePlugin } from '../../src/console/plugin.ts'
-import { type ConsoleHarness, consoleHarness, OPERATOR } from '../kit/console.ts'
+import { consoleHarness, OPERATOR } from '../kit/console.ts'
+import { closeAfterTest } from '../kit/cleanup.ts'
 
-let h: ConsoleHarness | undefined
-afterEach(() => h?.close())
-
-test('signedIn extras answer only with a session (and the CSRF token to change), with the operator; open extras answer anyone', async () => {
-  h = await consoleHarness()
+test('signed-in extras answer only with a session (and the CSRF token to change), with the operator; open extras answer anyone', async () => {
+  const h = closeAfterTest(await consoleHarness())
   const s = h.server
   const deps = {
     operators: s.operators,

@@ -4,20 +4,16 @@
  * by disable and password reset, the CSRF token, the failed sign-in limit,
  * and the headers of every answer.
  */
-import { afterEach, expect, test } from 'bun:test'
-import { createHarness, type Harness } from '../kit/harness.ts'
+import { expect, test } from 'bun:test'
+import { createHarness } from '../kit/harness.ts'
 import { type ConsoleHarness, consoleHarness, OPERATOR, PASSWORD } from '../kit/console.ts'
 import { MAX_FAILED_PER_ADDRESS, MAX_FAILED_PER_OPERATOR, SESSION_IDLE_MS, SIGN_IN_WINDOW_MS } from '../../src/otp/operators.ts'
+import { closeAfterTest } from '../kit/cleanup.ts'
 
 /** Tests that check many passwords (argon2id is slow on purpose). */
 const SLOW = 60_000
-const open: Harness[] = []
-afterEach(() => {
-  for (const h of open.splice(0)) h.close()
-})
 async function harness(config: Record<string, any> = {}): Promise<ConsoleHarness> {
-  const h = await consoleHarness({ config })
-  open.push(h)
+  const h = closeAfterTest(await consoleHarness({ config }))
   return h
 }
 
@@ -33,11 +29,11 @@ test('the API listener answers 404 for /console/ and /console/api/, with or with
 
 test('without admin_listen, or with console.enabled = false, the admin app has no console', async () => {
   const off = await createHarness({ config: { server: { admin_listen: '127.0.0.1:0' }, console: { enabled: false } } })
-  open.push(off)
+  closeAfterTest(off)
   expect(off.server.consoleOn).toBe(false)
   expect((await off.server.adminHttp.handle(new Request('http://localhost/console/'))).status).toBe(404)
   const none = await createHarness()
-  open.push(none)
+  closeAfterTest(none)
   expect(none.server.consoleOn).toBe(false)
   const on = await harness()
   expect(on.server.consoleOn).toBe(true)

@@ -7,7 +7,7 @@ import { expect, test } from 'bun:test'
 import pkg from '../../package.json' with { type: 'json' }
 import { maskSecrets, maskUrlPassword } from '../../src/console/system.ts'
 import { harnessPerTest } from '../kit/harness.ts'
-import { consoleOf } from './kit.ts'
+import { consoleOf } from '../kit/console.ts'
 
 const start = harnessPerTest()
 const METRICS_TOKEN = 'metrics-token-for-the-console-test-0123456789'

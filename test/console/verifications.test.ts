@@ -6,7 +6,7 @@
  */
 import { expect, test } from 'bun:test'
 import { harnessPerTest, MINUTE } from '../kit/harness.ts'
-import { consoleOf, NUMBERS } from './kit.ts'
+import { consoleOf, NUMBERS } from '../kit/console.ts'
 
 const start = harnessPerTest({ credits: 100 })
 

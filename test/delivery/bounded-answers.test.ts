@@ -6,7 +6,7 @@
  * socket takes it, and records how much it could write before otpd closed
  * the connection. The outcome is the status's, as for a short answer.
  */
-import { afterEach, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import { createServer, type Server, type Socket } from 'node:net'
 import { ProviderOptions } from '../../src/delivery/options.ts'
 import { post } from '../../src/delivery/http.ts'
@@ -15,6 +15,7 @@ import { readWebhook, WebhookProvider } from '../../src/delivery/webhook-provide
 import { postEvent } from '../../src/events/post.ts'
 import { MAX_ANSWER_BYTES, readAtMost } from '../../src/lib/bounded-body.ts'
 import { outbound, OUTBOUND_AT } from '../kit/outbound.ts'
+import { closeAfterTest } from '../kit/cleanup.ts'
 
 const DECLARED = 512 * 1024 * 1024
 const CHUNK = Buffer.alloc(256 * 1024, 'x')
@@ -26,9 +27,6 @@ interface HugeStub {
   done: Promise<{ written: number; closedEarly: boolean }>
   server: Server
 }
-
-const servers: Server[] = []
-afterEach(() => servers.splice(0).forEach((s) => s.close()))
 
 /** Answers the first request with `status` and a 512 MiB body, written while the socket takes it. */
 function hugeStub(status: number, body: Buffer = CHUNK): Promise<HugeStub> {
@@ -54,7 +52,7 @@ function hugeStub(status: number, body: Buffer = CHUNK): Promise<HugeStub> {
       pump()
     })
   })
-  servers.push(server)
+  closeAfterTest(server)
   return new Promise((ok) =>
     server.listen(0, '127.0.0.1', () => {
       const port = (server.address() as { port: number }).port

@@ -1,30 +1,25 @@
 /** `otpd config check` sentences for provider problems, and `otpd send-test` through real providers on local stubs. */
-import { afterEach, expect, setDefaultTimeout, test } from 'bun:test'
+import { expect, setDefaultTimeout, test } from 'bun:test'
 import PostalMime from 'postal-mime'
 import { cliEnv, type CliEnv } from '../kit/cli.ts'
-import { CA_FILE, parseRaw, startSmtpStub, type SmtpStub } from '../kit/smtp-stub.ts'
-import { startVendorStub, type VendorStub } from '../kit/vendor-stub.ts'
+import { CA_FILE, parseRaw, startSmtpStub } from '../kit/smtp-stub.ts'
+import { startVendorStub } from '../kit/vendor-stub.ts'
+import { closeAfterTest } from '../kit/cleanup.ts'
 
 // These tests start `otpd` processes; bunfig.toml cannot raise bun's 5 s default per file.
 setDefaultTimeout(30_000)
 
 const SID = 'AC' + 'a'.repeat(32)
 const TOKEN = 'twilio-token-never-printed'
-let env: CliEnv | undefined
-const stubs: VendorStub[] = []
-const smtps: SmtpStub[] = []
-afterEach(async () => {
-  env?.close()
-  env = undefined
-  stubs.splice(0).forEach((s) => s.close())
-  for (const s of smtps.splice(0)) await s.close()
-})
+let env: CliEnv
+/** cliEnv, its directory removed after the test. */
+const configEnv = async (...args: Parameters<typeof cliEnv>) => closeAfterTest(await cliEnv(...args))
 
 const twilio = (name: string, url: string) =>
   `[providers.${name}]\ntype = "twilio"\naccount_sid = "${SID}"\nauth_token_env = "TWILIO_AUTH_TOKEN"\nfrom = "+15005550006"\nbase_url = "${url}"\n`
 
-test('config check names every provider problem as a sentence with its key, and exits 1', () => {
-  env = cliEnv(
+test('config check names every provider problem as a sentence with its key, and exits 1', async () => {
+  env = await configEnv(
     [
       '[channels]',
       'sms = ["x", "twilio_main"]',
@@ -59,8 +54,8 @@ test('config check names every provider problem as a sentence with its key, and 
   expect(JSON.parse(json.stdout).problems).toEqual(problems)
 })
 
-test('config check accepts a complete delivery setup and shows the failover order', () => {
-  env = cliEnv(
+test('config check accepts a complete delivery setup and shows the failover order', async () => {
+  env = await configEnv(
     `[channels]\nsms = ["twilio_main", "gateway"]\n${twilio('twilio_main', 'https://api.twilio.com')}[providers.gateway]\ntype = "webhook"\nurl = "https://gw.internal/otp"\nsecret_env = "OTPD_WEBHOOK_SECRET"\n`,
     { TWILIO_AUTH_TOKEN: TOKEN, OTPD_WEBHOOK_SECRET: 'hook-secret' },
   )
@@ -75,8 +70,9 @@ test('config check accepts a complete delivery setup and shows the failover orde
 test('send-test fails over in order and reports which provider took it; no credit, no secret printed', async () => {
   const down = startVendorStub(() => Response.json({ code: 20500, message: 'down', status: 503 }, { status: 503 }))
   const up = startVendorStub(() => Response.json({ sid: 'SM1' }, { status: 201 }))
-  stubs.push(down, up)
-  env = cliEnv(`[channels]\nsms = ["primary", "backup"]\n${twilio('primary', down.url)}${twilio('backup', up.url)}`, { TWILIO_AUTH_TOKEN: TOKEN })
+  closeAfterTest(down)
+  closeAfterTest(up)
+  env = await configEnv(`[channels]\nsms = ["primary", "backup"]\n${twilio('primary', down.url)}${twilio('backup', up.url)}`, { TWILIO_AUTH_TOKEN: TOKEN })
   const r = await env.runAsync('send-test', '--channel', 'sms', '--to', '+14155550123')
   expect(r.code).toBe(0)
   expect(r.stdout).toMatch(
@@ -99,8 +95,8 @@ test('send-test fails over in order and reports which provider took it; no credi
 
 test('send-test exits 1 and lists every failure when no provider takes the message', async () => {
   const down = startVendorStub(() => new Response('no', { status: 500 }))
-  stubs.push(down)
-  env = cliEnv(`[channels]\nvoice = ["primary"]\n${twilio('primary', down.url)}`, { TWILIO_AUTH_TOKEN: TOKEN })
+  closeAfterTest(down)
+  env = await configEnv(`[channels]\nvoice = ["primary"]\n${twilio('primary', down.url)}`, { TWILIO_AUTH_TOKEN: TOKEN })
   const r = await env.runAsync('send-test', '--channel', 'voice', '--to', '+14155550123')
   expect(r.code).toBe(1)
   expect(r.stderr).toBe('otpd: error: no voice provider took the test message to +1415****123\n  primary failed: twilio Calls answered 500\n')
@@ -114,8 +110,8 @@ test('send-test exits 1 and lists every failure when no provider takes the messa
 
 test('send-test by e-mail through a real SMTP server with STARTTLS and AUTH', async () => {
   const smtp = await startSmtpStub()
-  smtps.push(smtp)
-  env = cliEnv(
+  closeAfterTest(smtp)
+  env = await configEnv(
     `[channels]\nemail = ["mail"]\n[providers.mail]\ntype = "smtp"\nhost = "localhost"\nport = ${smtp.port}\nsecurity = "starttls"\nusername = "otpd"\npassword_env = "OTPD_SMTP_PASSWORD"\nfrom = "Acme <no-reply@example.com>"\nca_file = "${CA_FILE}"\n`,
     { OTPD_SMTP_PASSWORD: 's3cret-smtp-password' },
   )

@@ -5,19 +5,16 @@
  * answers 404; the log says which provider failed and why, with no secret,
  * code or full recipient.
  */
-import { afterEach, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import { harnessPerTest, type Harness } from '../kit/harness.ts'
-import { hang, refusedPort, startVendorStub, type VendorStub } from '../kit/vendor-stub.ts'
+import { hang, refusedPort, startVendorStub } from '../kit/vendor-stub.ts'
+import { closeAfterTest } from '../kit/cleanup.ts'
 
 const SID = 'AC' + 'f'.repeat(32)
 const TOKEN = 'twilio-token-must-not-leak'
 const HOOK_SECRET = 'webhook-secret-must-not-leak'
 const RECIPIENT = '+14155550123'
 const start = harnessPerTest()
-const stubs: VendorStub[] = []
-afterEach(() => {
-  stubs.splice(0).forEach((s) => s.close())
-})
 
 type Behaviour = 'ok' | '503' | 'hang' | 'refused' | 'reject'
 
@@ -37,7 +34,7 @@ async function setup(behaviours: Behaviour[], timeoutMs = 3000) {
         if (b === 'reject') return Response.json({ code: 21211, message: `The 'To' number ${RECIPIENT} is not valid`, status: 400 }, { status: 400 })
         return Response.json({ sid: 'SM1', status: 'queued' }, { status: 201 })
       })
-      stubs.push(stub)
+      closeAfterTest(stub)
       url = stub.url
     }
     providers[name] = { type: 'twilio', account_sid: SID, auth_token_env: 'TWILIO_AUTH_TOKEN', from: '+15005550006', base_url: url }
@@ -127,7 +124,8 @@ test('a rejected recipient is not retried on the next provider; the credit comes
 test('a webhook provider fails over to the next one too (mixed provider types)', async () => {
   const hook = startVendorStub(() => new Response('down', { status: 502 }))
   const ok = startVendorStub(() => new Response(null, { status: 204 }))
-  stubs.push(hook, ok)
+  closeAfterTest(hook)
+  closeAfterTest(ok)
   const h = await start({
     credits: 1,
     configuredDelivery: true,

@@ -14,7 +14,7 @@ cleanUpAfterEach()
 const PHONE = '+14155550123'
 
 test('serve writes the log provider line as one JSON line among the others, the recipient masked', async () => {
-  const env = cliEnv()
+  const env = await cliEnv()
   const key = env.json('keys', 'create').key as string
   env.json('credits', 'add', '5')
   const server = await startServer(env)

@@ -4,7 +4,7 @@
  * otpd asked for; then the vendor's receipt, signed as the vendor signs it
  * (Twilio by its own Node library), posted to /api/v1/receipts/{provider}.
  */
-import { afterEach, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import { createHmac } from 'node:crypto'
 import twilio from 'twilio'
 import { resolveConfig } from '../../src/app/load-config.ts'
@@ -14,6 +14,7 @@ import { harnessPerTest, TEST, type Harness } from '../kit/harness.ts'
 import { sameDatabase } from '../kit/same-database.ts'
 import { watchEvents } from '../kit/watch-events.ts'
 import { startVendorStub, type VendorStub } from '../kit/vendor-stub.ts'
+import { closeAfterTest } from '../kit/cleanup.ts'
 
 const PUBLIC = 'https://otp.example.com'
 const SID = 'AC' + '0123456789abcdef'.repeat(2)
@@ -23,8 +24,6 @@ const HOOK_SECRET = 'whsec-gateway-0123456789abcdef'
 const ENV = { TWILIO_AUTH_TOKEN: TOKEN, VONAGE_API_SECRET: 'vonage-api-secret', VONAGE_SIGNATURE_SECRET: VONAGE_SIG_SECRET, HOOK_SECRET }
 
 const start = harnessPerTest()
-const open: { close(): void }[] = []
-afterEach(() => open.splice(0).forEach((o) => o.close()))
 
 type Kind = 'twilio' | 'vonage' | 'webhook'
 const NAMES: Record<Kind, string> = { twilio: 'twilio_main', vonage: 'vonage_main', webhook: 'gateway' }
@@ -39,7 +38,7 @@ async function setup(kind: Kind, opts: { publicUrl?: string | null; answer?: () 
             ? Response.json({ 'message-count': '1', messages: [{ 'message-id': '0C000000', status: '0' }] })
             : new Response(null, { status: 204 })),
   )
-  open.push(stub)
+  closeAfterTest(stub)
   const providers = {
     twilio_main: { type: 'twilio', account_sid: SID, auth_token_env: 'TWILIO_AUTH_TOKEN', from: '+15005550006', base_url: stub.url },
     vonage_main: {

@@ -1,19 +1,18 @@
 /** The `twilio` provider against a local stub asserting Twilio's documented Messages and Calls requests. */
-import { afterEach, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import { ProviderOptions } from '../../src/delivery/options.ts'
 import { RecipientRejectedError } from '../../src/delivery/provider.ts'
 import { readTwilio, TwilioProvider } from '../../src/delivery/twilio-provider.ts'
 import { outbound } from '../kit/outbound.ts'
-import { startVendorStub, type VendorStub } from '../kit/vendor-stub.ts'
+import { startVendorStub } from '../kit/vendor-stub.ts'
+import { closeAfterTest } from '../kit/cleanup.ts'
 
 const SID = 'AC' + '0123456789abcdef'.repeat(2)
 const TOKEN = 'twilio-auth-token-0123456789'
-const stubs: VendorStub[] = []
-afterEach(() => stubs.splice(0).forEach((s) => s.close()))
 
 function setup(answer?: (path: string) => Response) {
   const stub = startVendorStub((r) => answer?.(r.path) ?? Response.json({ sid: 'SM123', status: 'queued' }, { status: 201 }))
-  stubs.push(stub)
+  closeAfterTest(stub)
   const o = new ProviderOptions(
     'twilio_main',
     { type: 'twilio', account_sid: SID, auth_token_env: 'TWILIO_AUTH_TOKEN', from: '+15005550006', base_url: stub.url },

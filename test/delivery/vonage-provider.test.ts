@@ -1,5 +1,5 @@
 /** The `vonage` provider against a local stub asserting the SMS API and Voice API requests, JWT included. */
-import { afterEach, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import { createPublicKey, createVerify } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -7,15 +7,14 @@ import { ProviderOptions } from '../../src/delivery/options.ts'
 import { RecipientRejectedError } from '../../src/delivery/provider.ts'
 import { readVonage, VonageProvider } from '../../src/delivery/vonage-provider.ts'
 import { outbound, OUTBOUND_AT } from '../kit/outbound.ts'
-import { startVendorStub, type VendorStub } from '../kit/vendor-stub.ts'
+import { startVendorStub } from '../kit/vendor-stub.ts'
+import { closeAfterTest } from '../kit/cleanup.ts'
 
 const KEY_FILE = join(import.meta.dir, '..', 'kit', 'fixtures', 'tls', 'vonage-app.key')
 const PUBLIC = createPublicKey(readFileSync(join(import.meta.dir, '..', 'kit', 'fixtures', 'tls', 'vonage-app.pub')))
 const APP_ID = 'aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee'
 const SECRET = 'vonage-api-secret-xyz'
 const NOW = OUTBOUND_AT
-const stubs: VendorStub[] = []
-afterEach(() => stubs.splice(0).forEach((s) => s.close()))
 
 const smsOk = () => Response.json({ 'message-count': '1', messages: [{ to: '14155550123', 'message-id': '0C00', status: '0' }] })
 
@@ -23,7 +22,7 @@ function setup(
   answer: (path: string) => Response = (path) => (path === '/v1/calls' ? Response.json({ uuid: 'u', status: 'started' }, { status: 201 }) : smsOk()),
 ) {
   const stub = startVendorStub((r) => answer(r.path))
-  stubs.push(stub)
+  closeAfterTest(stub)
   const o = new ProviderOptions(
     'vonage_main',
     {

@@ -1,16 +1,15 @@
 /** The `webhook` provider: the JSON body, and the signature checked by a receiver written here as docs/delivery.md tells. */
-import { afterEach, expect, test } from 'bun:test'
+import { expect, test } from 'bun:test'
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { ProviderOptions } from '../../src/delivery/options.ts'
 import { RecipientRejectedError } from '../../src/delivery/provider.ts'
 import { readWebhook, WebhookProvider } from '../../src/delivery/webhook-provider.ts'
 import { outbound, OUTBOUND_AT } from '../kit/outbound.ts'
-import { startVendorStub, type Recorded, type VendorStub } from '../kit/vendor-stub.ts'
+import { startVendorStub, type Recorded } from '../kit/vendor-stub.ts'
+import { closeAfterTest } from '../kit/cleanup.ts'
 
 const SECRET = 'whsec-test-0123456789abcdef'
 const NOW = OUTBOUND_AT
-const stubs: VendorStub[] = []
-afterEach(() => stubs.splice(0).forEach((s) => s.close()))
 
 /** What a receiver does (docs/delivery.md#any-gateway-webhook): recompute the HMAC over "<t>.<raw body>", compare in constant time, refuse stale t. */
 function receiverAccepts(req: Recorded, secret: string, nowSeconds: number): boolean {
@@ -24,7 +23,7 @@ function receiverAccepts(req: Recorded, secret: string, nowSeconds: number): boo
 
 function setup(status = 204) {
   const stub = startVendorStub(() => new Response(null, { status }))
-  stubs.push(stub)
+  closeAfterTest(stub)
   const o = new ProviderOptions('gateway', { type: 'webhook', url: `${stub.url}/otp`, secret_env: 'OTPD_WEBHOOK_SECRET' }, { OTPD_WEBHOOK_SECRET: SECRET })
   const s = readWebhook(o, ['sms'])
   o.unknownKeys('webhook')

@@ -15,7 +15,7 @@ const start = harnessPerTest()
 const receiver = receiverPerTest()
 
 test('kill -9 of otpd serve between the change and the delivery loses no event: it arrives after the restart, same webhook-id', async () => {
-  const env = cliEnv()
+  const env = await cliEnv()
   const rx = receiver()
   const { key } = env.json('keys', 'create')
   const { secret } = env.json('webhooks', 'add', '--url', rx.url)
@@ -43,7 +43,7 @@ test('kill -9 of otpd serve between the change and the delivery loses no event: 
 }, 60_000)
 
 test('otpd webhooks: add prints the secret once, list never shows it, rotate-secret, remove; clear errors', async () => {
-  const env = cliEnv()
+  const env = await cliEnv()
   const added = env.run('webhooks', 'add', '--url', 'https://example.com/otpd-events', '--events', 'verification.approved,verification.locked')
   expect(added.code).toBe(0)
   const secret = added.stdout.split('\n')[0]!
@@ -104,7 +104,7 @@ test('otpd webhooks: add prints the secret once, list never shows it, rotate-sec
 }, 60_000)
 
 test('otpd events list filters by account and status; replay keeps the id', async () => {
-  const env = cliEnv()
+  const env = await cliEnv()
   expect(env.run('accounts', 'create', 'acme').code).toBe(0)
   // The CLI runs on the real clock: the harness's starts there too.
   const h = await start({ dir: env.dir, databaseUrl: env.databaseUrl, clock: new ManualClock(Date.now()) })
@@ -148,7 +148,7 @@ test('otpd events list filters by account and status; replay keeps the id', asyn
 }, 60_000)
 
 test('`otpd events replay --failed` puts every failed delivery back, with its event id', async () => {
-  const env = cliEnv()
+  const env = await cliEnv()
   const h = await start({ dir: env.dir, databaseUrl: env.databaseUrl, clock: new ManualClock(Date.now()) })
   const rx = receiver()
   rx.statuses.push(...Array(200).fill(500))

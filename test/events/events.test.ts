@@ -356,6 +356,7 @@ test('two servers on one database: a leased delivery is sent by one of them at a
   await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
   const both = Promise.all([deliverEvents(h), deliverEvents(other)])
   await rx.arrival(1)
+  // A fixed wait: the other server must have had its chance to send the leased delivery a second time.
   await Bun.sleep(200)
   release()
   expect((await both).reduce((a, b) => a + b)).toBe(1)
@@ -446,6 +447,7 @@ test('the loop (as serve runs it) delivers on its own, and stop() waits for the 
   expect((await h.server.webhooks.events({})).map((e) => e.status)).toEqual(['delivered', 'delivered'])
   rx.hold = null
   await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
+  // A fixed wait: longer than the loop's 1 s pass (events/dispatcher.ts, a real timer), to show no pass comes.
   await Bun.sleep(1_500)
   expect(rx.received).toHaveLength(2)
 })

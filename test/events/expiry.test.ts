@@ -68,6 +68,7 @@ test('the running loop reports an expiry on its own, within 2 min of expires_at'
   const expiresAt = h.clock.now() + 60_000
   h.server.events.start()
   try {
+    // A fixed wait: longer than the loop's 1 s pass (a real timer), to show it reports nothing before expires_at.
     await Bun.sleep(1_200)
     expect(rx.received).toHaveLength(0)
     h.clock.set(expiresAt + 1_000)

@@ -4,18 +4,15 @@
  * try retried with the same webhook-id and a fresh webhook-timestamp; and an
  * endpoint gets its own account's events only.
  */
-import { afterEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { deliverEvents as deliver } from '../kit/events.ts'
 import { harnessPerTest, HOUR, MINUTE, TEST, type Harness } from '../kit/harness.ts'
 import { RECORDING_RECEIPTS } from '../kit/receipts.ts'
 import { receiverPerTest, signatureValid } from '../kit/webhook-receiver.ts'
+import { afterTest } from '../kit/cleanup.ts'
 
 const start = harnessPerTest({ credits: 20, ...RECORDING_RECEIPTS })
 const receiver = receiverPerTest()
-const stops: (() => void)[] = []
-afterEach(() => {
-  for (const stop of stops.splice(0)) stop()
-})
 
 /** A server whose first expiry scan has run: it starts the cursor, as serve does at start. */
 async function harness(): Promise<Harness> {
@@ -42,7 +39,7 @@ describe('delivery', () => {
         return status === 302 ? new Response(null, { status, headers: { location: 'http://127.0.0.1:9/elsewhere' } }) : new Response(null, { status })
       },
     })
-    stops.push(() => void server.stop(true))
+    afterTest(() => void server.stop(true))
     return { url: `http://127.0.0.1:${server.port}/hook`, seen }
   }
 

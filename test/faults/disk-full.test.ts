@@ -22,9 +22,9 @@ import {
   serve,
   stop,
   verify,
-  waitFor,
 } from '../kit/fault-harness.ts'
-import { inForceUnacknowledged, ledgerRows, ledgerViolations, sends } from '../../scripts/kit/ledger.ts'
+import { holds, waitFor } from '../kit/wait-for.ts'
+import { inForceUnacknowledged, ledgerRows, ledgerViolations, sends } from '../kit/processes.ts'
 import { sqliteOnly } from '../kit/harness.ts'
 
 cleanUpAfterAll()
@@ -99,8 +99,7 @@ sqliteOnly('a full disk', () => {
     const filler = join(dataDir, 'filler')
     expect(fill(filler)).toBeGreaterThan(1 << 20)
     // Until the WAL must grow, writes may still land in its existing pages.
-    const firstFailure = await waitFor(async () => (await traffic(s.url, key, 4, 200, acked)).some((a) => a.status === 500), 5000)
-    expect(firstFailure).toBe(true)
+    await waitFor(async () => (await traffic(s.url, key, 4, 200, acked)).some((a) => a.status === 500), { what: 'a send to fail on the full disk', ms: 5000 })
 
     // 3 s of failing traffic, /readyz polled meanwhile.
     const readyz: { at: number; status: number }[] = []
@@ -127,14 +126,15 @@ sqliteOnly('a full disk', () => {
     expect(late.map((r) => r.status)).toEqual(late.map(() => 503))
 
     rmSync(filler)
-    const recovered = await waitFor(async () => {
-      const a = await send(s.url, key)
-      if (a.status === 200) acked.add(a.json.verification_id)
-      return a.status === 200
-    }, 5000)
-    expect(recovered).toBe(true)
-    const ready = await waitFor(async () => (await call(s.url, '/readyz')).status === 200, 5000)
-    expect(ready).toBe(true)
+    await waitFor(
+      async () => {
+        const a = await send(s.url, key)
+        if (a.status === 200) acked.add(a.json.verification_id)
+        return a.status === 200
+      },
+      { what: 'a send to succeed once the disk has room', ms: 5000, every: 100 },
+    )
+    await waitFor(async () => (await call(s.url, '/readyz')).status === 200, { what: '/readyz to answer 200 again', ms: 5000, every: 100 })
     expect(s.proc.exitCode).toBeNull()
     const after = await send(s.url, key)
     expect(after.status).toBe(200)
@@ -142,7 +142,8 @@ sqliteOnly('a full disk', () => {
     expect((await verify(s.url, key, ok.json.verification_id, '000000')).json.message).toBe('Invalid code')
 
     // A send whose accepted mark failed is refunded by recovery, without a restart.
-    await waitFor(async () => (await ledgerRows(env.dbPath)).every((r) => r.delivery !== 'sending'), TIMEOUT_MS + 2000 + 8000)
+    // The check below names what is left unsettled, if anything.
+    await holds(async () => (await ledgerRows(env.dbPath)).every((r) => r.delivery !== 'sending'), { ms: TIMEOUT_MS + 2000 + 8000, every: 100 })
     expect(await inForceUnacknowledged(env.dbPath, acked)).toEqual([])
     expect(await ledgerViolations(env.dbPath, sends(acked), { settledAfterMs: TIMEOUT_MS + 2000 })).toEqual([])
     expect(await stop(s)).toBe(0)

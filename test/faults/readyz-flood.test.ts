@@ -5,7 +5,7 @@
 import { expect, setDefaultTimeout, test } from 'bun:test'
 import { statSync } from 'node:fs'
 import { call, cleanUpAfterAll, faultConfig, makeFaultEnv, provision, send, serve, stop } from '../kit/fault-harness.ts'
-import { ledgerViolations, sends } from '../../scripts/kit/ledger.ts'
+import { ledgerViolations, sends } from '../kit/processes.ts'
 import { sqliteOnly } from '../kit/harness.ts'
 
 cleanUpAfterAll()

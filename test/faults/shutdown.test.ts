@@ -6,9 +6,7 @@
  * debits = answered sends).
  */
 import { afterAll, expect, test } from 'bun:test'
-import { emptyAcknowledged } from '../../scripts/kit/ledger.ts'
-import { cliJson, makeEnv, prng, runFromSource, unthrottledNoop } from '../../scripts/kit/otpd.ts'
-import { shutdownRound } from '../../scripts/kit/shutdown-round.ts'
+import { emptyAcknowledged, cliJson, makeEnv, prng, runFromSource, unthrottledNoop, shutdownRound } from '../kit/processes.ts'
 
 runFromSource()
 const env = makeEnv('shutdown-test', unthrottledNoop(['sms', 'voice']))
@@ -35,7 +33,7 @@ test('SIGTERM under load, three rounds: nothing written before the signal fails,
 test('SIGTERM right after start, and a quiet stop, exit 0 with nothing on stderr', async () => {
   const { cliEnv, startServer } = await import('../kit/cli.ts')
   // Every channel has a real provider: otherwise serve warns (on stderr) that codes only reach the log.
-  const e = cliEnv(
+  const e = await cliEnv(
     '[providers.hook]\ntype = "webhook"\nurl = "http://127.0.0.1:9/otp"\nsecret_env = "OTPD_TEST_WEBHOOK_SECRET"\n[channels]\nsms = ["hook"]\nemail = ["hook"]\nvoice = ["hook"]\n',
     { OTPD_TEST_WEBHOOK_SECRET: 'a-secret-for-the-test-only-0123456789' },
   )

@@ -7,29 +7,20 @@
  * serve` processes are in test/faults/*.test.ts.
  */
 import { Database } from 'bun:sqlite'
-import { afterEach, expect } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { expect } from 'bun:test'
 import { join } from 'node:path'
 import { openDatabase, openReader } from '../../src/store/sqlite/db.ts'
 import { SqliteStorage, StorageBusyError, StorageStoppedError } from '../../src/store/sqlite/storage.ts'
 import { testSqliteOnly } from '../kit/harness.ts'
-
-const dirs: string[] = []
-const closers: (() => void)[] = []
-afterEach(() => {
-  for (const c of closers.splice(0)) c()
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
-})
+import { afterTest, tempDir } from '../kit/cleanup.ts'
 
 function open(busyTimeoutMs: number, onFatal: (err: Error) => void = () => {}) {
-  const dir = mkdtempSync(join(tmpdir(), 'otpd-storage-'))
-  dirs.push(dir)
+  const dir = tempDir('otpd-storage-')
   const path = join(dir, 'otpd.db')
   const db = openDatabase({ path })
   const reader = openReader(db, path)
   const storage = new SqliteStorage(db, reader, { busyTimeoutMs, onFatal })
-  closers.push(() => {
+  afterTest(() => {
     reader.$client.close()
     db.$client.close()
   })

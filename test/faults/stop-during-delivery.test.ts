@@ -5,20 +5,9 @@
  * message may have reached the user).
  */
 import { expect, setDefaultTimeout, test } from 'bun:test'
-import {
-  cleanUpAfterAll,
-  faultConfig,
-  makeFaultEnv,
-  provision,
-  send,
-  serve,
-  startGateway,
-  stop,
-  verify,
-  waitFor,
-  webhookProvider,
-} from '../kit/fault-harness.ts'
-import { ledgerViolations, rowOf, sends } from '../../scripts/kit/ledger.ts'
+import { cleanUpAfterAll, faultConfig, makeFaultEnv, provision, send, serve, startGateway, stop, verify, webhookProvider } from '../kit/fault-harness.ts'
+import { holds, waitFor } from '../kit/wait-for.ts'
+import { ledgerViolations, rowOf, sends } from '../kit/processes.ts'
 import { sqliteOnly } from '../kit/harness.ts'
 
 cleanUpAfterAll()
@@ -33,7 +22,7 @@ sqliteOnly('SIGTERM during an 8 s delivery', () => {
     const s = await serve(env)
     gw.respond = () => Bun.sleep(8000).then(() => new Response(null, { status: 204 }))
     const pending = send(s.url, key, 20_000)
-    expect(await waitFor(() => gw.delivered.length === 1, 5000)).toBe(true)
+    await waitFor(() => gw.delivered.length === 1, { what: 'the gateway to take the message', ms: 5000 })
     const signalledAt = performance.now()
     s.proc.kill('SIGTERM')
     const answer = await pending
@@ -59,7 +48,7 @@ sqliteOnly('kill -9 during delivery', () => {
     expect(kept.status).toBe(200)
     gw.respond = () => Bun.sleep(5000).then(() => new Response(null, { status: 204 }))
     const pending = send(s.url, key, 10_000)
-    expect(await waitFor(() => gw.delivered.length === 2, 5000)).toBe(true)
+    await waitFor(() => gw.delivered.length === 2, { what: 'the gateway to take the second message', ms: 5000 })
     const { verificationId: id, code } = gw.delivered[1]!
     expect(code).toMatch(/^\d{6}$/)
     s.proc.kill('SIGKILL')
@@ -69,7 +58,7 @@ sqliteOnly('kill -9 during delivery', () => {
 
     gw.respond = () => new Response(null, { status: 204 })
     const again = await serve(env)
-    const refunded = await waitFor(async () => (await rowOf(env.dbPath, id))?.refunds === 1, TIMEOUT_MS + 2000 + 8000)
+    const refunded = await holds(async () => (await rowOf(env.dbPath, id))?.refunds === 1, { ms: TIMEOUT_MS + 2000 + 8000, every: 100 })
     expect(await rowOf(env.dbPath, id)).toMatchObject({ delivery: 'unknown', debits: 1, refunds: 1 })
     expect(refunded).toBe(true)
     const verified = await verify(again.url, key, id, code)

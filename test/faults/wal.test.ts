@@ -19,10 +19,10 @@ import {
   startGateway,
   stop,
   verify,
-  waitFor,
   webhookProvider,
 } from '../kit/fault-harness.ts'
-import { inForceUnacknowledged, ledgerRows, ledgerViolations, rowOf, sends } from '../../scripts/kit/ledger.ts'
+import { holds, waitFor } from '../kit/wait-for.ts'
+import { inForceUnacknowledged, ledgerRows, ledgerViolations, rowOf, sends } from '../kit/processes.ts'
 import { sqliteOnly } from '../kit/harness.ts'
 
 cleanUpAfterAll()
@@ -62,7 +62,7 @@ sqliteOnly('the WAL flush fails', () => {
     for (const a of answers) expect(a.status === -1 || (a.status === 500 && SEND_500.includes(a.json.error))).toBe(true)
 
     const again = await serve(env)
-    const settled = await waitFor(async () => (await ledgerRows(env.dbPath)).every((r) => r.delivery !== 'sending'), STALE_MS + 8000)
+    const settled = await holds(async () => (await ledgerRows(env.dbPath)).every((r) => r.delivery !== 'sending'), { ms: STALE_MS + 8000, every: 100 })
     expect(await ledgerViolations(env.dbPath, sends(acked), { settledAfterMs: STALE_MS })).toEqual([])
     expect(settled).toBe(true)
     // What was acknowledged before the fault still holds, delivered and charged; its code verifies.
@@ -135,13 +135,12 @@ sqliteOnly('the refund fails', () => {
     expect(failed.status).toBe(500)
     expect(failed.json.error).toBe('Failed to send verification')
     expect(gw.delivered).toHaveLength(1)
-    await Bun.sleep(400)
-    expect(env.hits()).toBeGreaterThan(0)
+    await waitFor(() => env.hits() > 0, { what: 'the fault to hit a write' })
     const id = gw.delivered[0]!.verificationId
     const row = await rowOf(env.dbPath, id)
     expect(row?.debits).toBe(1)
 
-    const refunded = await waitFor(async () => (await rowOf(env.dbPath, id))?.refunds === 1, STALE_MS + 8000)
+    const refunded = await holds(async () => (await rowOf(env.dbPath, id))?.refunds === 1, { ms: STALE_MS + 8000, every: 100 })
     expect(await rowOf(env.dbPath, id)).toMatchObject({ debits: 1, refunds: 1 })
     expect(['unknown', 'failed']).toContain((await rowOf(env.dbPath, id))!.delivery ?? 'NULL')
     expect(refunded).toBe(true)
@@ -150,7 +149,11 @@ sqliteOnly('the refund fails', () => {
     const ok = await send(s.url, key)
     expect(ok.status).toBe(200)
     // The answer does not wait for the `accepted` record (src/otp/send.ts): it follows.
-    expect(await waitFor(async () => (await rowOf(env.dbPath, ok.json.verification_id))?.delivery === 'accepted', 5000)).toBe(true)
+    await waitFor(async () => (await rowOf(env.dbPath, ok.json.verification_id))?.delivery === 'accepted', {
+      what: 'the delivery to be accepted',
+      ms: 5000,
+      every: 100,
+    })
     expect(await ledgerViolations(env.dbPath, sends([ok.json.verification_id]), { settledAfterMs: STALE_MS })).toEqual([])
     expect(await stop(s)).toBe(0)
   })

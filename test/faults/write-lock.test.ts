@@ -20,7 +20,7 @@ import {
   verify,
   webhookProvider,
 } from '../kit/fault-harness.ts'
-import { inForceUnacknowledged, ledgerViolations, sends } from '../../scripts/kit/ledger.ts'
+import { inForceUnacknowledged, ledgerViolations, sends } from '../kit/processes.ts'
 import { sqliteOnly } from '../kit/harness.ts'
 
 cleanUpAfterAll()
@@ -62,6 +62,7 @@ sqliteOnly('another process holds the write lock for 10 s', () => {
         await Bun.sleep(100)
       }
     })()
+    // A fixed wait: the lock is held for HOLD_MS by another process, and this send must start well inside that hold.
     await Bun.sleep(500)
     const delivered = gw.delivered.length
     const blocked = await send(s.url, key, 10_000)

@@ -15,7 +15,7 @@ cleanUpAfterEach()
 const ROOMY = '[limits]\nkey_requests_per_minute = 100000\nrecipient_per_minute = 1000\n'
 
 test('100 concurrent sends to a new country across two server processes: exactly new_country_per_hour (10) are accepted', async () => {
-  const env = cliEnv(ROOMY)
+  const env = await cliEnv(ROOMY)
   const key = env.json('keys', 'create').key
   env.json('credits', 'add', '1000')
   const [a, b] = [await startServer(env), await startServer(env)]
@@ -38,7 +38,7 @@ test('100 concurrent sends to a new country across two server processes: exactly
 })
 
 test('account settings changed from the CLI apply to the next send of a running server (no wait)', async () => {
-  const env = cliEnv(ROOMY)
+  const env = await cliEnv(ROOMY)
   const key = env.json('keys', 'create').key
   env.json('credits', 'add', '100')
   const s = await startServer(env)
@@ -77,7 +77,7 @@ test('account settings changed from the CLI apply to the next send of a running 
 })
 
 test('fraud status shows blocks and conversion by country; fraud unblock lifts a block (exit 0 also when none)', async () => {
-  const env = cliEnv(`${ROOMY}[fraud]\nconversion_grace_seconds = 0\nmin_sends = 2\nnew_country_per_hour = 100\n`)
+  const env = await cliEnv(`${ROOMY}[fraud]\nconversion_grace_seconds = 0\nmin_sends = 2\nnew_country_per_hour = 100\n`)
   const key = env.json('keys', 'create').key
   env.json('credits', 'add', '100')
   await env.runAsync('accounts', 'create', 'acme')
@@ -137,8 +137,8 @@ test('fraud status shows blocks and conversion by country; fraud unblock lifts a
   )
 })
 
-test('accounts set: each option, --json, and the operator mistakes', () => {
-  const env = cliEnv()
+test('accounts set: each option, --json, and the operator mistakes', async () => {
+  const env = await cliEnv()
   expect(env.json('accounts', 'set', 'default', '--countries', 'uz,us,UZ')).toEqual({
     name: 'default',
     countries: ['UZ', 'US'],

@@ -33,7 +33,7 @@ test('status counts approvals and conversion by country over the last 24 h only'
 })
 
 test('the CLI: status as a table with --account, approvals in --json, and unblock of a blocked prefix says so', async () => {
-  const env = cliEnv()
+  const env = await cliEnv()
   env.run('accounts', 'create', 'acme')
   // The traffic comes from a server on the same database file, on a clock at the real time (the CLI's).
   const h = await start({

@@ -9,7 +9,7 @@ import { parse as parseToml } from 'smol-toml'
 import { openDatabase } from '../../src/store/sqlite/db.ts'
 import { loadCheckedSecret } from '../../src/store/sqlite/start-checks.ts'
 import { ON_PG, PG_TEST_SECRET } from './harness.ts'
-import { pgBinDir, sharedCluster } from './pg-cluster.ts'
+import { freshDatabase, migratedDatabase } from './pg-cluster.ts'
 
 const MAIN = join(import.meta.dir, '..', '..', 'src', 'main.ts')
 
@@ -62,14 +62,14 @@ export function cleanUpAfterEach(): void {
  * A temp dir with a config naming a database in it. The database is created
  * (as `otpd serve` would) unless `noDatabase`: commands that only read refuse
  * a missing one. With OTPD_TEST_DATABASE=postgres the config names a fresh
- * PostgreSQL database instead (the first command migrates it) and gives the
- * server secret PostgreSQL requires, unless `extraToml` gives one.
+ * PostgreSQL database instead, migrated (empty with `noDatabase`), and gives
+ * the server secret PostgreSQL requires, unless `extraToml` gives one.
  */
-export function cliEnv(extraToml = '', extraEnv: Record<string, string> = {}, opts: { noDatabase?: boolean } = {}): CliEnv {
+export async function cliEnv(extraToml = '', extraEnv: Record<string, string> = {}, opts: { noDatabase?: boolean } = {}): Promise<CliEnv> {
   const dir = mkdtempSync(join(tmpdir(), 'otpd-cli-'))
   const configFile = join(dir, 'otp.config.toml')
   const path = join(dir, 'otpd.db')
-  const databaseUrl = ON_PG ? freshDatabaseSync() : undefined
+  const databaseUrl = ON_PG ? await (opts.noDatabase ? freshDatabase('otpd_cli') : migratedDatabase('otpd_cli')) : undefined
   const url = databaseUrl === undefined ? '' : `url = "${databaseUrl}"\n`
   const configText = (toml: string) => `[database]\npath = "${path}"\n${url}${databaseUrl === undefined ? toml : withTestSecret(toml)}`
   writeFileSync(configFile, configText(extraToml))
@@ -170,30 +170,6 @@ export async function post(url: string, path: string, key: string, body: unknown
   })
   return { status: r.status, json: (await r.json()) as Record<string, any> }
 }
-
-/** A new empty database on this process's cluster, made without awaiting (cliEnv is synchronous). */
-function freshDatabaseSync(): string {
-  const cluster = sharedCluster()
-  const name = `otpd_cli_${process.pid}_${++databases}_${Math.random().toString(36).slice(2, 8)}`
-  const p = Bun.spawnSync([
-    join(pgBinDir(), 'psql'),
-    '-X',
-    '-q',
-    '-h',
-    cluster.dir,
-    '-p',
-    String(cluster.port),
-    '-U',
-    'postgres',
-    '-d',
-    'postgres',
-    '-c',
-    `CREATE DATABASE "${name}"`,
-  ])
-  if (p.exitCode !== 0) throw new Error(`CREATE DATABASE failed: ${p.stderr.toString()}`)
-  return cluster.url(name)
-}
-let databases = 0
 
 /** The config text with the tests' PostgreSQL secret in [server], unless it sets a secret itself. */
 function withTestSecret(toml: string): string {

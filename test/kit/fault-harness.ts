@@ -10,7 +10,7 @@ import { afterAll } from 'bun:test'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { cliJson, runFromSource, spawnServer, type OtpdEnv, type ServerProc } from '../../scripts/kit/otpd.ts'
+import { cliJson, runFromSource, spawnServer, type OtpdEnv, type ServerProc } from './processes.ts'
 import { startVendorStub, type Recorded, type VendorStub } from './vendor-stub.ts'
 
 if (process.env.OTPD_BIN === undefined) runFromSource()
@@ -245,16 +245,6 @@ export const verify = (url: string, key: string, id: string, code: string) => ca
 
 /** The documented 500 bodies (docs/api.md#errors). */
 export const SEND_500 = ['Failed to send verification', 'Internal server error']
-
-/** Polls `check` every 100 ms until it returns true or `ms` passed; returns its last result. */
-export async function waitFor(check: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
-  const until = Date.now() + ms
-  for (;;) {
-    if (await check()) return true
-    if (Date.now() > until) return false
-    await Bun.sleep(100)
-  }
-}
 
 /** Server output lines as JSON (the non-JSON ones skipped). */
 export function logLines(s: ServerProc, from = 0): Record<string, any>[] {

@@ -1,7 +1,7 @@
 /**
  * Test harness: the real app on a temporary SQLite file with migrations (or,
- * with OTPD_TEST_DATABASE=postgres, a fresh database on the process's
- * throwaway PostgreSQL cluster, test/kit/pg-cluster.ts), a recording delivery, a
+ * with OTPD_TEST_DATABASE=postgres, a fresh database cloned from the migrated
+ * template of the process's throwaway PostgreSQL cluster, test/kit/pg-cluster.ts), a recording delivery, a
  * manual clock, and a memory logger. Drive it with `call()` (app.handle), or
  * over a real port with `listen()`.
  */
@@ -19,7 +19,7 @@ import { createMemoryLogger } from '../../src/lib/logger.ts'
 import type { Delivery } from '../../src/otp/ports/index.ts'
 import type { OutboundMessage } from '../../src/otp/types.ts'
 import { SqliteEngine } from '../../src/store/sqlite/engine.ts'
-import { freshDatabase, pgBinDir, sharedCluster } from './pg-cluster.ts'
+import { migratedDatabase, pgBinDir, sharedCluster } from './pg-cluster.ts'
 
 /** The engine every test runs on: OTPD_TEST_DATABASE=postgres, else SQLite. */
 export const ON_PG = process.env.OTPD_TEST_DATABASE === 'postgres'
@@ -37,7 +37,7 @@ export const testSqliteOnly = ON_PG ? test.skip : test
 // The cluster starts (initdb, pg_ctl) when this module loads, outside any test's or hook's time limit.
 if (ON_PG) sharedCluster()
 
-/** The SQLite writer connection under a server (tests may reach into the engine; app.ts and cli/ never do). */
+/** The SQLite writer connection under a server (tests may reach into the engine; app/ and cli/ never do). */
 export function sqliteClient(server: Pick<Server, 'engine'>): Database {
   if (!(server.engine instanceof SqliteEngine)) throw new Error(`the database is ${server.engine.name}, not SQLite`)
   return server.engine.db.$client
@@ -154,7 +154,7 @@ export interface HarnessOptions {
 export async function testDatabase(dir: string, url?: string): Promise<{ database: Record<string, any>; server: Record<string, any> }> {
   const path = join(dir, 'otpd.db')
   if (!ON_PG) return { database: { path }, server: {} }
-  return { database: { path, url: url ?? (await freshDatabase()) }, server: { secret: PG_TEST_SECRET } }
+  return { database: { path, url: url ?? (await migratedDatabase()) }, server: { secret: PG_TEST_SECRET } }
 }
 
 /**
@@ -183,7 +183,7 @@ export async function createHarness(opts: HarnessOptions = {}): Promise<Harness>
   // tests send many codes to numbers of countries never approved, which it would refuse.
   raw.fraud ??= { mode: 'off' }
   raw.database = { ...(raw.database ?? {}), path: dbPath }
-  const databaseUrl = ON_PG ? (opts.databaseUrl ?? (await freshDatabase())) : undefined
+  const databaseUrl = ON_PG ? (opts.databaseUrl ?? (await migratedDatabase())) : undefined
   if (databaseUrl !== undefined) {
     raw.database.url = databaseUrl
     raw.server = { ...(raw.server ?? {}) }

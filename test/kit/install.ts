@@ -12,7 +12,7 @@ export interface Run {
   stderr: string
 }
 
-/** install.sh with only PATH and the given variables in its environment. */
+/** scripts/install.sh with only PATH and the given variables in its environment. */
 export function install(env: Record<string, string>, ...args: string[]): Run {
   const p = Bun.spawnSync(['bash', SCRIPT, ...args], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, cwd: tmpdir() })
   return { code: p.exitCode ?? -1, stdout: p.stdout.toString(), stderr: p.stderr.toString() }

@@ -3,5 +3,5 @@
  * the first caller, gone at exit. The code lives in scripts/kit/pg-cluster.ts
  * so that scripts (bench) use it without importing test files.
  */
-export { freshDatabase, pgBinDir, sharedCluster, startCluster } from '../../scripts/kit/pg-cluster.ts'
+export { freshDatabase, migratedDatabase, pgBinDir, sharedCluster, startCluster } from '../../scripts/kit/pg-cluster.ts'
 export type { PgCluster } from '../../scripts/kit/pg-cluster.ts'

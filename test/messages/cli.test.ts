@@ -11,8 +11,8 @@ import { cleanUpAfterEach, cliEnv, post, startServer } from '../kit/cli.ts'
 setDefaultTimeout(30_000)
 cleanUpAfterEach()
 
-test("messages check: a template with 'ó' is UCS-2, its segments at the longest code, the character and a GSM-7 suggestion", () => {
-  const env = cliEnv('[messages.templates]\nsms = { es = "{code} es tu código de {app}" }\nsubject = { es = "Tu código" }\n', {}, { noDatabase: true })
+test("messages check: a template with 'ó' is UCS-2, its segments at the longest code, the character and a GSM-7 suggestion", async () => {
+  const env = await cliEnv('[messages.templates]\nsms = { es = "{code} es tu código de {app}" }\nsubject = { es = "Tu código" }\n', {}, { noDatabase: true })
   const r = env.run('messages', 'check')
   expect(r.stderr).toBe('')
   expect(r.code).toBe(0)
@@ -24,9 +24,13 @@ test("messages check: a template with 'ó' is UCS-2, its segments at the longest
   )
 })
 
-test('messages check: over sms_max_segments exits 1; --json says the same; a long text with ó is 2 segments, its suggestion 1', () => {
+test('messages check: over sms_max_segments exits 1; --json says the same; a long text with ó is 2 segments, its suggestion 1', async () => {
   const text = `{code} ${'ó'.repeat(60)}`
-  const env = cliEnv(`[messages]\nsms_max_segments = 1\notp_domain = "example.com"\n[messages.templates]\nsms = { es = "${text}" }\n`, {}, { noDatabase: true })
+  const env = await cliEnv(
+    `[messages]\nsms_max_segments = 1\notp_domain = "example.com"\n[messages.templates]\nsms = { es = "${text}" }\n`,
+    {},
+    { noDatabase: true },
+  )
   const r = env.run('messages', 'check', '--app', 'acme')
   expect(r.code).toBe(1)
   expect(r.stdout.split('\n')[0]).toBe('sms es (config): UCS-2, 97 characters, 2 segments with a 10-digit code: over messages.sms_max_segments (1)')
@@ -36,12 +40,12 @@ test('messages check: over sms_max_segments exits 1; --json says the same; a lon
   expect(j.templates[0].suggestion).toEqual({ text: `{code} ${'o'.repeat(60)}`, segments: 1 })
 })
 
-test('messages check: a wrong template is reported with its origin and exits 1; --all lists the built-in texts', () => {
-  const dir = cliEnv('', {}, { noDatabase: true }).dir
+test('messages check: a wrong template is reported with its origin and exits 1; --all lists the built-in texts', async () => {
+  const dir = (await cliEnv('', {}, { noDatabase: true })).dir
   const templates = join(dir, 'templates')
   mkdirSync(templates)
   writeFileSync(join(templates, 'sms.fr.txt'), 'Code {kode}\n')
-  const env = cliEnv(`[messages]\ntemplates_dir = "${templates}"\n`, {}, { noDatabase: true })
+  const env = await cliEnv(`[messages]\ntemplates_dir = "${templates}"\n`, {}, { noDatabase: true })
   const bad = env.run('messages', 'check')
   expect(bad.code).toBe(1)
   expect(bad.stderr).toContain(`${join(templates, 'sms.fr.txt')}: sms template 'fr': unknown placeholder {kode}: use {code}, {app} or {minutes}`)
@@ -54,8 +58,8 @@ test('messages check: a wrong template is reported with its origin and exits 1; 
   expect(all.stdout).toContain('voice ja (built-in): ok\n')
 })
 
-test('accounts set --locale / --otp-domain: checked, stored, shown; none removes them', () => {
-  const env = cliEnv('[messages.templates]\nsms = { ca = "{code} és el teu codi" }\n')
+test('accounts set --locale / --otp-domain: checked, stored, shown; none removes them', async () => {
+  const env = await cliEnv('[messages.templates]\nsms = { ca = "{code} és el teu codi" }\n')
   expect(env.json('accounts', 'set', 'default', '--locale', 'es-mx', '--otp-domain', 'login.example.com')).toEqual({
     name: 'default',
     locale: 'es',
@@ -72,12 +76,12 @@ test('accounts set --locale / --otp-domain: checked, stored, shown; none removes
 })
 
 test('SIGHUP reads the template files again: the next send has the new text; a wrong one is refused and the running text stays', async () => {
-  const base = cliEnv()
+  const base = await cliEnv()
   const templates = join(base.dir, 'templates')
   mkdirSync(templates)
   const file = join(templates, 'sms.en.txt')
   writeFileSync(file, 'First {code}\n')
-  const env = cliEnv(`[messages]\ntemplates_dir = "${templates}"\n`)
+  const env = await cliEnv(`[messages]\ntemplates_dir = "${templates}"\n`)
   const key = env.json('keys', 'create', '--name', 'k').key
   env.run('credits', 'add', '10')
   const server = await startServer(env)

@@ -4,22 +4,15 @@
  * with the autofill lines, transliteration to GSM-7, `sms_max_segments`, and
  * the segments in the status, the event and the metrics.
  */
-import { afterEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { createHarness, type Harness } from '../kit/harness.ts'
-import { startVendorStub, type VendorStub } from '../kit/vendor-stub.ts'
+import { startVendorStub } from '../kit/vendor-stub.ts'
+import { closeAfterTest } from '../kit/cleanup.ts'
 
 const SID = 'AC' + '0123456789abcdef'.repeat(2)
 const MX = '+525512345678'
 const US = '+14155550123'
 const LOOSE = { recipient_per_minute: 100, recipient_per_hour: 100, recipient_per_day: 100 }
-
-const open: { h: Harness; stub: VendorStub }[] = []
-afterEach(() => {
-  for (const o of open.splice(0)) {
-    o.h.close()
-    o.stub.close()
-  }
-})
 
 type Vendor = 'twilio' | 'vonage' | 'webhook'
 
@@ -43,7 +36,8 @@ async function viaStub(vendor: Vendor, messages: Record<string, unknown> = {}) {
     env: { TOKEN: 'vendor-token-0123456789abcdef' },
     config: { providers: { p: providers[vendor] }, channels: { sms: ['p'] }, messages, limits: LOOSE },
   })
-  open.push({ h, stub })
+  closeAfterTest(stub)
+  closeAfterTest(h)
   const body = (): { text: string; type?: string } => {
     const raw = stub.requests.at(-1)!.body
     if (vendor === 'webhook') return { text: JSON.parse(raw).message }
@@ -152,7 +146,7 @@ describe('segments recorded', () => {
 
   test('voice and email record none', async () => {
     const h = await createHarness({ credits: 5 })
-    open.push({ h, stub: { close() {} } as VendorStub })
+    closeAfterTest(h)
     const sent = await h.send({ channel: 'email', recipient: 'ann@example.com' })
     const d = (await statusOf(h, sent.json.verification_id)).delivery
     expect(d).not.toHaveProperty('encoding')

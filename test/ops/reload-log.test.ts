@@ -39,7 +39,7 @@ test('changedVariables names the variables the config names whose value changed,
 })
 
 test('SIGHUP logs the names of the changed settings, never their values', async () => {
-  const env = cliEnv(`[server]\nmetrics_token = "${TOKEN_A}"\n[limits]\nrecipient_per_minute = 2\n`)
+  const env = await cliEnv(`[server]\nmetrics_token = "${TOKEN_A}"\n[limits]\nrecipient_per_minute = 2\n`)
   const server = await startServer(env)
   writeFileSync(env.configFile, env.configText(`[server]\nmetrics_token = "${TOKEN_B}"\n[limits]\nrecipient_per_minute = 3\n`))
   server.proc.kill('SIGHUP')

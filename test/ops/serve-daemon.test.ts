@@ -7,6 +7,7 @@ import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { openSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { cleanUpAfterEach, cliEnv, post, startServer, type CliEnv } from '../kit/cli.ts'
+import { waitFor } from '../kit/wait-for.ts'
 
 setDefaultTimeout(30_000)
 cleanUpAfterEach()
@@ -17,19 +18,11 @@ function writeConfig(env: CliEnv, toml: string): void {
   writeFileSync(env.configFile, env.configText(toml))
 }
 
-async function waitFor(what: () => boolean, label: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms
-  while (!what()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${label}`)
-    await Bun.sleep(20)
-  }
-}
-
 const LIMITS = (perMinute: number) =>
   `[limits]\nkey_requests_per_minute = 100000\nrecipient_per_minute = ${perMinute}\nrecipient_per_hour = 1000\nrecipient_per_day = 1000\n`
 
 test('SIGHUP under traffic: a bad config is refused in one line and the old limits stay; a good one is in force at once; no request fails', async () => {
-  const env = cliEnv(LIMITS(100))
+  const env = await cliEnv(LIMITS(100))
   const load = env.json('keys', 'create', '--name', 'load').key
   const probe = env.json('keys', 'create', '--name', 'probe').key
   env.run('credits', 'add', '20')
@@ -55,11 +48,11 @@ test('SIGHUP under traffic: a bad config is refused in one line and the old limi
   const sendTo = async (recipient: string) => (await post(server.url, '/api/v1/send', probe, { channel: 'sms', recipient })).status
   // Requests in flight across both reloads: some answered before the first, more after the second
   // (counted, not timed, so a slow machine waits longer instead of failing).
-  await waitFor(() => statuses.length >= 3, 'traffic before the reloads')
+  await waitFor(() => statuses.length >= 3, { what: 'traffic before the reloads' })
 
   writeConfig(env, LIMITS(2).replace('recipient_per_minute = 2', 'recipient_per_minute = "2"') + '[channels]\nsms = ["nowhere"]\n')
   server.proc.kill('SIGHUP')
-  await waitFor(() => output().includes('reload refused'), 'the refusal')
+  await waitFor(() => output().includes('reload refused'), { what: 'the refusal' })
   const refusal = output()
     .split('\n')
     .filter((l) => l.includes('reload refused'))
@@ -72,13 +65,13 @@ test('SIGHUP under traffic: a bad config is refused in one line and the old limi
   // A setting that needs a restart is named, and the rest applies.
   writeFileSync(env.configFile, env.configText(`busy_timeout_ms = 4000\n${LIMITS(2)}`))
   server.proc.kill('SIGHUP')
-  await waitFor(() => server.output().includes('configuration reloaded'), 'the reload')
+  await waitFor(() => server.output().includes('configuration reloaded'), { what: 'the reload' })
   const atReload = statuses.length
   expect([await sendTo('+14155550102'), await sendTo('+14155550102'), await sendTo('+14155550102')]).toEqual([200, 200, 429])
-  await waitFor(() => output().includes('database.busy_timeout_ms changed'), 'the restart warning')
+  await waitFor(() => output().includes('database.busy_timeout_ms changed'), { what: 'the restart warning' })
   expect(stderr).toContain('database.busy_timeout_ms changed in the config; the running values stay until otpd restarts')
 
-  await waitFor(() => statuses.length >= atReload + 3, 'traffic after the reloads')
+  await waitFor(() => statuses.length >= atReload + 3, { what: 'traffic after the reloads' })
   running = false
   await traffic
   expect(statuses.filter((s) => s !== 200)).toEqual([])
@@ -88,7 +81,7 @@ test('SIGHUP under traffic: a bad config is refused in one line and the old limi
 
 describe('journald', () => {
   async function runWithJournal(journalIs: 'stdout' | 'stderr'): Promise<{ out: string; err: string }> {
-    const env = cliEnv()
+    const env = await cliEnv()
     const outFile = join(env.dir, 'out.log')
     const errFile = join(env.dir, 'err.log')
     const outFd = openSync(outFile, 'w')
@@ -101,7 +94,7 @@ describe('journald', () => {
       stdout: outFd,
       stderr: errFd,
     })
-    await waitFor(() => readFileSync(outFile, 'utf8').includes('otpd listening'), 'listening')
+    await waitFor(() => readFileSync(outFile, 'utf8').includes('otpd listening'), { what: 'listening' })
     proc.kill('SIGTERM')
     expect(await proc.exited).toBe(0)
     return { out: readFileSync(outFile, 'utf8'), err: readFileSync(errFile, 'utf8') }
@@ -123,7 +116,7 @@ describe('journald', () => {
 })
 
 test('a closed stdout never stops the server (otpd serve | head -c 10)', async () => {
-  const env = cliEnv()
+  const env = await cliEnv()
   const key = env.json('keys', 'create').key
   const proc = Bun.spawn(['bun', MAIN, 'serve', '--listen', '127.0.0.1:0'], {
     env: { ...process.env, OTPD_CONFIG: env.configFile },
@@ -157,11 +150,11 @@ test('a closed stdout never stops the server (otpd serve | head -c 10)', async (
 })
 
 test('the log says outcome=test for a test recipient, as the metrics do', async () => {
-  const env = cliEnv()
+  const env = await cliEnv()
   const key = env.json('keys', 'create').key
   const server = await startServer(env)
   expect((await post(server.url, '/api/v1/send', key, { channel: 'sms', recipient: '+15550100001' })).status).toBe(200)
-  await waitFor(() => server.output().includes('"msg":"request"'), 'the request line')
+  await waitFor(() => server.output().includes('"msg":"request"'), { what: 'the request line' })
   const line = server
     .output()
     .split('\n')

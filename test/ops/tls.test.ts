@@ -62,7 +62,7 @@ test('missing, unreadable, wrong-kind and mismatched files are each named', () =
 })
 
 test('otpd serve answers HTTPS with the configured certificate; the admin listener serves /metrics', async () => {
-  const env = cliEnv(`[server]\nadmin_listen = "127.0.0.1:0"\n[server.tls]\ncert = "${cert}"\nkey = "${key}"\n`)
+  const env = await cliEnv(`[server]\nadmin_listen = "127.0.0.1:0"\n[server.tls]\ncert = "${cert}"\nkey = "${key}"\n`)
   const apiKey = env.json('keys', 'create').key as string
   const server = await startServer(env)
   try {

@@ -9,7 +9,9 @@ import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { SQL } from 'bun'
-import { freshDatabase, sharedCluster, startCluster } from '../kit/pg-cluster.ts'
+import { migrationJournal } from '../../src/store/pg/migrations/index.ts'
+import { freshDatabase, migratedDatabase, sharedCluster, startCluster } from '../kit/pg-cluster.ts'
+import { waitFor } from '../kit/wait-for.ts'
 
 setDefaultTimeout(60_000)
 
@@ -88,6 +90,29 @@ describe.skipIf(process.env.OTPD_TEST_DATABASE !== 'postgres')('throwaway Postgr
     expect(existsSync(join(c.dir, `.s.PGSQL.${c.port}`))).toBe(true)
   })
 
+  test('migrated databases are clones of one template: every migration applied, distinct, and the template takes no connection', async () => {
+    const a = await migratedDatabase()
+    const b = await migratedDatabase()
+    expect(a).not.toBe(b)
+    const sql = new SQL(a)
+    try {
+      const applied = await sql`SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations`
+      expect(applied[0].n).toBe(migrationJournal.entries.length)
+      await sql`CREATE TABLE only_here (v int)`
+      const template = await sql`SELECT datistemplate, datallowconn FROM pg_database WHERE datname = 'otpd_template'`
+      expect(template[0]).toEqual({ datistemplate: true, datallowconn: false })
+    } finally {
+      await sql.close()
+    }
+    // A change to one clone is not in the next.
+    const other = new SQL(b)
+    try {
+      expect((await other`SELECT to_regclass('only_here') AS t`)[0].t).toBeNull()
+    } finally {
+      await other.close()
+    }
+  })
+
   test('stop and start keep committed rows, on the same port', async () => {
     // A private cluster: the shared one serves the other test files of this process.
     const c = startCluster()
@@ -114,9 +139,7 @@ describe.skipIf(process.env.OTPD_TEST_DATABASE !== 'postgres')('throwaway Postgr
     expect(existsSync(join(dir, 'data', 'postmaster.pid'))).toBe(true)
     p.kill('SIGKILL')
     await p.exited
-    const deadline = Date.now() + 15_000
-    while (existsSync(dir) && Date.now() < deadline) await Bun.sleep(200)
-    expect(existsSync(dir)).toBe(false)
+    await waitFor(() => !existsSync(dir), { what: 'the watchdog to remove the cluster', ms: 15_000 })
   })
 
   test('a cluster whose process and watchdog both died is stopped and removed when the next one starts', async () => {
@@ -138,6 +161,7 @@ describe.skipIf(process.env.OTPD_TEST_DATABASE !== 'postgres')('throwaway Postgr
     }
     p.kill('SIGKILL')
     await p.exited
+    // A fixed wait: longer than a watchdog's 1 s poll, so a surviving one would have stopped the cluster by now.
     await Bun.sleep(1500)
     const postmaster = Number(readFileSync(join(dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0])
     expect(running(postmaster)).toBe(true)

@@ -16,12 +16,23 @@ import { copyToPostgres } from '../../src/store/copy-to-pg.ts'
 import { applyMigrations } from '../../src/store/pg/migrate.ts'
 import { POSTGRES } from '../../src/store/sql/dialect.ts'
 import { join } from 'node:path'
-import { cli, makeEnv, post, runFromSource, startServer, type OtpdEnv, type ServerProc } from '../../scripts/kit/otpd.ts'
-import { ledgerViolations, pgSnapshot } from '../../scripts/kit/ledger.ts'
-import { pgEnv, stopNodes } from '../../scripts/kit/pg-nodes.ts'
+import {
+  cli,
+  makeEnv,
+  post,
+  runFromSource,
+  startServer,
+  type OtpdEnv,
+  type ServerProc,
+  ledgerViolations,
+  pgSnapshot,
+  pgEnv,
+  stopNodes,
+  startLoad,
+} from '../kit/processes.ts'
 import { freshDatabase } from '../kit/pg-cluster.ts'
+import { waitFor } from '../kit/wait-for.ts'
 import { migrateUntil } from '../kit/pg-migrations.ts'
-import { startLoad } from '../../scripts/kit/pg-load.ts'
 
 setDefaultTimeout(180_000)
 runFromSource()
@@ -82,7 +93,10 @@ describe.skipIf(!ON_PG)('otpd db copy', () => {
     // A code sent and not yet used, to verify on PostgreSQL; its recipient's minute window then holds 2 sends.
     const pending = await post(sqliteServer.url, '/api/v1/send', k1.key, { channel: 'sms', recipient: '+14155550122', code: '246810' })
     expect((await post(sqliteServer.url, '/api/v1/send', k1.key, { channel: 'sms', recipient: '+14155550122' })).status).toBe(200)
-    await Bun.sleep(2000)
+    await waitFor(() => loads[0]!.ack.sends.size + loads[1]!.ack.sends.size > 50 && loads[0]!.ack.verified.size > 5, {
+      what: 'the load to reach the counts checked below',
+      ms: 30_000,
+    })
     await Promise.all(loads.map((l) => l.stop()))
     expect(loads[0]!.ack.sends.size + loads[1]!.ack.sends.size).toBeGreaterThan(50)
     expect(loads[0]!.ack.verified.size).toBeGreaterThan(5)

@@ -131,7 +131,7 @@ function expectRefused(env: CliEnv, message: string): void {
 
 describe.skipIf(!ON_PG)('a unix socket', () => {
   test("otpd reaches PostgreSQL through the socket directory a URL's host= names, not over TCP", async () => {
-    const env = cliEnv()
+    const env = await cliEnv()
     const tcp = new URL(env.databaseUrl!)
     // The cluster's port: the socket file's name carries it (.s.PGSQL.<port>).
     const viaSocket = `postgres://${tcp.username}@localhost:${tcp.port}${tcp.pathname}?host=${sharedCluster().dir}`
@@ -165,7 +165,7 @@ describe.skipIf(!ON_PG)('a unix socket', () => {
 
 describe.skipIf(!ON_PG)('start checks on PostgreSQL', () => {
   test('one secret for all nodes: a copy of the same secret file works, another secret is refused with one sentence', async () => {
-    const env = cliEnv()
+    const env = await cliEnv()
     const file = join(env.dir, 'otpd.secret')
     writeFileSync(file, randomBytes(32).toString('hex') + '\n', { mode: 0o600 })
     const copy = join(env.dir, 'copy-of-otpd.secret')
@@ -198,15 +198,15 @@ describe.skipIf(!ON_PG)('start checks on PostgreSQL', () => {
     )
   })
 
-  test('a node without a secret refuses to start', () => {
-    const env = cliEnv()
+  test('a node without a secret refuses to start', async () => {
+    const env = await cliEnv()
     setSecret(env, '')
     const message = `invalid configuration (${env.configFile}): database.url selects PostgreSQL, where every node must use the same server secret: set server.secret, server.secret_env or server.secret_file (a copy of the otpd.secret file works)`
     expectRefused(env, message)
   })
 
   test('a schema from a newer otpd is refused before anything is applied: upgrade otpd', async () => {
-    const env = cliEnv()
+    const env = await cliEnv()
     expect(env.run('accounts', 'list').code).toBe(0) // migrated
     const newer = migrationJournal.entries.at(-1)!.when + 86_400_000
     const sql = new SQL({ url: env.databaseUrl!, max: 1 })
@@ -222,7 +222,7 @@ describe.skipIf(!ON_PG)('start checks on PostgreSQL', () => {
   })
 
   test('four processes starting together on an empty database apply each migration once (advisory lock) and agree on the secret', async () => {
-    const env = cliEnv()
+    const env = await cliEnv()
     const runs = await Promise.all([1, 2, 3, 4].map((i) => env.runAsync('accounts', 'create', `team${i}`)))
     expect(runs.map((r) => [r.code, r.stderr])).toEqual([1, 2, 3, 4].map(() => [0, '']))
     const sql = new SQL({ url: env.databaseUrl!, max: 1 })
@@ -238,8 +238,8 @@ describe.skipIf(!ON_PG)('start checks on PostgreSQL', () => {
     }
   })
 
-  test('otpd backup answers that PostgreSQL is backed up with pg_dump, and writes nothing', () => {
-    const env = cliEnv()
+  test('otpd backup answers that PostgreSQL is backed up with pg_dump, and writes nothing', async () => {
+    const env = await cliEnv()
     const r = env.run('backup', join(env.dir, 'copy.db'))
     expect(r.code).toBe(1)
     expect(r.stderr).toBe(

@@ -11,11 +11,24 @@
  * own (it stops it); the others use the process's shared one.
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { cliAsync, cliJson, post, runFromSource, spawnServer, unthrottledNoop, type OtpdEnv, type ServerProc } from '../../scripts/kit/otpd.ts'
-import { inForceUnacknowledged, ledgerViolations } from '../../scripts/kit/ledger.ts'
-import { pgEnv, startNodes, stopNodes } from '../../scripts/kit/pg-nodes.ts'
+import {
+  cliAsync,
+  cliJson,
+  post,
+  runFromSource,
+  spawnServer,
+  unthrottledNoop,
+  type OtpdEnv,
+  type ServerProc,
+  inForceUnacknowledged,
+  ledgerViolations,
+  pgEnv,
+  startNodes,
+  stopNodes,
+  startLoad,
+} from '../kit/processes.ts'
 import { freshDatabase, startCluster, type PgCluster } from '../kit/pg-cluster.ts'
-import { startLoad } from '../../scripts/kit/pg-load.ts'
+import { waitFor } from '../kit/wait-for.ts'
 
 setDefaultTimeout(180_000)
 runFromSource()
@@ -63,14 +76,20 @@ describe.skipIf(!ON_PG)('PostgreSQL faults', () => {
       const url = await cluster.freshDatabase()
       const { key, started } = await setUp(`pgrestart-${mode}`, url, 2)
       const load = startLoad(key, new Map(started.map((n, i) => [i, n.url])))
-      await Bun.sleep(1500)
+      await waitFor(() => load.answers.some((a) => a.status === 200 && a.at < Date.now() - 500), { what: 'the load to be served', ms: 15_000 })
       const stoppedAt = Date.now()
       cluster.stop(mode)
       const downFrom = Date.now()
-      await Bun.sleep(1000)
-      // Down: both nodes say so.
-      for (const n of started) expect(await readyz(n.url)).toBe(503)
-      await Bun.sleep(1000)
+      // Down: both nodes say so within a second.
+      await waitFor(async () => (await Promise.all(started.map((n) => readyz(n.url)))).every((s) => s === 503), {
+        what: 'both nodes to answer /readyz 503',
+        ms: 1000,
+        every: 100,
+      })
+      await waitFor(() => load.answers.filter((a) => a.at >= downFrom && a.at < Date.now() - 200).length >= 50, {
+        what: '50 requests while PostgreSQL is down',
+        ms: 15_000,
+      })
       const upAt = Date.now()
       cluster.start()
       const back = await Promise.all(
@@ -83,7 +102,10 @@ describe.skipIf(!ON_PG)('PostgreSQL faults', () => {
           }
         }),
       )
-      await Bun.sleep(1000)
+      await waitFor(() => started.every((_, i) => load.answers.filter((a) => a.node === i && a.at > upAt && a.status === 200).length >= 10), {
+        what: '10 answers 200 from each node after the restart',
+        ms: 15_000,
+      })
       await load.stop()
       // The same processes serve again, within seconds of the database's return.
       for (const n of started) expect(n.proc.exitCode).toBeNull()
@@ -101,6 +123,7 @@ describe.skipIf(!ON_PG)('PostgreSQL faults', () => {
       expect(load.answers.filter((a) => a.at < stoppedAt - 500 && a.status === 200).length).toBeGreaterThan(0)
 
       // After recovery has had its turn: every 200 holds, no 500 left a charge in force, the ledger balances.
+      // A fixed wait: recovery runs on its own timer in the nodes, and what it left is the check.
       await Bun.sleep(SETTLE_MS)
       expect(await ledgerViolations(url, load.ack, { settledAfterMs: SETTLE_MS })).toEqual([])
       expect((await inForceUnacknowledged(url, load.ack.sends.keys())).map((r) => `${r.id} ${r.delivery}`)).toEqual([])
@@ -116,7 +139,12 @@ describe.skipIf(!ON_PG)('PostgreSQL faults', () => {
     const grants: Promise<void>[] = []
     const current = [...started]
     for (let k = 0; k < 3; k++) {
-      await Bun.sleep(1500)
+      // Every node (the one restarted last round too) serves before the next kill.
+      const from = Date.now()
+      await waitFor(() => [...targets.keys()].every((i) => load.answers.some((a) => a.node === i && a.at >= from && a.status === 200)), {
+        what: 'every node to serve the load',
+        ms: 15_000,
+      })
       const victim = k % 3
       // An operator grants credits from the CLI while the load runs and a node dies.
       grants.push(
@@ -129,7 +157,10 @@ describe.skipIf(!ON_PG)('PostgreSQL faults', () => {
       current[victim]!.proc.kill('SIGKILL')
       await current[victim]!.proc.exited
       const killedAt = Date.now()
-      await Bun.sleep(1500)
+      await waitFor(() => [...targets.keys()].every((i) => load.answers.filter((a) => a.node === i && a.at > killedAt && a.status === 200).length >= 20), {
+        what: '20 answers 200 from each survivor after the kill',
+        ms: 15_000,
+      })
       // The survivors answered 200s after the kill.
       for (const [i] of targets) {
         const after = load.answers.filter((a) => a.node === i && a.at > killedAt)
@@ -143,11 +174,16 @@ describe.skipIf(!ON_PG)('PostgreSQL faults', () => {
       current[victim] = again
       targets.set(victim, again.url)
     }
-    await Bun.sleep(1000)
+    const { ack } = load
+    await waitFor(() => ack.sends.size > 100 && ack.verified.size > 10 && ack.invalid.size > 5 && ack.locked.size > 2, {
+      what: 'the load to reach the counts checked below',
+      ms: 30_000,
+    })
     await load.stop()
     await Promise.all(grants)
     // Only the killed nodes' cut requests failed, and only as cut connections.
     expect(load.answers.filter((a) => a.status !== 200 && a.status !== 'network' && !lockout(a)).map((a) => `${a.what} ${a.status}`)).toEqual([])
+    // A fixed wait: recovery runs on its own timer in the nodes, and what it left is the check.
     await Bun.sleep(SETTLE_MS)
     expect(await ledgerViolations(url, load.ack, { settledAfterMs: SETTLE_MS })).toEqual([])
     expect(load.ack.sends.size).toBeGreaterThan(100)

@@ -5,9 +5,19 @@
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { SQL } from 'bun'
-import { cliJson, post, runFromSource, unthrottledNoop, type ServerProc } from '../../scripts/kit/otpd.ts'
-import { emptyAcknowledged, inForceUnacknowledged, ledgerViolations } from '../../scripts/kit/ledger.ts'
-import { pgEnv, startNodes, stopNodes } from '../../scripts/kit/pg-nodes.ts'
+import {
+  cliJson,
+  post,
+  runFromSource,
+  unthrottledNoop,
+  type ServerProc,
+  emptyAcknowledged,
+  inForceUnacknowledged,
+  ledgerViolations,
+  pgEnv,
+  startNodes,
+  stopNodes,
+} from '../kit/processes.ts'
 import { ON_PG, SHIFT_BALANCE_SQL } from '../kit/harness.ts'
 import { freshDatabase } from '../kit/pg-cluster.ts'
 

@@ -11,8 +11,7 @@
  * Runs when OTPD_TEST_DATABASE=postgres (.ci/run's second run).
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { cliAsync, post, runFromSource, type OtpdEnv, type ServerProc } from '../../scripts/kit/otpd.ts'
-import { pgEnv, startNodes, stopNodes } from '../../scripts/kit/pg-nodes.ts'
+import { cliAsync, post, runFromSource, type OtpdEnv, type ServerProc, pgEnv, startNodes, stopNodes } from '../kit/processes.ts'
 import { freshDatabase } from '../kit/pg-cluster.ts'
 
 setDefaultTimeout(120_000)

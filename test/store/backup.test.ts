@@ -8,15 +8,16 @@ import { Database } from 'bun:sqlite'
 import { expect, setDefaultTimeout } from 'bun:test'
 import { copyFileSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { unthrottledNoop } from '../../scripts/kit/otpd.ts'
+import { unthrottledNoop } from '../kit/processes.ts'
 import { cleanUpAfterEach, cliEnv, post, startServer } from '../kit/cli.ts'
 import { testSqliteOnly } from '../kit/harness.ts'
+import { waitFor } from '../kit/wait-for.ts'
 
 setDefaultTimeout(60_000)
 cleanUpAfterEach()
 
-testSqliteOnly('backup writes a private copy, says where the secret is, and never replaces a file without --force', () => {
-  const env = cliEnv()
+testSqliteOnly('backup writes a private copy, says where the secret is, and never replaces a file without --force', async () => {
+  const env = await cliEnv()
   env.json('keys', 'create')
   const db = join(env.dir, 'otpd.db')
   const file = join(env.dir, 'b.db')
@@ -50,14 +51,14 @@ testSqliteOnly('backup writes a private copy, says where the secret is, and neve
   expect(live.stderr).toBe(`otpd: error: ${db} is the live database: back up to another file\n`)
 })
 
-testSqliteOnly('with server.secret, the backup names the setting to keep, not a file', () => {
-  const env = cliEnv('[server]\nsecret = "a-configured-server-secret-of-40-chars-xx"\n', {}, { noDatabase: true })
+testSqliteOnly('with server.secret, the backup names the setting to keep, not a file', async () => {
+  const env = await cliEnv('[server]\nsecret = "a-configured-server-secret-of-40-chars-xx"\n', {}, { noDatabase: true })
   const r = env.json('backup', join(env.dir, 'b.db'))
   expect(r.secret).toBe('the server.secret setting')
 })
 
 testSqliteOnly('a backup taken under load restores into a server whose keys, balances and pending verifications work', async () => {
-  const env = cliEnv(unthrottledNoop())
+  const env = await cliEnv(unthrottledNoop())
   const key = env.json('keys', 'create').key
   env.json('credits', 'add', '100000')
   const server = await startServer(env)
@@ -90,12 +91,12 @@ testSqliteOnly('a backup taken under load restores into a server whose keys, bal
     }
   }
   const load = Promise.all(Array.from({ length: 8 }, worker))
-  await Bun.sleep(300)
+  await waitFor(() => requests >= 30, { what: 'the load to be under way' })
   const file = join(env.dir, 'backup.db')
   const before = requests
   const backup = await env.runAsync('backup', file)
   const during = requests - before
-  await Bun.sleep(200)
+  await waitFor(() => requests >= before + during + 30, { what: 'the load to go on after the backup' })
   done = true
   await load
   expect(backup.code).toBe(0)
@@ -119,7 +120,7 @@ testSqliteOnly('a backup taken under load restores into a server whose keys, bal
   expect(sends).toBeGreaterThan(pending.length) // it holds sends made under load too
 
   // Restore as docs/operating.md says, on a new machine: the backup at database.path, the secret beside it.
-  const restored = cliEnv(unthrottledNoop(), {}, { noDatabase: true })
+  const restored = await cliEnv(unthrottledNoop(), {}, { noDatabase: true })
   const db = join(restored.dir, 'otpd.db')
   copyFileSync(file, db)
   // Without its secret the restore is refused, not silently given a new one.

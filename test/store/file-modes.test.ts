@@ -79,7 +79,7 @@ testSqliteOnly('existing database files of mode 0644 are left as they are, and e
 })
 
 testSqliteOnly('otpd serve on a database file of mode 0640: the start log warns (stderr), naming the absolute path and mode', async () => {
-  const env = cliEnv()
+  const env = await cliEnv()
   const db = join(env.dir, 'otpd.db')
   expect(mode(db)).toBe(0o600) // cliEnv made it as `otpd serve` would
   chmodSync(db, 0o640)

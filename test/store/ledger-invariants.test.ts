@@ -5,19 +5,14 @@
  * the module states: the refund follows the delivery (`failed` and `unknown`
  * are refunded, a receipt after `unknown` keeps the refund), never the status.
  */
-import { afterEach, expect, test } from 'bun:test'
-import { emptyAcknowledged, inForceUnacknowledged, ledgerRows, ledgerViolations, sends } from '../../scripts/kit/ledger.ts'
+import { expect, test } from 'bun:test'
+import { emptyAcknowledged, inForceUnacknowledged, ledgerRows, ledgerViolations, sends } from '../kit/processes.ts'
 import { createHarness, type Harness, SHIFT_BALANCE_SQL, TEST } from '../kit/harness.ts'
-
-let h: Harness | undefined
-afterEach(() => {
-  h?.close()
-  h = undefined
-})
+import { closeAfterTest } from '../kit/cleanup.ts'
 
 /** Three sends: one accepted, one that no provider took (refunded), one to a test recipient (not charged). */
 async function sound(): Promise<{ h: Harness; target: string; ok: string; failed: string; test: string }> {
-  h = await createHarness({ credits: 10 })
+  const h = closeAfterTest(await createHarness({ credits: 10 }))
   const ok = (await h.send({ channel: 'sms', recipient: '+14155550001' })).json.verification_id as string
   h.delivery.fail = true
   const failed = await h.send({ channel: 'sms', recipient: '+14155550002' })

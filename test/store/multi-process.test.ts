@@ -24,7 +24,7 @@ async function twoServers(): Promise<[string, string]> {
 }
 
 test('200 verifies of one code across two processes: exactly one succeeds', async () => {
-  env = cliEnv(HIGH_LIMITS)
+  env = await cliEnv(HIGH_LIMITS)
   const key = env.json('keys', 'create').key
   const [a, b] = await twoServers()
   const sent = await post(a, '/api/v1/send', key, { channel: 'sms', recipient: '+15550100001' })
@@ -37,7 +37,7 @@ test('200 verifies of one code across two processes: exactly one succeeds', asyn
 })
 
 test('sends across two processes never spend more credits than the balance', async () => {
-  env = cliEnv(HIGH_LIMITS)
+  env = await cliEnv(HIGH_LIMITS)
   const key = env.json('keys', 'create').key
   env.json('credits', 'add', '50')
   const [a, b] = await twoServers()
@@ -51,7 +51,7 @@ test('sends across two processes never spend more credits than the balance', asy
 })
 
 test('sends to one recipient across two processes: exactly the per-minute limit gets through', async () => {
-  env = cliEnv(HIGH_LIMITS)
+  env = await cliEnv(HIGH_LIMITS)
   const key = env.json('keys', 'create').key
   env.json('credits', 'add', '100')
   const [a, b] = await twoServers()

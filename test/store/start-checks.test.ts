@@ -68,7 +68,7 @@ const storedFingerprint = (dbPath: string) =>
   sql(dbPath, (db) => db.query<{ value: string }, []>("SELECT value FROM settings WHERE name = 'secret_fingerprint'").get()?.value)
 
 testSqliteOnly('a fresh database gets a new secret and keeps its fingerprint (an HMAC, not the secret); keys work across restarts', async () => {
-  const env = cliEnv('', {}, { noDatabase: true })
+  const env = await cliEnv('', {}, { noDatabase: true })
   const db = join(env.dir, 'otpd.db')
   const key = env.json('keys', 'create').key
   const secret = Buffer.from(readFileSync(join(env.dir, 'otpd.secret'), 'utf8').trim(), 'hex')
@@ -78,8 +78,8 @@ testSqliteOnly('a fresh database gets a new secret and keeps its fingerprint (an
   expect((await post(server.url, '/api/v1/send', key, { channel: 'sms', recipient: '+15550100001' })).status).toBe(200)
 })
 
-testSqliteOnly('a missing secret file with API keys in the database is refused, naming both files and the fix', () => {
-  const env = cliEnv('', {}, { noDatabase: true })
+testSqliteOnly('a missing secret file with API keys in the database is refused, naming both files and the fix', async () => {
+  const env = await cliEnv('', {}, { noDatabase: true })
   env.json('keys', 'create')
   env.json('keys', 'create')
   env.json('keys', 'create')
@@ -95,8 +95,8 @@ testSqliteOnly('a missing secret file with API keys in the database is refused, 
   expect(env.json('keys', 'list')).toHaveLength(3)
 })
 
-testSqliteOnly('a missing secret file is refused even with no keys once the database has a fingerprint', () => {
-  const env = cliEnv()
+testSqliteOnly('a missing secret file is refused even with no keys once the database has a fingerprint', async () => {
+  const env = await cliEnv()
   env.run('accounts', 'list')
   renameSync(join(env.dir, 'otpd.secret'), join(env.dir, 'saved.secret'))
   expectRefused(
@@ -105,8 +105,8 @@ testSqliteOnly('a missing secret file is refused even with no keys once the data
   )
 })
 
-testSqliteOnly('a different secret file is refused', () => {
-  const env = cliEnv('', {}, { noDatabase: true })
+testSqliteOnly('a different secret file is refused', async () => {
+  const env = await cliEnv('', {}, { noDatabase: true })
   env.json('keys', 'create')
   writeFileSync(join(env.dir, 'otpd.secret'), `${OTHER_SECRET}\n`, { mode: 0o600 })
   expectRefused(
@@ -115,8 +115,8 @@ testSqliteOnly('a different secret file is refused', () => {
   )
 })
 
-testSqliteOnly('server.secret counts as the secret: a different one is refused naming the setting; dropping it is a missing secret', () => {
-  const env = cliEnv('', {}, { noDatabase: true })
+testSqliteOnly('server.secret counts as the secret: a different one is refused naming the setting; dropping it is a missing secret', async () => {
+  const env = await cliEnv('', {}, { noDatabase: true })
   const db = join(env.dir, 'otpd.db')
   setConfig(env, db, `[server]\nsecret = "${CONFIGURED}"\n`)
   env.json('keys', 'create')
@@ -142,8 +142,8 @@ function withoutFingerprints(db: string): void {
   sql(db, (c) => c.run("DELETE FROM settings WHERE name = 'secret_fingerprint'"))
 }
 
-testSqliteOnly('a database from before fingerprints takes the fingerprint of its secret at first open; then another secret is refused', () => {
-  const env = cliEnv('', {}, { noDatabase: true })
+testSqliteOnly('a database from before fingerprints takes the fingerprint of its secret at first open; then another secret is refused', async () => {
+  const env = await cliEnv('', {}, { noDatabase: true })
   const db = join(env.dir, 'otpd.db')
   env.json('keys', 'create')
   withoutFingerprints(db)
@@ -154,7 +154,7 @@ testSqliteOnly('a database from before fingerprints takes the fingerprint of its
 })
 
 testSqliteOnly('a database from before fingerprints with another secret is refused when its verification ids do not read back', async () => {
-  const env = cliEnv('', {}, { noDatabase: true })
+  const env = await cliEnv('', {}, { noDatabase: true })
   const db = join(env.dir, 'otpd.db')
   const key = env.json('keys', 'create').key
   const server = await startServer(env)
@@ -173,8 +173,8 @@ testSqliteOnly('a database from before fingerprints with another secret is refus
   expect(storedFingerprint(db)).toMatch(/^[0-9a-f]{64}$/)
 })
 
-testSqliteOnly('a schema from a newer otpd is refused before anything is applied: upgrade otpd', () => {
-  const env = cliEnv('', {}, { noDatabase: true })
+testSqliteOnly('a schema from a newer otpd is refused before anything is applied: upgrade otpd', async () => {
+  const env = await cliEnv('', {}, { noDatabase: true })
   const db = join(env.dir, 'otpd.db')
   env.json('keys', 'create')
   const newer = migrationJournal.entries.at(-1)!.when + 86_400_000
@@ -184,22 +184,22 @@ testSqliteOnly('a schema from a newer otpd is refused before anything is applied
   expect(sql(db, (c) => c.query('SELECT hash, created_at FROM __drizzle_migrations ORDER BY created_at').all())).toEqual(before)
 })
 
-testSqliteOnly('a file that is not a database: the error names the path', () => {
-  const env = cliEnv('', {}, { noDatabase: true })
+testSqliteOnly('a file that is not a database: the error names the path', async () => {
+  const env = await cliEnv('', {}, { noDatabase: true })
   const db = join(env.dir, 'otpd.db')
   writeFileSync(db, 'not sqlite '.repeat(1000))
   expectRefused(env, `cannot open the database ${db}: file is not a database`)
 })
 
-testSqliteOnly('a database path that cannot be opened (a directory): the error names the path', () => {
-  const env = cliEnv('', {}, { noDatabase: true })
+testSqliteOnly('a database path that cannot be opened (a directory): the error names the path', async () => {
+  const env = await cliEnv('', {}, { noDatabase: true })
   const db = join(env.dir, 'otpd.db')
   mkdirSync(db)
   expectRefused(env, `cannot open the database ${db}: unable to open database file`)
 })
 
-testSqliteOnly('a database on a read-only file system is refused at start', () => {
-  const env = cliEnv('', {}, { noDatabase: true })
+testSqliteOnly('a database on a read-only file system is refused at start', async () => {
+  const env = await cliEnv('', {}, { noDatabase: true })
   const mnt = join(env.dir, 'ro')
   mkdirSync(mnt)
   sh('mount', '-t', 'tmpfs', '-o', 'size=16m', 'tmpfs', mnt)
@@ -211,8 +211,8 @@ testSqliteOnly('a database on a read-only file system is refused at start', () =
   expectRefused(env, `the database ${db} is not writable (read-only file system): otpd must be able to write it and its directory`)
 })
 
-testSqliteOnly('an immutable database file is refused at start (in WAL mode SQLite would accept writes it can never checkpoint)', () => {
-  const env = cliEnv('', {}, { noDatabase: true })
+testSqliteOnly('an immutable database file is refused at start (in WAL mode SQLite would accept writes it can never checkpoint)', async () => {
+  const env = await cliEnv('', {}, { noDatabase: true })
   const db = join(env.dir, 'otpd.db')
   env.json('keys', 'create')
   sh('chattr', '+i', db)
@@ -220,8 +220,8 @@ testSqliteOnly('an immutable database file is refused at start (in WAL mode SQLi
   expectRefused(env, `the database ${db} is not writable (operation not permitted): otpd must be able to write it and its directory`)
 })
 
-testSqliteOnly('a directory where the -wal and -shm files cannot be created is refused at start', () => {
-  const env = cliEnv('', {}, { noDatabase: true })
+testSqliteOnly('a directory where the -wal and -shm files cannot be created is refused at start', async () => {
+  const env = await cliEnv('', {}, { noDatabase: true })
   const dir = join(env.dir, 'data')
   const db = join(dir, 'otpd.db')
   setConfig(env, db)

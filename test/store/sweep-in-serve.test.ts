@@ -16,7 +16,7 @@ cleanUpAfterEach()
 const start = harnessPerTest()
 
 test('serve sweeps at start: verifications 7 days past expiry and old counters go, recent ones stay', async () => {
-  env = cliEnv()
+  env = await cliEnv()
   const old = await start({ dir: env.dir, ownsDir: false, credits: 1, clock: new ManualClock(Date.now() - 10 * DAY), databaseUrl: env.databaseUrl })
   // A real recipient: test recipients record no failures (the recipient cap spares them, docs/api.md#test-recipients).
   const gone = await old.send({ channel: 'sms', recipient: '+14155550123', code: '123456', expires_in: 3600 })

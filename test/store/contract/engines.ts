@@ -17,7 +17,7 @@ import { resolveConfig } from '../../../src/app/load-config.ts'
 import type { Storage } from '../../../src/otp/ports/index.ts'
 import { openEngine } from '../../../src/store/open-engine.ts'
 import { ON_PG, PG_TEST_SECRET } from '../../kit/harness.ts'
-import { freshDatabase } from '../../kit/pg-cluster.ts'
+import { migratedDatabase } from '../../kit/pg-cluster.ts'
 
 export interface ContractEngine {
   name: 'sqlite' | 'postgres'
@@ -41,7 +41,7 @@ export interface ContractEngine {
 export async function openContractEngine(): Promise<ContractEngine> {
   const dir = mkdtempSync(join(tmpdir(), 'otpd-contract-'))
   const path = join(dir, 'otpd.db')
-  const raw = ON_PG ? { database: { path, url: await freshDatabase('contract'), pool_size: 4 }, server: { secret: PG_TEST_SECRET } } : { database: { path } }
+  const raw = ON_PG ? { database: { path, url: await migratedDatabase('contract'), pool_size: 4 }, server: { secret: PG_TEST_SECRET } } : { database: { path } }
   const engine = await openEngine(resolveConfig(raw, 'test', {}), {
     onFatal: (err) => {
       throw err
