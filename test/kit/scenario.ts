@@ -79,8 +79,12 @@ type Setup = NonNullable<ApiScenario['setup']>
 
 /** The set-ups the route tables share: a verification in each state, and keys other than the harness's. */
 export const given = {
-  /** A pending verification to a real recipient (one credit debited). */
-  pending: (async (h) => sendReal(h)) satisfies Setup,
+  /** A pending verification to a real recipient (one credit debited), its delivery's `accepted` recorded (it follows the answer). */
+  pending: (async (h) => {
+    const v = await sendReal(h)
+    await h.server.storage.settled()
+    return v
+  }) satisfies Setup,
   /** A verification whose code was used. */
   approved: (async (h) => {
     const v = await sendReal(h)
