@@ -6,13 +6,12 @@
  * these figures against the compiled binary.
  */
 import { afterEach, expect, test } from 'bun:test'
-import { cleanUpAfterEach, cliEnv, post, startServer, type CliEnv, type RunningServer } from '../kit/cli.ts'
+import { cliEnv, post, startServer, type CliEnv, type RunningServer } from '../kit/cli.ts'
 import { harnessPerTest, TEST } from '../kit/harness.ts'
 
 const start = harnessPerTest()
 let env: CliEnv | undefined
 let servers: RunningServer[] = []
-cleanUpAfterEach()
 afterEach(() => {
   servers = []
 })

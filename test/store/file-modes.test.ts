@@ -10,10 +10,9 @@ import { chmodSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
 import { SqliteEngine } from '../../src/store/sqlite/engine.ts'
-import { cleanUpAfterEach, cliEnv, startServer } from '../kit/cli.ts'
+import { cliEnv, startServer } from '../kit/cli.ts'
 import { testSqliteOnly } from '../kit/harness.ts'
 
-cleanUpAfterEach()
 let umask = 0
 const dirs: string[] = []
 beforeEach(() => void (umask = process.umask(0o022)))

@@ -4,14 +4,13 @@
  * the IMMEDIATE transactions: without them these races would double-spend.
  */
 import { afterEach, expect, setDefaultTimeout, test } from 'bun:test'
-import { cleanUpAfterEach, cliEnv, post, startServer, type CliEnv, type RunningServer } from '../kit/cli.ts'
+import { cliEnv, post, startServer, type CliEnv, type RunningServer } from '../kit/cli.ts'
 
 // These tests start `otpd` processes; bunfig.toml cannot raise bun's 5 s default per file.
 setDefaultTimeout(30_000)
 
 let env: CliEnv
 let servers: RunningServer[] = []
-cleanUpAfterEach()
 afterEach(() => {
   servers = []
 })
