@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { BACKSTOP_PAGES, startCheckpointer, type Checkpointer, type CheckpointReport } from '../../src/store/sqlite/checkpointer.ts'
 import { openDatabase, openReader, type Db } from '../../src/store/sqlite/db.ts'
 import { SqliteStorage } from '../../src/store/sqlite/storage.ts'
-import { afterTest, tempDir } from '../kit/cleanup.ts'
+import { afterTest, closeAfterTest, tempDir } from '../kit/cleanup.ts'
 import { testSqliteOnly } from '../kit/harness.ts'
 
 /** The server's connection and the worker of the current test. */
@@ -22,7 +22,7 @@ const newPath = () => join(tempDir('otpd-ckpt-'), 'otpd.db')
 /** The server's connection to `path`, closed after the test (closing it first is harmless). */
 function openServerDb(path: string, opts: Omit<Parameters<typeof openDatabase>[0], 'path'> = {}): Db {
   const opened = openDatabase({ path, ...opts })
-  afterTest(() => opened.$client.close())
+  closeAfterTest(opened.$client)
   return opened
 }
 
@@ -36,7 +36,7 @@ function startWorker(...args: Parameters<typeof startCheckpointer>): Checkpointe
 /** The server's storage as app/index.ts builds it, writing only while holding the worker's turn. */
 function storageOf(path: string, checkpointer: Checkpointer): SqliteStorage {
   const reader = openReader(db, path)
-  afterTest(() => reader.$client.close())
+  closeAfterTest(reader.$client)
   const storage = new SqliteStorage(db, reader, {
     busyTimeoutMs: 5000,
     onFatal: (err) => {

@@ -9,20 +9,16 @@ import { Database } from 'bun:sqlite'
 import { expect, test } from 'bun:test'
 import { join } from 'node:path'
 import type { Verification } from '../../src/otp/types.ts'
-import { openDatabase, openReader, type Db } from '../../src/store/sqlite/db.ts'
+import { openDatabase, openReader } from '../../src/store/sqlite/db.ts'
 import { SqliteStorage } from '../../src/store/sqlite/storage.ts'
 import { sweep } from '../../src/store/sqlite/sweep.ts'
-import { afterTest, tempDir } from '../kit/cleanup.ts'
-
-/** `db`, closed after the test. */
-function closeDbAfterTest(db: Db): Db {
-  afterTest(() => db.$client.close())
-  return db
-}
+import { closeAfterTest, tempDir } from '../kit/cleanup.ts'
 
 function open(path: string): SqliteStorage {
-  const db = closeDbAfterTest(openDatabase({ path }))
-  const reader = closeDbAfterTest(openReader(db, path))
+  const db = openDatabase({ path })
+  closeAfterTest(db.$client)
+  const reader = openReader(db, path)
+  closeAfterTest(reader.$client)
   return new SqliteStorage(db, reader, {
     busyTimeoutMs: 2000,
     onFatal: (err) => {
@@ -246,7 +242,8 @@ test('the retention sweep removes an old event together with its legacy id, and 
   ] as const)
     c.run('INSERT INTO event_legacy_ids (id, seq) VALUES (?1, ?2)', [id, seq])
   c.close()
-  const db = closeDbAfterTest(openDatabase({ path }))
+  const db = openDatabase({ path })
+  closeAfterTest(db.$client)
   // Retention 7 days, 10 days on: the first event is past it, the second is not.
   const swept = sweep(db, 10 * DAY + 1_000, 7)
   expect(swept.events).toBe(1)

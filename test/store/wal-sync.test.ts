@@ -7,13 +7,13 @@ import { expect } from 'bun:test'
 import { join } from 'node:path'
 import { openDatabase, type Db } from '../../src/store/sqlite/db.ts'
 import { covers, startWalSync, type WalSync } from '../../src/store/sqlite/wal-sync.ts'
-import { afterTest, tempDir } from '../kit/cleanup.ts'
+import { afterTest, closeAfterTest, tempDir } from '../kit/cleanup.ts'
 import { testSqliteOnly } from '../kit/harness.ts'
 
 /** A connection to `path`, closed after the test. */
 function openDb(path: string): Db {
   const db = openDatabase({ path })
-  afterTest(() => db.$client.close())
+  closeAfterTest(db.$client)
   return db
 }
 

@@ -10,17 +10,17 @@ import { Database } from 'bun:sqlite'
 import { openDatabase, openReader } from '../../src/store/sqlite/db.ts'
 import { SqliteStorage } from '../../src/store/sqlite/storage.ts'
 import { giveTurnBack, takeTurnForCheckpoint, TURN_CHECKPOINT, TURN_FREE, TURN_SERVER, WriteTurn } from '../../src/store/sqlite/write-turn.ts'
-import { afterTest, tempDir } from '../kit/cleanup.ts'
+import { closeAfterTest, tempDir } from '../kit/cleanup.ts'
 import { testSqliteOnly } from '../kit/harness.ts'
 
 /** A storage sharing `turn` on a database in a temp dir; its writer and reader are closed and the dir removed after the test. */
 function setUp(turn: WriteTurn) {
   const path = join(tempDir('otpd-turn-'), 'otpd.db')
   const db = openDatabase({ path })
-  afterTest(() => db.$client.close())
+  closeAfterTest(db.$client)
   db.$client.run('CREATE TABLE t (x INTEGER)')
   const reader = openReader(db, path)
-  afterTest(() => reader.$client.close())
+  closeAfterTest(reader.$client)
   const storage = new SqliteStorage(db, reader, {
     busyTimeoutMs: 5000,
     onFatal: (err) => {
