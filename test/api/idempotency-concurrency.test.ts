@@ -5,7 +5,7 @@
  * whatever arrives at the same time and wherever.
  */
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { cleanUpAfterEach, cliEnv, queryDatabase, startServer, type CliEnv } from '../kit/cli.ts'
+import { cliEnv, queryDatabase, startServer, type CliEnv } from '../kit/cli.ts'
 import { harnessPerTest, type Harness } from '../kit/harness.ts'
 import { LOG_FLUSH_MS } from '../../src/lib/logger.ts'
 
@@ -14,7 +14,6 @@ setDefaultTimeout(60_000)
 
 let h: Harness | undefined
 const start = harnessPerTest()
-cleanUpAfterEach()
 
 const PHONE = '+14155550123'
 const IN_PROGRESS = 'A request with this Idempotency-Key is still in progress'

@@ -5,17 +5,11 @@
  * serve` processes on one database file. scripts/proofs/concurrency.ts runs
  * these figures against the compiled binary.
  */
-import { afterEach, expect, test } from 'bun:test'
-import { cleanUpAfterEach, cliEnv, post, startServer, type CliEnv, type RunningServer } from '../kit/cli.ts'
+import { expect, test } from 'bun:test'
+import { cliEnv, post, startServer } from '../kit/cli.ts'
 import { harnessPerTest, TEST } from '../kit/harness.ts'
 
 const start = harnessPerTest()
-let env: CliEnv | undefined
-let servers: RunningServer[] = []
-cleanUpAfterEach()
-afterEach(() => {
-  servers = []
-})
 
 test('one process: of 60 simultaneous requests of every kind, exactly the limit are admitted', async () => {
   const h = await start({ config: { limits: { key_requests_per_minute: 25 } } })
@@ -34,9 +28,9 @@ test('one process: of 60 simultaneous requests of every kind, exactly the limit 
 })
 
 test('two processes on one database: exactly the limit are admitted', async () => {
-  env = await cliEnv('[limits]\nkey_requests_per_minute = 40\n')
+  const env = await cliEnv('[limits]\nkey_requests_per_minute = 40\n')
   const key = env.json('keys', 'create').key
-  servers = [await startServer(env), await startServer(env)]
+  const servers = [await startServer(env), await startServer(env)]
   const [a, b] = servers.map((s) => s.url) as [string, string]
   const results = await Promise.all(
     Array.from({ length: 120 }, (_, i) =>
@@ -67,9 +61,9 @@ test('one process over a socket: 300 parallel requests, exactly 120 admitted', a
 })
 
 test('two processes on one database, at the default limit: 300 parallel requests, exactly 120 admitted', async () => {
-  env = await cliEnv()
+  const env = await cliEnv()
   const key = env.json('keys', 'create').key
-  servers = [await startServer(env), await startServer(env)]
+  const servers = [await startServer(env), await startServer(env)]
   const rs = await Promise.all(
     Array.from({ length: 300 }, (_, i) => post(servers[i % 2]!.url, '/api/v1/verify', key, { verification_id: 'x', code: '123456' })),
   )

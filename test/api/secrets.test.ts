@@ -4,16 +4,13 @@
  * clear; keys and codes are compared as equal-length HMACs with
  * crypto.timingSafeEqual. The fast version of scripts/proofs/secrets.ts.
  */
-import { afterEach, expect, spyOn, test } from 'bun:test'
+import { expect, spyOn, test } from 'bun:test'
 import * as crypto from 'node:crypto'
+import { afterTest } from '../kit/cleanup.ts'
 import { scan, type Secret } from '../kit/processes.ts'
 import { databaseBytes, harnessPerTest, TEST } from '../kit/harness.ts'
 
 const start = harnessPerTest()
-const spies: { mockRestore(): void }[] = []
-afterEach(() => {
-  for (const s of spies.splice(0)) s.mockRestore()
-})
 
 const SERVER_SECRET = 'srv-secret-' + crypto.randomBytes(16).toString('hex')
 
@@ -70,7 +67,7 @@ test('a verify compares the code as equal-length HMACs with timingSafeEqual, rig
   const h = await start({ credits: 10 })
   const sent = await h.send({ channel: 'sms', recipient: '+14155550123', code: '48151623' })
   const spy = spyOn(crypto, 'timingSafeEqual')
-  spies.push(spy)
+  afterTest(() => spy.mockRestore())
   for (const code of ['1234', '48151624', '4815162342', '48151623']) {
     spy.mockClear()
     await h.verify({ verification_id: sent.json.verification_id, code })
@@ -83,7 +80,7 @@ test('a verify compares the code as equal-length HMACs with timingSafeEqual, rig
 test('an API key is checked by comparing HMACs with timingSafeEqual, never the key itself', async () => {
   const h = await start()
   const spy = spyOn(crypto, 'timingSafeEqual')
-  spies.push(spy)
+  afterTest(() => spy.mockRestore())
   // The right key, and a wrong one that shares its display prefix (so a stored row is compared).
   const wrong = h.key.slice(0, 13) + 'x'.repeat(h.key.length - 13)
   for (const key of [h.key, wrong]) {

@@ -5,10 +5,9 @@
  * unexpired usable. Other accounts are not touched.
  */
 import { expect, test } from 'bun:test'
-import { cleanUpAfterEach, cliEnv, post, startServer } from '../kit/cli.ts'
+import { cliEnv, post, startServer } from '../kit/cli.ts'
 import { expectError, harnessPerTest, TEST } from '../kit/harness.ts'
 
-cleanUpAfterEach()
 const start = harnessPerTest()
 const NOT_FOUND = 'Verification not found'
 

@@ -1,6 +1,5 @@
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { cliEnv, type CliEnv } from '../kit/cli.ts'
-import { closeAfterTest } from '../kit/cleanup.ts'
 
 // These tests start `otpd` processes; bunfig.toml cannot raise bun's 5 s default per file.
 setDefaultTimeout(30_000)
@@ -9,7 +8,7 @@ let env: CliEnv
 
 describe('help', () => {
   test('otpd --help lists every command', async () => {
-    env = closeAfterTest(await cliEnv())
+    env = await cliEnv()
     const r = env.run('--help')
     expect(r.code).toBe(0)
     for (const c of ['serve', 'keys', 'credits', 'accounts', 'config', 'version']) expect(r.stdout).toContain(`  ${c}`)
@@ -31,7 +30,7 @@ describe('help', () => {
     ['config', 'check'],
     ['version'],
   ] as string[][])('otpd %s %s --help shows --config and an example', async (...cmd: string[]) => {
-    env = closeAfterTest(await cliEnv())
+    env = await cliEnv()
     const r = env.run(...cmd, '--help')
     expect(r.code).toBe(0)
     expect(r.stdout).toContain('--config')
@@ -41,7 +40,7 @@ describe('help', () => {
 
 describe('keys', () => {
   test('create prints the key once; --json has key, id, prefix, name, account', async () => {
-    env = closeAfterTest(await cliEnv())
+    env = await cliEnv()
     const k = env.json('keys', 'create', '--name', 'backend')
     expect(Object.keys(k).sort()).toEqual(['account', 'id', 'key', 'name', 'prefix'])
     expect(k.key).toMatch(/^otpd_[0-9A-Za-z]{32,}$/)
@@ -56,7 +55,7 @@ describe('keys', () => {
   })
 
   test('disable, enable and revoke by id or prefix; a revoked key stays revoked', async () => {
-    env = closeAfterTest(await cliEnv())
+    env = await cliEnv()
     const k = env.json('keys', 'create')
     expect(env.json('keys', 'disable', String(k.id)).status).toBe('disabled')
     expect(env.json('keys', 'enable', k.prefix).status).toBe('active')
@@ -68,14 +67,14 @@ describe('keys', () => {
   })
 
   test('an unknown key reference is one line and exit 1', async () => {
-    env = closeAfterTest(await cliEnv())
+    env = await cliEnv()
     const r = env.run('keys', 'disable', 'nope')
     expect(r.code).toBe(1)
     expect(r.stderr).toBe("otpd: error: no key has id or prefix 'nope' (see: otpd keys list)\n")
   })
 
   test('keys belong to the account given', async () => {
-    env = closeAfterTest(await cliEnv())
+    env = await cliEnv()
     env.run('accounts', 'create', 'acme')
     env.json('keys', 'create', '--account', 'acme')
     env.json('keys', 'create')
@@ -89,7 +88,7 @@ describe('keys', () => {
 
 describe('credits', () => {
   test('add, balance and history', async () => {
-    env = closeAfterTest(await cliEnv())
+    env = await cliEnv()
     expect(env.json('credits', 'balance')).toEqual({ account: 'default', balance: 0 })
     expect(env.json('credits', 'add', '100')).toEqual({ account: 'default', balance: 100 })
     expect(env.json('credits', 'add', '5', '--note', 'bonus')).toEqual({ account: 'default', balance: 105 })
@@ -102,7 +101,7 @@ describe('credits', () => {
   })
 
   test.each([['0'], ['-5'], ['1.5'], ['ten'], ['1000000001']])('credits add %s is refused', async (amount) => {
-    env = closeAfterTest(await cliEnv())
+    env = await cliEnv()
     const r = env.run('credits', 'add', amount)
     expect(r.code).not.toBe(0)
     expect(r.stderr.trim().split('\n')[0]).toMatch(/amount must be a whole number|unknown option/)
@@ -112,7 +111,7 @@ describe('credits', () => {
 
 describe('accounts', () => {
   test('create, list and set the code length', async () => {
-    env = closeAfterTest(await cliEnv())
+    env = await cliEnv()
     env.run('accounts', 'create', 'acme')
     expect(env.json('accounts', 'set', 'acme', '--code-length', '8')).toEqual({ name: 'acme', code_length: 8 })
     const list = env.json('accounts', 'list')
@@ -126,7 +125,7 @@ describe('accounts', () => {
   })
 
   test.each([['3'], ['11']])('a code length of %s is refused', async (n) => {
-    env = closeAfterTest(await cliEnv())
+    env = await cliEnv()
     const r = env.run('accounts', 'set', 'default', '--code-length', n)
     expect(r.code).toBe(1)
     expect(r.stderr).toBe(`otpd: error: code length must be an integer from 4 to 10, got '${n}'\n`)
@@ -135,7 +134,7 @@ describe('accounts', () => {
 
 describe('config and version', () => {
   test('config check accepts a good file and names every problem of a bad one', async () => {
-    env = closeAfterTest(await cliEnv())
+    env = await cliEnv()
     expect(env.run('config', 'check').code).toBe(0)
     expect(env.json('config', 'check')).toMatchObject({ ok: true, log_only: ['sms', 'email', 'voice'] })
     const bad = await cliEnv('[limits]\nrecipient_per_hour = -1\n[channels]\nsms = ["nowhere"]\n')
@@ -153,7 +152,7 @@ describe('config and version', () => {
   })
 
   test('version and --version', async () => {
-    env = closeAfterTest(await cliEnv())
+    env = await cliEnv()
     expect(env.run('version').stdout).toMatch(/^otpd \d+\.\d+\.\d+ \(bun \d+\.\d+\.\d+\)\n$/)
     expect(env.json('version').version).toMatch(/^\d+\.\d+\.\d+$/)
     // One version string: --version prints what `version` prints.

@@ -8,11 +8,10 @@ import { expect, setDefaultTimeout } from 'bun:test'
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { cleanUpAfterEach, cliEnv, type CliRun } from '../kit/cli.ts'
+import { cliEnv, type CliRun } from '../kit/cli.ts'
 import { testSqliteOnly } from '../kit/harness.ts'
 
 setDefaultTimeout(30_000)
-cleanUpAfterEach()
 
 const MAIN = join(import.meta.dir, '..', '..', 'src', 'main.ts')
 

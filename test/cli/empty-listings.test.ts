@@ -3,10 +3,9 @@
  * (docs/operating.md#cli), with the filter it was given; `--json` stays [].
  */
 import { expect, setDefaultTimeout, test } from 'bun:test'
-import { cleanUpAfterEach, cliEnv } from '../kit/cli.ts'
+import { cliEnv } from '../kit/cli.ts'
 
 setDefaultTimeout(30_000)
-cleanUpAfterEach()
 
 const WEBHOOK = 'otpd webhooks add --url https://example.com/otpd-events'
 

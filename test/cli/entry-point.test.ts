@@ -6,12 +6,11 @@
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { cleanUpAfterEach, cliEnv, type CliRun } from '../kit/cli.ts'
+import { cliEnv, type CliRun } from '../kit/cli.ts'
 import { testSqliteOnly } from '../kit/harness.ts'
 
 // These tests start `otpd` processes; bunfig.toml cannot raise bun's 5 s default per file.
 setDefaultTimeout(30_000)
-cleanUpAfterEach()
 
 const MAIN = join(import.meta.dir, '..', '..', 'src', 'main.ts')
 

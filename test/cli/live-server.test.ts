@@ -4,7 +4,7 @@
  * restart.
  */
 import { expect, setDefaultTimeout, test } from 'bun:test'
-import { cleanUpAfterEach, cliEnv, post, startServer, type CliEnv, type RunningServer } from '../kit/cli.ts'
+import { cliEnv, post, startServer, type CliEnv, type RunningServer } from '../kit/cli.ts'
 
 // These tests start `otpd` processes; bunfig.toml cannot raise bun's 5 s default per file.
 setDefaultTimeout(30_000)
@@ -24,7 +24,6 @@ async function pollUntil<T>(request: () => Promise<T>, done: (r: T) => boolean):
 
 let env: CliEnv
 let server: RunningServer | undefined
-cleanUpAfterEach()
 
 test('credits and key status change from the CLI while the server takes traffic', async () => {
   env = await cliEnv(

@@ -11,7 +11,6 @@ import { SQL } from 'bun'
 import { userInfo } from 'node:os'
 import { join } from 'node:path'
 import { cliEnv, type CliEnv } from '../kit/cli.ts'
-import { closeAfterTest } from '../kit/cleanup.ts'
 
 setDefaultTimeout(60_000)
 
@@ -36,7 +35,7 @@ async function passwordHash(e: CliEnv, name: string): Promise<string> {
 }
 
 test('operators add prints a generated password once; only its argon2id hash is stored; list never shows it', async () => {
-  env = closeAfterTest(await cliEnv())
+  env = await cliEnv()
   const r = env.run('operators', 'add', 'alice')
   expect(r.code).toBe(0)
   const password = r.stdout.split('\n')[0]!
@@ -58,7 +57,7 @@ test('operators add prints a generated password once; only its argon2id hash is 
 })
 
 test('operators add --password-stdin: at least 12 characters, one line', async () => {
-  env = closeAfterTest(await cliEnv())
+  env = await cliEnv()
   const short = env.runWithInput('elevenchars\n', 'operators', 'add', 'bob', '--password-stdin')
   expect(short.code).toBe(1)
   expect(short.stderr).toBe('otpd: error: the password must be at least 12 characters long\n')
@@ -71,7 +70,7 @@ test('operators add --password-stdin: at least 12 characters, one line', async (
 })
 
 test('disable, enable and reset-password, each in the audit log as the OS user (or --operator), source cli', async () => {
-  env = closeAfterTest(await cliEnv())
+  env = await cliEnv()
   env.run('operators', 'add', 'alice')
   expect(env.run('operators', 'disable', 'alice').stdout).toBe("operator 'alice' is disabled; 0 sessions ended\n")
   expect(env.json('operators', 'list')[0].status).toBe('disabled')
@@ -92,7 +91,7 @@ test('disable, enable and reset-password, each in the audit log as the OS user (
 })
 
 test('the existing commands write their audit entries; the ledger note is in it; no secret is', async () => {
-  env = closeAfterTest(await cliEnv())
+  env = await cliEnv()
   const key = env.json('keys', 'create', '--name', 'shop')
   env.run('keys', 'disable', String(key.id))
   env.run('credits', 'add', '100', '--note', 'invoice 42', '--operator', 'billing')
@@ -145,7 +144,7 @@ test('the existing commands write their audit entries; the ledger note is in it;
 })
 
 test('a command that fails writes no audit entry', async () => {
-  env = closeAfterTest(await cliEnv())
+  env = await cliEnv()
   expect(env.run('credits', 'deduct', '5', '--note', 'more than there is').code).toBe(1)
   expect(env.run('keys', 'disable', '999').code).toBe(1)
   expect(env.json('audit', 'list')).toEqual([])

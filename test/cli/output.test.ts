@@ -6,14 +6,13 @@ import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { formatTable } from '../../src/cli/table.ts'
-import { cleanUpAfterEach, cliEnv, post, startServer, type CliEnv, type RunningServer } from '../kit/cli.ts'
+import { cliEnv, post, startServer, type CliEnv, type RunningServer } from '../kit/cli.ts'
 
 // Bun ignores bunfig's [test] timeout; these tests start processes and a server.
 setDefaultTimeout(30_000)
 
 let env: CliEnv
 let server: RunningServer | undefined
-cleanUpAfterEach()
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/
 const READABLE = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/

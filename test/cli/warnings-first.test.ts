@@ -4,10 +4,9 @@
  * printed first, whether the start then fails on the port or on the config.
  */
 import { expect, setDefaultTimeout, test } from 'bun:test'
-import { cleanUpAfterEach, cliEnv } from '../kit/cli.ts'
+import { cliEnv } from '../kit/cli.ts'
 
 setDefaultTimeout(30_000)
-cleanUpAfterEach()
 
 const TYPO = 'environment variable OTPD_SERVER_LISTN matches no setting and is ignored (did you mean OTPD_SERVER__LISTEN?)'
 

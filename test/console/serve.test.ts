@@ -5,10 +5,9 @@
  * API listener; with `[console] enabled = false` it does neither.
  */
 import { expect, setDefaultTimeout, test } from 'bun:test'
-import { cleanUpAfterEach, cliEnv, startServer } from '../kit/cli.ts'
+import { cliEnv, startServer } from '../kit/cli.ts'
 
 setDefaultTimeout(60_000)
-cleanUpAfterEach()
 
 async function consoleUrl(output: () => string): Promise<string | undefined> {
   for (let i = 0; i < 100; i++) {

@@ -12,14 +12,12 @@ setDefaultTimeout(30_000)
 const SID = 'AC' + 'a'.repeat(32)
 const TOKEN = 'twilio-token-never-printed'
 let env: CliEnv
-/** cliEnv, its directory removed after the test. */
-const configEnv = async (...args: Parameters<typeof cliEnv>) => closeAfterTest(await cliEnv(...args))
 
 const twilio = (name: string, url: string) =>
   `[providers.${name}]\ntype = "twilio"\naccount_sid = "${SID}"\nauth_token_env = "TWILIO_AUTH_TOKEN"\nfrom = "+15005550006"\nbase_url = "${url}"\n`
 
 test('config check names every provider problem as a sentence with its key, and exits 1', async () => {
-  env = await configEnv(
+  env = await cliEnv(
     [
       '[channels]',
       'sms = ["x", "twilio_main"]',
@@ -55,7 +53,7 @@ test('config check names every provider problem as a sentence with its key, and 
 })
 
 test('config check accepts a complete delivery setup and shows the failover order', async () => {
-  env = await configEnv(
+  env = await cliEnv(
     `[channels]\nsms = ["twilio_main", "gateway"]\n${twilio('twilio_main', 'https://api.twilio.com')}[providers.gateway]\ntype = "webhook"\nurl = "https://gw.internal/otp"\nsecret_env = "OTPD_WEBHOOK_SECRET"\n`,
     { TWILIO_AUTH_TOKEN: TOKEN, OTPD_WEBHOOK_SECRET: 'hook-secret' },
   )
@@ -72,7 +70,7 @@ test('send-test fails over in order and reports which provider took it; no credi
   const up = startVendorStub(() => Response.json({ sid: 'SM1' }, { status: 201 }))
   closeAfterTest(down)
   closeAfterTest(up)
-  env = await configEnv(`[channels]\nsms = ["primary", "backup"]\n${twilio('primary', down.url)}${twilio('backup', up.url)}`, { TWILIO_AUTH_TOKEN: TOKEN })
+  env = await cliEnv(`[channels]\nsms = ["primary", "backup"]\n${twilio('primary', down.url)}${twilio('backup', up.url)}`, { TWILIO_AUTH_TOKEN: TOKEN })
   const r = await env.runAsync('send-test', '--channel', 'sms', '--to', '+14155550123')
   expect(r.code).toBe(0)
   expect(r.stdout).toMatch(
@@ -96,7 +94,7 @@ test('send-test fails over in order and reports which provider took it; no credi
 test('send-test exits 1 and lists every failure when no provider takes the message', async () => {
   const down = startVendorStub(() => new Response('no', { status: 500 }))
   closeAfterTest(down)
-  env = await configEnv(`[channels]\nvoice = ["primary"]\n${twilio('primary', down.url)}`, { TWILIO_AUTH_TOKEN: TOKEN })
+  env = await cliEnv(`[channels]\nvoice = ["primary"]\n${twilio('primary', down.url)}`, { TWILIO_AUTH_TOKEN: TOKEN })
   const r = await env.runAsync('send-test', '--channel', 'voice', '--to', '+14155550123')
   expect(r.code).toBe(1)
   expect(r.stderr).toBe('otpd: error: no voice provider took the test message to +1415****123\n  primary failed: twilio Calls answered 500\n')
@@ -111,7 +109,7 @@ test('send-test exits 1 and lists every failure when no provider takes the messa
 test('send-test by e-mail through a real SMTP server with STARTTLS and AUTH', async () => {
   const smtp = await startSmtpStub()
   closeAfterTest(smtp)
-  env = await configEnv(
+  env = await cliEnv(
     `[channels]\nemail = ["mail"]\n[providers.mail]\ntype = "smtp"\nhost = "localhost"\nport = ${smtp.port}\nsecurity = "starttls"\nusername = "otpd"\npassword_env = "OTPD_SMTP_PASSWORD"\nfrom = "Acme <no-reply@example.com>"\nca_file = "${CA_FILE}"\n`,
     { OTPD_SMTP_PASSWORD: 's3cret-smtp-password' },
   )

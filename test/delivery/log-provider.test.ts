@@ -5,11 +5,10 @@
  * which is what it is for.
  */
 import { expect, setDefaultTimeout, test } from 'bun:test'
-import { cleanUpAfterEach, cliEnv, post, startServer } from '../kit/cli.ts'
+import { cliEnv, post, startServer } from '../kit/cli.ts'
 import { LOG_PROVIDER_MSG } from '../../src/delivery/log-provider.ts'
 
 setDefaultTimeout(30_000)
-cleanUpAfterEach()
 
 const PHONE = '+14155550123'
 

@@ -5,12 +5,13 @@
  * e-mail through the API and verified through the API. The HTML part has its
  * own file (email-html.test.ts).
  */
-import { afterEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import PostalMime from 'postal-mime'
 import { ProviderOptions } from '../../src/delivery/options.ts'
 import { RecipientRejectedError } from '../../src/delivery/provider.ts'
 import { readSmtp, SmtpProvider } from '../../src/delivery/smtp-provider.ts'
 import type { OutboundMessage } from '../../src/otp/types.ts'
+import { closeAfterTest } from '../kit/cleanup.ts'
 import { harnessPerTest } from '../kit/harness.ts'
 import { outbound, OUTBOUND_AT } from '../kit/outbound.ts'
 import { CA_FILE, decodeHeader, decodeQuotedPrintable, parseRaw, startSmtpStub, type SmtpStub } from '../kit/smtp-stub.ts'
@@ -20,15 +21,9 @@ const ENV = { OTPD_SMTP_PASSWORD: PASSWORD }
 const NOW = OUTBOUND_AT
 
 const start = harnessPerTest()
-const stubs: SmtpStub[] = []
-afterEach(async () => {
-  for (const s of stubs.splice(0)) await s.close()
-})
-
-async function stub(opts: Parameters<typeof startSmtpStub>[0] = {}) {
-  const s = await startSmtpStub(opts)
-  stubs.push(s)
-  return s
+/** A stub closed after the test (closing it twice is harmless, so a test may close it first). */
+async function stub(opts: Parameters<typeof startSmtpStub>[0] = {}): Promise<SmtpStub> {
+  return closeAfterTest(await startSmtpStub(opts))
 }
 
 function table(port: number, extra: Record<string, unknown> = {}) {
@@ -164,7 +159,6 @@ describe('sessions', () => {
     const s = await stub()
     const port = s.port
     await s.close()
-    stubs.pop()
     const err = await provider(table(port))
       .send(message(), AbortSignal.timeout(5000))
       .catch((e) => e)
@@ -382,7 +376,6 @@ describe('through the API', () => {
     const h = await harness(a.port, { backup: table(b.port) }, ['mail', 'backup'])
     await a.close()
     await b.close()
-    stubs.splice(0)
     const sent = await h.send({ channel: 'email', recipient: 'carol@example.org' })
     expect(sent.status).toBe(500)
     expect(sent.json.error).toBe('Failed to send verification')
@@ -404,7 +397,6 @@ describe('through the API', () => {
     const b = await stub()
     const h = await harness(a.port, { backup: table(b.port) }, ['mail', 'backup'])
     await a.close()
-    stubs.splice(0, 1)
     const sent = await h.send({ channel: 'email', recipient: 'dave@example.org' })
     expect(sent.status).toBe(200)
     expect(b.received).toHaveLength(1)

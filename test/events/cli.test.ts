@@ -4,13 +4,12 @@
  * delivery, whose event still arrives after the restart.
  */
 import { expect, test } from 'bun:test'
-import { cleanUpAfterEach, cliEnv, post, startServer } from '../kit/cli.ts'
+import { cliEnv, post, startServer } from '../kit/cli.ts'
 import { ManualClock } from '../../src/lib/clock.ts'
 import { harnessPerTest, MINUTE, TEST, UUID_V4 } from '../kit/harness.ts'
 import { deliverEvents } from '../kit/events.ts'
 import { receiverPerTest, signatureValid } from '../kit/webhook-receiver.ts'
 
-cleanUpAfterEach()
 const start = harnessPerTest()
 const receiver = receiverPerTest()
 

@@ -5,12 +5,11 @@
  * `otpd accounts set` as an operator runs them.
  */
 import { expect, setDefaultTimeout, test } from 'bun:test'
-import { cleanUpAfterEach, cliEnv, post, startServer } from '../kit/cli.ts'
+import { cliEnv, post, startServer } from '../kit/cli.ts'
 import { PUMPING, uz } from '../kit/fraud.ts'
 
 // These tests start `otpd` processes; bunfig.toml cannot raise bun's 5 s default per file.
 setDefaultTimeout(30_000)
-cleanUpAfterEach()
 
 const ROOMY = '[limits]\nkey_requests_per_minute = 100000\nrecipient_per_minute = 1000\n'
 

@@ -6,14 +6,13 @@
  */
 import { expect, setDefaultTimeout, test } from 'bun:test'
 import { ManualClock } from '../../src/lib/clock.ts'
-import { cleanUpAfterEach, cliEnv } from '../kit/cli.ts'
+import { cliEnv } from '../kit/cli.ts'
 import { approve, guardedPerTest, us, uz } from '../kit/fraud.ts'
 import { DAY, harnessPerTest, HOUR } from '../kit/harness.ts'
 
 // The CLI test runs otpd's CLI as processes, several seconds' worth on PostgreSQL on a slow machine.
 setDefaultTimeout(30_000)
 
-cleanUpAfterEach()
 const start = harnessPerTest()
 const signedIn = guardedPerTest()
 

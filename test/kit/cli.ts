@@ -1,6 +1,5 @@
 /** Runs the real `otpd` entry point as a subprocess, on a config in a temp dir. */
 import { Database } from 'bun:sqlite'
-import { afterEach } from 'bun:test'
 import { SQL } from 'bun'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -8,6 +7,7 @@ import { join } from 'node:path'
 import { parse as parseToml } from 'smol-toml'
 import { openDatabase } from '../../src/store/sqlite/db.ts'
 import { loadCheckedSecret } from '../../src/store/sqlite/start-checks.ts'
+import { afterTest, closeAfterTest } from './cleanup.ts'
 import { ON_PG, PG_TEST_SECRET } from './harness.ts'
 import { freshDatabase, migratedDatabase } from './pg-cluster.ts'
 
@@ -43,27 +43,13 @@ function childEnv(): Record<string, string | undefined> {
   return rest
 }
 
-/** What the tests of a file started; cleanUpAfterEach() stops and removes it. */
-const startedServers: RunningServer[] = []
-const createdEnvs: CliEnv[] = []
-
-/**
- * After each test of the calling file: stops every server startServer()
- * started, then removes every directory cliEnv() made (both are idempotent).
- */
-export function cleanUpAfterEach(): void {
-  afterEach(async () => {
-    await Promise.all(startedServers.splice(0).map((s) => s.stop()))
-    for (const env of createdEnvs.splice(0)) env.close()
-  })
-}
-
 /**
  * A temp dir with a config naming a database in it. The database is created
  * (as `otpd serve` would) unless `noDatabase`: commands that only read refuse
  * a missing one. With OTPD_TEST_DATABASE=postgres the config names a fresh
  * PostgreSQL database instead, migrated (empty with `noDatabase`), and gives
- * the server secret PostgreSQL requires, unless `extraToml` gives one.
+ * the server secret PostgreSQL requires, unless `extraToml` gives one. The
+ * directory is removed after the test (close() is idempotent).
  */
 export async function cliEnv(extraToml = '', extraEnv: Record<string, string> = {}, opts: { noDatabase?: boolean } = {}): Promise<CliEnv> {
   const dir = mkdtempSync(join(tmpdir(), 'otpd-cli-'))
@@ -108,8 +94,7 @@ export async function cliEnv(extraToml = '', extraEnv: Record<string, string> = 
     },
     close: () => rmSync(dir, { recursive: true, force: true }),
   }
-  createdEnvs.push(env)
-  return env
+  return closeAfterTest(env)
 }
 
 export interface RunningServer {
@@ -119,7 +104,7 @@ export interface RunningServer {
   stop(): Promise<number>
 }
 
-/** Starts `otpd serve` on a free port and waits until it listens. */
+/** Starts `otpd serve` on a free port and waits until it listens; stopped after the test (stop() is idempotent). */
 export async function startServer(env: CliEnv): Promise<RunningServer> {
   const proc = Bun.spawn(['bun', MAIN, 'serve', '--listen', '127.0.0.1:0'], {
     env: { ...childEnv(), ...env.extraEnv, OTPD_CONFIG: env.configFile },
@@ -157,7 +142,7 @@ export async function startServer(env: CliEnv): Promise<RunningServer> {
       return await proc.exited
     },
   }
-  startedServers.push(server)
+  afterTest(() => server.stop())
   return server
 }
 

@@ -5,7 +5,7 @@
  * manual clock, and a memory logger. Drive it with `call()` (app.handle), or
  * over a real port with `listen()`.
  */
-import { afterEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import type { Database } from 'bun:sqlite'
 import { SQL } from 'bun'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -19,6 +19,7 @@ import { createMemoryLogger } from '../../src/lib/logger.ts'
 import type { Delivery } from '../../src/otp/ports/index.ts'
 import type { OutboundMessage } from '../../src/otp/types.ts'
 import { SqliteEngine } from '../../src/store/sqlite/engine.ts'
+import { afterTest } from './cleanup.ts'
 import { migratedDatabase, pgBinDir, sharedCluster } from './pg-cluster.ts'
 
 /** The engine every test runs on: OTPD_TEST_DATABASE=postgres, else SQLite. */
@@ -267,17 +268,13 @@ export async function createHarness(opts: HarnessOptions = {}): Promise<Harness>
 }
 
 /**
- * The set-up of a file whose tests each build their own harness: registers an
- * afterEach that closes every harness built through the returned `start`
- * during the test (and every one their restart() built), newest first, since
- * a restart shares its directory with the harness it replaced. `start(opts)`
- * takes `defaults` with `opts` over them (key by key, not deeply).
+ * The set-up of a file whose tests each build their own harness: every
+ * harness built through the returned `start` during a test (and every one
+ * its restart() built) is closed after the test (test/kit/cleanup.ts), newest
+ * first, since a restart shares its directory with the harness it replaced.
+ * `start(opts)` takes `defaults` with `opts` over them (key by key, not deeply).
  */
 export function harnessPerTest(defaults: HarnessOptions = {}): (opts?: HarnessOptions) => Promise<Harness> {
-  const open: Harness[] = []
-  afterEach(() => {
-    for (const h of open.splice(0).reverse()) h.close()
-  })
   const track = (h: Harness): Harness => {
     let closed = false
     const { close, restart } = h
@@ -291,7 +288,7 @@ export function harnessPerTest(defaults: HarnessOptions = {}): (opts?: HarnessOp
       closed = true
       return track(await restart())
     }
-    open.push(h)
+    afterTest(() => h.close())
     return h
   }
   return async (opts = {}) => track(await createHarness({ ...defaults, ...opts }))

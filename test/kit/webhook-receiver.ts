@@ -5,7 +5,7 @@
  * "<id>.<timestamp>.<body>")>`, key = base64-decoded part after `whsec_`,
  * several signatures space-separated.
  */
-import { afterEach } from 'bun:test'
+import { afterTest } from './cleanup.ts'
 
 export interface Received {
   id: string
@@ -83,13 +83,9 @@ export function startReceiver(): Receiver {
 
 /** The set-up of a file whose tests start receivers: the returned function starts one, stopped when the test ends. */
 export function receiverPerTest(): () => Receiver {
-  const open: Receiver[] = []
-  afterEach(() => {
-    for (const rx of open.splice(0)) rx.stop()
-  })
   return () => {
     const rx = startReceiver()
-    open.push(rx)
+    afterTest(() => rx.stop())
     return rx
   }
 }

@@ -6,10 +6,9 @@
 import { expect, setDefaultTimeout, test } from 'bun:test'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { cleanUpAfterEach, cliEnv, post, startServer } from '../kit/cli.ts'
+import { cliEnv, post, startServer } from '../kit/cli.ts'
 
 setDefaultTimeout(30_000)
-cleanUpAfterEach()
 
 test("messages check: a template with 'ó' is UCS-2, its segments at the longest code, the character and a GSM-7 suggestion", async () => {
   const env = await cliEnv('[messages.templates]\nsms = { es = "{code} es tu código de {app}" }\nsubject = { es = "Tu código" }\n', {}, { noDatabase: true })

@@ -6,10 +6,9 @@ import { expect, setDefaultTimeout, test } from 'bun:test'
 import { writeFileSync } from 'node:fs'
 import { changedSettings, changedVariables } from '../../src/app/reload.ts'
 import { resolveConfig } from '../../src/config/load.ts'
-import { cleanUpAfterEach, cliEnv, startServer } from '../kit/cli.ts'
+import { cliEnv, startServer } from '../kit/cli.ts'
 
 setDefaultTimeout(30_000)
-cleanUpAfterEach()
 
 const TOKEN_A = 'metrics-token-before-0123456789abcdef'
 const TOKEN_B = 'metrics-token-after-0123456789abcdefgh'

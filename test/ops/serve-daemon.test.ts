@@ -6,11 +6,10 @@
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { openSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { cleanUpAfterEach, cliEnv, post, startServer, type CliEnv } from '../kit/cli.ts'
+import { cliEnv, post, startServer, type CliEnv } from '../kit/cli.ts'
 import { waitFor } from '../kit/wait-for.ts'
 
 setDefaultTimeout(30_000)
-cleanUpAfterEach()
 
 const MAIN = join(import.meta.dir, '..', '..', 'src', 'main.ts')
 

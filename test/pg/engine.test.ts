@@ -17,12 +17,11 @@ import { resolveConfig } from '../../src/app/load-config.ts'
 import { configProblems } from '../kit/config.ts'
 import { pgConnection } from '../../src/config/database.ts'
 import { migrationFiles, migrationJournal } from '../../src/store/pg/migrations/index.ts'
-import { cleanUpAfterEach, cliEnv, startServer, type CliEnv } from '../kit/cli.ts'
+import { cliEnv, startServer, type CliEnv } from '../kit/cli.ts'
 import { createHarness, ON_PG, testDatabase } from '../kit/harness.ts'
 import { sharedCluster } from '../kit/pg-cluster.ts'
 
 setDefaultTimeout(60_000)
-cleanUpAfterEach()
 
 const MAIN = join(import.meta.dir, '..', '..', 'src', 'main.ts')
 const URL_ = 'postgres://otpd@db.example:5433/otpd'

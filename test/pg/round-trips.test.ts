@@ -11,8 +11,9 @@
  * The figures are exact on purpose: a change that adds a round trip to the
  * hot path changes them, and docs/benchmarks.md with them.
  */
-import { afterEach, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { PipelinedTx } from '../../src/store/pg/client.ts'
+import { afterTest } from '../kit/cleanup.ts'
 import { harnessPerTest, ON_PG, type Harness } from '../kit/harness.ts'
 import { approve } from '../kit/fraud.ts'
 
@@ -46,8 +47,6 @@ const GUARD = /^WITH a AS \(SELECT last_approved_at FROM fraud_countries/
 
 describe.skipIf(!ON_PG)('round trips on PostgreSQL', () => {
   const harness = harnessPerTest()
-  let restore = () => {}
-  afterEach(() => restore())
 
   /** The bench's shape: the fraud guard in monitor mode, an end user's IP, a number of a country with a proven prefix. */
   const signedIn = () =>
@@ -62,7 +61,8 @@ describe.skipIf(!ON_PG)('round trips on PostgreSQL', () => {
   const observe = async (h: Harness, act: () => Promise<unknown>): Promise<{ waves: number[]; reads: string[] }> => {
     await h.server.storage.settled()
     const counted = countWaves()
-    restore = counted.restore
+    // Restored here, or after the test if it fails before (restoring twice is harmless).
+    afterTest(counted.restore)
     await act()
     await h.server.storage.settled()
     counted.restore()

@@ -9,12 +9,11 @@ import { expect, setDefaultTimeout } from 'bun:test'
 import { copyFileSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { unthrottledNoop } from '../kit/processes.ts'
-import { cleanUpAfterEach, cliEnv, post, startServer } from '../kit/cli.ts'
+import { cliEnv, post, startServer } from '../kit/cli.ts'
 import { testSqliteOnly } from '../kit/harness.ts'
 import { waitFor } from '../kit/wait-for.ts'
 
 setDefaultTimeout(60_000)
-cleanUpAfterEach()
 
 testSqliteOnly('backup writes a private copy, says where the secret is, and never replaces a file without --force', async () => {
   const env = await cliEnv()

@@ -3,30 +3,40 @@
  * connection no longer checkpoints inside its commits, and the worker copies
  * the WAL back into the database file on its own.
  */
-import { afterEach, expect } from 'bun:test'
-import { closeSync, existsSync, mkdtempSync, openSync, readSync, rmSync, statSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { expect } from 'bun:test'
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { BACKSTOP_PAGES, startCheckpointer, type Checkpointer, type CheckpointReport } from '../../src/store/sqlite/checkpointer.ts'
 import { openDatabase, openReader, type Db } from '../../src/store/sqlite/db.ts'
 import { SqliteStorage } from '../../src/store/sqlite/storage.ts'
+import { afterTest, closeAfterTest, tempDir } from '../kit/cleanup.ts'
 import { testSqliteOnly } from '../kit/harness.ts'
 
-let dir: string
+/** The server's connection and the worker of the current test. */
 let db: Db
-let reader: Db | undefined
 let cp: Checkpointer | undefined
-afterEach(async () => {
-  await cp?.stop()
-  reader?.$client.close()
-  reader = undefined
-  db?.$client.close()
-  rmSync(dir, { recursive: true, force: true })
-})
+
+/** `otpd.db` in a new temp dir, removed after the test. */
+const newPath = () => join(tempDir('otpd-ckpt-'), 'otpd.db')
+
+/** The server's connection to `path`, closed after the test (closing it first is harmless). */
+function openServerDb(path: string, opts: Omit<Parameters<typeof openDatabase>[0], 'path'> = {}): Db {
+  const opened = openDatabase({ path, ...opts })
+  closeAfterTest(opened.$client)
+  return opened
+}
+
+/** startCheckpointer, the worker stopped after the test. */
+function startWorker(...args: Parameters<typeof startCheckpointer>): Checkpointer {
+  const started = startCheckpointer(...args)
+  afterTest(() => started.stop())
+  return started
+}
 
 /** The server's storage as app/index.ts builds it, writing only while holding the worker's turn. */
 function storageOf(path: string, checkpointer: Checkpointer): SqliteStorage {
-  reader = openReader(db, path)
+  const reader = openReader(db, path)
+  closeAfterTest(reader.$client)
   const storage = new SqliteStorage(db, reader, {
     busyTimeoutMs: 5000,
     onFatal: (err) => {
@@ -38,11 +48,10 @@ function storageOf(path: string, checkpointer: Checkpointer): SqliteStorage {
 }
 
 testSqliteOnly('the worker checkpoints what the server wrote; the server connection only keeps a far backstop', async () => {
-  dir = mkdtempSync(join(tmpdir(), 'otpd-ckpt-'))
-  const path = join(dir, 'otpd.db')
-  db = openDatabase({ path })
+  const path = newPath()
+  db = openServerDb(path)
   const errors: string[] = []
-  cp = startCheckpointer(db, path, 5000, (e) => errors.push(e))
+  cp = startWorker(db, path, 5000, (e) => errors.push(e))
   expect(db.$client.query<{ wal_autocheckpoint: number }, []>('PRAGMA wal_autocheckpoint').get()!.wal_autocheckpoint).toBe(BACKSTOP_PAGES)
   db.$client.run('CREATE TABLE t (x TEXT)')
   for (let i = 0; i < 200; i++) db.$client.run('INSERT INTO t VALUES (?)', [crypto.randomUUID().repeat(20)])
@@ -56,18 +65,17 @@ testSqliteOnly('the worker checkpoints what the server wrote; the server connect
 })
 
 testSqliteOnly('a worker that cannot open the database reports it', async () => {
-  dir = mkdtempSync(join(tmpdir(), 'otpd-ckpt-'))
-  db = openDatabase({ path: join(dir, 'otpd.db') })
+  const dir = tempDir('otpd-ckpt-')
+  db = openServerDb(join(dir, 'otpd.db'))
   const errors: string[] = []
-  cp = startCheckpointer(db, join(dir, 'missing', 'nope.db'), 0, (e) => errors.push(e))
+  cp = startWorker(db, join(dir, 'missing', 'nope.db'), 0, (e) => errors.push(e))
   for (let i = 0; i < 100 && errors.length === 0; i++) await Bun.sleep(20)
   expect(errors.length).toBeGreaterThan(0)
 })
 
 testSqliteOnly('stop() resolves once the worker has closed its connection, so the server closing last removes the WAL', async () => {
-  dir = mkdtempSync(join(tmpdir(), 'otpd-ckpt-'))
-  const path = join(dir, 'otpd.db')
-  db = openDatabase({ path })
+  const path = newPath()
+  db = openServerDb(path)
   const started = startCheckpointer(db, path, 5000, () => {})
   db.$client.run('CREATE TABLE t (x TEXT)')
   for (let i = 0; i < 200; i++) db.$client.run('INSERT INTO t VALUES (?)', [crypto.randomUUID().repeat(20)])
@@ -75,18 +83,17 @@ testSqliteOnly('stop() resolves once the worker has closed its connection, so th
   await started.stop()
   db.$client.close()
   expect(existsSync(`${path}-wal`)).toBe(false)
-  db = openDatabase({ path })
+  db = openServerDb(path)
   expect(db.$client.query<{ n: number }, []>('SELECT count(*) AS n FROM t').get()!.n).toBe(200)
 })
 
 testSqliteOnly('under writes with no pause between batches the WAL still restarts: the worker takes the write turn for its last pass', async () => {
-  dir = mkdtempSync(join(tmpdir(), 'otpd-ckpt-'))
-  const path = join(dir, 'otpd.db')
-  db = openDatabase({ path, synchronous: 'NORMAL' })
+  const path = newPath()
+  db = openServerDb(path, { synchronous: 'NORMAL' })
   const restartFrames = 400
   // Truncation as eager as it can be (one quiet pass, a small WAL counts as
   // small from 64 KiB): never while these writes go on.
-  cp = startCheckpointer(
+  cp = startWorker(
     db,
     path,
     5000,
@@ -158,11 +165,10 @@ const BURST_ROWS = 640
  * in one batch, all of it in use in the WAL until a next write restarts it.
  */
 async function afterBurst(idleMs: number) {
-  dir = mkdtempSync(join(tmpdir(), 'otpd-ckpt-'))
-  const path = join(dir, 'otpd.db')
-  db = openDatabase({ path, synchronous: 'NORMAL' })
+  const path = newPath()
+  db = openServerDb(path, { synchronous: 'NORMAL' })
   // The worker's busy timeout is 5 s: the truncation must not use it.
-  cp = startCheckpointer(
+  cp = startWorker(
     db,
     path,
     5000,

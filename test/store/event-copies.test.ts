@@ -6,26 +6,19 @@
  * after a rolled-back write.
  */
 import { Database } from 'bun:sqlite'
-import { afterEach, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { expect, test } from 'bun:test'
 import { join } from 'node:path'
 import type { Verification } from '../../src/otp/types.ts'
-import { openDatabase, openReader, type Db } from '../../src/store/sqlite/db.ts'
+import { openDatabase, openReader } from '../../src/store/sqlite/db.ts'
 import { SqliteStorage } from '../../src/store/sqlite/storage.ts'
 import { sweep } from '../../src/store/sqlite/sweep.ts'
-
-const dirs: string[] = []
-const dbs: Db[] = []
-afterEach(() => {
-  for (const d of dbs.splice(0)) d.$client.close()
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
-})
+import { closeAfterTest, tempDir } from '../kit/cleanup.ts'
 
 function open(path: string): SqliteStorage {
   const db = openDatabase({ path })
+  closeAfterTest(db.$client)
   const reader = openReader(db, path)
-  dbs.push(db, reader)
+  closeAfterTest(reader.$client)
   return new SqliteStorage(db, reader, {
     busyTimeoutMs: 2000,
     onFatal: (err) => {
@@ -59,9 +52,7 @@ function verification(seq: number, accountId: number, keyId: number): Verificati
 }
 
 async function setup() {
-  const dir = mkdtempSync(join(tmpdir(), 'otpd-event-copies-'))
-  dirs.push(dir)
-  const path = join(dir, 'otpd.db')
+  const path = join(tempDir('otpd-event-copies-'), 'otpd.db')
   const a = open(path)
   const b = open(path)
   const { accountId, keyId } = await a.write(async (r) => {
@@ -252,7 +243,7 @@ test('the retention sweep removes an old event together with its legacy id, and 
     c.run('INSERT INTO event_legacy_ids (id, seq) VALUES (?1, ?2)', [id, seq])
   c.close()
   const db = openDatabase({ path })
-  dbs.push(db)
+  closeAfterTest(db.$client)
   // Retention 7 days, 10 days on: the first event is past it, the second is not.
   const swept = sweep(db, 10 * DAY + 1_000, 7)
   expect(swept.events).toBe(1)

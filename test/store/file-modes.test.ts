@@ -5,21 +5,17 @@
  * path and mode, in a warning of the start log. Real files in a temp dir,
  * under the umask most systems give (022).
  */
-import { afterEach, beforeEach, expect } from 'bun:test'
-import { chmodSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { beforeEach, expect } from 'bun:test'
+import { chmodSync, existsSync, statSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { SqliteEngine } from '../../src/store/sqlite/engine.ts'
-import { cleanUpAfterEach, cliEnv, startServer } from '../kit/cli.ts'
+import { afterTest, tempDir } from '../kit/cleanup.ts'
+import { cliEnv, startServer } from '../kit/cli.ts'
 import { testSqliteOnly } from '../kit/harness.ts'
 
-cleanUpAfterEach()
-let umask = 0
-const dirs: string[] = []
-beforeEach(() => void (umask = process.umask(0o022)))
-afterEach(() => {
-  process.umask(umask)
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
+beforeEach(() => {
+  const umask = process.umask(0o022)
+  afterTest(() => process.umask(umask))
 })
 
 const mode = (f: string) => statSync(f).mode & 0o777
@@ -38,8 +34,7 @@ function engineAt(path: string): SqliteEngine {
 }
 
 testSqliteOnly('a new database, its -wal and -shm are 0600 under a 022 umask (SQLite alone makes them 0644), with no warning', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'otpd-modes-'))
-  dirs.push(dir)
+  const dir = tempDir('otpd-modes-')
   const db = join(dir, 'data', 'otpd.db')
   const engine = engineAt(db)
   try {
@@ -53,8 +48,7 @@ testSqliteOnly('a new database, its -wal and -shm are 0600 under a 022 umask (SQ
 })
 
 testSqliteOnly('existing database files of mode 0644 are left as they are, and each gets a warning naming its absolute path and mode', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'otpd-modes-'))
-  dirs.push(dir)
+  const dir = tempDir('otpd-modes-')
   const db = join(dir, 'otpd.db')
   await engineAt(db).close()
   // As an older otpd left them (the -wal and -shm stay after a close).

@@ -8,34 +8,30 @@
  * repositories.
  */
 import { Database } from 'bun:sqlite'
-import { afterEach, expect } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { expect } from 'bun:test'
 import { join } from 'node:path'
 import { openDatabase, openReader, type Db } from '../../src/store/sqlite/db.ts'
 import { MAX_BATCH, SqliteStorage, StorageBusyError, StorageStoppedError } from '../../src/store/sqlite/storage.ts'
+import { closeAfterTest, tempDir } from '../kit/cleanup.ts'
 import { testSqliteOnly } from '../kit/harness.ts'
 
-let dir: string
 let db: Db
 let reader: Db
 let other: Database
 let fatal: Error[]
-afterEach(() => {
-  other?.close()
-  reader?.$client.close()
-  db?.$client.close()
-  rmSync(dir, { recursive: true, force: true })
-})
 
-/** As app/core.ts openCore builds it: a writer, a reader on the same file, the busy timeout and what a failed flush does. */
+/**
+ * As app/core.ts openCore builds it: a writer, a reader on the same file, the busy timeout and what a failed flush does.
+ * The connections are closed after the test, then the dir removed (cleanup runs newest first).
+ */
 function setUp(busyTimeoutMs = 5000) {
-  dir = mkdtempSync(join(tmpdir(), 'otpd-group-'))
-  const path = join(dir, 'g.db')
+  const path = join(tempDir('otpd-group-'), 'g.db')
   db = openDatabase({ path, busyTimeoutMs })
+  closeAfterTest(db.$client)
   db.$client.run('CREATE TABLE t (n INTEGER NOT NULL)')
   reader = openReader(db, path)
-  other = new Database(path)
+  closeAfterTest(reader.$client)
+  other = closeAfterTest(new Database(path))
   other.run('PRAGMA busy_timeout = 5000')
   fatal = []
   return new SqliteStorage(db, reader, { busyTimeoutMs, onFatal: (err) => fatal.push(err) })

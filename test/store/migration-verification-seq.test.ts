@@ -6,9 +6,8 @@
  * row numbers past theirs, and the sweep drops the old ids with them.
  */
 import { Database } from 'bun:sqlite'
-import { afterEach, expect } from 'bun:test'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { expect } from 'bun:test'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ManualClock } from '../../src/lib/clock.ts'
 import { Hasher } from '../../src/lib/secrets.ts'
@@ -16,6 +15,7 @@ import { VerificationIds } from '../../src/lib/verification-id.ts'
 import { generateKey } from '../../src/otp/api-keys.ts'
 import { migrationFiles, migrationJournal } from '../../src/store/sqlite/migrations/index.ts'
 import { secretPath } from '../../src/store/secret.ts'
+import { tempDir } from '../kit/cleanup.ts'
 import { DAY, harnessPerTest, sqliteClient, UUID_V4 } from '../kit/harness.ts'
 import { testSqliteOnly } from '../kit/harness.ts'
 
@@ -25,10 +25,6 @@ const RECIPIENT = '+14155550100'
 const CAPPED = '+14155550199'
 
 const start = harnessPerTest()
-let dir: string | undefined
-afterEach(() => {
-  if (dir) rmSync(dir, { recursive: true, force: true })
-})
 
 /** A database at version 0001 with one key, credits, three verifications and a recipient at its failure cap. */
 function legacyDatabase(path: string, hasher: Hasher) {
@@ -65,7 +61,7 @@ function legacyDatabase(path: string, hasher: Hasher) {
 }
 
 testSqliteOnly('verifications made before the upgrade verify by their old ids and keep counting toward every limit', async () => {
-  dir = mkdtempSync(join(tmpdir(), 'otpd-mig2-'))
+  const dir = tempDir('otpd-mig2-')
   const dbPath = join(dir, 'otpd.db')
   writeFileSync(secretPath(dbPath), `${SECRET_HEX}\n`, { mode: 0o600 })
   const hasher = new Hasher(Buffer.from(SECRET_HEX, 'hex'))
@@ -113,7 +109,7 @@ testSqliteOnly('verifications made before the upgrade verify by their old ids an
 })
 
 testSqliteOnly('an old id whose row number was reused by a newer verification does not find that one', async () => {
-  dir = mkdtempSync(join(tmpdir(), 'otpd-mig2-'))
+  const dir = tempDir('otpd-mig2-')
   const dbPath = join(dir, 'otpd.db')
   writeFileSync(secretPath(dbPath), `${SECRET_HEX}\n`, { mode: 0o600 })
   const old = legacyDatabase(dbPath, new Hasher(Buffer.from(SECRET_HEX, 'hex')))

@@ -3,23 +3,18 @@
  * event loop already serialises verify, so only separate processes prove
  * the IMMEDIATE transactions: without them these races would double-spend.
  */
-import { afterEach, expect, setDefaultTimeout, test } from 'bun:test'
-import { cleanUpAfterEach, cliEnv, post, startServer, type CliEnv, type RunningServer } from '../kit/cli.ts'
+import { expect, setDefaultTimeout, test } from 'bun:test'
+import { cliEnv, post, startServer, type CliEnv } from '../kit/cli.ts'
 
 // These tests start `otpd` processes; bunfig.toml cannot raise bun's 5 s default per file.
 setDefaultTimeout(30_000)
 
 let env: CliEnv
-let servers: RunningServer[] = []
-cleanUpAfterEach()
-afterEach(() => {
-  servers = []
-})
 
 const HIGH_LIMITS = '[limits]\nkey_requests_per_minute = 100000\n[fraud]\nmode = "off"\n'
 
 async function twoServers(): Promise<[string, string]> {
-  servers = [await startServer(env), await startServer(env)]
+  const servers = [await startServer(env), await startServer(env)]
   return [servers[0]!.url, servers[1]!.url]
 }
 

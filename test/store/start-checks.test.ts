@@ -6,12 +6,13 @@
  * tests run as root (file modes do not stop root).
  */
 import { Database } from 'bun:sqlite'
-import { afterEach, expect, setDefaultTimeout } from 'bun:test'
+import { expect, setDefaultTimeout } from 'bun:test'
 import { createHmac } from 'node:crypto'
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { migrationJournal } from '../../src/store/sqlite/migrations/index.ts'
-import { cleanUpAfterEach, cliEnv, post, startServer, type CliEnv } from '../kit/cli.ts'
+import { afterTest } from '../kit/cleanup.ts'
+import { cliEnv, post, startServer, type CliEnv } from '../kit/cli.ts'
 import { testSqliteOnly } from '../kit/harness.ts'
 
 setDefaultTimeout(30_000)
@@ -19,14 +20,6 @@ setDefaultTimeout(30_000)
 const MAIN = join(import.meta.dir, '..', '..', 'src', 'main.ts')
 const OTHER_SECRET = 'ab'.repeat(32)
 const CONFIGURED = 'a-configured-server-secret-of-40-chars-xx'
-
-/** Undone after each test, before cleanUpAfterEach (registered after this) removes the directories. */
-let undo: (() => void)[] = []
-afterEach(() => {
-  for (const u of undo.reverse()) u()
-  undo = []
-})
-cleanUpAfterEach()
 
 function sh(...cmd: string[]): void {
   const p = Bun.spawnSync(cmd)
@@ -203,7 +196,8 @@ testSqliteOnly('a database on a read-only file system is refused at start', asyn
   const mnt = join(env.dir, 'ro')
   mkdirSync(mnt)
   sh('mount', '-t', 'tmpfs', '-o', 'size=16m', 'tmpfs', mnt)
-  undo.push(() => sh('umount', mnt))
+  // Undone before the directory cliEnv made is removed: cleanup runs newest first.
+  afterTest(() => sh('umount', mnt))
   const db = join(mnt, 'otpd.db')
   setConfig(env, db)
   env.json('keys', 'create')
@@ -216,7 +210,7 @@ testSqliteOnly('an immutable database file is refused at start (in WAL mode SQLi
   const db = join(env.dir, 'otpd.db')
   env.json('keys', 'create')
   sh('chattr', '+i', db)
-  undo.push(() => sh('chattr', '-i', db))
+  afterTest(() => sh('chattr', '-i', db))
   expectRefused(env, `the database ${db} is not writable (operation not permitted): otpd must be able to write it and its directory`)
 })
 
@@ -227,7 +221,7 @@ testSqliteOnly('a directory where the -wal and -shm files cannot be created is r
   setConfig(env, db)
   env.json('keys', 'create')
   sh('chattr', '+i', dir)
-  undo.push(() => sh('chattr', '-i', dir))
+  afterTest(() => sh('chattr', '-i', dir))
   expectRefused(
     env,
     `the database directory ${dir} is not writable (operation not permitted): otpd must create otpd.db-wal and otpd.db-shm beside otpd.db there`,

@@ -7,12 +7,11 @@
  */
 import { expect, test } from 'bun:test'
 import { ManualClock } from '../../src/lib/clock.ts'
-import { cleanUpAfterEach, cliEnv, queryDatabase, startServer, type CliEnv, type RunningServer } from '../kit/cli.ts'
+import { cliEnv, queryDatabase, startServer, type CliEnv, type RunningServer } from '../kit/cli.ts'
 import { DAY, harnessPerTest, TEST } from '../kit/harness.ts'
 
 let env: CliEnv | undefined
 let server: RunningServer | undefined
-cleanUpAfterEach()
 const start = harnessPerTest()
 
 test('serve sweeps at start: verifications 7 days past expiry and old counters go, recent ones stay', async () => {

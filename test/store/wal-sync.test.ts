@@ -3,43 +3,47 @@
  * that started after the call; calls made while one runs share the next; a
  * worker that cannot sync makes them fail rather than answer undurably.
  */
-import { afterEach, expect } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { expect } from 'bun:test'
 import { join } from 'node:path'
 import { openDatabase, type Db } from '../../src/store/sqlite/db.ts'
 import { covers, startWalSync, type WalSync } from '../../src/store/sqlite/wal-sync.ts'
+import { afterTest, closeAfterTest, tempDir } from '../kit/cleanup.ts'
 import { testSqliteOnly } from '../kit/harness.ts'
 
-let dir: string
-let db: Db | undefined
-let ws: WalSync | undefined
-afterEach(async () => {
-  await ws?.stop()
-  db?.$client.close()
-  rmSync(dir, { recursive: true, force: true })
-})
+/** A connection to `path`, closed after the test. */
+function openDb(path: string): Db {
+  const db = openDatabase({ path })
+  closeAfterTest(db.$client)
+  return db
+}
+
+/** startWalSync, the worker stopped after the test. */
+function startSync(...args: Parameters<typeof startWalSync>): WalSync {
+  const ws = startWalSync(...args)
+  afterTest(() => ws.stop())
+  return ws
+}
 
 testSqliteOnly('sync resolves; many calls at once are served by one or two fsyncs', async () => {
-  dir = mkdtempSync(join(tmpdir(), 'otpd-walsync-'))
+  const dir = tempDir('otpd-walsync-')
   const path = join(dir, 'otpd.db')
-  db = openDatabase({ path })
-  ws = startWalSync(path, (e) => {
+  const db = openDb(path)
+  const ws = startSync(path, (e) => {
     throw new Error(e)
   })
   await ws.sync()
   db.$client.run('CREATE TABLE t (x)')
-  const all = await Promise.all(Array.from({ length: 50 }, () => ws!.sync()))
+  const all = await Promise.all(Array.from({ length: 50 }, () => ws.sync()))
   expect(all).toHaveLength(50)
 })
 
 testSqliteOnly('every flush reports how long it took; calls one after another get one flush each', async () => {
-  dir = mkdtempSync(join(tmpdir(), 'otpd-walsync-'))
+  const dir = tempDir('otpd-walsync-')
   const path = join(dir, 'otpd.db')
-  db = openDatabase({ path })
+  const db = openDb(path)
   db.$client.run('CREATE TABLE t (x)')
   const took: number[] = []
-  ws = startWalSync(
+  const ws = startSync(
     path,
     (e) => {
       throw new Error(e)
@@ -58,10 +62,10 @@ testSqliteOnly('every flush reports how long it took; calls one after another ge
 })
 
 testSqliteOnly('a WAL that cannot be synced rejects the waiting calls and reports the error, not a flush time', async () => {
-  dir = mkdtempSync(join(tmpdir(), 'otpd-walsync-'))
+  const dir = tempDir('otpd-walsync-')
   const errors: string[] = []
   const took: number[] = []
-  ws = startWalSync(
+  const ws = startSync(
     join(dir, 'missing.db'),
     (e) => errors.push(e),
     (ms) => took.push(ms),

@@ -4,34 +4,23 @@
  * while the worker holds it, and takes it back from a worker that holds it
  * too long.
  */
-import { afterEach, expect } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { expect } from 'bun:test'
 import { join } from 'node:path'
 import { Database } from 'bun:sqlite'
-import { openDatabase, openReader, type Db } from '../../src/store/sqlite/db.ts'
+import { openDatabase, openReader } from '../../src/store/sqlite/db.ts'
 import { SqliteStorage } from '../../src/store/sqlite/storage.ts'
 import { giveTurnBack, takeTurnForCheckpoint, TURN_CHECKPOINT, TURN_FREE, TURN_SERVER, WriteTurn } from '../../src/store/sqlite/write-turn.ts'
+import { closeAfterTest, tempDir } from '../kit/cleanup.ts'
 import { testSqliteOnly } from '../kit/harness.ts'
 
-let dir: string | undefined
-let db: Db | undefined
-let reader: Db | undefined
-afterEach(() => {
-  reader?.$client.close()
-  reader = undefined
-  db?.$client.close()
-  db = undefined
-  if (dir) rmSync(dir, { recursive: true, force: true })
-  dir = undefined
-})
-
+/** A storage sharing `turn` on a database in a temp dir; its writer and reader are closed and the dir removed after the test. */
 function setUp(turn: WriteTurn) {
-  dir = mkdtempSync(join(tmpdir(), 'otpd-turn-'))
-  const path = join(dir, 'otpd.db')
-  db = openDatabase({ path })
+  const path = join(tempDir('otpd-turn-'), 'otpd.db')
+  const db = openDatabase({ path })
+  closeAfterTest(db.$client)
   db.$client.run('CREATE TABLE t (x INTEGER)')
-  reader = openReader(db, path)
+  const reader = openReader(db, path)
+  closeAfterTest(reader.$client)
   const storage = new SqliteStorage(db, reader, {
     busyTimeoutMs: 5000,
     onFatal: (err) => {
@@ -42,7 +31,7 @@ function setUp(turn: WriteTurn) {
   // Another connection sees only what was committed.
   const other = new Database(path, { readonly: true })
   const committed = () => other.query<{ n: number }, []>('SELECT count(*) AS n FROM t').get()!.n
-  return { storage, committed, closeOther: () => other.close() }
+  return { db, storage, committed, closeOther: () => other.close() }
 }
 
 testSqliteOnly('the server takes a free turn and gives it back; it cannot take it while the worker holds it', () => {
@@ -61,15 +50,15 @@ testSqliteOnly('the server takes a free turn and gives it back; it cannot take i
 
 testSqliteOnly('a batch waits while the worker holds the turn, and commits once it is given back', async () => {
   const turn = new WriteTurn(60_000)
-  const { storage, committed, closeOther } = setUp(turn)
+  const { db, storage, committed, closeOther } = setUp(turn)
   expect(takeTurnForCheckpoint(turn.cell, 0)).toBe(true)
   let settled = 0
-  const writes = [1, 2, 3].map((x) => storage.write(async () => db!.$client.run('INSERT INTO t VALUES (?)', [x])).then(() => settled++))
+  const writes = [1, 2, 3].map((x) => storage.write(async () => db.$client.run('INSERT INTO t VALUES (?)', [x])).then(() => settled++))
   await Bun.sleep(50)
   expect(settled).toBe(0)
   expect(committed()).toBe(0)
   // Requests keep joining the waiting batch.
-  writes.push(storage.write(async () => db!.$client.run('INSERT INTO t VALUES (4)')).then(() => settled++))
+  writes.push(storage.write(async () => db.$client.run('INSERT INTO t VALUES (4)')).then(() => settled++))
   giveTurnBack(turn.cell)
   turn.freed()
   await Promise.all(writes)
@@ -82,10 +71,10 @@ testSqliteOnly('a batch waits while the worker holds the turn, and commits once 
 
 testSqliteOnly('a worker that holds the turn past the stuck bound does not stop the writes', async () => {
   const turn = new WriteTurn(100)
-  const { storage, committed, closeOther } = setUp(turn)
+  const { db, storage, committed, closeOther } = setUp(turn)
   expect(takeTurnForCheckpoint(turn.cell, 0)).toBe(true)
   const started = performance.now()
-  await storage.write(async () => db!.$client.run('INSERT INTO t VALUES (1)'))
+  await storage.write(async () => db.$client.run('INSERT INTO t VALUES (1)'))
   expect(performance.now() - started).toBeGreaterThanOrEqual(95)
   expect(committed()).toBe(1)
   // The storage answers the batch's calls before it gives the turn back, in the same task.

@@ -3,9 +3,10 @@
  * (never the wall clock), and the rows a case starts from, written through
  * the repositories as the domain writes them.
  */
-import { afterEach, beforeEach } from 'bun:test'
+import { beforeEach } from 'bun:test'
 import type { Repos, Storage } from '../../../src/otp/ports/index.ts'
 import type { Verification } from '../../../src/otp/types.ts'
+import { afterTest } from '../../kit/cleanup.ts'
 import { type ContractEngine, openContractEngine } from './engines.ts'
 
 /** The time every case starts from. */
@@ -14,15 +15,16 @@ export const MINUTE = 60_000
 /** The account every migrated database has. */
 export const DEFAULT_ACCOUNT = 1
 
-/** A fresh engine for each case of the file: the getter answers the current one. */
+/** A fresh engine for each case of the file, closed after it: the getter answers the current one. */
 export function useEngine(): () => ContractEngine {
   let engine: ContractEngine | undefined
   beforeEach(async () => {
-    engine = await openContractEngine()
-  })
-  afterEach(async () => {
-    await engine?.close()
-    engine = undefined
+    const opened = await openContractEngine()
+    engine = opened
+    afterTest(async () => {
+      engine = undefined
+      await opened.close()
+    })
   })
   return () => {
     if (engine === undefined) throw new Error('no engine: use it inside a test')
