@@ -93,12 +93,13 @@ describe.skipIf(!ON_PG)('otpd db copy', () => {
     // A code sent and not yet used, to verify on PostgreSQL; its recipient's minute window then holds 2 sends.
     const pending = await post(sqliteServer.url, '/api/v1/send', k1.key, { channel: 'sms', recipient: '+14155550122', code: '246810' })
     expect((await post(sqliteServer.url, '/api/v1/send', k1.key, { channel: 'sms', recipient: '+14155550122' })).status).toBe(200)
-    await waitFor(() => loads[0]!.ack.sends.size + loads[1]!.ack.sends.size > 50 && loads[0]!.ack.verified.size > 5, {
+    // Over 100 sends answered: over 100 key hits, and over 50 verifications, to copy.
+    await waitFor(() => loads[0]!.ack.sends.size + loads[1]!.ack.sends.size > 100 && loads[0]!.ack.verified.size > 5, {
       what: 'the load to reach the counts checked below',
       ms: 30_000,
     })
     await Promise.all(loads.map((l) => l.stop()))
-    expect(loads[0]!.ack.sends.size + loads[1]!.ack.sends.size).toBeGreaterThan(50)
+    expect(loads[0]!.ack.sends.size + loads[1]!.ack.sends.size).toBeGreaterThan(100)
     expect(loads[0]!.ack.verified.size).toBeGreaterThan(5)
     json(lite, 'keys', 'disable', String(kOff.id))
     json(lite, 'keys', 'revoke', String(kGone.id))
