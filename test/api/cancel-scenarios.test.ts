@@ -54,11 +54,7 @@ scenarioTable(
     {
       name: 'already canceled: the same 200',
       path,
-      setup: async (h) => {
-        const v = await given.pending(h)
-        expect((await h.call(`/api/v1/verifications/${v.id}/cancel`, undefined, { headers: {} })).status).toBe(200)
-        return v
-      },
+      setup: given.canceled,
       expectedStatus: 200,
       expectedBody: canceled,
       expectedEffects: exactlyCanceled,

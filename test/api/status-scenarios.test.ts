@@ -59,11 +59,7 @@ scenarioTable(
       name: 'canceled: 200 canceled',
       method: 'GET',
       path,
-      setup: async (h) => {
-        const v = await given.pending(h)
-        expect((await h.call(`/api/v1/verifications/${v.id}/cancel`, undefined, { headers: {} })).status).toBe(200)
-        return v
-      },
+      setup: given.canceled,
       expectedStatus: 200,
       expectedBody: shows('canceled'),
     },

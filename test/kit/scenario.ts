@@ -77,18 +77,26 @@ export function scenarioTable(route: string, table: ApiScenario[], defaults: Har
 
 type Setup = NonNullable<ApiScenario['setup']>
 
+async function pendingSend(h: Harness): Promise<{ id: string; code: string }> {
+  const v = await sendReal(h)
+  await h.server.storage.settled()
+  return v
+}
+
 /** The set-ups the route tables share: a verification in each state, and keys other than the harness's. */
 export const given = {
   /** A pending verification to a real recipient (one credit debited), its delivery's `accepted` recorded (it follows the answer). */
-  pending: (async (h) => {
-    const v = await sendReal(h)
-    await h.server.storage.settled()
-    return v
-  }) satisfies Setup,
+  pending: pendingSend satisfies Setup,
   /** A verification whose code was used. */
   approved: (async (h) => {
     const v = await sendReal(h)
     expect((await h.verify({ verification_id: v.id, code: v.code })).json.verified).toBe(true)
+    return v
+  }) satisfies Setup,
+  /** A verification canceled by its key. */
+  canceled: (async (h) => {
+    const v = await pendingSend(h)
+    expect((await h.call(`/api/v1/verifications/${v.id}/cancel`, undefined, { headers: {} })).status).toBe(200)
     return v
   }) satisfies Setup,
   /** A verification past its expiry (60 s, the clock moved on). */
