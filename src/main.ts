@@ -1,7 +1,6 @@
 #!/usr/bin/env bun
 /** The `otpd` command: commander program wiring, nothing else. */
 import { Command } from 'commander'
-import pkg from '../package.json' with { type: 'json' }
 import { accountsCommand } from './cli/accounts.ts'
 import { auditCommand } from './cli/audit.ts'
 import { backupCommand } from './cli/backup.ts'
@@ -17,9 +16,10 @@ import { operatorsCommand } from './cli/operators.ts'
 import { sendTestCommand } from './cli/send-test.ts'
 import { serveCommand } from './cli/serve.ts'
 import { webhooksCommand } from './cli/webhooks.ts'
+import { VERSION as RELEASE } from './lib/version.ts'
 
 /** The one version string: `otpd --version` and `otpd version` print the same line. */
-const VERSION = `otpd ${pkg.version} (bun ${Bun.version})`
+const VERSION = `otpd ${RELEASE} (bun ${Bun.version})`
 
 const program = new Command('otpd')
   .description('Self-hosted one-time passwords: send and verify codes by SMS, email and voice.')
@@ -65,7 +65,7 @@ program.addCommand(
     withJson(withConfig(new Command('version').description('print the version (takes --config like every command; it needs none)'))),
     'otpd version --json',
   ).action((opts: { json?: boolean }) => {
-    if (opts.json) printJson({ version: pkg.version, bun: Bun.version })
+    if (opts.json) printJson({ version: RELEASE, bun: Bun.version })
     else process.stdout.write(`${VERSION}\n`)
   }),
 )

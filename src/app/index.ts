@@ -5,7 +5,7 @@
  * what they wire (core, services, delivery, console, operations, reload,
  * catalogue, fraud, load-config, openapi).
  */
-import pkg from '../../package.json' with { type: 'json' }
+import { VERSION } from '../lib/version.ts'
 import { publicUrlBase } from '../config/public-url.ts'
 import type { Config } from '../config/schema.ts'
 import type { ConsoleReadDeps } from '../console/read-routes.ts'
@@ -89,7 +89,7 @@ export async function buildServer(config: Config, opts: ServerOptions = {}): Pro
   const delivery = serverDelivery(config, { replacement: opts.delivery, env: () => inForce.env, clock, logger, metrics, publicUrl })
   const problems = () => checkProviders(inForce.config, inForce.env).join('; ') || null
   const readiness = cachedReadiness({ engine, writeHealth: core.writeHealth, clock, delivery: problems })
-  const services = requestServices({ core, inForce, delivery, metrics, readiness, publicUrl, openapi: buildOpenApi(pkg.version) })
+  const services = requestServices({ core, inForce, delivery, metrics, readiness, publicUrl, openapi: buildOpenApi(VERSION) })
   const admin = consoleOf(core, services, { inForce, readiness, replacedDelivery: opts.delivery !== undefined })
   if (opts.background) engine.startBackground({ logger, onFlush: (ms) => metrics.walFlush(ms) })
   // The rollups serve the console alone: with it off they cost nothing (docs/console.md#performance).
@@ -130,7 +130,7 @@ function consoleOf(core: Core, services: RequestServices, s: { inForce: InForce;
   const { guard, ids } = services
   const fraudSettings = () => guard.settings
   const prefixKey = (accountId: number, prefix: string) => guard.prefixKey(accountId, { country: '', prefix })
-  return serverConsole({ ...s, version: pkg.version, core, ids, fraudSettings, prefixKey })
+  return serverConsole({ ...s, version: VERSION, core, ids, fraudSettings, prefixKey })
 }
 
 /** After the queued writes and the engine's background work have ended (serve uses it on SIGTERM). */

@@ -6,7 +6,7 @@
  * configuration the process holds is valid. /metrics: the service's counters
  * (http/service-metrics.ts) and what the database holds and its files' sizes.
  */
-import pkg from '../../package.json' with { type: 'json' }
+import { VERSION } from '../lib/version.ts'
 import type { Readiness } from '../http/ops-routes.ts'
 import { createServiceMetrics, type ServiceMetrics } from '../http/service-metrics.ts'
 import type { Clock } from '../lib/clock.ts'
@@ -47,7 +47,7 @@ export function serviceMetricsOf(engine: Engine): ServiceMetrics {
   return createServiceMetrics({
     creditBalances: async () => (await storage.read((r) => r.admin.listAccounts())).map((a) => ({ account: a.name, balance: a.balance })),
     databaseFiles: () => engine.sizes(),
-    version: pkg.version,
+    version: VERSION,
     startedAt: Date.now(),
     outboxDepth: () => storage.read((r) => r.webhooks.outboxDepth()),
   })
