@@ -4,22 +4,35 @@
 # and the docs (README.md and docs/ in /usr/share/doc/otpd, where `otpd --help`
 # points). Safe to run again (to upgrade): it replaces the binary, the unit and
 # the docs, and never touches an existing config, env file or database.
+# It runs from an unpacked release archive (everything beside it, the binary
+# as ./otpd; no Bun needed) or from a clone (scripts/install.sh, dist/otpd).
 #
-#   sudo scripts/install.sh                      # install on this machine
-#   DESTDIR=/tmp/pkg scripts/install.sh          # stage into a directory (packaging, tests)
-#   OTPD_BINARY=path/to/otpd scripts/install.sh  # another binary than dist/otpd (or --binary PATH)
+#   sudo ./install.sh                            # install on this machine
+#   DESTDIR=/tmp/pkg ./install.sh                # stage into a directory (packaging, tests)
+#   OTPD_BINARY=path/to/otpd ./install.sh        # another binary (or --binary PATH)
 #
 # With DESTDIR set nothing outside DESTDIR is changed: no user is created, no
 # owner set, no systemctl; the script prints what the operator must do instead.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-repo=$(dirname "$here")
-binary=${OTPD_BINARY:-$repo/dist/otpd}
-example=$repo/otp.config.example.toml
-unit=$here/otpd.service
-readme=$repo/README.md
-docs=$repo/docs
+# A release archive holds the files beside this script (docs/install.md); a
+# clone holds them one level up, with the unit beside it and the build in dist/.
+if [ -f "$here/otp.config.example.toml" ]; then
+  root=$here
+  binary=${OTPD_BINARY:-$root/otpd}
+  unit=$root/otpd.service
+  no_binary="the archive holds otpd beside install.sh"
+else
+  root=$(dirname "$here")
+  binary=${OTPD_BINARY:-$root/dist/otpd}
+  unit=$here/otpd.service
+  no_binary="run bun run build first"
+fi
+example=$root/otp.config.example.toml
+readme=$root/README.md
+docs=$root/docs
+where="run this script from an unpacked otpd release archive or a clone of the otpd repository"
 destdir=${DESTDIR:-}
 destdir=${destdir%/}
 
@@ -32,7 +45,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     --binary) [ $# -ge 2 ] || die "--binary needs a path"; binary=$2; shift 2 ;;
     --binary=*) binary=${1#--binary=}; shift ;;
-    -h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
@@ -40,12 +53,12 @@ done
 if [ -z "$destdir" ] && [ "$(id -u)" -ne 0 ]; then
   die "installing on this machine needs root: run it with sudo (or set DESTDIR=DIR to stage the files into DIR)"
 fi
-[ -f "$binary" ] || die "$binary does not exist: run bun run build first (or give another binary with --binary PATH)"
+[ -f "$binary" ] || die "$binary does not exist: $no_binary (or give another binary with --binary PATH)"
 [ -x "$binary" ] || die "$binary is not executable"
-[ -f "$example" ] || die "$example is missing: run this script from a clone of the otpd repository"
-[ -f "$unit" ] || die "$unit is missing: run this script from a clone of the otpd repository"
-[ -f "$readme" ] || die "$readme is missing: run this script from a clone of the otpd repository"
-[ -f "$docs/operating.md" ] || die "$docs is missing: run this script from a clone of the otpd repository"
+[ -f "$example" ] || die "$example is missing: $where"
+[ -f "$unit" ] || die "$unit is missing: $where"
+[ -f "$readme" ] || die "$readme is missing: $where"
+[ -f "$docs/operating.md" ] || die "$docs is missing: $where"
 
 user=otpd
 bin_path=/usr/local/bin/otpd
