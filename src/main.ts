@@ -33,6 +33,7 @@ const program = new Command('otpd')
       'scripts/install.sh; README.md and docs/ in the repository):\n' +
       '  api.md              the HTTP API: every endpoint, field, status, message and limit\n' +
       '  configuration.md    every config key with its default; OTPD_* environment variables\n' +
+      '  install.md          release archives, the container image, compose files, upgrades\n' +
       '  operating.md        install, systemd, every command, reload, logs, metrics, backups\n' +
       '  troubleshooting.md  errors at start and at run time, and their fixes\n' +
       '  delivery.md         SMTP, Twilio, Vonage and webhook providers; receipts\n' +

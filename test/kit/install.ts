@@ -17,7 +17,7 @@ export function install(env: Record<string, string>, ...args: string[]): Run {
   return installWith(SCRIPT, env, ...args)
 }
 
-/** An install.sh (a clone's, or an unpacked archive's) with only PATH and the given variables in its environment. */
+/** The installer `script` (scripts/install.sh, or an unpacked archive's copy) with only PATH and the given variables in its environment. */
 export function installWith(script: string, env: Record<string, string>, ...args: string[]): Run {
   const p = Bun.spawnSync(['bash', script, ...args], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, cwd: tmpdir() })
   return { code: p.exitCode ?? -1, stdout: p.stdout.toString(), stderr: p.stderr.toString() }

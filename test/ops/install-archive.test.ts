@@ -1,8 +1,8 @@
 /**
  * A release archive as scripts/release lays it out (scripts/packaging/archive.ts),
- * with a stub binary (no build needed): its files, and its install.sh run
- * from the unpacked directory with DESTDIR and without Bun, installing exactly
- * what the clone's install.sh installs. The real archives, built and
+ * with a stub binary (no build needed): its files, and its copy of
+ * scripts/install.sh run from the unpacked directory with DESTDIR and without
+ * Bun, installing exactly what the clone's installer installs. The real archives, built and
  * installed: scripts/release --check (docs/install.md#checking-a-release).
  */
 import { describe, expect, test } from 'bun:test'
