@@ -60,11 +60,12 @@ export async function buildRelease(version: string, targets: Target[], dir: stri
   return { version, dir, archives, sums }
 }
 
-function usage(problem: string): never {
-  console.error(`release: ${problem}
-usage: scripts/release VERSION [--target T]... [--out DIR]
+const USAGE = `usage: scripts/release VERSION [--target T]... [--out DIR]
        scripts/release --check [--keep DIR]
-targets: ${Object.keys(TARGETS).join(', ')} (all by default)`)
+targets: ${Object.keys(TARGETS).join(', ')} (all by default); see docs/install.md#building-a-release`
+
+function usage(problem: string): never {
+  console.error(`release: ${problem}\n${USAGE}`)
   process.exit(2)
 }
 
@@ -86,8 +87,10 @@ function parseArgs(argv: string[]): Args {
       if (!isTarget(t)) usage(`unknown target '${t}'`)
       a.targets.push(t)
     } else if (w === '--out' || w === '--keep') a.out = resolve(value())
-    else if (w === '-h' || w === '--help') usage('builds the release archives (docs/install.md)')
-    else if (w.startsWith('-')) usage(`unknown option '${w}'`)
+    else if (w === '-h' || w === '--help') {
+      console.log(`Builds the release archives and SHA256SUMS, or checks them.\n${USAGE}`)
+      process.exit(0)
+    } else if (w.startsWith('-')) usage(`unknown option '${w}'`)
     else if (a.version === undefined) a.version = releaseVersion(w) ?? usage(`'${w}' is not a version such as 1.2.0 or 1.2.0-rc.1`)
     else usage(`unexpected argument '${w}'`)
   }
