@@ -89,6 +89,8 @@ export function checkContainer(context: string, version: string, work: string): 
     } finally {
       Bun.spawnSync(['podman', 'rm', '-f', name])
     }
+    const tools = ['bun', 'node', 'npm', 'gcc', 'cc', 'make'].filter((t) => ['usr/bin', 'usr/local/bin'].some((d) => existsSync(join(rootfs, d, t))))
+    if (tools.length > 0) throw new Error(`the image holds build tools: ${tools.join(', ')}`)
     const script = join(import.meta.dir, 'container-run.sh')
     run([
       'unshare',
@@ -110,7 +112,7 @@ export function checkContainer(context: string, version: string, work: string): 
       '--',
       ...(c.Cmd ?? []),
     ])
-    return `built in ${built} s on ${base}; ${verdict(out, volume, uid, version)}`
+    return `built in ${built} s on ${base}, no build tools in it; ${verdict(out, volume, uid, version)}`
   } finally {
     Bun.spawnSync(['podman', 'rmi', '-f', image])
   }
