@@ -6,7 +6,9 @@
  * --version with that version (arm64 under qemu-user-static with Debian's
  * arm64 libc); that the x64 archive, unpacked in an empty directory,
  * installs with DESTDIR and no Bun, and that the installed binary serves,
- * creates a key and verifies a code; that the container image builds and
+ * creates a key and verifies a code; that the archive's walk-through as
+ * root works, in private namespaces (root-install-run.sh); that the
+ * container image builds and
  * runs as documented (container-check.ts). The compose files are checked by
  * the test suite (test/ops/compose.test.ts): Debian's podman-compose has no
  * `config` command.
@@ -99,6 +101,7 @@ function steps(r: Release, work: string): [string, () => Promise<string> | strin
     ['linux-x64-baseline --version', () => versionOf([join(unpacked('linux-x64-baseline'), 'otpd'), '--version'])],
     ['linux-arm64 --version under qemu', () => versionOf(['qemu-aarch64-static', '-L', ARM64_LIBC, join(unpacked('linux-arm64'), 'otpd'), '--version'])],
     ['install from the archive', () => installAndServe(r, work)],
+    ['install from the archive as root', () => installAsRoot(unpacked('linux-x64'), work)],
     ['container image', () => checkContainer(unpacked('linux-x64'), r.version, work)],
   ]
 }
@@ -120,6 +123,34 @@ async function installAndServe(r: Release, work: string): Promise<string> {
   const common = ['--config', join(dest, 'etc/otpd/otp.config.toml')]
   const done = await checkServe({ otpd: [join(dest, 'usr/local/bin/otpd')], common, env, cwd: empty, version: r.version, metricsToken })
   return `install.sh with DESTDIR, then the installed binary: ${done}`
+}
+
+/** What root-install-run.sh leaves, in the owners and modes docs/operating.md#install-on-a-vm gives. */
+const INSTALLED = [
+  'root:root 755 /usr/local/bin/otpd',
+  'otpd:otpd 750 /var/lib/otpd',
+  'otpd:otpd 600 /var/lib/otpd/otpd.db',
+  'otpd:otpd 600 /var/lib/otpd/otpd.secret',
+  'root:otpd 640 /etc/otpd/otp.config.toml',
+  'root:root 600 /etc/otpd/otpd.env',
+  'root:root 644 /etc/systemd/system/otpd.service',
+]
+
+/** The walk-through as root, in private namespaces (root-install-run.sh): install.sh, then keys, credits, serve as otpd. */
+function installAsRoot(archive: string, work: string): string {
+  if (process.getuid?.() !== 0) throw new Error('needs root (for the namespaces and install.sh)')
+  const dir = join(work, 'root-install')
+  const out = join(dir, 'out')
+  mkdirSync(out, { recursive: true })
+  run(['unshare', '--mount', '--net', '--propagation', 'private', 'bash', join(import.meta.dir, 'root-install-run.sh'), archive, dir, out])
+  const read = (f: string) => readFileSync(join(out, f), 'utf8')
+  if (!/"verified":true/.test(read('verify.json'))) throw new Error(`verify answered ${read('verify.json')}; serve printed:\n${read('serve.log')}`)
+  if (read('serve.rc').trim() !== '0') throw new Error(`serve exited with ${read('serve.rc').trim()} on SIGTERM`)
+  if (!read('credits.log').includes('1000')) throw new Error(`credits add printed ${read('credits.log')}`)
+  const files = read('files').trim().split('\n')
+  if (JSON.stringify(files) !== JSON.stringify(INSTALLED)) throw new Error(`installed ${files.join('; ')}`)
+  const user = /install\.sh: (created system user otpd|system user otpd exists)/.exec(read('install.log'))?.[1] ?? 'no word of the otpd user'
+  return `sudo ./install.sh (${user}), then as otpd: keys create, credits add, serve, send, verify, stop; owners and modes as documented`
 }
 
 /** Builds the archives into `keep` (else a temporary directory, removed after) and checks them; the exit code. */
