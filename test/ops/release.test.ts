@@ -1,7 +1,7 @@
 /**
- * scripts/release's pieces that need no build (scripts/packaging/): the
+ * scripts/release's pieces that need no compile (scripts/packaging/): the
  * version it accepts, the compile command it derives from package.json's
- * build script, and archives packed the same way twice with a SHA256SUMS that
+ * build script, the version that command's --define builds in, and archives packed the same way twice with a SHA256SUMS that
  * sha256sum checks. Building and checking the real archives:
  * scripts/release --check (docs/install.md#checking-a-release).
  */
@@ -34,6 +34,21 @@ test("the compile command is package.json's build with the target, the version a
   ])
   // The worker entry points are compiled in, as in `bun run build`.
   expect(cmd).toContain('src/store/sqlite/checkpoint-worker.ts')
+})
+
+test("the version built in is the release's, and package.json's without one", async () => {
+  const dir = tempDir('otpd-version-')
+  const entry = join(dir, 'print.ts')
+  writeFileSync(entry, `import { VERSION } from '${join(import.meta.dir, '..', '..', 'src', 'lib', 'version.ts')}'\nconsole.log(VERSION)\n`)
+  const printed = (...define: string[]) => {
+    const out = join(dir, 'print.js')
+    const b = Bun.spawnSync(['bun', 'build', entry, '--target=bun', ...define, '--outfile', out])
+    expect(b.exitCode).toBe(0)
+    return Bun.spawnSync(['bun', out]).stdout.toString().trim()
+  }
+  const defined = buildCommand('linux-x64', '9.8.7-rc.1', 'x').find((a) => a.startsWith('--define=')) as string
+  expect(printed(defined)).toBe('9.8.7-rc.1')
+  expect(printed()).toBe(pkg.version)
 })
 
 describe.skipIf(process.platform !== 'linux')('packing', () => {
