@@ -21,6 +21,7 @@ import {
   EVENT_ROWS,
   endpointRoom,
   endpointTried,
+  endpointTriedChanges,
   hasDueSql,
   NO_ENDPOINT_LIMIT,
   storedEventTypes,
@@ -57,9 +58,11 @@ const LEASE = `WITH picked AS (
   )
   SELECT ${CLAIMED_COLUMNS}
   FROM leased d JOIN events e ON e.seq = d.event_seq JOIN webhook_endpoints w ON w.id = d.endpoint_id`
-/** PostgreSQL's own: the outcome and the endpoint's run of failures in one statement (one round trip); counts 1 when recorded. */
-const FINISH = `WITH f AS (${SHARED.finish} RETURNING endpoint_id)
-  ${endpointTried(POSTGRES, '$4', '$9', '$8')} WHERE id = (SELECT endpoint_id FROM f)`
+/** PostgreSQL's own: the outcome and the endpoint's run of failures in one statement (one round trip); `n` is 1 when recorded. */
+const FINISH = `WITH f AS (${SHARED.finish} RETURNING endpoint_id), e AS (
+    ${endpointTried(POSTGRES, '$4', '$9', '$8')} WHERE id = (SELECT endpoint_id FROM f) AND ${endpointTriedChanges('$4')}
+  )
+  SELECT count(*) AS n FROM f`
 const HAS_DUE = hasDueSql()
 
 export class PgWebhookRepo implements WebhookRepo {
@@ -134,7 +137,7 @@ export class PgWebhookRepo implements WebhookRepo {
 
   async finish(r: DeliveryResult): Promise<boolean> {
     const params = [r.eventSeq, r.endpointId, r.owner, r.status, r.attempts, r.nextAt, r.error, r.at, r.startedAt ?? r.at]
-    return (await this.tx.run(FINISH, params)) === 1
+    return num((await this.tx.q(FINISH, params))[0]!.n) === 1
   }
 
   async outboxDepth(): Promise<number> {

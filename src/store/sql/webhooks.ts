@@ -73,6 +73,11 @@ export function endpointTried(d: Dialect, status: string, started: string, at: s
       paused_until = CASE WHEN ${ok} THEN NULL WHEN ${pausing} THEN ${at} + ${pause} ELSE paused_until END`
 }
 
+/** The rows endpointTried changes: a success of an endpoint with no failure and no pause changes nothing, and is not written (most tries). */
+export function endpointTriedChanges(status: string): string {
+  return `NOT (${status} = 'delivered' AND failures = 0 AND paused_until IS NULL)`
+}
+
 /** The columns of a claimed delivery: `d` the delivery, `e` its event, `w` its endpoint. */
 export const CLAIMED_COLUMNS = 'd.event_seq, d.endpoint_id, e.id AS event_id, e.body, w.url, w.secret, w.prev_secret, w.rotated_at, d.attempts, d.first_at'
 
@@ -111,7 +116,7 @@ export function webhookSql(d: Dialect) {
     finish: `UPDATE event_deliveries SET status = $4, attempts = $5, next_at = $6, last_error = $7, updated_at = $8, lease_until = NULL, lease_owner = NULL
       WHERE event_seq = $1 AND endpoint_id = $2 AND lease_owner = $3 AND status = 'pending'`,
     /** The endpoint $1's record of a try (endpointTried). */
-    endpointTried: `${endpointTried(d, '$2', '$3', '$4')} WHERE id = $1`,
+    endpointTried: `${endpointTried(d, '$2', '$3', '$4')} WHERE id = $1 AND ${endpointTriedChanges('$2')}`,
     outboxDepth: `SELECT count(*) AS n FROM event_deliveries WHERE status = 'pending'`,
   } as const
 }
