@@ -119,6 +119,7 @@ test('an endpoint that keeps failing is paused on its own, then probed one deliv
   expect(await deliverEvents(h)).toBe(2)
   expect(fine.received).toHaveLength(2)
   expect(failing.received).toHaveLength(8)
+  expect(await h.server.metrics.render()).toContain('otpd_webhook_endpoints_failing 1\n')
   // The pause over: one probe, which fails and pauses it for 60 s.
   h.clock.advance(30_000)
   expect(await deliverEvents(h)).toBe(1)
@@ -131,4 +132,5 @@ test('an endpoint that keeps failing is paused on its own, then probed one deliv
   expect(new Set(failing.received.map((r) => r.id)).size).toBe(11)
   const events = await h.server.webhooks.events({ limit: 100 })
   expect(events.every((e) => e.status === 'delivered')).toBe(true)
+  expect(await h.server.metrics.render()).toContain('otpd_webhook_endpoints_failing 0\n')
 })

@@ -102,4 +102,6 @@ export interface WebhookRepo {
   finish(r: DeliveryResult): Promise<boolean>
   /** Deliveries pending (the outbox depth). */
   outboxDepth(): Promise<number>
+  /** Endpoints that failed PAUSE_AFTER_FAILURES tries in a row or more: paused, or tried one at a time (otp/endpoint-turns.ts). */
+  failingEndpoints(): Promise<number>
 }

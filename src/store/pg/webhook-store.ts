@@ -143,4 +143,8 @@ export class PgWebhookRepo implements WebhookRepo {
   async outboxDepth(): Promise<number> {
     return num((await this.tx.q(SHARED.outboxDepth))[0]!.n)
   }
+
+  async failingEndpoints(): Promise<number> {
+    return num((await this.tx.q(SHARED.failingEndpoints))[0]!.n)
+  }
 }

@@ -155,4 +155,8 @@ export class SqliteWebhookRepo implements WebhookRepo {
   async outboxDepth(): Promise<number> {
     return num(this.q.outboxDepth.get()!.n)
   }
+
+  async failingEndpoints(): Promise<number> {
+    return num(this.q.failingEndpoints.get()!.n)
+  }
 }
