@@ -232,7 +232,6 @@ export const eventDeliveries = pgTable(
   },
   (t) => [
     uniqueIndex('event_deliveries_key').on(t.eventSeq, t.endpointId),
-    index('event_deliveries_due').on(t.nextAt).where(sql`${t.status} = 'pending'`),
     index('event_deliveries_endpoint_due').on(t.endpointId, t.nextAt).where(sql`${t.status} = 'pending'`),
     index('event_deliveries_leased').on(t.endpointId, t.leaseUntil).where(sql`${t.leaseUntil} IS NOT NULL`),
     index('event_deliveries_status').on(t.status, t.eventSeq),

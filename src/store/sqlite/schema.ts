@@ -271,7 +271,6 @@ export const eventDeliveries = sqliteTable(
   },
   (t) => [
     uniqueIndex('event_deliveries_key').on(t.eventSeq, t.endpointId),
-    index('event_deliveries_due').on(t.nextAt).where(sql`${t.status} = 'pending'`),
     // The claim takes each endpoint's due deliveries in turn, and counts its leases.
     index('event_deliveries_endpoint_due').on(t.endpointId, t.nextAt).where(sql`${t.status} = 'pending'`),
     index('event_deliveries_leased').on(t.endpointId, t.leaseUntil).where(sql`${t.leaseUntil} IS NOT NULL`),

@@ -1,3 +1,4 @@
+DROP INDEX "event_deliveries_due";--> statement-breakpoint
 ALTER TABLE "webhook_endpoints" ADD COLUMN "failures" integer DEFAULT 0 NOT NULL;--> statement-breakpoint
 ALTER TABLE "webhook_endpoints" ADD COLUMN "paused_until" bigint;--> statement-breakpoint
 ALTER TABLE "webhook_endpoints" ADD COLUMN "pause_ms" integer DEFAULT 0 NOT NULL;--> statement-breakpoint
