@@ -7,6 +7,7 @@
  * at a time, while other endpoints are served.
  */
 import { expect, test } from 'bun:test'
+import { resolveConfig } from '../../src/app/load-config.ts'
 import { afterTest } from '../kit/cleanup.ts'
 import { deliverEvents } from '../kit/events.ts'
 import { harnessPerTest, type Harness, TEST } from '../kit/harness.ts'
@@ -14,10 +15,8 @@ import { waitFor } from '../kit/wait-for.ts'
 import { receiverPerTest } from '../kit/webhook-receiver.ts'
 
 const big = 1_000_000
-const start = harnessPerTest({
-  credits: 1000,
-  config: { limits: { recipient_per_minute: big, recipient_per_hour: big, recipient_per_day: big }, events: { max_in_flight: 16, endpoint_max_in_flight: 4 } },
-})
+const limits = { recipient_per_minute: big, recipient_per_hour: big, recipient_per_day: big }
+const start = harnessPerTest({ credits: 1000, config: { limits, events: { max_in_flight: 16, endpoint_max_in_flight: 4 } } })
 const receiver = receiverPerTest()
 
 /** A second account, `acme`, with its own key: its sends go to a test recipient (no credit). */
@@ -68,14 +67,15 @@ test("while one account's endpoint never answers, another account's events arriv
   await h.server.events.stop()
 }, 20_000)
 
-/** A receiver that holds each request `ms` ms, counting how many it holds at once (the most, over its life). */
+/** A receiver that holds each request `ms` ms, counting how many it holds at once (the most, since `most` was last set). */
 function countingReceiver(ms: number) {
-  const seen = { now: 0, most: 0, ids: [] as string[] }
+  const seen = { now: 0, most: 0, ids: [] as string[], paths: new Set<string>() }
   const server = Bun.serve({
     hostname: '127.0.0.1',
     port: 0,
     async fetch(req) {
       seen.ids.push(req.headers.get('webhook-id') ?? '')
+      seen.paths.add(new URL(req.url).pathname)
       seen.most = Math.max(seen.most, ++seen.now)
       await Bun.sleep(ms)
       seen.now--
@@ -133,4 +133,26 @@ test('an endpoint that keeps failing is paused on its own, then probed one deliv
   const events = await h.server.webhooks.events({ limit: 100 })
   expect(events.every((e) => e.status === 'delivered')).toBe(true)
   expect(await h.server.metrics.render()).toContain('otpd_webhook_endpoints_failing 0\n')
+})
+
+test("the process's slots bound every endpoint together, and a reload's limits apply to the next pass", async () => {
+  const events = { max_in_flight: 5, endpoint_max_in_flight: 4 }
+  const h = await start({ config: { limits, events } })
+  const rx = countingReceiver(50)
+  for (const i of [1, 2, 3]) await h.server.webhooks.add({ url: `${rx.url}/${i}` })
+  await h.server.events.scanExpired(true)
+  await sends(h, 8, 0)
+  expect(await deliverEvents(h)).toBe(24)
+  expect(rx.seen.paths.size).toBe(3)
+  expect(rx.seen.most).toBe(5)
+  const next = { limits, fraud: { mode: 'off' }, events: { max_in_flight: 100, endpoint_max_in_flight: 1 } }
+  const db = { path: h.dbPath, ...(h.databaseUrl ? { url: h.databaseUrl } : {}) }
+  expect(h.server.reload(resolveConfig({ ...next, database: db, server: h.databaseUrl ? { secret: h.server.config.server.secret } : {} }))).toEqual([])
+  rx.seen.most = 0
+  await sends(h, 8, 100)
+  expect(await deliverEvents(h)).toBe(24)
+  expect(rx.seen.most).toBe(3)
+  // Each of the 16 events once to each of the 3 endpoints.
+  expect(rx.seen.ids).toHaveLength(48)
+  expect(new Set(rx.seen.ids).size).toBe(16)
 })
