@@ -6,9 +6,8 @@
  * One sender at a time across nodes: `claim` takes the claim's lock
  * (store/pg/locks.ts), so claims run one at a time and each counts the
  * leases the last one committed (an endpoint's limit holds across nodes), reads each
- * endpoint's due rows `FOR UPDATE SKIP LOCKED` (a row a replay or a
- * removal holds is skipped), picks them in fair turns (store/sql/fair-turns.ts)
- * and leases those picked; `finish` records an outcome only while its owner
+ * endpoint's due rows, picks them in fair turns (store/sql/fair-turns.ts)
+ * and leases those picked that are still due; `finish` records an outcome only while its owner
  * still holds the lease, with the endpoint's run of failures in the same statement.
  */
 import type { DeliveryResult, DueDelivery, EndpointRow, EventDeliveryStatus, EventRow, EventType, WebhookRepo } from '../../otp/ports/index.ts'
@@ -40,21 +39,26 @@ const FIND_EVENT = `${EVENT_ROWS} WHERE e.id = $1) x`
 const LOCK_EVENT = 'SELECT 1 FROM events WHERE seq = $1 FOR UPDATE'
 /**
  * PostgreSQL's own: each endpoint's due rows with room ($1 now, $2 the
- * endpoint limit, $3 the claim's), read per endpoint along its index and
- * locked, skipping those another transaction holds.
+ * endpoint limit, $3 the claim's), read per endpoint along its index. Not
+ * locked: only those picked are, by LEASE.
  */
 const CANDIDATES = `SELECT r.account_id, c.event_seq, c.endpoint_id, c.next_at FROM (${endpointRoom()}) r
   CROSS JOIN LATERAL (
     SELECT d.event_seq, d.endpoint_id, d.next_at FROM event_deliveries d WHERE d.endpoint_id = r.id AND ${DUE}
-    ORDER BY d.next_at LIMIT greatest(least(r.room, $3), 0) FOR UPDATE SKIP LOCKED
+    ORDER BY d.next_at LIMIT greatest(least(r.room, $3), 0)
   ) c`
-/** PostgreSQL's own: the rows picked ($3, a JSON array of [event_seq, endpoint_id]) leased, and read with their event and endpoint, in one statement. */
+/**
+ * PostgreSQL's own: the rows picked ($4, a JSON array of [event_seq,
+ * endpoint_id]) leased if still due at $1 (a replay or a removal that held
+ * one meanwhile is waited for, and the row checked again), and read with
+ * their event and endpoint, in one statement.
+ */
 const LEASE = `WITH picked AS (
-    SELECT (x->>0)::bigint AS event_seq, (x->>1)::integer AS endpoint_id FROM jsonb_array_elements(CAST(CAST($3 AS text) AS jsonb)) x
+    SELECT (x->>0)::bigint AS event_seq, (x->>1)::integer AS endpoint_id FROM jsonb_array_elements(CAST(CAST($4 AS text) AS jsonb)) x
   ), leased AS (
-    UPDATE event_deliveries l SET lease_until = $1, lease_owner = $2 FROM picked p
-    WHERE l.event_seq = p.event_seq AND l.endpoint_id = p.endpoint_id
-    RETURNING l.event_seq, l.endpoint_id, l.attempts, l.first_at, l.next_at
+    UPDATE event_deliveries d SET lease_until = $2, lease_owner = $3 FROM picked p
+    WHERE d.event_seq = p.event_seq AND d.endpoint_id = p.endpoint_id AND ${DUE}
+    RETURNING d.event_seq, d.endpoint_id, d.attempts, d.first_at, d.next_at
   )
   SELECT ${CLAIMED_COLUMNS}
   FROM leased d JOIN events e ON e.seq = d.event_seq JOIN webhook_endpoints w ON w.id = d.endpoint_id`
@@ -129,7 +133,8 @@ export class PgWebhookRepo implements WebhookRepo {
     const candidates = rows.map((r) => ({ eventSeq: num(r.event_seq), endpointId: num(r.endpoint_id), accountId: num(r.account_id), nextAt: num(r.next_at) }))
     const picked = pickFair(candidates, limit)
     if (picked.length === 0) return []
-    const leased = (await this.tx.q(LEASE, [leaseUntil, owner, JSON.stringify(picked.map((c) => [c.eventSeq, c.endpointId]))])).map(toDueDelivery)
+    const keys = JSON.stringify(picked.map((c) => [c.eventSeq, c.endpointId]))
+    const leased = (await this.tx.q(LEASE, [now, leaseUntil, owner, keys])).map(toDueDelivery)
     // In the order picked.
     const at = new Map(picked.map((c, i) => [`${c.eventSeq}:${c.endpointId}`, i]))
     return leased.sort((a, b) => at.get(`${a.eventSeq}:${a.endpointId}`)! - at.get(`${b.eventSeq}:${b.endpointId}`)!)

@@ -6,8 +6,9 @@
  *
  * Each engine keeps its own look-up of an event by id (SQLite's ids name
  * their row, PostgreSQL's are found through an index of ids) and its own
- * claim (PostgreSQL's picks rows `FOR UPDATE SKIP LOCKED`, so nodes claiming
- * at once take different rows; SQLite's single writer needs no lock).
+ * claim (PostgreSQL's claims run one at a time under a lock of their own, so
+ * nodes claiming at once take different rows and count each other's leases;
+ * SQLite's single writer needs no lock).
  */
 import { FIRST_PAUSE_MS, MAX_PAUSE_MS, PAUSE_AFTER_FAILURES, PROBE_IN_FLIGHT } from '../../otp/endpoint-turns.ts'
 import type { DueDelivery, EndpointRow, EventRow, EventType } from '../../otp/ports/index.ts'
