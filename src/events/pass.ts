@@ -67,7 +67,7 @@ class DeliveryPass {
       // A write that would only lease is read for first: the claim's read costs no write when nothing is due.
       if (this.done.length === 0 && claim > 0 && !fresh) {
         const endedBefore = this.ended
-        if (!(await this.hasDue())) {
+        if (!(await this.hasDueMeanwhile())) {
           // A try that ended during the read freed a slot the read did not see.
           this.mayClaim = this.ended !== endedBefore
           continue
@@ -87,6 +87,15 @@ class DeliveryPass {
   private hasDue(): Promise<boolean> {
     const { d } = this
     return d.storage.read((r) => r.webhooks.hasDue(d.clock.now(), d.perEndpoint))
+  }
+
+  /** hasDue during the pass: a failed read leases nothing more, and the tries in flight are still recorded. */
+  private async hasDueMeanwhile(): Promise<boolean> {
+    return this.hasDue().catch((err: unknown) => {
+      this.broken = true
+      this.d.logger.warn('could not read the due webhook deliveries; the next pass tries again', { error: err instanceof Error ? err.message : String(err) })
+      return false
+    })
   }
 
   /** Records the tries that ended, in endpoint order (PostgreSQL locks their endpoints' rows in one order), and leases up to `claim` more. */
