@@ -36,6 +36,7 @@ import { fill, type FillResult } from './bench-fill.ts'
 import { buildRef } from './bench-ref.ts'
 import { measureNodes, printDatabases, spreadThreads, startPgSeeded, type DatabaseRow, type PgVia } from './bench-pg.ts'
 import { meanRun, printBaseline, printCompare, printFill, type Endpoint, type OtpdRun } from './bench-report.ts'
+import { benchEvents, printEvents } from './bench-events.ts'
 
 const { values: opt } = parseArgs({
   options: {
@@ -64,6 +65,10 @@ const { values: opt } = parseArgs({
     'pool-size': { type: 'string', default: '10' },
     keys: { type: 'string', default: '1' },
     out: { type: 'string', default: 'bench-results.json' },
+    // Event delivery to slow endpoints (scripts/perf/bench-events.ts).
+    'endpoint-latency': { type: 'string' },
+    'event-accounts': { type: 'string', default: '1' },
+    'event-rate': { type: 'string', default: '100' },
     help: { type: 'boolean', default: false },
   },
 })
@@ -73,6 +78,7 @@ if (opt.help) {
                     [--duration S] [--warmup S] [--connections N] [--threads N] [--modes FULL,NORMAL]
                     [--endpoints verify,send] [--seed N] [--pace MS] [--server-cpus LIST --client-cpus LIST]
                     [--features-off] [--binary dist/otpd] [--no-build] [--out bench-results.json]
+       scripts/bench --endpoint-latency MS|never [--event-accounts N] [--event-rate R] [--duration S]
 
 Without --compare: otpd (--binary, built first unless --no-build) against a bare Bun.serve baseline.
 Every run warms up in --warmup S steps until, in one step, the JIT's compiler threads took under 5 %
@@ -104,6 +110,11 @@ of the server's CPU (at most 90 s), then is measured for --duration S.
            what a feature switched off costs (docs/benchmarks.md#a-feature-that-is-off)
 --pace MS: each connection waits MS ms after every answer before its next request, so the load
            stays below saturation. 0, the default: as fast as the server answers
+--endpoint-latency MS: event delivery instead: --event-accounts N accounts (default 1), each with a webhook
+           endpoint that answers after MS ms (never: not at all), emit --event-rate R events/s each
+           (default 100) for --duration S, and another account 10 events/s to an endpoint that answers at
+           once; prints events/s delivered, each side's delivery latency p50/p99, the Little's-law bound
+           and RSS (docs/benchmarks.md#slow-webhook-endpoints)
 --server-cpus LIST, --client-cpus LIST: taskset CPU lists. The servers (all their threads) run on the
            first, wrk and this script on the second. Both or neither. Default: no pinning`)
   process.exit(0)
@@ -406,6 +417,26 @@ async function databases() {
 
 // ---------------------------------------------------------------- main
 
+/** `--endpoint-latency MS`: event delivery to slow endpoints (scripts/perf/bench-events.ts). */
+async function endpointLatency(latency: string): Promise<void> {
+  const report = await benchEvents(
+    {
+      binary,
+      scratch,
+      metricsToken: otpd.metricsToken,
+      serverCpus: otpd.serverCpus,
+      latencyMs: latency === 'never' ? null : int('endpoint-latency', latency, 0),
+      accounts: int('event-accounts', opt['event-accounts'], 1),
+      rate: int('event-rate', opt['event-rate'], 1),
+      durationS: int('duration', opt.duration, 1),
+    },
+    log,
+  )
+  writeFileSync(resolve(process.cwd(), opt.out), JSON.stringify({ date: new Date().toISOString(), events: report }, null, 2) + '\n')
+  printEvents(report)
+  console.log(`figures written to ${opt.out}`)
+}
+
 async function main() {
   if (load.clientCpus !== undefined) {
     // This script drains the servers' output and seeds over HTTP: it is load-side work.
@@ -417,6 +448,7 @@ async function main() {
     const b = Bun.spawnSync(['bun', 'run', 'build'], { cwd: ROOT, stdout: 'ignore', stderr: 'pipe' })
     if (b.exitCode !== 0) throw new Error(`build failed: ${b.stderr.toString()}`)
   }
+  if (opt['endpoint-latency'] !== undefined) return endpointLatency(opt['endpoint-latency'])
   if (opt['compare-ref'] !== undefined) refBinary = buildRef(ROOT, opt['compare-ref'], log)
   const mb = (f: string) => round1(statSync(f).size / 1024 / 1024)
   const report: Record<string, unknown> = {

@@ -83,6 +83,7 @@ export async function buildServer(config: Config, opts: ServerOptions = {}): Pro
     sealer: core.sealer,
     post: opts.postEvent,
     onOutcome: (o) => metrics.webhookDelivery(o),
+    settings: () => ({ maxInFlight: inForce.config.events.max_in_flight, endpointMaxInFlight: inForce.config.events.endpoint_max_in_flight }),
   })
   // Restart-only (reload.ts): receipt URLs handed out must keep working.
   const publicUrl = publicUrlBase(config.server.public_url)

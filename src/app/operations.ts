@@ -50,6 +50,7 @@ export function serviceMetricsOf(engine: Engine): ServiceMetrics {
     version: VERSION,
     startedAt: Date.now(),
     outboxDepth: () => storage.read((r) => r.webhooks.outboxDepth()),
+    failingEndpoints: () => storage.read((r) => r.webhooks.failingEndpoints()),
   })
 }
 

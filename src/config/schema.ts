@@ -66,6 +66,17 @@ export const RetentionConfig = T.Object({ days: T.Integer({ minimum: 1, maximum:
 /** Idempotency-Key records (docs/api.md#idempotency-keys) are kept this long after the first request. */
 export const IdempotencyConfig = T.Object({ retention_hours: T.Integer({ minimum: 1, maximum: 8_760, default: 24 }) }, strict)
 
+/** The event delivery loop (docs/events.md#fair-turns-and-slow-endpoints); read at each pass, so a reload applies. */
+export const EventsConfig = T.Object(
+  {
+    /** Deliveries in flight in one process, every endpoint together. */
+    max_in_flight: count(256, 4096),
+    /** Deliveries in flight to one endpoint, every process and node together. */
+    endpoint_max_in_flight: count(64, 4096),
+  },
+  strict,
+)
+
 export const DeliveryConfig = T.Object({ timeout_ms: T.Integer({ minimum: 100, maximum: 300_000, default: 10_000 }) }, strict)
 
 export const ChannelsConfig = T.Object(
@@ -168,6 +179,7 @@ export const Config = T.Object(
     retention: RetentionConfig,
     idempotency: IdempotencyConfig,
     delivery: DeliveryConfig,
+    events: EventsConfig,
     channels: ChannelsConfig,
     providers: ProvidersConfig,
     logging: LoggingConfig,

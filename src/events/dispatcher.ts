@@ -1,37 +1,37 @@
 /**
- * The delivery loop of the event outbox (docs/api.md#events), started by `otpd
- * serve`. Each pass leases the due deliveries in a write transaction (one sender
- * at a time across processes and nodes), POSTs them signed afresh (same
- * `webhook-id`, new `webhook-timestamp`), and records each outcome, if it still
- * holds the lease, in the write that leases the next batch: one commit's wait a
- * batch. At least once: a sender killed before the record leaves a lease that
- * runs out, and the delivery goes again; a lease outlasts the request timeout.
- * The schedule reads the injected clock; only the pause between passes is a timer.
+ * The delivery loop of the event outbox (docs/api.md#events,
+ * docs/events.md#how-delivery-works), started by `otpd serve`. Each pass
+ * (events/pass.ts) leases due deliveries in fair turns in a write transaction
+ * (one sender at a time across processes and nodes), POSTs them signed afresh
+ * (same `webhook-id`, new `webhook-timestamp`), and records each outcome, if
+ * it still holds the lease, in the write that leases the next ones. At least
+ * once: a sender killed before the record leaves a lease that runs out, and
+ * the delivery goes again; a lease outlasts the request timeout. The schedule
+ * reads the injected clock; only the pauses between claims are timers.
  */
 import type { Clock } from '../lib/clock.ts'
 import type { Logger } from '../lib/logger.ts'
 import { reportExpired } from '../otp/events.ts'
-import type { DeliveryResult, DueDelivery, Storage } from '../otp/ports/index.ts'
-import { ROTATION_OVERLAP_MS, type SecretSealer } from '../otp/webhooks.ts'
-import { EVENT_TIMEOUT_MS, postEvent, type PostEvent, type PostResult } from './post.ts'
-import { nextTry } from './schedule.ts'
-import { signedHeaders } from './sign.ts'
+import type { Storage } from '../otp/ports/index.ts'
+import type { SecretSealer } from '../otp/webhooks.ts'
+import type { Attempt, DeliveryOutcome } from './attempt.ts'
+import { deliverDue, POLL_MS, type Slots } from './pass.ts'
+import type { PostEvent } from './post.ts'
 
-/** Longer than a request can take, with room for the record's transaction. */
-export const LEASE_MS = EVENT_TIMEOUT_MS + 5_000
-/** Deliveries leased per pass (they are sent concurrently). */
-const BATCH = 32
-const PASS_EVERY_MS = 1_000
+export type { DeliveryOutcome } from './attempt.ts'
+export { LEASE_MS } from './pass.ts'
 /** Expiries are reported within 2 min of expires_at: a scan every 30 s keeps well inside. */
 const EXPIRY_SCAN_EVERY_MS = 30_000
 
-export type DeliveryOutcome = 'delivered' | 'retry' | 'failed'
-
-interface Attempt {
-  eventId: string
-  outcome: DeliveryOutcome
-  result: DeliveryResult
+/** `[events]` (docs/configuration.md#events): read at each pass, so a reload applies to the next. */
+export interface EventSettings {
+  /** Tries in flight in this process, all endpoints together. */
+  maxInFlight: number
+  /** Tries in flight to one endpoint, all processes together. */
+  endpointMaxInFlight: number
 }
+
+export const DEFAULT_EVENT_SETTINGS: EventSettings = { maxInFlight: 256, endpointMaxInFlight: 64 }
 
 export interface DispatcherDeps {
   storage: Storage
@@ -41,94 +41,40 @@ export interface DispatcherDeps {
   post?: PostEvent
   random?: () => number
   onOutcome?: (outcome: DeliveryOutcome) => void
+  settings?: () => EventSettings
 }
 
 export class EventDispatcher {
   private timer: ReturnType<typeof setTimeout> | undefined
   private running = false
-  /** Set by stop(): a pass under way leases no further batch. */
+  /** Set by stop(): a pass under way leases nothing more. */
   private stopping = false
   private current: Promise<unknown> = Promise.resolve()
   private lastExpiryScan = -Infinity
+  private readonly slots: Slots = { max: DEFAULT_EVENT_SETTINGS.maxInFlight, used: 0 }
 
   constructor(private readonly d: DispatcherDeps) {}
 
   /**
-   * One pass: every due delivery is leased, tried once and recorded, batch
-   * after batch until none is due. A batch's outcomes are recorded in the
-   * same transaction that leases the next batch, so a batch costs one write
-   * and one commit's wait. Returns how many were tried.
+   * One pass: due deliveries are leased, tried and recorded, each freed slot
+   * filled again, until nothing is in flight and nothing more is due.
+   * Returns how many were tried.
    */
-  async deliverDue(): Promise<number> {
-    const { d } = this
-    if (!(await d.storage.read((r) => r.webhooks.hasDue(d.clock.now())))) return 0
-    let owner = crypto.randomUUID()
-    let due = await d.storage.write((r) => r.webhooks.claim(d.clock.now(), d.clock.now() + LEASE_MS, owner, BATCH))
-    let tried = 0
-    while (due.length > 0) {
-      const results = await Promise.all(due.map((x) => this.attempt(x, owner)))
-      tried += due.length
-      const nextOwner = crypto.randomUUID()
-      const more = due.length === BATCH && !this.stopping
-      const out = await d.storage
-        .write(async (r) => {
-          const recorded: boolean[] = []
-          for (const x of results) recorded.push(await r.webhooks.finish(x.result))
-          const next = more ? await r.webhooks.claim(d.clock.now(), d.clock.now() + LEASE_MS, nextOwner, BATCH) : []
-          return { recorded, next }
-        })
-        .catch((err: unknown) => {
-          // The leases run out and the deliveries are tried again: at least once.
-          for (const x of results)
-            d.logger.error('could not record a webhook delivery; it will be sent again', {
-              event: x.eventId,
-              error: err instanceof Error ? err.message : String(err),
-            })
-          return { recorded: results.map(() => false), next: [] }
-        })
-      results.forEach((x, i) => {
-        if (out.recorded[i]) this.report(x)
-      })
-      owner = nextOwner
-      due = out.next
-      // A long backlog still gets its expiries reported on time.
-      if (due.length > 0) await this.scanExpired()
-    }
-    return tried
-  }
-
-  /** One try of a leased delivery: its outcome, to be recorded while `owner` holds the lease. */
-  private async attempt(x: DueDelivery, owner: string): Promise<Attempt> {
-    const { d } = this
-    const now = d.clock.now()
-    let result: PostResult
-    try {
-      const secrets = [d.sealer.open(x.secret)]
-      if (x.prevSecret !== null && x.rotatedAt !== null && now < x.rotatedAt + ROTATION_OVERLAP_MS) secrets.push(d.sealer.open(x.prevSecret))
-      result = await (d.post ?? postEvent)(x.url, signedHeaders(secrets, x.eventId, Math.floor(now / 1000), x.body), x.body)
-    } catch (err) {
-      // A secret that cannot be opened: a failed try like any other, on the same schedule.
-      result = { ok: false, error: err instanceof Error ? err.message : String(err) }
-    }
-    const at = d.clock.now()
-    const attempts = x.attempts + 1
-    const next = result.ok ? null : nextTry(attempts, at, x.firstAt, (d.random ?? Math.random)())
-    const outcome: DeliveryOutcome = result.ok ? 'delivered' : next === null ? 'failed' : 'retry'
-    const error = result.ok ? null : result.error
-    return {
-      eventId: x.eventId,
-      outcome,
-      result: {
-        eventSeq: x.eventSeq,
-        endpointId: x.endpointId,
-        owner,
-        status: outcome === 'retry' ? 'pending' : outcome,
-        attempts,
-        nextAt: next ?? at,
-        error,
-        at,
+  deliverDue(): Promise<number> {
+    const settings = this.d.settings?.() ?? DEFAULT_EVENT_SETTINGS
+    this.slots.max = settings.maxInFlight
+    return deliverDue({
+      ...this.d,
+      slots: this.slots,
+      perEndpoint: settings.endpointMaxInFlight,
+      stopping: () => this.stopping,
+      report: (a) => this.report(a),
+      // A long pass still gets its expiries reported on time.
+      meanwhile: async (startedAt) => {
+        if (this.d.clock.now() - startedAt < EXPIRY_SCAN_EVERY_MS) return
+        await this.scanExpired().catch((err: unknown) => this.logFailure(err))
       },
-    }
+    })
   }
 
   /** Counts and logs a recorded outcome. */
@@ -150,7 +96,11 @@ export class EventDispatcher {
     return reportExpired(this.d.storage, this.d.clock)
   }
 
-  /** Runs passes until stop(); a failed pass is logged and the next one comes anyway. */
+  private logFailure(err: unknown): void {
+    this.d.logger.error('webhook delivery pass failed', { error: err instanceof Error ? err.message : String(err) })
+  }
+
+  /** Runs passes until stop(), POLL_MS apart; a failed pass is logged and the next one comes anyway. */
   start(): void {
     if (this.running) return
     this.running = true
@@ -160,19 +110,19 @@ export class EventDispatcher {
         await this.scanExpired()
         await this.deliverDue()
       } catch (err) {
-        this.d.logger.error('webhook delivery pass failed', { error: err instanceof Error ? err.message : String(err) })
+        this.logFailure(err)
       }
     }
     const loop = () => {
       if (!this.running) return
       this.current = pass().finally(() => {
-        if (this.running) this.timer = setTimeout(loop, PASS_EVERY_MS)
+        if (this.running) this.timer = setTimeout(loop, POLL_MS)
       })
     }
     loop()
   }
 
-  /** Stops the passes and waits for the one under way (its requests end within their timeout). */
+  /** Stops the passes and waits for the one under way (its requests end within their timeout, and are recorded). */
   async stop(): Promise<void> {
     this.running = false
     this.stopping = true

@@ -21,6 +21,8 @@ export interface MetricsSources {
   startedAt: number
   /** Event deliveries still pending (the outbox depth), read at scrape time. */
   outboxDepth?(): Promise<number>
+  /** Webhook endpoints failing (paused, or tried one delivery at a time), read at scrape time. */
+  failingEndpoints?(): Promise<number>
 }
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
@@ -36,7 +38,7 @@ const WEBHOOK_OUTCOMES: WebhookOutcome[] = ['delivered', 'retry', 'failed']
 export function createServiceMetrics(sources: MetricsSources) {
   const registry = new Registry()
   const m = addTrafficMetrics(registry)
-  const scraped: Scraped = { balances: [], depth: 0 }
+  const scraped: Scraped = { balances: [], depth: 0, failing: 0 }
   addProcessGauges(registry, sources, scraped)
   const webhookDeliveries = addWebhookMetrics(registry, scraped)
   for (const outcome of WEBHOOK_OUTCOMES) webhookDeliveries.touch({ outcome })
@@ -60,6 +62,11 @@ export function createServiceMetrics(sources: MetricsSources) {
       } catch (err) {
         scraped.depth = err instanceof Error ? err : new Error(String(err))
       }
+      try {
+        scraped.failing = (await sources.failingEndpoints?.()) ?? 0
+      } catch (err) {
+        scraped.failing = err instanceof Error ? err : new Error(String(err))
+      }
       return registry.render(onError)
     },
   }
@@ -69,6 +76,7 @@ export function createServiceMetrics(sources: MetricsSources) {
 interface Scraped {
   balances: { account: string; balance: number }[] | Error
   depth: number | Error
+  failing: number | Error
 }
 
 /** The requests, their outcomes and the providers' attempts; the exposition lists them in this order. */
@@ -160,6 +168,12 @@ function addWebhookMetrics(registry: Registry, scraped: Scraped) {
     new Gauge('otpd_webhook_outbox_depth', 'Webhook deliveries waiting to be sent or retried (the event outbox depth).', () => {
       if (scraped.depth instanceof Error) throw scraped.depth
       return [{ value: scraped.depth }]
+    }),
+  )
+  registry.add(
+    new Gauge('otpd_webhook_endpoints_failing', 'Webhook endpoints that failed 5 tries in a row or more: paused, or tried one delivery at a time.', () => {
+      if (scraped.failing instanceof Error) throw scraped.failing
+      return [{ value: scraped.failing }]
     }),
   )
   return deliveries

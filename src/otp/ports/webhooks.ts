@@ -58,6 +58,8 @@ export interface DeliveryResult {
   nextAt: number
   error: string | null
   at: number
+  /** When the try began (its endpoint's pause counts only tries begun after the last pause ended); `at` when not given. */
+  startedAt?: number
 }
 
 /** Endpoints, the event log and the delivery queue. */
@@ -78,12 +80,28 @@ export interface WebhookRepo {
   rearm(eventSeq: number, at: number, onlyFailed: boolean): Promise<number>
   /** Events with a failed delivery, oldest first. */
   failedEvents(limit: number): Promise<number[]>
-  /** Whether some pending delivery is due at `now` and not leased. */
-  hasDue(now: number): Promise<boolean>
-  /** Leases up to `limit` due deliveries to `owner` until `leaseUntil`. */
-  claim(now: number, leaseUntil: number, owner: string, limit: number): Promise<DueDelivery[]>
-  /** Records an attempt's outcome, if `owner` still holds the lease (a replay meanwhile takes it away). */
+  /**
+   * Whether some pending delivery is due at `now`, not leased, to an endpoint
+   * not paused with fewer than `perEndpoint` deliveries leased (the claim would take it).
+   */
+  hasDue(now: number, perEndpoint?: number): Promise<boolean>
+  /**
+   * Leases up to `limit` due deliveries to `owner` until `leaseUntil`, in
+   * fair turns (otp/endpoint-turns.ts, docs/events.md#fair-turns-and-slow-endpoints):
+   * endpoints paused are skipped, no endpoint gets more than `perEndpoint`
+   * leased at once (counting every owner's), and accounts, then each
+   * account's endpoints, take turns, the longest waiting first. Without
+   * `perEndpoint`, `limit` is the only bound.
+   */
+  claim(now: number, leaseUntil: number, owner: string, limit: number, perEndpoint?: number): Promise<DueDelivery[]>
+  /**
+   * Records an attempt's outcome, if `owner` still holds the lease (a replay
+   * meanwhile takes it away), and with it the endpoint's run of failures
+   * and its pause.
+   */
   finish(r: DeliveryResult): Promise<boolean>
   /** Deliveries pending (the outbox depth). */
   outboxDepth(): Promise<number>
+  /** Endpoints that failed PAUSE_AFTER_FAILURES tries in a row or more: paused, or tried one at a time (otp/endpoint-turns.ts). */
+  failingEndpoints(): Promise<number>
 }

@@ -18,11 +18,14 @@ function recipientLockKey(hash: Uint8Array): bigint {
 
 /** The advisory lock key of the expiry scan ('otpd' in ASCII, then 2; store/pg/start-checks.ts START_LOCK is 1). */
 const EXPIRY_SCAN_LOCK = 0x6f747064_00000002n
+/** The advisory lock key of the event deliveries' claim ('otpd', then 3). */
+const DELIVERY_CLAIM_LOCK = 0x6f747064_00000003n
 
 export class TxLocks {
   private readonly recipients = new Set<string>()
   private readonly verifications = new Set<number>()
   private scanning = false
+  private claiming = false
   private readonly names = new Set<string>()
 
   constructor(
@@ -56,6 +59,18 @@ export class TxLocks {
     if (!this.locking || this.scanning) return
     this.tx.exec('SELECT pg_advisory_xact_lock($1::bigint)', [EXPIRY_SCAN_LOCK.toString()])
     this.scanning = true
+  }
+
+  /**
+   * The event deliveries' claim (store/pg/webhook-store.ts): one node at a
+   * time counts an endpoint's leases and adds to them, so its limit holds
+   * across nodes. Taken after every row lock the transaction takes (a claim
+   * comes last in its write), so it closes no cycle.
+   */
+  async deliveryClaim(): Promise<void> {
+    if (!this.locking || this.claiming) return
+    this.tx.exec('SELECT pg_advisory_xact_lock($1::bigint)', [DELIVERY_CLAIM_LOCK.toString()])
+    this.claiming = true
   }
 
   /** An advisory lock named by a string (its SHA-256's first 8 bytes): the fraud guard's subjects. True when taken by this call. */

@@ -36,7 +36,7 @@ export function pgRepos(tx: Tx, locking: boolean): Repos {
     credits: new PgCreditStore(tx),
     admin: new PgAdminStore(tx),
     events: new PgEventOutbox(tx, locks),
-    webhooks: new PgWebhookRepo(tx),
+    webhooks: new PgWebhookRepo(tx, locks),
     idempotency: new PgIdempotencyStore(tx, locks),
     fraud: new PgFraudStore(tx, locks),
     operators: new PgOperatorRepo(tx, locks),

@@ -186,6 +186,9 @@ export const webhookEndpoints = pgTable('webhook_endpoints', {
   prevSecret: bytea('prev_secret'),
   rotatedAt: ms('rotated_at'),
   createdAt: ms('created_at').notNull(),
+  failures: integer('failures').notNull().default(0),
+  pausedUntil: ms('paused_until'),
+  pauseMs: integer('pause_ms').notNull().default(0),
 })
 
 /**
@@ -229,7 +232,8 @@ export const eventDeliveries = pgTable(
   },
   (t) => [
     uniqueIndex('event_deliveries_key').on(t.eventSeq, t.endpointId),
-    index('event_deliveries_due').on(t.nextAt).where(sql`${t.status} = 'pending'`),
+    index('event_deliveries_endpoint_due').on(t.endpointId, t.nextAt).where(sql`${t.status} = 'pending'`),
+    index('event_deliveries_leased').on(t.endpointId, t.leaseUntil).where(sql`${t.leaseUntil} IS NOT NULL`),
     index('event_deliveries_status').on(t.status, t.eventSeq),
   ],
 )

@@ -18,6 +18,8 @@ export interface Dialect {
   contains(text: string, part: string): string
   /** The larger of two values: SQLite's max() of two arguments, PostgreSQL's greatest(). */
   greatest(a: string, b: string): string
+  /** The smaller of two values: SQLite's min() of two arguments, PostgreSQL's least(). */
+  least(a: string, b: string): string
   /** A text column in byte order: SQLite's default (BINARY); PostgreSQL sorts by the locale unless told `COLLATE "C"`. */
   bytewise(column: string): string
   /**
@@ -43,6 +45,7 @@ export const SQLITE: Dialect = {
   isTrue: (column) => `${column} = 1`,
   contains: (text, part) => `instr(${text}, ${part}) > 0`,
   greatest: (a, b) => `max(${a}, ${b})`,
+  least: (a, b) => `min(${a}, ${b})`,
   bytewise: (column) => column,
   eventVerificationSeq: 'verification_seq',
   eventOf: (e, v) => `${e}.verification_seq = ${v}.seq AND ${e}.verification_id = ${v}.id`,
@@ -54,6 +57,7 @@ export const POSTGRES: Dialect = {
   isTrue: (column) => column,
   contains: (text, part) => `strpos(${text}, ${part}) > 0`,
   greatest: (a, b) => `greatest(${a}, ${b})`,
+  least: (a, b) => `least(${a}, ${b})`,
   bytewise: (column) => `${column} COLLATE "C"`,
   eventVerificationSeq: 'NULL',
   eventOf: (e, v) => `${e}.verification_id = ${v}.id`,

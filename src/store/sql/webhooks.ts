@@ -6,9 +6,11 @@
  *
  * Each engine keeps its own look-up of an event by id (SQLite's ids name
  * their row, PostgreSQL's are found through an index of ids) and its own
- * claim (PostgreSQL's picks rows `FOR UPDATE SKIP LOCKED`, so nodes claiming
- * at once take different rows; SQLite's single writer needs no lock).
+ * claim (PostgreSQL's claims run one at a time under a lock of their own, so
+ * nodes claiming at once take different rows and count each other's leases;
+ * SQLite's single writer needs no lock).
  */
+import { FIRST_PAUSE_MS, MAX_PAUSE_MS, PAUSE_AFTER_FAILURES, PROBE_IN_FLIGHT } from '../../otp/endpoint-turns.ts'
 import type { DueDelivery, EndpointRow, EventRow, EventType } from '../../otp/ports/index.ts'
 import type { Dialect } from './dialect.ts'
 import { subscribed } from './events.ts'
@@ -31,8 +33,51 @@ export const EVENT_ROWS = `SELECT * FROM (SELECT e.seq, e.id, a.name AS account,
   (SELECT d.last_error FROM event_deliveries d WHERE d.event_seq = e.seq AND d.last_error IS NOT NULL ORDER BY d.updated_at DESC LIMIT 1) AS last_error
   FROM events e JOIN accounts a ON a.id = e.account_id`
 
+/** `perEndpoint` when none is given to hasDue: no endpoint limit (an integer on both engines). */
+export const NO_ENDPOINT_LIMIT = 2_147_483_647
+
 /** A delivery the dispatcher may take at $1: pending, due, and not leased (or its lease over). `d` is event_deliveries. */
 export const DUE = `d.status = 'pending' AND d.next_at <= $1 AND (d.lease_until IS NULL OR d.lease_until <= $1)`
+
+/**
+ * Each endpoint not paused at $1, with its room: how many more deliveries it
+ * may have leased (`$2`, or one while it keeps failing) less those leased now,
+ * by any owner. `hint` is SQLite's index of leases (store/sqlite/webhook-store.ts).
+ */
+export function endpointRoom(hint = ''): string {
+  return `SELECT w.id, w.account_id,
+      CASE WHEN w.failures >= ${PAUSE_AFTER_FAILURES} THEN ${PROBE_IN_FLIGHT} ELSE $2 END
+      - (SELECT count(*) FROM event_deliveries l ${hint} WHERE l.endpoint_id = w.id AND l.lease_until > $1 AND l.status = 'pending') AS room
+    FROM webhook_endpoints w WHERE w.paused_until IS NULL OR w.paused_until <= $1`
+}
+
+/** Whether the claim at $1 (endpoint limit $2) would take something. `hints`: SQLite's indexes of leases and of each endpoint's due deliveries. */
+export function hasDueSql(hints = { leased: '', due: '' }): string {
+  return `SELECT 1 AS one FROM (${endpointRoom(hints.leased)}) r
+    WHERE r.room > 0 AND EXISTS (SELECT 1 FROM event_deliveries d ${hints.due} WHERE d.endpoint_id = r.id AND ${DUE}) LIMIT 1`
+}
+
+/**
+ * An endpoint's run of failures and its pause (otp/endpoint-turns.ts), after
+ * a try recorded with status `status`, begun at `started` and ended at `at`
+ * (parameters): a success ends both; a failure counts, and the one that
+ * reaches PAUSE_AFTER_FAILURES, or fails again after a pause ended, pauses
+ * the endpoint (twice as long as the last pause). Tries begun before a
+ * pause ended do not lengthen it: they were already in flight.
+ */
+export function endpointTried(d: Dialect, status: string, started: string, at: string): string {
+  const ok = `${status} = 'delivered'`
+  const pausing = `failures + 1 >= ${PAUSE_AFTER_FAILURES} AND (paused_until IS NULL OR paused_until <= ${started})`
+  const pause = `CASE WHEN paused_until IS NULL THEN ${FIRST_PAUSE_MS} ELSE ${d.least('pause_ms * 2', String(MAX_PAUSE_MS))} END`
+  return `UPDATE webhook_endpoints SET failures = CASE WHEN ${ok} THEN 0 ELSE failures + 1 END,
+      pause_ms = CASE WHEN ${ok} THEN 0 WHEN ${pausing} THEN ${pause} ELSE pause_ms END,
+      paused_until = CASE WHEN ${ok} THEN NULL WHEN ${pausing} THEN ${at} + ${pause} ELSE paused_until END`
+}
+
+/** The rows endpointTried changes: a success of an endpoint with no failure and no pause changes nothing, and is not written (most tries). */
+export function endpointTriedChanges(status: string): string {
+  return `NOT (${status} = 'delivered' AND failures = 0 AND paused_until IS NULL)`
+}
 
 /** The columns of a claimed delivery: `d` the delivery, `e` its event, `w` its endpoint. */
 export const CLAIMED_COLUMNS = 'd.event_seq, d.endpoint_id, e.id AS event_id, e.body, w.url, w.secret, w.prev_secret, w.rotated_at, d.attempts, d.first_at'
@@ -64,12 +109,17 @@ export function webhookSql(d: Dialect) {
       WHERE e.seq = $1 AND ${subscribed(d, 'w', 'e.type')}
       ON CONFLICT (event_seq, endpoint_id) DO UPDATE SET status = 'pending', attempts = 0, first_at = $2, next_at = $2,
         lease_until = NULL, lease_owner = NULL, last_error = NULL, updated_at = $2`,
+    /** A replay ends the pause of the endpoints it sends to, and their run of failures: the operator says they are fixed. */
+    unpauseRearmed: `UPDATE webhook_endpoints SET failures = 0, pause_ms = 0, paused_until = NULL
+      WHERE id IN (SELECT endpoint_id FROM event_deliveries WHERE event_seq = $1 AND status = 'pending') AND (failures > 0 OR paused_until IS NOT NULL)`,
     failedEvents: `SELECT DISTINCT event_seq FROM event_deliveries WHERE status = 'failed' ORDER BY event_seq LIMIT $1`,
-    hasDue: `SELECT 1 AS one FROM event_deliveries d WHERE ${DUE} LIMIT 1`,
     /** An attempt's outcome, only while `$3` holds the lease of a delivery still pending (a replay meanwhile takes the lease away). */
     finish: `UPDATE event_deliveries SET status = $4, attempts = $5, next_at = $6, last_error = $7, updated_at = $8, lease_until = NULL, lease_owner = NULL
       WHERE event_seq = $1 AND endpoint_id = $2 AND lease_owner = $3 AND status = 'pending'`,
+    /** The endpoint $1's record of a try (endpointTried). */
+    endpointTried: `${endpointTried(d, '$2', '$3', '$4')} WHERE id = $1 AND ${endpointTriedChanges('$2')}`,
     outboxDepth: `SELECT count(*) AS n FROM event_deliveries WHERE status = 'pending'`,
+    failingEndpoints: `SELECT count(*) AS n FROM webhook_endpoints WHERE failures >= ${PAUSE_AFTER_FAILURES}`,
   } as const
 }
 

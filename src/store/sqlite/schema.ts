@@ -186,7 +186,9 @@ export const settings = sqliteTable('settings', {
  * are AES-256-GCM ciphertexts (lib/secret-box.ts) under a key derived from the
  * server secret: the database alone does not give them away. `prev_secret`
  * is the secret before the last rotation, still signed with until
- * `rotated_at` + 24 h.
+ * `rotated_at` + 24 h. `failures` counts the endpoint's failed tries in a
+ * row, and an endpoint that keeps failing is paused until `paused_until`,
+ * for `pause_ms` (docs/events.md#fair-turns-and-slow-endpoints).
  */
 export const webhookEndpoints = sqliteTable('webhook_endpoints', {
   id: integer('id').primaryKey({ autoIncrement: true }),
@@ -199,6 +201,9 @@ export const webhookEndpoints = sqliteTable('webhook_endpoints', {
   prevSecret: blob('prev_secret', { mode: 'buffer' }),
   rotatedAt: integer('rotated_at'),
   createdAt: integer('created_at').notNull(),
+  failures: integer('failures').notNull().default(0),
+  pausedUntil: integer('paused_until'),
+  pauseMs: integer('pause_ms').notNull().default(0),
 })
 
 /**
@@ -266,7 +271,9 @@ export const eventDeliveries = sqliteTable(
   },
   (t) => [
     uniqueIndex('event_deliveries_key').on(t.eventSeq, t.endpointId),
-    index('event_deliveries_due').on(t.nextAt).where(sql`${t.status} = 'pending'`),
+    // The claim takes each endpoint's due deliveries in turn, and counts its leases.
+    index('event_deliveries_endpoint_due').on(t.endpointId, t.nextAt).where(sql`${t.status} = 'pending'`),
+    index('event_deliveries_leased').on(t.endpointId, t.leaseUntil).where(sql`${t.leaseUntil} IS NOT NULL`),
     // `otpd events list --status pending|failed` and `replay --failed` start from here.
     index('event_deliveries_status').on(t.status, t.eventSeq),
   ],

@@ -6,7 +6,20 @@
 import type { DeliveryResult, DueDelivery, EndpointRow, EventDeliveryStatus, EventRow, EventType, WebhookRepo } from '../../otp/ports/index.ts'
 import { forSqlite, SQLITE } from '../sql/dialect.ts'
 import { num, type Row } from '../sql/values.ts'
-import { CLAIMED_COLUMNS, DUE, EVENT_ROWS, storedEventTypes, toDueDelivery, toEndpoint, toEventRow, webhookSql } from '../sql/webhooks.ts'
+import { type Candidate, pickFair } from '../sql/fair-turns.ts'
+import {
+  CLAIMED_COLUMNS,
+  DUE,
+  EVENT_ROWS,
+  endpointRoom,
+  hasDueSql,
+  NO_ENDPOINT_LIMIT,
+  storedEventTypes,
+  toDueDelivery,
+  toEndpoint,
+  toEventRow,
+  webhookSql,
+} from '../sql/webhooks.ts'
 import type { Db } from './db.ts'
 import type { RowIds } from './event-store.ts'
 import { type Prepared, prepareShared } from './shared-sql.ts'
@@ -14,20 +27,29 @@ import { type Prepared, prepareShared } from './shared-sql.ts'
 const SHARED = webhookSql(SQLITE)
 
 /**
- * The due deliveries, along the partial index of pending ones in `next_at`
- * order, named: without statistics SQLite would read and sort every pending
- * delivery on each claim (docs/benchmarks.md#where-a-requests-time-goes).
+ * The claim's reads, along the partial indexes named: without statistics
+ * SQLite could read and sort every pending delivery on each claim
+ * (docs/benchmarks.md#where-a-requests-time-goes). An endpoint's leases are
+ * counted along its leases alone, and its due deliveries read in `next_at`
+ * order along its pending ones, so a backlog of one endpoint costs another's
+ * claim nothing.
  */
-export const SQLITE_CLAIM = `SELECT ${CLAIMED_COLUMNS} FROM event_deliveries d INDEXED BY event_deliveries_due
+const HINTS = { leased: 'INDEXED BY event_deliveries_leased', due: 'INDEXED BY event_deliveries_endpoint_due' }
+export const SQLITE_ROOM = endpointRoom(HINTS.leased)
+export const SQLITE_ENDPOINT_DUE = `SELECT d.event_seq, d.endpoint_id, d.next_at FROM event_deliveries d ${HINTS.due}
+  WHERE d.endpoint_id = $2 AND ${DUE} ORDER BY d.next_at LIMIT $3`
+export const SQLITE_HAS_DUE = hasDueSql(HINTS)
+const CLAIMED = `SELECT ${CLAIMED_COLUMNS} FROM event_deliveries d
   JOIN events e ON e.seq = d.event_seq JOIN webhook_endpoints w ON w.id = d.endpoint_id
-  WHERE ${DUE} ORDER BY d.next_at LIMIT $2`
-export const SQLITE_HAS_DUE = `SELECT 1 AS one FROM event_deliveries d INDEXED BY event_deliveries_due WHERE ${DUE} LIMIT 1`
+  WHERE d.event_seq = $1 AND d.endpoint_id = $2`
 
 export class SqliteWebhookRepo implements WebhookRepo {
   private readonly q: Record<keyof typeof SHARED, Prepared>
   private readonly findEventQ
   private readonly findLegacyEventQ
-  private readonly dueQ
+  private readonly roomQ
+  private readonly endpointDueQ
+  private readonly claimedQ
   private readonly hasDueQ
   private readonly leaseQ
 
@@ -46,8 +68,10 @@ export class SqliteWebhookRepo implements WebhookRepo {
     // SQLite's own claim: under its single writer, the due deliveries read and
     // then leased one by one cannot be taken by another claim in between
     // (PostgreSQL locks them, store/pg/webhook-store.ts).
-    this.dueQ = c.prepare<Row, [number, number]>(forSqlite(SQLITE_CLAIM))
-    this.hasDueQ = c.prepare<Row, [number]>(forSqlite(SQLITE_HAS_DUE))
+    this.roomQ = c.prepare<Row, [number, number]>(forSqlite(SQLITE_ROOM))
+    this.endpointDueQ = c.prepare<Row, [number, number, number]>(forSqlite(SQLITE_ENDPOINT_DUE))
+    this.claimedQ = c.prepare<Row, [number, number]>(forSqlite(CLAIMED))
+    this.hasDueQ = c.prepare<Row, [number, number]>(forSqlite(SQLITE_HAS_DUE))
     this.leaseQ = c.prepare<unknown, [number, number, number, string]>(
       'UPDATE event_deliveries SET lease_until = ?3, lease_owner = ?4 WHERE event_seq = ?1 AND endpoint_id = ?2',
     )
@@ -94,28 +118,45 @@ export class SqliteWebhookRepo implements WebhookRepo {
   }
 
   async rearm(eventSeq: number, at: number, onlyFailed: boolean): Promise<number> {
-    return (onlyFailed ? this.q.rearmFailed : this.q.rearmAll).run(eventSeq, at).changes
+    const n = (onlyFailed ? this.q.rearmFailed : this.q.rearmAll).run(eventSeq, at).changes
+    this.q.unpauseRearmed.run(eventSeq)
+    return n
   }
 
   async failedEvents(limit: number): Promise<number[]> {
     return this.q.failedEvents.all(limit).map((r) => num(r.event_seq))
   }
 
-  async hasDue(now: number): Promise<boolean> {
-    return this.hasDueQ.get(now) !== null
+  async hasDue(now: number, perEndpoint = NO_ENDPOINT_LIMIT): Promise<boolean> {
+    return this.hasDueQ.get(now, perEndpoint) !== null
   }
 
-  async claim(now: number, leaseUntil: number, owner: string, limit: number): Promise<DueDelivery[]> {
-    const due = this.dueQ.all(now, limit).map(toDueDelivery)
-    for (const d of due) this.leaseQ.run(d.eventSeq, d.endpointId, leaseUntil, owner)
-    return due
+  async claim(now: number, leaseUntil: number, owner: string, limit: number, perEndpoint = limit): Promise<DueDelivery[]> {
+    const candidates: Candidate[] = []
+    for (const r of this.roomQ.all(now, perEndpoint)) {
+      const n = Math.min(num(r.room), limit)
+      if (n <= 0) continue
+      const accountId = num(r.account_id)
+      for (const d of this.endpointDueQ.all(now, num(r.id), n))
+        candidates.push({ eventSeq: num(d.event_seq), endpointId: num(d.endpoint_id), accountId, nextAt: num(d.next_at) })
+    }
+    return pickFair(candidates, limit).map((c) => {
+      this.leaseQ.run(c.eventSeq, c.endpointId, leaseUntil, owner)
+      return toDueDelivery(this.claimedQ.get(c.eventSeq, c.endpointId)!)
+    })
   }
 
   async finish(r: DeliveryResult): Promise<boolean> {
-    return this.q.finish.run(r.eventSeq, r.endpointId, r.owner, r.status, r.attempts, r.nextAt, r.error, r.at).changes === 1
+    if (this.q.finish.run(r.eventSeq, r.endpointId, r.owner, r.status, r.attempts, r.nextAt, r.error, r.at).changes !== 1) return false
+    this.q.endpointTried.run(r.endpointId, r.status, r.startedAt ?? r.at, r.at)
+    return true
   }
 
   async outboxDepth(): Promise<number> {
     return num(this.q.outboxDepth.get()!.n)
+  }
+
+  async failingEndpoints(): Promise<number> {
+    return num(this.q.failingEndpoints.get()!.n)
   }
 }
