@@ -15,6 +15,8 @@ export interface CommonOptions {
   json?: boolean
   /** Who the audit log names for this command's changes (`--operator`); else the OS user. */
   operator?: string
+  /** `--init`: a command that changes data may create the database it names when there is none. */
+  init?: boolean
 }
 
 export function withConfig(cmd: Command): Command {
@@ -31,6 +33,15 @@ export function withConfig(cmd: Command): Command {
  */
 export function operatorOption(): Option {
   return new Option('--operator <name>', 'the name the audit log gives for this change (default: your OS user name)').argParser(operatorArg)
+}
+
+/**
+ * `--init` on a command that changes data: without it, such a command run
+ * where the config names no existing database refuses instead of creating
+ * one (a key written to a database the server never reads is then refused).
+ */
+export function initOption(): Option {
+  return new Option('--init', 'create the database if the config names one that does not exist yet (else the command refuses)')
 }
 
 function operatorArg(value: string): string {
@@ -78,13 +89,20 @@ export function load(opts: CommonOptions, use: { delivery?: boolean } = {}): Loa
 
 /**
  * Opens the database for an operator command; logs go to stderr so stdout
- * stays data. `readOnly`: the command only reads, so a missing database is an
- * error rather than a new empty one (usually a wrong directory or config).
+ * stays data. A missing database is an error rather than a new empty one
+ * (usually a wrong directory or config), unless the command changes data and
+ * was given `--init` (docs/operating.md#cli).
  */
 export function openForCli(opts: CommonOptions, use: { readOnly?: boolean } = {}): Promise<Core> {
   const { config, env, source } = load(opts)
-  const missing = use.readOnly ? missingDatabaseFile(config) : undefined
-  if (missing !== undefined) throw new Error(`no database at ${missing} (start otpd serve or pass --config)`)
+  const missing = use.readOnly || !opts.init ? missingDatabaseFile(config) : undefined
+  if (missing !== undefined)
+    throw new Error(
+      use.readOnly
+        ? `no database at ${missing} (database.path from ${source}): start otpd serve or pass --config`
+        : `no database at ${missing} (database.path from ${source}): this command changes data and does not create one; ` +
+            'pass --config for the database otpd serve uses, or add --init to create it here',
+    )
   return openCore(config, {
     env,
     actor: cliActor(opts),

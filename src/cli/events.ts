@@ -1,7 +1,19 @@
 /** `otpd events ...`: list and replay the signed events (docs/api.md#events). */
 import { Command } from 'commander'
 import type { EventRow } from '../otp/ports/index.ts'
-import { formatTime, integerArg, isoTime, printJson, withCore, operatorOption, noneYet, printListing, subcommand, type CommonOptions } from './common.ts'
+import {
+  formatTime,
+  integerArg,
+  isoTime,
+  printJson,
+  withCore,
+  operatorOption,
+  initOption,
+  noneYet,
+  printListing,
+  subcommand,
+  type CommonOptions,
+} from './common.ts'
 
 function eventJson(e: EventRow) {
   return {
@@ -69,6 +81,7 @@ function defineReplay(events: Command): void {
   )
     .option('--failed', 'replay every delivery that failed')
     .addOption(operatorOption())
+    .addOption(initOption())
     .action((id: string | undefined, opts: CommonOptions & { failed?: boolean }) =>
       withCore(opts, async ({ webhooks }) => {
         if ((id === undefined) === !opts.failed) throw new Error('give either an event id or --failed (see: otpd events list)')

@@ -2,7 +2,7 @@
 import { Command } from 'commander'
 import type { KeyRow } from '../otp/ports/index.ts'
 import type { KeyStatus } from '../otp/types.ts'
-import { formatTime, isoTime, printJson, withCore, operatorOption, noneYet, printListing, subcommand, type CommonOptions } from './common.ts'
+import { formatTime, isoTime, printJson, withCore, operatorOption, initOption, noneYet, printListing, subcommand, type CommonOptions } from './common.ts'
 
 /** A key as `--json` shows it (list, disable, enable, revoke): never its value or hash. */
 function keyJson(k: KeyRow) {
@@ -30,6 +30,7 @@ export function keysCommand(): Command {
     .option('--name <name>', 'a label for people', '')
     .option('--account <account>', 'account the key belongs to', 'default')
     .addOption(operatorOption())
+    .addOption(initOption())
     .action((opts: CommonOptions & { name: string; account: string }) =>
       withCore(opts, async ({ admin }) => {
         const k = await admin.createKey({ name: opts.name, account: opts.account })
@@ -64,6 +65,7 @@ export function keysCommand(): Command {
   const setStatus = (verb: string, status: KeyStatus, what: string) =>
     subcommand(keys, `${verb} <id-or-prefix>`, what, `otpd keys ${verb} 3`, `otpd keys ${verb} Ab3dE9xQ`)
       .addOption(operatorOption())
+      .addOption(initOption())
       .action((ref: string, opts: CommonOptions) =>
         withCore(opts, async ({ admin }) => {
           const k = await admin.setKeyStatus(ref, status)

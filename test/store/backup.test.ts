@@ -52,6 +52,7 @@ testSqliteOnly('backup writes a private copy, says where the secret is, and neve
 
 testSqliteOnly('with server.secret, the backup names the setting to keep, not a file', async () => {
   const env = await cliEnv('[server]\nsecret = "a-configured-server-secret-of-40-chars-xx"\n', {}, { noDatabase: true })
+  env.json('accounts', 'create', 'acme', '--init')
   const r = env.json('backup', join(env.dir, 'b.db'))
   expect(r.secret).toBe('the server.secret setting')
 })
