@@ -32,7 +32,9 @@ export function withConfig(cmd: Command): Command {
  * database anyway.
  */
 export function operatorOption(): Option {
-  return new Option('--operator <name>', 'the name the audit log gives for this change (default: your OS user name)').argParser(operatorArg)
+  return new Option('--operator <name>', 'the name the audit log gives for this change (default: $SUDO_USER under sudo, else your OS user name)').argParser(
+    operatorArg,
+  )
 }
 
 /**
@@ -51,17 +53,23 @@ function operatorArg(value: string): string {
   return v
 }
 
-/** The CLI's actor: `--operator`, else the OS user (else its uid). */
-export function cliActor(opts: CommonOptions): { operator: string; source: 'cli' } {
+/**
+ * The CLI's actor (docs/console.md#audit-log): `--operator`, else the person
+ * behind `sudo` (`SUDO_USER`: `sudo -u otpd otpd …` is run by them, not by
+ * otpd), else the OS user running the command, else its login name, else its uid.
+ */
+export function cliActor(opts: CommonOptions, env: Record<string, string | undefined> = {}): { operator: string; source: 'cli' } {
   if (opts.operator !== undefined) return { operator: opts.operator, source: 'cli' }
-  let name: string
+  const named = (v: string | undefined) => (v !== undefined && /^[^\u0000-\u001f\u007f]{1,64}$/.test(v) ? v : undefined)
+  const sudo = named(env.SUDO_USER)
+  if (sudo !== undefined) return { operator: sudo, source: 'cli' }
+  let name: string | undefined
   try {
-    const u = userInfo()
-    name = u.username || `uid ${u.uid}`
+    name = named(userInfo().username)
   } catch {
-    name = `uid ${process.getuid?.() ?? 'unknown'}`
+    // No entry in the user database (a container's arbitrary uid): the login name the session gives, else the uid.
   }
-  return { operator: name, source: 'cli' }
+  return { operator: name ?? named(env.LOGNAME) ?? named(env.USER) ?? `uid ${process.getuid?.() ?? '?'}`, source: 'cli' }
 }
 
 export function withJson(cmd: Command): Command {
@@ -105,7 +113,7 @@ export function openForCli(opts: CommonOptions, use: { readOnly?: boolean } = {}
     )
   return openCore(config, {
     env,
-    actor: cliActor(opts),
+    actor: cliActor(opts, env),
     logger: createLogger({ level: 'warn', format: 'text', write: (l) => process.stderr.write(l + '\n') }),
     // On stderr, so stdout stays the command's data (a key printed for a database the server never reads is the mistake this catches).
     onDatabaseCreated: (path) => process.stderr.write(`otpd: created a new, empty database at ${path} (database.path from ${source})\n`),
