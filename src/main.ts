@@ -16,6 +16,7 @@ import { messagesCommand } from './cli/messages.ts'
 import { operatorsCommand } from './cli/operators.ts'
 import { sendTestCommand } from './cli/send-test.ts'
 import { serveCommand } from './cli/serve.ts'
+import { suggestUnknownCommands } from './cli/suggest.ts'
 import { webhooksCommand } from './cli/webhooks.ts'
 
 /** The one version string: `otpd --version` and `otpd version` print the same line. */
@@ -76,6 +77,7 @@ const prefixErrors = (cmd: Command): void => {
   cmd.commands.forEach(prefixErrors)
 }
 prefixErrors(program)
+suggestUnknownCommands(program)
 
 try {
   await program.parseAsync(process.argv)
