@@ -6,6 +6,7 @@ import { accountsCommand } from './cli/accounts.ts'
 import { auditCommand } from './cli/audit.ts'
 import { backupCommand } from './cli/backup.ts'
 import { example, printJson, reportAndExit, withConfig, withJson } from './cli/common.ts'
+import { completionCommand } from './cli/completion.ts'
 import { configCommand } from './cli/config.ts'
 import { dbCommand } from './cli/db.ts'
 import { creditsCommand } from './cli/credits.ts'
@@ -61,6 +62,7 @@ program.addCommand(eventsCommand())
 program.addCommand(dbCommand())
 program.addCommand(operatorsCommand())
 program.addCommand(auditCommand())
+program.addCommand(completionCommand(() => program))
 program.addCommand(
   example(
     withJson(withConfig(new Command('version').description('print the version (takes --config like every command; it needs none)'))),
