@@ -137,6 +137,17 @@ export function printJson(value: unknown): void {
 // Tables and times live in table.ts; re-exported so every command imports them from here.
 export { formatTime, isoTime, noneYet, printListing, printTable } from './table.ts'
 
+const UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }
+
+/** A period such as `0`, `90s`, `30m`, `24h`, `7d`, in milliseconds. */
+export function durationArg(name: string) {
+  return (value: string): number => {
+    const m = /^([0-9]{1,6})([smhd])?$/.exec(value.trim())
+    if (m && (m[2] !== undefined || m[1] === '0')) return Number(m[1]) * (m[2] === undefined ? 0 : UNITS[m[2]]!)
+    throw new InvalidArgumentError(`${name} takes a period such as 30m, 24h or 7d (0: none), got '${value}'`)
+  }
+}
+
 export function integerArg(name: string, range = '') {
   return (value: string): number => {
     if (!/^[0-9]+$/.test(value)) throw new InvalidArgumentError(`${name} must be a whole number${range}, got '${value}'`)

@@ -52,6 +52,9 @@ export class SqliteAdminStore implements AdminRepo {
   async setKeyStatus(id: number, status: KeyStatus): Promise<void> {
     this.q.setKeyStatus.run(id, status)
   }
+  async setKeyExpiry(id: number, at: number): Promise<void> {
+    this.q.setKeyExpiry.run(id, at)
+  }
   async ledger(accountId: number, limit: number): Promise<LedgerRow[]> {
     return this.q.ledger.all(accountId, limit).map(toLedgerRow)
   }

@@ -39,8 +39,8 @@ test('keys: listed with their account by id, per account, and set disabled or re
   expect(ids[1]).toBeGreaterThan(ids[0]!)
   await storage().write((r) => r.admin.setKeyStatus(ids[1]!, 'disabled'))
   expect(await storage().read((r) => r.admin.listKeys())).toEqual([
-    { id: ids[0]!, account: 'default', name: 'one', prefix: 'pk_1', status: 'active', createdAt: T0, lastUsedAt: null },
-    { id: ids[1]!, account: 'acme', name: 'two', prefix: 'pk_2', status: 'disabled', createdAt: T0 + 1, lastUsedAt: null },
+    { id: ids[0]!, account: 'default', name: 'one', prefix: 'pk_1', status: 'active', createdAt: T0, lastUsedAt: null, expiresAt: null },
+    { id: ids[1]!, account: 'acme', name: 'two', prefix: 'pk_2', status: 'disabled', createdAt: T0 + 1, lastUsedAt: null, expiresAt: null },
   ])
   expect((await storage().read((r) => r.admin.listKeys(acme.id))).map((k) => k.id)).toEqual([ids[1]!])
 })
