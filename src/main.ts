@@ -15,6 +15,7 @@ import { fraudCommand } from './cli/fraud.ts'
 import { keysCommand } from './cli/keys.ts'
 import { messagesCommand } from './cli/messages.ts'
 import { operatorsCommand } from './cli/operators.ts'
+import { restoreCommand } from './cli/restore.ts'
 import { sendTestCommand } from './cli/send-test.ts'
 import { serveCommand } from './cli/serve.ts'
 import { suggestUnknownCommands } from './cli/suggest.ts'
@@ -57,6 +58,7 @@ program.addCommand(messagesCommand())
 program.addCommand(configCommand())
 program.addCommand(sendTestCommand())
 program.addCommand(backupCommand())
+program.addCommand(restoreCommand())
 program.addCommand(webhooksCommand())
 program.addCommand(eventsCommand())
 program.addCommand(dbCommand())

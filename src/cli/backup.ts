@@ -24,7 +24,7 @@ export function backupCommand(): Command {
           process.stdout.write(
             `backed up ${engine.display} to ${b.file} (${size(b.bytes)})\n` +
               `Keep the server secret (${secret}) with this backup: without it no API key in the backup works.\n` +
-              'To restore, see "Backup and restore" in /usr/share/doc/otpd/docs/operating.md (docs/operating.md in the repository).\n',
+              'To restore it: stop otpd, then otpd restore FILE --secret SECRET-FILE (see "Backup and restore" in /usr/share/doc/otpd/docs/operating.md).\n',
           )
         },
         { readOnly: true },
