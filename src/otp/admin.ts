@@ -200,10 +200,11 @@ export class Admin {
     return { account: a.name, balance: a.balance }
   }
 
-  history(account?: string, limit = 50): Promise<{ account: string; entries: LedgerRow[] }> {
+  /** The ledger, newest first; `beforeId` continues from a page's last entry. */
+  history(account?: string, limit = 50, beforeId?: number): Promise<{ account: string; entries: LedgerRow[] }> {
     return this.storage.read(async (r) => {
       const a = await accountIn(r, account)
-      return { account: a.name, entries: await r.admin.ledger(a.id, limit) }
+      return { account: a.name, entries: await r.admin.ledger(a.id, limit, beforeId) }
     })
   }
 }

@@ -46,5 +46,6 @@ export interface AdminRepo {
   setKeyStatus(id: number, status: KeyStatus): Promise<void>
   /** When a rotated key stops working. */
   setKeyExpiry(id: number, at: number): Promise<void>
-  ledger(accountId: number, limit: number): Promise<LedgerRow[]>
+  /** Newest first; `beforeId`: only entries older than that one (the next page). */
+  ledger(accountId: number, limit: number, beforeId?: number): Promise<LedgerRow[]>
 }

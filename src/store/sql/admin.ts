@@ -32,7 +32,9 @@ export const ADMIN_SQL = {
   findKeys: `${KEY_ROWS} WHERE k.prefix = $1 OR k.id = $2 ORDER BY k.id`,
   setKeyStatus: 'UPDATE api_keys SET status = $2 WHERE id = $1',
   setKeyExpiry: 'UPDATE api_keys SET expires_at = $2 WHERE id = $1',
-  ledger: 'SELECT id, kind, amount, verification_id, note, created_at FROM credit_ledger WHERE account_id = $1 ORDER BY id DESC LIMIT $2',
+  /** Newest first, from before entry `$3` (a page's last id; the largest integer for the first page). */
+  ledger:
+    'SELECT id, kind, amount, verification_id, note, created_at FROM credit_ledger WHERE account_id = $1 AND id < CAST($3 AS BIGINT) ORDER BY id DESC LIMIT $2',
 } as const
 
 export function toAccount(r: Row): AccountRow {

@@ -69,4 +69,9 @@ test("ledger: the account's rows, newest first, at most `limit`", async () => {
   })
   expect((await storage().read((r) => r.admin.ledger(DEFAULT_ACCOUNT, 2))).map((l) => l.amount)).toEqual([3, 2])
   expect((await storage().read((r) => r.admin.ledger(acme.id, 10))).map((l) => l.amount)).toEqual([9])
+  // The next page: older than the last row shown.
+  const first = await storage().read((r) => r.admin.ledger(DEFAULT_ACCOUNT, 2))
+  const next = await storage().read((r) => r.admin.ledger(DEFAULT_ACCOUNT, 2, first.at(-1)!.id))
+  expect(next.map((l) => l.amount).slice(0, 1)).toEqual([1])
+  expect(next.every((l) => l.id < first.at(-1)!.id)).toBe(true)
 })

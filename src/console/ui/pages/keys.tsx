@@ -3,8 +3,8 @@
 import type { Child } from 'hono/jsx'
 import type { AccountFraudView } from '../../../otp/fraud-admin.ts'
 import type { AccountRow, KeyRow, LedgerRow } from '../../../otp/ports/index.ts'
-import { type PageFrame, page } from '../layout.tsx'
-import { ActionButton, Csrf, fmt, Table, Time } from '../widgets.tsx'
+import { type PageFrame, page, scopedHref } from '../layout.tsx'
+import { ActionButton, Csrf, fmt, Pager, ShortId, Table, Time } from '../widgets.tsx'
 
 export interface KeysView {
   accounts: AccountRow[]
@@ -12,6 +12,10 @@ export interface KeysView {
   /** The account whose ledger and settings are shown (the selected one, or `default`). */
   account: string
   ledger: LedgerRow[]
+  /** The ledger's next page: entries older than this id (null: the last page). */
+  ledgerNext: number | null
+  /** Whether this is a later page of the ledger (a link back to the first). */
+  ledgerLater: boolean
   settings: AccountFraudView
   /** A key just created: shown on this page only. */
   created?: { key: string; prefix: string; name: string; account: string }
@@ -120,7 +124,8 @@ function accountsSection(v: KeysView) {
           { label: 'Account', cell: (a) => a.name },
           { label: 'Balance', num: true, cell: (a) => fmt(a.balance) },
           { label: 'Code length', num: true, cell: (a) => (a.codeLength === null ? 'default' : String(a.codeLength)) },
-          { label: 'Created', cell: (a) => <Time at={a.createdAt} /> },
+          // The default account is made by the first migration, which kept no time: 0.
+          { label: 'Created', cell: (a) => <Time at={a.createdAt} unknown="at install" /> },
         ]}
       />
     </section>
@@ -205,6 +210,11 @@ function settingsForm(csrf: string, v: KeysView) {
   )
 }
 
+/** The links of the ledger's pages keep the account it shows. */
+const ledgerFrame = (frame: PageFrame, v: KeysView): Pick<PageFrame, 'scope' | 'keep'> => ({
+  scope: frame.scope === undefined ? undefined : { ...frame.scope, account: v.account },
+})
+
 function ledgerSection(frame: PageFrame, v: KeysView) {
   return (
     <section aria-labelledby="ledger-title">
@@ -229,9 +239,17 @@ function ledgerSection(frame: PageFrame, v: KeysView) {
           { label: 'When', cell: (e) => <Time at={e.createdAt} /> },
           { label: 'Kind', cell: (e) => e.kind },
           { label: 'Amount', num: true, cell: (e) => (e.kind === 'debit' ? `−${fmt(Math.abs(e.amount))}` : `+${fmt(Math.abs(e.amount))}`) },
-          { label: 'Verification', cell: (e) => (e.verificationId ? <a href={`/console/verifications/${e.verificationId}`}>{e.verificationId}</a> : '') },
-          { label: 'Note', cell: (e) => e.note ?? '' },
+          {
+            label: 'Verification',
+            cell: (e) => (e.verificationId ? <ShortId id={e.verificationId} href={`/console/verifications/${encodeURIComponent(e.verificationId)}`} /> : ''),
+          },
+          { label: 'Note', cell: (e) => <span class="wrap">{e.note ?? ''}</span> },
         ]}
+      />
+      <Pager
+        of={`the ledger of ${v.account}`}
+        next={v.ledgerNext === null ? null : `${scopedHref('/console/keys', ledgerFrame(frame, v), { ledger_before: String(v.ledgerNext) })}#ledger-title`}
+        first={v.ledgerLater ? `${scopedHref('/console/keys', ledgerFrame(frame, v))}#ledger-title` : null}
       />
     </section>
   )
