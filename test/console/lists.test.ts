@@ -2,9 +2,9 @@
  * Every list of the console in a real browser (docs/console.md#lists), at a
  * laptop's width (1280 px) and a phone's (390 px): every column of every table
  * is seen or reachable by scrolling inside its card, never off the page; the
- * columns of the main lists fit at 1280 px; each growing list (verifications,
- * webhook deliveries, the credit ledger, the audit log) pages through more
- * than one page; axe finds no serious or critical violation; and the small
+ * columns of the main lists fit at 1280 px; each list that grows
+ * (verifications, webhook deliveries and endpoints, keys, accounts, the
+ * credit ledger, the audit log) pages through more than one page; axe finds no serious or critical violation; and the small
  * truths: the default account's creation, "no receipts", one time format, a
  * 24-hour chart axis, a favicon, ZZ and the range labels explained.
  */
@@ -42,6 +42,12 @@ beforeAll(async () => {
   for (let i = 0; i < ROWS; i++) expect((await h.send({ channel: 'sms', recipient: NUMBERS.US(i) })).status).toBe(200)
   const ops = h.server.admin.as({ operator: 'billing', source: 'cli' })
   for (let i = 0; i < ROWS; i++) await ops.addCredits(1, 'default', `grant number ${i} with a note long enough to wrap inside its cell`)
+  // Keys, accounts and endpoints past one page too (the endpoints after the sends: their events go to the first one only).
+  for (let i = 0; i < ROWS; i++) {
+    await h.server.admin.createAccount(`acct-${String(i).padStart(2, '0')}`)
+    await h.server.admin.createKey({ name: `key ${i}` })
+    await h.server.webhooks.add({ url: `https://hooks.example.com/${i}` })
+  }
   await h.server.storage.settled()
   await h.server.rollup.catchUp()
   await h.server.operators.add('alice', PASSWORD)
@@ -124,6 +130,16 @@ describe('every growing list pages', () => {
   test("the keys page's credit ledger", async () => {
     const notes = await pageThrough('/console/keys?account=default', '#ledger', (r) => r[4]!)
     for (let i = 0; i < ROWS; i++) expect(notes).toContain(`grant number ${i} with a note long enough to wrap inside its cell`)
+  })
+
+  test('keys, accounts and webhook endpoints', async () => {
+    const keys = await pageThrough('/console/keys', '#keys', (r) => r[0]!)
+    expect(new Set(keys).size).toBe(ROWS + 1)
+    const accounts = await pageThrough('/console/keys', '#accounts', (r) => r[0]!)
+    expect(accounts).toHaveLength(ROWS + 1)
+    expect(accounts[0]).toBe('default')
+    const endpoints = await pageThrough('/console/webhooks', '#endpoints', (r) => r[0]!)
+    expect(new Set(endpoints).size).toBe(ROWS + 1)
   })
 
   test('the audit log', async () => {

@@ -10,7 +10,7 @@ import { listAudit } from '../../otp/audit.ts'
 import type { Period } from '../../otp/console-stats.ts'
 import type { AuditRow, Storage, VerificationStatus } from '../../otp/ports/index.ts'
 import type { SystemView } from './pages/system.tsx'
-import { timeText } from './widgets.tsx'
+import { type ListPage, timeText } from './widgets.tsx'
 import type { WebhooksView } from './pages/webhooks.tsx'
 import type { TimelineEntry, VerificationDetail, VerificationSummary } from './pages/verifications.tsx'
 import type { VerificationView } from '../../otp/console-search.ts'
@@ -18,16 +18,18 @@ import type { VerificationView } from '../../otp/console-search.ts'
 /** Rows per page of every list the console pages (docs/console.md#lists). */
 export const LIST_PAGE = 50
 
-/** A page of a list, and the cursor of the next one (null: this is the last). */
-export interface ListPage<T, C> {
-  rows: T[]
-  next: C | null
-}
-
 /** The first `LIST_PAGE` of `rows` (read with one more), and where the next page starts. */
 export function pageOf<T, C>(rows: T[], cursor: (last: T) => C): ListPage<T, C> {
   const shown = rows.slice(0, LIST_PAGE)
   return { rows: shown, next: rows.length > LIST_PAGE ? cursor(shown.at(-1)!) : null }
+}
+
+/** A page of a list held whole and ordered by id (keys, accounts): the rows after `after`. */
+export function pageAfter<T extends { id: number }>(rows: T[], after?: number): ListPage<T, number> {
+  return pageOf(
+    rows.filter((r) => after === undefined || r.id > after),
+    (r) => r.id,
+  )
 }
 
 export const PERIOD_MS: Record<Period, number> = { '1h': 3_600_000, '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 }
@@ -95,10 +97,11 @@ export function pageReads(deps: ConsoleReadDeps, storage: Storage) {
       ]
       return { ...summary(view), facts, timeline: entries }
     },
-    webhooks: async (q: ScopeQuery, before?: number): Promise<WebhooksView> => {
-      const w = unwrap(await deps.search.webhooks({ period: q.period, account: q.account, before, limit: LIST_PAGE }))
+    webhooks: async (q: ScopeQuery, cursors: { before?: number; endpointsAfter?: number } = {}): Promise<WebhooksView> => {
+      const w = unwrap(await deps.search.webhooks({ period: q.period, account: q.account, before: cursors.before, limit: LIST_PAGE }))
       return {
-        endpoints: w.endpoints,
+        endpoints: pageAfter(w.endpoints, cursors.endpointsAfter),
+        later: { endpoints: cursors.endpointsAfter !== undefined, deliveries: cursors.before !== undefined },
         deliveries: w.deliveries.map((d) => ({ ...d, account: w.accounts.get(d.accountId) ?? String(d.accountId) })),
         next: w.next,
       }

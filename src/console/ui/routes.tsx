@@ -24,7 +24,7 @@ import { overviewPage } from './pages/overview.tsx'
 import { systemPage } from './pages/system.tsx'
 import { type SearchForm, verificationPage, verificationsPage } from './pages/verifications.tsx'
 import { webhooksPage } from './pages/webhooks.tsx'
-import { LIST_PAGE, PERIOD_MS, type PageReads, pageOf, Refused, type ScopeQuery } from './reads.ts'
+import { LIST_PAGE, PERIOD_MS, type PageReads, pageAfter, pageOf, Refused, type ScopeQuery } from './reads.ts'
 
 export interface ConsolePagesDeps extends SessionGateDeps {
   admin: Admin
@@ -35,6 +35,12 @@ export interface ConsolePagesDeps extends SessionGateDeps {
 }
 
 type Query = Record<string, string | undefined>
+/** Where each list of the keys page starts (docs/console.md#lists). */
+interface KeysCursors {
+  ledgerBefore?: number
+  keysAfter?: number
+  accountsAfter?: number
+}
 type Flash = PageFrame['flash']
 const str = (v: unknown): string => (typeof v === 'string' ? v.trim() : '')
 /** A form field of the guard's `input`, trimmed ('' when absent). */
@@ -90,7 +96,8 @@ function pageRenderer(deps: ConsolePagesDeps) {
 /** The pages the actions answer with, and how an action runs as the operator. */
 function pageKit(deps: ConsolePagesDeps) {
   const render = pageRenderer(deps)
-  const keysView = async (q: ScopeQuery, created?: KeysView['created'], ledgerBefore?: number): Promise<KeysView> => {
+  const keysView = async (q: ScopeQuery, created?: KeysView['created'], cursors: KeysCursors = {}): Promise<KeysView> => {
+    const { ledgerBefore } = cursors
     const account = q.account ?? DEFAULT_ACCOUNT
     const [accounts, keys, history, settings] = await Promise.all([
       deps.admin.listAccounts(),
@@ -103,14 +110,24 @@ function pageKit(deps: ConsolePagesDeps) {
       history.entries.filter((e) => e.createdAt >= since),
       (e) => e.id,
     )
-    return { accounts, keys, account, ledger: ledger.rows, ledgerNext: ledger.next, ledgerLater: ledgerBefore !== undefined, settings, created }
+    return {
+      accounts,
+      keyPage: pageAfter(keys, cursors.keysAfter),
+      accountPage: pageAfter(accounts, cursors.accountsAfter),
+      later: { keys: cursors.keysAfter !== undefined, accounts: cursors.accountsAfter !== undefined, ledger: ledgerBefore !== undefined },
+      account,
+      ledger: ledger.rows,
+      ledgerNext: ledger.next,
+      settings,
+      created,
+    }
   }
   return {
     render,
-    keys: (s: ConsoleSession, q: ScopeQuery, flash?: Flash, status = 200, created?: KeysView['created'], ledgerBefore?: number) =>
-      render(s, 'Keys and accounts', '/console/keys', q, async (f) => keysPage(f, await keysView(q, created, ledgerBefore)), flash, status),
-    webhooks: (s: ConsoleSession, q: ScopeQuery, flash?: Flash, status = 200, before?: number) =>
-      render(s, 'Webhooks', '/console/webhooks', q, async (f) => webhooksPage(f, await deps.reads.webhooks(q, before), before !== undefined), flash, status),
+    keys: (s: ConsoleSession, q: ScopeQuery, flash?: Flash, status = 200, created?: KeysView['created'], cursors?: KeysCursors) =>
+      render(s, 'Keys and accounts', '/console/keys', q, async (f) => keysPage(f, await keysView(q, created, cursors)), flash, status),
+    webhooks: (s: ConsoleSession, q: ScopeQuery, flash?: Flash, status = 200, cursors: { before?: number; endpointsAfter?: number } = {}) =>
+      render(s, 'Webhooks', '/console/webhooks', q, async (f) => webhooksPage(f, await deps.reads.webhooks(q, cursors)), flash, status),
     fraud: (s: ConsoleSession, q: ScopeQuery, flash?: Flash, status = 200) =>
       render(s, 'Fraud guard', '/console/fraud', q, async (f) => fraudPage(f, await deps.reads.fraud(q)), flash, status),
     /** Runs an action as the operator: its page with what happened, or with the refusal. */
@@ -141,8 +158,16 @@ function readPages(app: PagesApp, deps: ConsolePagesDeps, kit: PageKit): void {
       ),
     )
     .get('/console/fraud', ({ operator, query }) => kit.fraud(operator, scopeOf(query)))
-    .get('/console/keys', ({ operator, query }) => kit.keys(operator, scopeOf(query), undefined, 200, undefined, cursorOf(query.ledger_before)))
-    .get('/console/webhooks', ({ operator, query }) => kit.webhooks(operator, scopeOf(query), undefined, 200, cursorOf(query.before)))
+    .get('/console/keys', ({ operator, query }) =>
+      kit.keys(operator, scopeOf(query), undefined, 200, undefined, {
+        ledgerBefore: cursorOf(query.ledger_before),
+        keysAfter: cursorOf(query.keys_after),
+        accountsAfter: cursorOf(query.accounts_after),
+      }),
+    )
+    .get('/console/webhooks', ({ operator, query }) =>
+      kit.webhooks(operator, scopeOf(query), undefined, 200, { before: cursorOf(query.before), endpointsAfter: cursorOf(query.endpoints_after) }),
+    )
     .get('/console/system', ({ operator, query }) =>
       render(operator, 'System', '/console/system', scopeOf(query), async (f) => systemPage(f, await deps.reads.system())),
     )

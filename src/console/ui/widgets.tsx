@@ -33,6 +33,12 @@ export function ShortId(props: { id: string; href?: string }) {
   )
 }
 
+/** A page of a list, and the cursor of the next one (null: this is the last). */
+export interface ListPage<T, C> {
+  rows: T[]
+  next: C | null
+}
+
 /**
  * Where a paged list goes on (docs/console.md#lists): the first page, and the
  * next one while there is one. `of` names the list for a screen reader.

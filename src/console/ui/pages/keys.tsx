@@ -4,18 +4,21 @@ import type { Child } from 'hono/jsx'
 import type { AccountFraudView } from '../../../otp/fraud-admin.ts'
 import type { AccountRow, KeyRow, LedgerRow } from '../../../otp/ports/index.ts'
 import { type PageFrame, page, scopedHref } from '../layout.tsx'
-import { ActionButton, Csrf, fmt, Pager, ShortId, Table, Time } from '../widgets.tsx'
+import { ActionButton, Csrf, fmt, type ListPage, Pager, ShortId, Table, Time } from '../widgets.tsx'
 
 export interface KeysView {
+  /** Every account (the forms' choices). */
   accounts: AccountRow[]
-  keys: KeyRow[]
+  /** The page of keys and of accounts the tables show. */
+  keyPage: ListPage<KeyRow, number>
+  accountPage: ListPage<AccountRow, number>
+  /** Which lists are past their first page (a link back to it). */
+  later: { keys: boolean; accounts: boolean; ledger: boolean }
   /** The account whose ledger and settings are shown (the selected one, or `default`). */
   account: string
   ledger: LedgerRow[]
   /** The ledger's next page: entries older than this id (null: the last page). */
   ledgerNext: number | null
-  /** Whether this is a later page of the ledger (a link back to the first). */
-  ledgerLater: boolean
   settings: AccountFraudView
   /** A key just created: shown on this page only. */
   created?: { key: string; prefix: string; name: string; account: string }
@@ -42,8 +45,8 @@ export function keysPage(frame: PageFrame, v: KeysView): string {
     frame,
     <>
       {v.created ? createdKey(v.created) : null}
-      {keysSection(frame.csrf, v)}
-      {accountsSection(v)}
+      {keysSection(frame, v)}
+      {accountsSection(frame, v)}
       <div class="grid2">
         {creditsForm(frame.csrf, v)}
         {settingsForm(frame.csrf, v)}
@@ -75,7 +78,8 @@ function createdKey(created: NonNullable<KeysView['created']>) {
   )
 }
 
-function keysSection(csrf: string, v: KeysView) {
+function keysSection(frame: PageFrame, v: KeysView) {
+  const csrf = frame.csrf
   return (
     <section aria-labelledby="keys-title">
       <h2 id="keys-title">API keys</h2>
@@ -97,7 +101,7 @@ function keysSection(csrf: string, v: KeysView) {
         caption="Keys"
         id="keys"
         empty="No key yet."
-        rows={v.keys}
+        rows={v.keyPage.rows}
         columns={[
           { label: 'Prefix', cell: (k) => <code>{k.prefix}</code> },
           { label: 'Name', cell: (k) => k.name },
@@ -108,18 +112,23 @@ function keysSection(csrf: string, v: KeysView) {
           { label: 'Actions', cell: (k) => keyActions(k, csrf) },
         ]}
       />
+      <Pager
+        of="the keys"
+        next={v.keyPage.next === null ? null : `${scopedHref('/console/keys', frame, { keys_after: String(v.keyPage.next) })}#keys-title`}
+        first={v.later.keys ? `${scopedHref('/console/keys', frame)}#keys-title` : null}
+      />
     </section>
   )
 }
 
-function accountsSection(v: KeysView) {
+function accountsSection(frame: PageFrame, v: KeysView) {
   return (
     <section aria-labelledby="accounts-title">
       <h2 id="accounts-title">Accounts and balances</h2>
       <Table
         caption="Accounts"
         id="accounts"
-        rows={v.accounts}
+        rows={v.accountPage.rows}
         columns={[
           { label: 'Account', cell: (a) => a.name },
           { label: 'Balance', num: true, cell: (a) => fmt(a.balance) },
@@ -127,6 +136,11 @@ function accountsSection(v: KeysView) {
           // The default account is made by the first migration, which kept no time: 0.
           { label: 'Created', cell: (a) => <Time at={a.createdAt} unknown="at install" /> },
         ]}
+      />
+      <Pager
+        of="the accounts"
+        next={v.accountPage.next === null ? null : `${scopedHref('/console/keys', frame, { accounts_after: String(v.accountPage.next) })}#accounts-title`}
+        first={v.later.accounts ? `${scopedHref('/console/keys', frame)}#accounts-title` : null}
       />
     </section>
   )
@@ -249,7 +263,7 @@ function ledgerSection(frame: PageFrame, v: KeysView) {
       <Pager
         of={`the ledger of ${v.account}`}
         next={v.ledgerNext === null ? null : `${scopedHref('/console/keys', ledgerFrame(frame, v), { ledger_before: String(v.ledgerNext) })}#ledger-title`}
-        first={v.ledgerLater ? `${scopedHref('/console/keys', ledgerFrame(frame, v))}#ledger-title` : null}
+        first={v.later.ledger ? `${scopedHref('/console/keys', ledgerFrame(frame, v))}#ledger-title` : null}
       />
     </section>
   )

@@ -2,10 +2,12 @@
 /** Webhooks: endpoints, the period's deliveries (one per event and endpoint) with status and attempts, and replay. */
 import type { DeliveryRow, EndpointRow } from '../../../otp/ports/index.ts'
 import { type PageFrame, page, scopedHref } from '../layout.tsx'
-import { ActionButton, Pager, ShortId, Table, Time } from '../widgets.tsx'
+import { ActionButton, type ListPage, Pager, ShortId, Table, Time } from '../widgets.tsx'
 
 export interface WebhooksView {
-  endpoints: EndpointRow[]
+  endpoints: ListPage<EndpointRow, number>
+  /** Which lists are past their first page. */
+  later: { endpoints: boolean; deliveries: boolean }
   deliveries: (DeliveryRow & { account: string })[]
   /** The next page of deliveries: events before this one (null: the last page). */
   next: number | null
@@ -13,7 +15,7 @@ export interface WebhooksView {
 
 const statusClass = (s: string) => (s === 'delivered' ? 'status-ok' : s === 'failed' ? 'status-bad' : 'status-warn')
 
-export function webhooksPage(frame: PageFrame, v: WebhooksView, later = false): string {
+export function webhooksPage(frame: PageFrame, v: WebhooksView): string {
   return page(
     frame,
     <>
@@ -26,7 +28,7 @@ export function webhooksPage(frame: PageFrame, v: WebhooksView, later = false): 
           caption="Webhook endpoints"
           id="endpoints"
           empty="No endpoint: events are kept, and sent once an endpoint is added."
-          rows={v.endpoints}
+          rows={v.endpoints.rows}
           columns={[
             { label: 'Id', cell: (e) => String(e.id) },
             { label: 'Account', cell: (e) => e.account },
@@ -35,6 +37,11 @@ export function webhooksPage(frame: PageFrame, v: WebhooksView, later = false): 
             { label: 'Created', cell: (e) => <Time at={e.createdAt} /> },
             { label: 'Secret rotated', cell: (e) => <Time at={e.rotatedAt} /> },
           ]}
+        />
+        <Pager
+          of="the endpoints"
+          next={v.endpoints.next === null ? null : `${scopedHref('/console/webhooks', frame, { endpoints_after: String(v.endpoints.next) })}#endpoints-title`}
+          first={v.later.endpoints ? `${scopedHref('/console/webhooks', frame)}#endpoints-title` : null}
         />
       </section>
       <section aria-labelledby="events-title">
@@ -69,7 +76,7 @@ export function webhooksPage(frame: PageFrame, v: WebhooksView, later = false): 
         <Pager
           of="the deliveries"
           next={v.next === null ? null : `${scopedHref('/console/webhooks', frame, { before: String(v.next) })}#events-title`}
-          first={later ? `${scopedHref('/console/webhooks', frame)}#events-title` : null}
+          first={v.later.deliveries ? `${scopedHref('/console/webhooks', frame)}#events-title` : null}
         />
       </section>
     </>,
