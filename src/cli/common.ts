@@ -103,20 +103,22 @@ export function load(opts: CommonOptions, use: { delivery?: boolean } = {}): Loa
  */
 export function openForCli(opts: CommonOptions, use: { readOnly?: boolean } = {}): Promise<Core> {
   const { config, env, source } = load(opts)
-  const missing = use.readOnly || !opts.init ? missingDatabaseFile(config) : undefined
-  if (missing !== undefined)
-    throw new Error(
-      use.readOnly
-        ? `no database at ${missing} (database.path from ${source}): start otpd serve or pass --config`
-        : `no database at ${missing} (database.path from ${source}): this command changes data and does not create one; ` +
-            'pass --config for the database otpd serve uses, or add --init to create it here',
-    )
+  const mustExist = use.readOnly || !opts.init
+  const refusal = (where: string, setting: string) =>
+    use.readOnly
+      ? `no database at ${where} (${setting} from ${source}): start otpd serve or pass --config`
+      : `no database at ${where} (${setting} from ${source}): this command changes data and does not create one; ` +
+        'pass --config for the database otpd serve uses, or add --init to create it here'
+  const missing = mustExist ? missingDatabaseFile(config) : undefined
+  if (missing !== undefined) throw new Error(refusal(missing, 'database.path'))
   return openCore(config, {
     env,
     actor: cliActor(opts, env),
     logger: createLogger({ level: 'warn', format: 'text', write: (l) => process.stderr.write(l + '\n') }),
     // On stderr, so stdout stays the command's data (a key printed for a database the server never reads is the mistake this catches).
     onDatabaseCreated: (path) => process.stderr.write(`otpd: created a new, empty database at ${path} (database.path from ${source})\n`),
+    // PostgreSQL: a database with no otpd tables is the same mistake (another database than the server's).
+    refuseEmptyDatabase: mustExist ? (display) => refusal(`${display}: it has no otpd tables`, 'database.url') : undefined,
   })
 }
 

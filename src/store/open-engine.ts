@@ -24,6 +24,8 @@ export interface OpenEngineOptions {
   onWriteResult?: (err: unknown) => void
   /** SQLite: the file did not exist and this open created it (new and empty); its absolute path. */
   onCreate?: (path: string) => void
+  /** PostgreSQL: a database with no otpd tables is refused in these words instead of migrated (SQLite's missing file is the CLI's to refuse). */
+  refuseEmpty?: (display: string) => string
 }
 
 export async function openEngine(config: Config, opts: OpenEngineOptions): Promise<Engine> {
@@ -52,6 +54,7 @@ export async function openEngine(config: Config, opts: OpenEngineOptions): Promi
     poolSize: database.pool_size,
     lockTimeoutMs: database.busy_timeout_ms,
     onWriteResult: opts.onWriteResult,
+    refuseEmpty: opts.refuseEmpty,
   })
 }
 

@@ -23,7 +23,7 @@ test('bash: commands, subcommands, options, choices and file names', async () =>
   const script = join(env.dir, 'otpd.bash')
   writeFileSync(script, r.stdout)
   expect(complete(script, ['otpd', 'cre'])).toEqual(['credits'])
-  expect(complete(script, ['otpd', 'keys', ''])).toEqual(['create', 'list', 'disable', 'enable', 'revoke', '--help', '-h'])
+  expect(complete(script, ['otpd', 'keys', ''])).toEqual(['create', 'list', 'rotate', 'disable', 'enable', 'revoke', '--help', '-h'])
   expect(complete(script, ['otpd', '--config', 'x.toml', 'credits', 'b'])).toEqual(['balance'])
   expect(complete(script, ['otpd', 'events', 'list', '--t'])).toEqual(['--type'])
   expect(complete(script, ['otpd', 'completion', ''])).toEqual(['bash', 'zsh', 'fish', '--help', '-h'])
@@ -38,7 +38,7 @@ test('zsh loads the bash script through bashcompinit; fish gets its own; another
   const fish = env.run('completion', 'fish').stdout
   expect(fish).toContain("complete -c otpd -n '__fish_use_subcommand' -a 'keys' -d 'manage API keys'\n")
   expect(fish).toContain(
-    "complete -c otpd -n '__fish_seen_subcommand_from keys; and not __fish_seen_subcommand_from create list disable enable revoke' -a 'create'",
+    "complete -c otpd -n '__fish_seen_subcommand_from keys; and not __fish_seen_subcommand_from create list rotate disable enable revoke' -a 'create'",
   )
   expect(fish).toContain("complete -c otpd -n '__fish_seen_subcommand_from events; and __fish_seen_subcommand_from list' -l type -r -F")
   const bad = env.run('completion', 'tcsh')

@@ -5,12 +5,12 @@
  * `config check` and the start line show absolute paths. A command that
  * changes data creates a database only with --init.
  */
-import { expect, setDefaultTimeout } from 'bun:test'
+import { expect, setDefaultTimeout, test } from 'bun:test'
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { cliEnv, type CliRun } from '../kit/cli.ts'
-import { testSqliteOnly } from '../kit/harness.ts'
+import { ON_PG, testSqliteOnly } from '../kit/harness.ts'
 
 setDefaultTimeout(30_000)
 
@@ -116,4 +116,18 @@ testSqliteOnly('serve names the config file and database by absolute paths at st
 testSqliteOnly('otpd --help states the rule', async () => {
   const r = runIn((await layout()).elsewhere, ['--help'])
   expect(r.stdout).toContain('Relative paths in a config file are read from its directory.')
+})
+
+test.skipIf(!ON_PG)('on PostgreSQL, a database with no otpd tables is refused the same way, unless --init migrates it', async () => {
+  const env = await cliEnv('', {}, { noDatabase: true })
+  const write = env.run('keys', 'create', '--name', 'backend')
+  expect([write.code, write.stdout]).toEqual([1, ''])
+  expect(write.stderr).toStartWith('otpd: error: no database at ')
+  expect(write.stderr).toContain(': it has no otpd tables (database.url from ')
+  expect(write.stderr).toEndWith(
+    'this command changes data and does not create one; pass --config for the database otpd serve uses, or add --init to create it here\n',
+  )
+  expect(env.run('keys', 'list').stderr).toContain('it has no otpd tables (database.url from ')
+  expect(env.json('keys', 'create', '--name', 'backend', '--init').name).toBe('backend')
+  expect(env.json('keys', 'list')).toHaveLength(1)
 })
