@@ -189,4 +189,16 @@ describe('small truths', () => {
     expect(await page.$eval('.chart .u-legend .u-series:first-child .u-label', (v) => v.textContent)).toBe('Time (UTC)')
     expect(await page.content()).toContain('ZZ: a number of no known country')
   })
+
+  // Last: it moves the clock.
+  test('a rotated key says until when it works, then that it has expired', async () => {
+    const old = (await h.server.admin.listKeys())[0]!
+    await h.server.admin.rotateKey(String(old.id), 60_000)
+    await page.goto(`${admin}/console/keys`)
+    const row = (await rowsOf('#keys')).find((r) => r[0] === old.prefix)!
+    expect(row[3]).toMatch(/^rotated, works until \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC$/)
+    h.clock.advance(60_000)
+    await page.goto(`${admin}/console/keys`)
+    expect((await rowsOf('#keys')).find((r) => r[0] === old.prefix)![3]).toBe('expired')
+  })
 })

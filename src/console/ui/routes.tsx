@@ -120,6 +120,7 @@ function pageKit(deps: ConsolePagesDeps) {
       ledgerNext: ledger.next,
       settings,
       created,
+      now: deps.now(),
     }
   }
   return {

@@ -20,8 +20,24 @@ export interface KeysView {
   /** The ledger's next page: entries older than this id (null: the last page). */
   ledgerNext: number | null
   settings: AccountFraudView
+  /** Now: a rotated key past its grace is shown expired (docs/operating.md#rotating-a-key). */
+  now: number
   /** A key just created: shown on this page only. */
   created?: { key: string; prefix: string; name: string; account: string }
+}
+
+/** A key's status; a rotated one says until when it works, or that it has expired (refused as revoked). */
+function keyStatus(k: KeyRow, now: number) {
+  if (k.status === 'active' && k.expiresAt !== null) {
+    return now >= k.expiresAt ? (
+      <span class="status-bad">expired</span>
+    ) : (
+      <span class="status-warn">
+        rotated, works until <Time at={k.expiresAt} />
+      </span>
+    )
+  }
+  return <span class={k.status === 'active' ? 'status-ok' : 'status-bad'}>{k.status}</span>
 }
 
 function keyActions(k: KeyRow, csrf: string) {
@@ -106,7 +122,7 @@ function keysSection(frame: PageFrame, v: KeysView) {
           { label: 'Prefix', cell: (k) => <code>{k.prefix}</code> },
           { label: 'Name', cell: (k) => k.name },
           { label: 'Account', cell: (k) => k.account },
-          { label: 'Status', cell: (k) => <span class={k.status === 'active' ? 'status-ok' : 'status-bad'}>{k.status}</span> },
+          { label: 'Status', cell: (k) => keyStatus(k, v.now) },
           { label: 'Created', cell: (k) => <Time at={k.createdAt} /> },
           { label: 'Last used', cell: (k) => <Time at={k.lastUsedAt} /> },
           { label: 'Actions', cell: (k) => keyActions(k, csrf) },
