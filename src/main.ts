@@ -5,6 +5,7 @@ import { accountsCommand } from './cli/accounts.ts'
 import { auditCommand } from './cli/audit.ts'
 import { backupCommand } from './cli/backup.ts'
 import { example, printJson, reportAndExit, withConfig, withJson } from './cli/common.ts'
+import { completionCommand } from './cli/completion.ts'
 import { configCommand } from './cli/config.ts'
 import { dbCommand } from './cli/db.ts'
 import { creditsCommand } from './cli/credits.ts'
@@ -13,8 +14,10 @@ import { fraudCommand } from './cli/fraud.ts'
 import { keysCommand } from './cli/keys.ts'
 import { messagesCommand } from './cli/messages.ts'
 import { operatorsCommand } from './cli/operators.ts'
+import { restoreCommand } from './cli/restore.ts'
 import { sendTestCommand } from './cli/send-test.ts'
 import { serveCommand } from './cli/serve.ts'
+import { suggestUnknownCommands } from './cli/suggest.ts'
 import { webhooksCommand } from './cli/webhooks.ts'
 import { VERSION as RELEASE } from './lib/version.ts'
 
@@ -56,11 +59,13 @@ program.addCommand(messagesCommand())
 program.addCommand(configCommand())
 program.addCommand(sendTestCommand())
 program.addCommand(backupCommand())
+program.addCommand(restoreCommand())
 program.addCommand(webhooksCommand())
 program.addCommand(eventsCommand())
 program.addCommand(dbCommand())
 program.addCommand(operatorsCommand())
 program.addCommand(auditCommand())
+program.addCommand(completionCommand(() => program))
 program.addCommand(
   example(
     withJson(withConfig(new Command('version').description('print the version (takes --config like every command; it needs none)'))),
@@ -77,6 +82,7 @@ const prefixErrors = (cmd: Command): void => {
   cmd.commands.forEach(prefixErrors)
 }
 prefixErrors(program)
+suggestUnknownCommands(program)
 
 try {
   await program.parseAsync(process.argv)

@@ -42,6 +42,17 @@ function hasCommand(binary: string, name: string): boolean {
   }
   return new RegExp(`^\\s+${name}\\b`, 'm').test(help)
 }
+const initFlags = new Map<string, string[]>()
+/** `--init` where `binary` needs it to create the database before the first `serve` (a reference from before has no such flag). */
+function initArgs(binary: string): string[] {
+  let flags = initFlags.get(binary)
+  if (flags === undefined) {
+    const help = Bun.spawnSync([binary, 'keys', 'create', '--help'], { env: cleanEnv() }).stdout.toString()
+    flags = help.includes('--init') ? ['--init'] : []
+    initFlags.set(binary, flags)
+  }
+  return flags
+}
 /** Whether `binary` has the fraud guard (a reference from before it refuses the `[fraud]` table). */
 const knowsFraud = (binary: string) => hasCommand(binary, 'fraud')
 /** Whether `binary` has webhook endpoints (a reference from before events has not). */
@@ -200,7 +211,7 @@ export function writeKeyIdPools(dir: string, index: number, count: number, ok: s
 export async function setUpAccounts(binary: string, configFile: string, dir: string, keys: number): Promise<{ keys: string[]; env: Record<string, string> }> {
   const hooks = knowsWebhooks(binary)
   const key = (account: string) =>
-    JSON.parse(otpdCli(binary, ['keys', 'create', '--name', 'bench', '--account', account, '--json'], configFile, dir)).key as string
+    JSON.parse(otpdCli(binary, ['keys', 'create', ...initArgs(binary), '--name', 'bench', '--account', account, '--json'], configFile, dir)).key as string
   if (hooks) {
     otpdCli(binary, ['accounts', 'create', QUIET_ACCOUNT], configFile, dir)
     otpdCli(binary, ['credits', 'add', '1000000000', '--account', QUIET_ACCOUNT], configFile, dir)
@@ -252,7 +263,7 @@ export async function seedKeys(url: string, dir: string, keys: string[], seed: n
 export async function coldStart(s: OtpdSettings, binary: string): Promise<number> {
   const dir = mkdtempSync(join(s.scratch, 'cold-'))
   const configFile = benchConfig(dir, 'FULL', s.metricsToken, binary)
-  const key = JSON.parse(otpdCli(binary, ['keys', 'create', '--json'], configFile, dir)).key as string
+  const key = JSON.parse(otpdCli(binary, ['keys', 'create', ...initArgs(binary), '--json'], configFile, dir)).key as string
   const port = await freePort()
   const body = JSON.stringify({ channel: 'sms', recipient: '+15550100001' })
   const t0 = performance.now()

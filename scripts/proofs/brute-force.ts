@@ -16,7 +16,7 @@
 import { cliJson, makeEnv, post, report, startServer, unthrottledNoop } from '../kit/otpd.ts'
 
 const env = makeEnv('brute', unthrottledNoop())
-const key = cliJson(env, 'keys', 'create').key as string
+const key = cliJson(env, 'keys', 'create', '--init').key as string
 cliJson(env, 'credits', 'add', '1000')
 const servers = [await startServer(env), await startServer(env)]
 const url = (i: number) => servers[i % 2]!.url

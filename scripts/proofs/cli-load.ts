@@ -17,7 +17,7 @@ const SEED = seedFromArgs()
 const rand = prng(SEED)
 
 const env = makeEnv('cli-load', unthrottledNoop())
-const loadKey = cliJson(env, 'keys', 'create', '--name', 'load').key as string
+const loadKey = cliJson(env, 'keys', 'create', '--init', '--name', 'load').key as string
 cliJson(env, 'credits', 'add', '1000000')
 const server = await startServer(env)
 
@@ -78,7 +78,7 @@ async function untilStatus(key: string, ok: (status: number) => boolean): Promis
 /** One operator step: create a key and use it, disable it and see 403, enable it again, add credits. */
 const operator = async (steps: number) => {
   for (let i = 0; i < steps; i += 4) {
-    const created = await run('keys', 'create', '--name', `op${i}`, '--json')
+    const created = await run('keys', 'create', '--init', '--name', `op${i}`, '--json')
     counts.create++
     if (created.code !== 0) continue
     const k = JSON.parse(created.stdout) as { key: string; id: number }

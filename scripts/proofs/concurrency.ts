@@ -20,7 +20,7 @@ const HIGH_KEY_LIMIT = '[limits]\nkey_requests_per_minute = 1000000000\n[fraud]\
 
 async function withServers<T>(toml: string, fn: (env: OtpdEnv, key: string, urls: [string, string]) => Promise<T>, credits = 0): Promise<T> {
   const env = makeEnv('concurrency', toml)
-  const key = cliJson(env, 'keys', 'create').key as string
+  const key = cliJson(env, 'keys', 'create', '--init').key as string
   if (credits > 0) cliJson(env, 'credits', 'add', String(credits))
   const servers: ServerProc[] = [await startServer(env), await startServer(env)]
   try {

@@ -30,7 +30,7 @@ const env = pgEnv(
   url,
   `${unthrottledNoop(['sms'], 'recipient_failures_per_day = 1000000000\nmax_failed_attempts = 2\nlockout_seconds = 3600\n')}[delivery]\ntimeout_ms = 1000\n`,
 )
-const key = cliJson(env, 'keys', 'create', '--name', 'crash').key as string
+const key = cliJson(env, 'keys', 'create', '--init', '--name', 'crash').key as string
 cliJson(env, 'credits', 'add', '1000000')
 const nodes: ServerProc[] = await startNodes(env, NODES)
 const targets = new Map(nodes.map((n, i) => [i, n.url]))

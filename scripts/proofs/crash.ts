@@ -23,7 +23,7 @@ const digits = (n: number) => Array.from({ length: n }, () => Math.floor(rand() 
 
 const env = makeEnv('crash', unthrottledNoop(['sms', 'email', 'voice'], `recipient_failures_per_day = 1000000000\nlockout_seconds = 3600\n`))
 
-const key = cliJson(env, 'keys', 'create', '--name', 'crash').key as string
+const key = cliJson(env, 'keys', 'create', '--init', '--name', 'crash').key as string
 cliJson(env, 'credits', 'add', '1000000')
 const ack = emptyAcknowledged()
 ack.granted = 1_000_000

@@ -17,9 +17,9 @@ const CONCURRENCY = numberArg('concurrency', 16)
 const env = makeEnv('fuzz', unthrottledNoop(['sms', 'email', 'voice']), { database: 'synchronous = "NORMAL"' })
 
 const keys = {
-  active: cliJson(env, 'keys', 'create', '--name', 'fuzz').key as string,
-  disabled: cliJson(env, 'keys', 'create', '--name', 'disabled').key as string,
-  revoked: cliJson(env, 'keys', 'create', '--name', 'revoked').key as string,
+  active: cliJson(env, 'keys', 'create', '--init', '--name', 'fuzz').key as string,
+  disabled: cliJson(env, 'keys', 'create', '--init', '--name', 'disabled').key as string,
+  revoked: cliJson(env, 'keys', 'create', '--init', '--name', 'revoked').key as string,
 }
 for (const [verb, k] of [
   ['disable', keys.disabled],

@@ -66,7 +66,7 @@ const secrets: Secret[] = [
 const cliOutput: string[] = []
 const keys: string[] = []
 for (let i = 0; i < 5; i++) {
-  const r = cli(env, 'keys', 'create', '--name', `k${i}`, '--json')
+  const r = cli(env, 'keys', 'create', '--init', '--name', `k${i}`, '--json')
   cliOutput.push(r.stdout)
   keys.push(JSON.parse(r.stdout).key)
 }

@@ -17,7 +17,7 @@ const SEED = seedFromArgs()
 const rand = prng(SEED)
 
 const env = makeEnv('shutdown', unthrottledNoop())
-const key = cliJson(env, 'keys', 'create').key as string
+const key = cliJson(env, 'keys', 'create', '--init').key as string
 cliJson(env, 'credits', 'add', '100000000')
 const ack = emptyAcknowledged()
 ack.granted = 100_000_000

@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import type { ConfigCheck } from '../config/load.ts'
 import type { Config } from '../config/schema.ts'
 import { MessageCatalogue, type MessageSettings, type OperatorTemplate, templateProblems } from '../otp/messages/catalogue.ts'
+import { lintTexts, type TextReport } from '../otp/messages/lint.ts'
 import { TEXT_KINDS, type TextKind } from '../otp/messages/template.ts'
 
 export function messageSettingsOf(config: Config): MessageSettings {
@@ -83,4 +84,22 @@ export const messagesCheck: ConfigCheck = (config, valid) => {
     ]
   }
   return []
+}
+
+/**
+ * Everything the texts' checks find (docs/messages.md#checking-templates):
+ * every problem (a file named otherwise, a template that does not parse) and
+ * a report for each other text, `otpd messages check` and
+ * `otpd config check` alike.
+ */
+export function checkTexts(
+  config: Config,
+  opts: { builtIn?: boolean; app?: string } = {},
+): { problems: string[]; reports: TextReport[]; settings: MessageSettings } {
+  const { templates, problems } = operatorTemplates(config)
+  problems.push(...templateProblems(templates))
+  const settings = messageSettingsOf(config)
+  // A template with a problem is reported as that problem only: its size would count a text that is never sent.
+  const sound = templates.filter((t) => templateProblems([t]).length === 0)
+  return { problems, reports: lintTexts(sound, settings, opts), settings }
 }

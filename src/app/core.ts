@@ -32,6 +32,8 @@ export interface CoreOptions {
   actor?: Actor
   /** Said when the open created a new, empty SQLite file (its absolute path); by default a warning in the log. */
   onDatabaseCreated?: (path: string) => void
+  /** PostgreSQL: refuse, in these words, a database with no otpd tables instead of migrating it (the CLI without --init). */
+  refuseEmptyDatabase?: (display: string) => string
 }
 
 export interface Core {
@@ -77,7 +79,13 @@ export async function openCore(config: Config, opts: CoreOptions = {}): Promise<
   const onCreate =
     opts.onDatabaseCreated ??
     ((path: string) => logger.warn('created a new, empty database: if one was expected, check database.path and the config file read', { database: path }))
-  const engine = await openEngine(config, { env: opts.env, onFatal, onWriteResult: (err) => writeHealth.record(err), onCreate })
+  const engine = await openEngine(config, {
+    env: opts.env,
+    onFatal,
+    onWriteResult: (err) => writeHealth.record(err),
+    onCreate,
+    refuseEmpty: opts.refuseEmptyDatabase,
+  })
   const { storage, hasher } = engine
   const sealer = new SecretBox(hasher, 'webhook-secrets')
   return {

@@ -28,7 +28,7 @@ import { cachedReadiness, serviceMetricsOf } from './operations.ts'
 import { applyReload, type InForce, limitsOf } from './reload.ts'
 import { type RequestServices, requestServices } from './services.ts'
 
-export { buildCatalogue, messageSettingsOf, operatorTemplates } from './catalogue.ts'
+export { buildCatalogue, checkTexts, messageSettingsOf, operatorTemplates } from './catalogue.ts'
 // `otpd accounts list` shows an account as the console does.
 export { accountView } from '../console/views.ts'
 export { type Core, type CoreOptions, FATAL_EXIT_STATUS, openCore } from './core.ts'

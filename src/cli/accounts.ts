@@ -3,7 +3,19 @@ import { Command, InvalidArgumentError } from 'commander'
 import { accountView, buildCatalogue, type Core } from '../app/index.ts'
 import { HOST_NAME } from '../config/schema.ts'
 import type { AccountFraudView } from '../otp/fraud-admin.ts'
-import { formatTime, integerArg, isoTime, printJson, withCore, operatorOption, noneYet, printListing, subcommand, type CommonOptions } from './common.ts'
+import {
+  formatTime,
+  integerArg,
+  isoTime,
+  printJson,
+  withCore,
+  operatorOption,
+  initOption,
+  noneYet,
+  printListing,
+  subcommand,
+  type CommonOptions,
+} from './common.ts'
 
 export function accountsCommand(): Command {
   const accounts = new Command('accounts').description('manage accounts (each has its own keys, credits and code length)')
@@ -16,6 +28,7 @@ export function accountsCommand(): Command {
 function defineCreate(accounts: Command): void {
   subcommand(accounts, 'create <name>', 'create an account', 'otpd accounts create acme')
     .addOption(operatorOption())
+    .addOption(initOption())
     .action((name: string, opts: CommonOptions) =>
       withCore(opts, async ({ admin }) => {
         const a = await admin.createAccount(name)
@@ -88,6 +101,7 @@ function defineSet(accounts: Command): void {
     .option('--locale <tag>', "the language of the account's texts (es, pt-BR), or 'none' (docs/messages.md)", noneArg)
     .option('--otp-domain <host>', "append '@<host> #<code>' to the account's SMS (browser autofill), or 'none' for the config's", otpDomainArg)
     .addOption(operatorOption())
+    .addOption(initOption())
     .action((name: string, opts: CommonOptions & SetOptions) => withCore(opts, (core) => setAccount(core, name, opts)))
 }
 

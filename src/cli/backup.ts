@@ -14,17 +14,21 @@ export function backupCommand(): Command {
     .action((file: string, opts: CommonOptions & { force?: boolean }) => {
       // Refused before connecting: the answer does not depend on the database.
       checkBackupSupported(load(opts).config)
-      return withCore(opts, async ({ engine, config }) => {
-        const b = await engine.backup(file, { force: opts.force })
-        // The secret's location only, never its value.
-        const secret = config.server.secret !== undefined ? 'the server.secret setting' : secretPath(config.database.path)
-        if (opts.json) return printJson({ file: b.file, bytes: b.bytes, database: engine.display, secret })
-        process.stdout.write(
-          `backed up ${engine.display} to ${b.file} (${size(b.bytes)})\n` +
-            `Keep the server secret (${secret}) with this backup: without it no API key in the backup works.\n` +
-            'To restore, see "Backup and restore" in /usr/share/doc/otpd/docs/operating.md (docs/operating.md in the repository).\n',
-        )
-      })
+      return withCore(
+        opts,
+        async ({ engine, config }) => {
+          const b = await engine.backup(file, { force: opts.force })
+          // The secret's location only, never its value.
+          const secret = config.server.secret !== undefined ? 'the server.secret setting' : secretPath(config.database.path)
+          if (opts.json) return printJson({ file: b.file, bytes: b.bytes, database: engine.display, secret })
+          process.stdout.write(
+            `backed up ${engine.display} to ${b.file} (${size(b.bytes)})\n` +
+              `Keep the server secret (${secret}) with this backup: without it no API key in the backup works.\n` +
+              'To restore it: stop otpd, then otpd restore FILE --secret SECRET-FILE (see "Backup and restore" in /usr/share/doc/otpd/docs/operating.md).\n',
+          )
+        },
+        { readOnly: true },
+      )
     })
 }
 

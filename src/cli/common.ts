@@ -15,6 +15,8 @@ export interface CommonOptions {
   json?: boolean
   /** Who the audit log names for this command's changes (`--operator`); else the OS user. */
   operator?: string
+  /** `--init`: a command that changes data may create the database it names when there is none. */
+  init?: boolean
 }
 
 export function withConfig(cmd: Command): Command {
@@ -30,7 +32,18 @@ export function withConfig(cmd: Command): Command {
  * database anyway.
  */
 export function operatorOption(): Option {
-  return new Option('--operator <name>', 'the name the audit log gives for this change (default: your OS user name)').argParser(operatorArg)
+  return new Option('--operator <name>', 'the name the audit log gives for this change (default: $SUDO_USER under sudo, else your OS user name)').argParser(
+    operatorArg,
+  )
+}
+
+/**
+ * `--init` on a command that changes data: without it, such a command run
+ * where the config names no existing database refuses instead of creating
+ * one (a key written to a database the server never reads is then refused).
+ */
+export function initOption(): Option {
+  return new Option('--init', 'create the database if the config names one that does not exist yet (else the command refuses)')
 }
 
 function operatorArg(value: string): string {
@@ -40,17 +53,23 @@ function operatorArg(value: string): string {
   return v
 }
 
-/** The CLI's actor: `--operator`, else the OS user (else its uid). */
-export function cliActor(opts: CommonOptions): { operator: string; source: 'cli' } {
+/**
+ * The CLI's actor (docs/console.md#audit-log): `--operator`, else the person
+ * behind `sudo` (`SUDO_USER`: `sudo -u otpd otpd …` is run by them, not by
+ * otpd), else the OS user running the command, else its login name, else its uid.
+ */
+export function cliActor(opts: CommonOptions, env: Record<string, string | undefined> = {}): { operator: string; source: 'cli' } {
   if (opts.operator !== undefined) return { operator: opts.operator, source: 'cli' }
-  let name: string
+  const named = (v: string | undefined) => (v !== undefined && /^[^\u0000-\u001f\u007f]{1,64}$/.test(v) ? v : undefined)
+  const sudo = named(env.SUDO_USER)
+  if (sudo !== undefined) return { operator: sudo, source: 'cli' }
+  let name: string | undefined
   try {
-    const u = userInfo()
-    name = u.username || `uid ${u.uid}`
+    name = named(userInfo().username)
   } catch {
-    name = `uid ${process.getuid?.() ?? 'unknown'}`
+    // No entry in the user database (a container's arbitrary uid): the login name the session gives, else the uid.
   }
-  return { operator: name, source: 'cli' }
+  return { operator: name ?? named(env.LOGNAME) ?? named(env.USER) ?? `uid ${process.getuid?.() ?? '?'}`, source: 'cli' }
 }
 
 export function withJson(cmd: Command): Command {
@@ -78,19 +97,28 @@ export function load(opts: CommonOptions, use: { delivery?: boolean } = {}): Loa
 
 /**
  * Opens the database for an operator command; logs go to stderr so stdout
- * stays data. `readOnly`: the command only reads, so a missing database is an
- * error rather than a new empty one (usually a wrong directory or config).
+ * stays data. A missing database is an error rather than a new empty one
+ * (usually a wrong directory or config), unless the command changes data and
+ * was given `--init` (docs/operating.md#cli).
  */
 export function openForCli(opts: CommonOptions, use: { readOnly?: boolean } = {}): Promise<Core> {
   const { config, env, source } = load(opts)
-  const missing = use.readOnly ? missingDatabaseFile(config) : undefined
-  if (missing !== undefined) throw new Error(`no database at ${missing} (start otpd serve or pass --config)`)
+  const mustExist = use.readOnly || !opts.init
+  const refusal = (where: string, setting: string) =>
+    use.readOnly
+      ? `no database at ${where} (${setting} from ${source}): start otpd serve or pass --config`
+      : `no database at ${where} (${setting} from ${source}): this command changes data and does not create one; ` +
+        'pass --config for the database otpd serve uses, or add --init to create it here'
+  const missing = mustExist ? missingDatabaseFile(config) : undefined
+  if (missing !== undefined) throw new Error(refusal(missing, 'database.path'))
   return openCore(config, {
     env,
-    actor: cliActor(opts),
+    actor: cliActor(opts, env),
     logger: createLogger({ level: 'warn', format: 'text', write: (l) => process.stderr.write(l + '\n') }),
     // On stderr, so stdout stays the command's data (a key printed for a database the server never reads is the mistake this catches).
     onDatabaseCreated: (path) => process.stderr.write(`otpd: created a new, empty database at ${path} (database.path from ${source})\n`),
+    // PostgreSQL: a database with no otpd tables is the same mistake (another database than the server's).
+    refuseEmptyDatabase: mustExist ? (display) => refusal(`${display}: it has no otpd tables`, 'database.url') : undefined,
   })
 }
 
@@ -110,6 +138,17 @@ export function printJson(value: unknown): void {
 
 // Tables and times live in table.ts; re-exported so every command imports them from here.
 export { formatTime, isoTime, noneYet, printListing, printTable } from './table.ts'
+
+const UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }
+
+/** A period such as `0`, `90s`, `30m`, `24h`, `7d`, in milliseconds. */
+export function durationArg(name: string) {
+  return (value: string): number => {
+    const m = /^([0-9]{1,6})([smhd])?$/.exec(value.trim())
+    if (m && (m[2] !== undefined || m[1] === '0')) return Number(m[1]) * (m[2] === undefined ? 0 : UNITS[m[2]]!)
+    throw new InvalidArgumentError(`${name} takes a period such as 30m, 24h or 7d (0: none), got '${value}'`)
+  }
+}
 
 export function integerArg(name: string, range = '') {
   return (value: string): number => {

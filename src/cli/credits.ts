@@ -2,7 +2,19 @@
 import { Command, InvalidArgumentError } from 'commander'
 import { MAX_GRANT } from '../otp/admin.ts'
 import type { LedgerRow } from '../otp/ports/index.ts'
-import { formatTime, integerArg, isoTime, printJson, withCore, operatorOption, noneYet, printListing, subcommand, type CommonOptions } from './common.ts'
+import {
+  formatTime,
+  integerArg,
+  isoTime,
+  printJson,
+  withCore,
+  operatorOption,
+  initOption,
+  noneYet,
+  printListing,
+  subcommand,
+  type CommonOptions,
+} from './common.ts'
 
 export function creditsCommand(): Command {
   const credits = new Command('credits').description("manage an account's credits (1 credit = 1 send)")
@@ -18,6 +30,7 @@ function defineAdd(credits: Command): void {
     .option('--account <account>', 'account to credit', 'default')
     .option('--note <text>', 'a note kept in the ledger')
     .addOption(operatorOption())
+    .addOption(initOption())
     .action((amount: string, opts: CommonOptions & { account: string; note?: string }) =>
       withCore(opts, async ({ admin }) => {
         const r = await admin.addCredits(amountArg(amount, 'deduct'), opts.account, opts.note)
@@ -37,6 +50,7 @@ function defineDeduct(credits: Command): void {
     .option('--account <account>', 'account to debit', 'default')
     .option('--note <text>', 'a note kept in the ledger')
     .addOption(operatorOption())
+    .addOption(initOption())
     .action((amount: string, opts: CommonOptions & { account: string; note?: string }) =>
       withCore(opts, async ({ admin }) => {
         const r = await admin.deductCredits(amountArg(amount, 'add'), { account: opts.account, note: opts.note })

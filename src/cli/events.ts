@@ -1,7 +1,20 @@
 /** `otpd events ...`: list and replay the signed events (docs/api.md#events). */
 import { Command } from 'commander'
+import { EVENT_TYPES } from '../otp/events.ts'
 import type { EventRow } from '../otp/ports/index.ts'
-import { formatTime, integerArg, isoTime, printJson, withCore, operatorOption, noneYet, printListing, subcommand, type CommonOptions } from './common.ts'
+import {
+  formatTime,
+  integerArg,
+  isoTime,
+  printJson,
+  withCore,
+  operatorOption,
+  initOption,
+  noneYet,
+  printListing,
+  subcommand,
+  type CommonOptions,
+} from './common.ts'
 
 function eventJson(e: EventRow) {
   return {
@@ -15,7 +28,16 @@ function eventJson(e: EventRow) {
     endpoints: e.endpoints,
     attempts: e.attempts,
     last_error: e.lastError,
+    // A refusal's rule, country and masked recipient (send.blocked only: docs/api.md#events).
+    blocked: e.blocked,
   }
+}
+
+/** What the DETAIL column says (shown when a refusal is listed): for a refusal its rule, country and masked recipient. */
+function detail(e: EventRow): string {
+  const b = e.blocked
+  if (b === null) return '-'
+  return [`rule ${b.rule}`, b.country, b.recipient].filter(Boolean).join(' ')
 }
 
 export function eventsCommand(): Command {
@@ -32,21 +54,39 @@ function defineList(events: Command): void {
     'list the newest events, oldest first, with where their delivery stands',
     'otpd events list',
     'otpd events list --account acme --status failed --json',
+    'otpd events list --type send.blocked',
   )
     .option('--account <account>', 'only events of this account')
     .option('--status <status>', 'only events whose delivery is pending, failed or delivered')
+    .option('--type <type>', `only events of this type: ${EVENT_TYPES.join(', ')} (send.blocked shows the fraud guard's rule)`)
     .option('--limit <n>', 'at most this many (the newest)', integerArg('--limit', ' from 1'), 100)
-    .action((opts: CommonOptions & { account?: string; status?: string; limit: number }) =>
+    .action((opts: CommonOptions & { account?: string; status?: string; type?: string; limit: number }) =>
       withCore(
         opts,
         async ({ webhooks }) => {
-          const rows = await webhooks.events({ account: opts.account, status: opts.status, limit: Math.max(1, opts.limit) })
+          const rows = await webhooks.events({ account: opts.account, status: opts.status, type: opts.type, limit: Math.max(1, opts.limit) })
           if (opts.json) return printJson(rows.map(eventJson))
-          const filter = [opts.status && `${opts.status}`, opts.account && `for account '${opts.account}'`].filter(Boolean).join(' ')
+          const filter = [opts.status && `${opts.status}`, opts.type, opts.account && `for account '${opts.account}'`].filter(Boolean).join(' ')
+          // DETAIL only when a refusal is listed: the other types have nothing to put there.
+          const withDetail = rows.some((e) => e.blocked !== null)
+          const pick = <T>(cells: T[]): T[] => (withDetail ? cells : cells.filter((_, i) => i !== 4))
           printListing(
-            ['ID', 'TYPE', 'ACCOUNT', 'VERIFICATION', 'SEQ', 'OCCURRED', 'STATUS', 'ATTEMPTS', 'LAST ERROR'],
-            rows.map((e) => [e.id, e.type, e.account, e.verificationId ?? '-', e.sequence, formatTime(e.occurredAt), e.status, e.attempts, e.lastError ?? '-']),
-            opts.status !== undefined
+            pick(['ID', 'TYPE', 'ACCOUNT', 'VERIFICATION', 'DETAIL', 'SEQ', 'OCCURRED', 'STATUS', 'ATTEMPTS', 'LAST ERROR']),
+            rows.map((e) =>
+              pick([
+                e.id,
+                e.type,
+                e.account,
+                e.verificationId ?? '-',
+                detail(e),
+                e.sequence,
+                formatTime(e.occurredAt),
+                e.status,
+                e.attempts,
+                e.lastError ?? '-',
+              ]),
+            ),
+            opts.status !== undefined || opts.type !== undefined
               ? `none ${filter}: see every event with otpd events list${opts.account ? ` --account ${opts.account}` : ''}`
               : noneYet(
                   'events are recorded as codes are sent and verified through the API; to receive them: otpd webhooks add --url https://example.com/otpd-events',
@@ -69,6 +109,7 @@ function defineReplay(events: Command): void {
   )
     .option('--failed', 'replay every delivery that failed')
     .addOption(operatorOption())
+    .addOption(initOption())
     .action((id: string | undefined, opts: CommonOptions & { failed?: boolean }) =>
       withCore(opts, async ({ webhooks }) => {
         if ((id === undefined) === !opts.failed) throw new Error('give either an event id or --failed (see: otpd events list)')

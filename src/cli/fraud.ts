@@ -2,7 +2,7 @@
 import { Command } from 'commander'
 import type { Core } from '../app/index.ts'
 import type { FraudStatus } from '../otp/fraud-admin.ts'
-import { formatTime, isoTime, printJson, printTable, withCore, operatorOption, subcommand, type CommonOptions } from './common.ts'
+import { formatTime, isoTime, printJson, printTable, withCore, operatorOption, initOption, subcommand, type CommonOptions } from './common.ts'
 
 export function fraudCommand(): Command {
   const fraud = new Command('fraud').description('the SMS pumping guard: what it blocks and why, and lifting a block')
@@ -99,6 +99,7 @@ function defineUnblock(fraud: Command): void {
   )
     .option('--account <account>', 'account of the block', 'default')
     .addOption(operatorOption())
+    .addOption(initOption())
     .action((scope: string, opts: CommonOptions & { account: string }) =>
       withCore(opts, async ({ fraud }) => {
         const r = await fraud.unblock(scope, opts.account)

@@ -2,7 +2,25 @@
 import { Command } from 'commander'
 import type { KeyRow } from '../otp/ports/index.ts'
 import type { KeyStatus } from '../otp/types.ts'
-import { formatTime, isoTime, printJson, withCore, operatorOption, noneYet, printListing, subcommand, type CommonOptions } from './common.ts'
+import { DEFAULT_ROTATION_GRACE_MS } from '../otp/admin.ts'
+import {
+  durationArg,
+  formatTime,
+  isoTime,
+  printJson,
+  withCore,
+  operatorOption,
+  initOption,
+  noneYet,
+  printListing,
+  subcommand,
+  type CommonOptions,
+} from './common.ts'
+
+/** What a key's status is for its reader: a rotated key past its grace is `expired` (refused as a revoked one). */
+function statusOf(k: KeyRow, now = Date.now()): string {
+  return k.status === 'active' && k.expiresAt !== null && now >= k.expiresAt ? 'expired' : k.status
+}
 
 /** A key as `--json` shows it (list, disable, enable, revoke): never its value or hash. */
 function keyJson(k: KeyRow) {
@@ -11,10 +29,44 @@ function keyJson(k: KeyRow) {
     prefix: k.prefix,
     name: k.name,
     account: k.account,
-    status: k.status,
+    status: statusOf(k),
     created_at: isoTime(k.createdAt),
     last_used_at: isoTime(k.lastUsedAt),
+    expires_at: isoTime(k.expiresAt),
   }
+}
+
+/** `otpd keys rotate`: a new key for the same account and name; the old one works until the grace period ends. */
+function defineRotate(keys: Command): void {
+  subcommand(
+    keys,
+    'rotate <id-or-prefix>',
+    'create a new key for the same account and name; the old one keeps working for --grace (default 24h), then is refused as revoked',
+    'otpd keys rotate 3',
+    'otpd keys rotate Ab3dE9xQ --grace 7d --json',
+  )
+    .option(
+      '--grace <period>',
+      'how long the old key keeps working: 30m, 24h, 7d, up to 30d; 0 revokes it at once',
+      durationArg('--grace'),
+      DEFAULT_ROTATION_GRACE_MS,
+    )
+    .addOption(operatorOption())
+    .addOption(initOption())
+    .action((ref: string, opts: CommonOptions & { grace: number }) =>
+      withCore(opts, async ({ admin }) => {
+        const k = await admin.rotateKey(ref, opts.grace)
+        if (opts.json) return printJson({ key: k.key, id: k.id, prefix: k.prefix, name: k.name, account: k.account, replaced: keyJson(k.replaced) })
+        const old = k.replaced
+        process.stdout.write(
+          `${k.key}\n\nCreated key ${k.id} (prefix ${k.prefix}) for account '${k.account}' in place of key ${old.id} (${old.prefix}).\n` +
+            (old.status === 'revoked'
+              ? `Key ${old.id} is revoked now.\n`
+              : `Key ${old.id} keeps working until ${formatTime(old.expiresAt)}; then it is refused as revoked.\n`) +
+            'Store the new key now: otpd keeps only a hash and cannot show it again.\n',
+        )
+      }),
+    )
 }
 
 export function keysCommand(): Command {
@@ -30,6 +82,7 @@ export function keysCommand(): Command {
     .option('--name <name>', 'a label for people', '')
     .option('--account <account>', 'account the key belongs to', 'default')
     .addOption(operatorOption())
+    .addOption(initOption())
     .action((opts: CommonOptions & { name: string; account: string }) =>
       withCore(opts, async ({ admin }) => {
         const k = await admin.createKey({ name: opts.name, account: opts.account })
@@ -50,8 +103,20 @@ export function keysCommand(): Command {
           const rows = await admin.listKeys(opts.account)
           if (opts.json) return printJson(rows.map(keyJson))
           printListing(
-            ['ID', 'PREFIX', 'NAME', 'ACCOUNT', 'STATUS', 'CREATED', 'LAST USED'],
-            rows.map((k) => [k.id, k.prefix, k.name || '-', k.account, k.status, formatTime(k.createdAt), formatTime(k.lastUsedAt, 'never')]),
+            // EXPIRES only when a rotated key is listed: the others never expire.
+            rows.some((k) => k.expiresAt !== null)
+              ? ['ID', 'PREFIX', 'NAME', 'ACCOUNT', 'STATUS', 'CREATED', 'LAST USED', 'EXPIRES']
+              : ['ID', 'PREFIX', 'NAME', 'ACCOUNT', 'STATUS', 'CREATED', 'LAST USED'],
+            rows.map((k) => [
+              k.id,
+              k.prefix,
+              k.name || '-',
+              k.account,
+              statusOf(k),
+              formatTime(k.createdAt),
+              formatTime(k.lastUsedAt, 'never'),
+              ...(rows.some((x) => x.expiresAt !== null) ? [formatTime(k.expiresAt)] : []),
+            ]),
             opts.account === undefined
               ? noneYet('otpd keys create --name NAME')
               : noneYet(`otpd keys create --name NAME --account ${opts.account}`, `for account '${opts.account}'`),
@@ -61,9 +126,12 @@ export function keysCommand(): Command {
       ),
     )
 
+  defineRotate(keys)
+
   const setStatus = (verb: string, status: KeyStatus, what: string) =>
     subcommand(keys, `${verb} <id-or-prefix>`, what, `otpd keys ${verb} 3`, `otpd keys ${verb} Ab3dE9xQ`)
       .addOption(operatorOption())
+      .addOption(initOption())
       .action((ref: string, opts: CommonOptions) =>
         withCore(opts, async ({ admin }) => {
           const k = await admin.setKeyStatus(ref, status)

@@ -1,7 +1,7 @@
 /** `otpd operators ...`: the people who may sign in to the console (docs/console.md#the-first-operator). */
 import { Command } from 'commander'
 import type { OperatorView } from '../otp/operators.ts'
-import { formatTime, isoTime, operatorOption, printJson, printTable, subcommand, withCore, type CommonOptions } from './common.ts'
+import { formatTime, isoTime, operatorOption, initOption, printJson, printTable, subcommand, withCore, type CommonOptions } from './common.ts'
 
 function operatorJson(o: OperatorView) {
   return { id: o.id, name: o.name, status: o.status, created_at: isoTime(o.createdAt), password_changed_at: isoTime(o.passwordChangedAt) }
@@ -36,6 +36,7 @@ function defineAdd(operators: Command): void {
   )
     .option('--password-stdin', `read the password (at least 12 characters) from stdin instead of generating one`)
     .addOption(operatorOption())
+    .addOption(initOption())
     .action((name: string, opts: CommonOptions & { passwordStdin?: boolean }) =>
       withCore(opts, async ({ operators }) => {
         const given = opts.passwordStdin ? await passwordFromStdin() : undefined
@@ -67,6 +68,7 @@ function defineList(operators: Command): void {
 function defineDisable(operators: Command): void {
   subcommand(operators, 'disable <name>', 'refuse the operator sign-in from now on, and end every session it has', 'otpd operators disable alice')
     .addOption(operatorOption())
+    .addOption(initOption())
     .action((name: string, opts: CommonOptions) =>
       withCore(opts, async ({ operators }) => {
         const r = await operators.disable(name)
@@ -79,6 +81,7 @@ function defineDisable(operators: Command): void {
 function defineEnable(operators: Command): void {
   subcommand(operators, 'enable <name>', 'let a disabled operator sign in again', 'otpd operators enable alice')
     .addOption(operatorOption())
+    .addOption(initOption())
     .action((name: string, opts: CommonOptions) =>
       withCore(opts, async ({ operators }) => {
         const o = await operators.enable(name)
@@ -97,6 +100,7 @@ function defineResetPassword(operators: Command): void {
   )
     .option('--password-stdin', 'read the new password (at least 12 characters) from stdin instead of generating one')
     .addOption(operatorOption())
+    .addOption(initOption())
     .action((name: string, opts: CommonOptions & { passwordStdin?: boolean }) =>
       withCore(opts, async ({ operators }) => {
         const given = opts.passwordStdin ? await passwordFromStdin() : undefined

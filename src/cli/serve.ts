@@ -105,7 +105,11 @@ async function stopServer(server: Server, config: Config, logger: Logger, runnin
   process.exit(0)
 }
 
-/** Opens the API's listener, and the admin one when configured, and says where. */
+/**
+ * Opens the API's listener, and the admin one when configured, then says
+ * where: "listening" is said only once every listener is bound, so a start
+ * that fails on the admin address never announces the API (docs/operating.md#logs).
+ */
 function listen(server: Server, loaded: LoadedConfig, logger: Logger): void {
   const { config } = loaded
   const { hostname, port } = parseListen(config.server.listen)
@@ -115,17 +119,21 @@ function listen(server: Server, loaded: LoadedConfig, logger: Logger): void {
   } catch (err) {
     throw bindError('server.listen', config.server.listen, err)
   }
+  const admin = config.server.admin_listen === undefined ? undefined : parseListen(config.server.admin_listen)
+  if (admin !== undefined) {
+    try {
+      server.adminHttp.listen({ hostname: admin.hostname, port: admin.port, ...LISTEN_OPTIONS })
+    } catch (err) {
+      // The API's port is given back at once: the process exits with this error.
+      server.http.server?.stop(true)
+      throw bindError('server.admin_listen', config.server.admin_listen!, err)
+    }
+  }
   logger.info(`otpd listening on ${url(tls ? 'https' : 'http', hostname, server.http.server!.port)}`, {
     config: loaded.source,
     database: server.engine.display,
   })
-  if (config.server.admin_listen === undefined) return
-  const admin = parseListen(config.server.admin_listen)
-  try {
-    server.adminHttp.listen({ hostname: admin.hostname, port: admin.port, ...LISTEN_OPTIONS })
-  } catch (err) {
-    throw bindError('server.admin_listen', config.server.admin_listen, err)
-  }
+  if (admin === undefined) return
   const adminUrl = url('http', admin.hostname, server.adminHttp.server!.port)
   logger.info(`otpd admin listening on ${adminUrl} (/metrics, /healthz, /readyz${server.consoleOn ? ', /console/' : ''})`)
   if (server.consoleOn)

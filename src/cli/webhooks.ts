@@ -1,7 +1,7 @@
 /** `otpd webhooks ...`: add, list, remove, rotate-secret (docs/api.md#events). */
 import { Command } from 'commander'
 import type { EndpointRow } from '../otp/ports/index.ts'
-import { formatTime, isoTime, printJson, withCore, operatorOption, noneYet, printListing, subcommand, type CommonOptions } from './common.ts'
+import { formatTime, isoTime, printJson, withCore, operatorOption, initOption, noneYet, printListing, subcommand, type CommonOptions } from './common.ts'
 
 /** An endpoint as `--json` shows it: never its secret. */
 function endpointJson(e: EndpointRow) {
@@ -29,6 +29,7 @@ function defineAdd(webhooks: Command): void {
     .option('--account <account>', 'account whose events it receives', 'default')
     .option('--events <types>', 'comma-separated event types (default: every type)')
     .addOption(operatorOption())
+    .addOption(initOption())
     .action((opts: CommonOptions & { url: string; account: string; events?: string }) =>
       withCore(opts, async ({ webhooks }) => {
         const e = await webhooks.add(opts)
@@ -66,6 +67,7 @@ function defineList(webhooks: Command): void {
 function defineRemove(webhooks: Command): void {
   subcommand(webhooks, 'remove <id>', 'remove an endpoint; deliveries still due to it are dropped', 'otpd webhooks remove 3')
     .addOption(operatorOption())
+    .addOption(initOption())
     .action((id: string, opts: CommonOptions) =>
       withCore(opts, async ({ webhooks }) => {
         const e = await webhooks.remove(id)
@@ -78,6 +80,7 @@ function defineRemove(webhooks: Command): void {
 function defineRotateSecret(webhooks: Command): void {
   subcommand(webhooks, 'rotate-secret <id>', 'give an endpoint a new secret, printed once; the old one also signs for 24 h', 'otpd webhooks rotate-secret 3')
     .addOption(operatorOption())
+    .addOption(initOption())
     .action((id: string, opts: CommonOptions) =>
       withCore(opts, async ({ webhooks }) => {
         const r = await webhooks.rotateSecret(id)

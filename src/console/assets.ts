@@ -11,6 +11,7 @@ import uplotCss from 'uplot/dist/uPlot.min.css' with { type: 'text' }
 import uplot from 'uplot/dist/uPlot.iife.min.js' with { type: 'text' }
 import consoleCss from './assets/console.css' with { type: 'text' }
 import consoleJs from './assets/console.js' with { type: 'text' }
+import favicon from './assets/favicon.svg' with { type: 'text' }
 
 export const ASSET_PREFIX = '/console/assets/'
 
@@ -21,9 +22,11 @@ interface Asset {
   body: string
 }
 
-function asset(base: string, ext: 'js' | 'css', body: string): Asset {
+const TYPES = { js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8', svg: 'image/svg+xml' } as const
+
+function asset(base: string, ext: keyof typeof TYPES, body: string): Asset {
   const hash = createHash('sha256').update(body).digest('hex').slice(0, 12)
-  return { name: `${base}.${hash}.${ext}`, type: ext === 'js' ? 'text/javascript; charset=utf-8' : 'text/css; charset=utf-8', body }
+  return { name: `${base}.${hash}.${ext}`, type: TYPES[ext], body }
 }
 
 /** In the order pages load them: uPlot before the console's script, which draws with it. */
@@ -33,6 +36,7 @@ export const ASSETS = {
   htmx: asset('htmx', 'js', htmx),
   uplot: asset('uplot', 'js', uplot),
   js: asset('console', 'js', consoleJs),
+  favicon: asset('favicon', 'svg', favicon),
 } as const
 
 export const assetUrl = (a: Asset): string => ASSET_PREFIX + a.name

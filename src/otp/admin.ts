@@ -19,6 +19,10 @@ export { OperatorError }
 export const DEFAULT_ACCOUNT = 'default'
 const ACCOUNT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 export const MAX_GRANT = 1_000_000_000
+const DAY_MS = 86_400_000
+/** `otpd keys rotate --grace`: by default a day for every client to take the new key; at most 30 days of two keys. */
+export const DEFAULT_ROTATION_GRACE_MS = DAY_MS
+export const MAX_ROTATION_GRACE_MS = 30 * DAY_MS
 
 const KEY_ACTIONS: Record<KeyStatus, AuditAction> = { active: 'key.enabled', disabled: 'key.disabled', revoked: 'key.revoked' }
 
@@ -100,6 +104,41 @@ export class Admin {
     })
   }
 
+  /**
+   * A new key for the same account and name; the old one keeps working for
+   * `graceMs` (0: revoked at once), then is refused as revoked
+   * (docs/operating.md#rotating-a-key). Only an active key that has not been
+   * rotated already can be.
+   */
+  async rotateKey(idOrPrefix: string, graceMs: number): Promise<{ key: string; id: number; prefix: string; name: string; account: string; replaced: KeyRow }> {
+    if (!Number.isSafeInteger(graceMs) || graceMs < 0 || graceMs > MAX_ROTATION_GRACE_MS)
+      throw new OperatorError(`the grace period must be from 0 to ${MAX_ROTATION_GRACE_MS / DAY_MS} days`)
+    const k = generateKey(this.hasher)
+    const made = await this.storage.write(async (r) => {
+      const old = await resolveKey(r, idOrPrefix)
+      const at = this.clock.now()
+      if (old.status !== 'active') throw new OperatorError(`key ${old.id} (${old.prefix}) is ${old.status}: only an active key can be rotated`, 'conflict')
+      if (old.expiresAt !== null)
+        throw new OperatorError(`key ${old.id} (${old.prefix}) was rotated already; it stops working at ${new Date(old.expiresAt).toISOString()}`, 'conflict')
+      const account = await accountIn(r, old.account)
+      const id = await r.admin.insertKey({ accountId: account.id, name: old.name, prefix: k.prefix, keyHash: k.keyHash, at })
+      const expiresAt = at + graceMs
+      if (graceMs === 0) await r.admin.setKeyStatus(old.id, 'revoked')
+      else await r.admin.setKeyExpiry(old.id, expiresAt)
+      await audit(r, this.actor, at, 'key.rotated', `key ${old.id}`, {
+        prefix: old.prefix,
+        account: account.name,
+        new_key: id,
+        new_prefix: k.prefix,
+        expires_at: expiresAt,
+      })
+      const replaced: KeyRow = graceMs === 0 ? { ...old, status: 'revoked' } : { ...old, expiresAt }
+      return { key: k.key, id, prefix: k.prefix, name: old.name, account: account.name, replaced }
+    })
+    for (const listener of this.keyListeners) listener()
+    return made
+  }
+
   listKeys(account?: string): Promise<KeyRow[]> {
     return this.storage.read(async (r) => r.admin.listKeys(account === undefined ? undefined : (await accountIn(r, account)).id))
   }
@@ -161,10 +200,11 @@ export class Admin {
     return { account: a.name, balance: a.balance }
   }
 
-  history(account?: string, limit = 50): Promise<{ account: string; entries: LedgerRow[] }> {
+  /** The ledger, newest first; `beforeId` continues from a page's last entry. */
+  history(account?: string, limit = 50, beforeId?: number): Promise<{ account: string; entries: LedgerRow[] }> {
     return this.storage.read(async (r) => {
       const a = await accountIn(r, account)
-      return { account: a.name, entries: await r.admin.ledger(a.id, limit) }
+      return { account: a.name, entries: await r.admin.ledger(a.id, limit, beforeId) }
     })
   }
 }

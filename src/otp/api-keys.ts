@@ -68,9 +68,10 @@ export class Authenticator {
       if (entry === undefined) return { ok: false, reason: 'invalid' }
     }
     const stored = entry.key
-    if (stored.status === 'revoked') return { ok: false, reason: 'invalid' }
+    // A rotated key past its grace is refused as a revoked one (docs/operating.md#rotating-a-key).
+    if (stored.status === 'revoked' || (stored.expiresAt !== null && now >= stored.expiresAt)) return { ok: false, reason: 'invalid' }
     if (stored.status === 'disabled') return { ok: false, reason: 'disabled' }
-    const { keyHash: _hash, ...key } = stored
+    const { keyHash: _hash, expiresAt: _expires, ...key } = stored
     return { ok: true, key }
   }
 

@@ -23,6 +23,7 @@ export const AUDIT_ACTIONS = [
   'account.code_length_changed',
   'account.settings_changed',
   'key.created',
+  'key.rotated',
   'key.disabled',
   'key.enabled',
   'key.revoked',

@@ -15,6 +15,8 @@ export interface ApiKey {
 
 export interface StoredKey extends ApiKey {
   keyHash: string
+  /** When a rotated key stops working (docs/operating.md#rotating-a-key); null: never. */
+  expiresAt: number | null
 }
 
 export type TestMode = 'success' | 'fail' | 'expired'

@@ -7,6 +7,7 @@
  * (AES-256-GCM, lib/secret-box.ts) under a key derived from the server secret.
  */
 import type { Clock } from '../lib/clock.ts'
+import { didYouMean } from '../lib/nearest-name.ts'
 import { DEFAULT_ACCOUNT, OperatorError } from './admin.ts'
 import { type Actor, audit } from './audit.ts'
 import { EVENT_TYPES } from './events.ts'
@@ -124,15 +125,20 @@ export class Webhooks {
     })
   }
 
-  events(q: { account?: string; status?: string; limit?: number }): Promise<EventRow[]> {
+  events(q: { account?: string; status?: string; type?: string; limit?: number }): Promise<EventRow[]> {
     const status = q.status
     if (status !== undefined && !(EVENT_STATUSES as readonly string[]).includes(status)) {
       throw new OperatorError(`--status must be one of ${EVENT_STATUSES.join(', ')}, got '${status}'`)
+    }
+    const type = q.type
+    if (type !== undefined && !(EVENT_TYPES as readonly string[]).includes(type)) {
+      throw new OperatorError(`--type must be one of ${EVENT_TYPES.join(', ')}, got '${type}'${didYouMean(type, EVENT_TYPES)}`)
     }
     return this.storage.read(async (r) =>
       r.webhooks.listEvents({
         accountId: q.account === undefined ? undefined : (await accountIn(r, q.account)).id,
         status: status as EventDeliveryStatus | undefined,
+        type: type as EventType | undefined,
         limit: q.limit ?? 100,
       }),
     )

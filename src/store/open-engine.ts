@@ -13,6 +13,7 @@ import type { Engine } from './engine.ts'
 import { openPostgres, PG_BACKUP_REFUSAL } from './pg/engine.ts'
 import { configuredSecret } from './secret.ts'
 import { SqliteEngine } from './sqlite/engine.ts'
+import { restoreDatabase, type RestoreResult } from './sqlite/restore.ts'
 
 export interface OpenEngineOptions {
   /** Where `server.secret_env` and `database.password_env` are read (the loaded config's environment). */
@@ -23,6 +24,8 @@ export interface OpenEngineOptions {
   onWriteResult?: (err: unknown) => void
   /** SQLite: the file did not exist and this open created it (new and empty); its absolute path. */
   onCreate?: (path: string) => void
+  /** PostgreSQL: a database with no otpd tables is refused in these words instead of migrated (SQLite's missing file is the CLI's to refuse). */
+  refuseEmpty?: (display: string) => string
 }
 
 export async function openEngine(config: Config, opts: OpenEngineOptions): Promise<Engine> {
@@ -51,6 +54,7 @@ export async function openEngine(config: Config, opts: OpenEngineOptions): Promi
     poolSize: database.pool_size,
     lockTimeoutMs: database.busy_timeout_ms,
     onWriteResult: opts.onWriteResult,
+    refuseEmpty: opts.refuseEmpty,
   })
 }
 
@@ -71,6 +75,16 @@ export function missingDatabaseFile(config: Config): string | undefined {
     if (isAccessError(err)) throw new Error(accessMessage('reach the database', path, err, 'to enter every directory above it, and to read and write it'))
     throw err
   }
+}
+
+/**
+ * `otpd restore FILE` (store/sqlite/restore.ts): SQLite only; PostgreSQL is
+ * restored with its own tools (docs/multi-node.md#backups).
+ */
+export function restoreBackup(config: Config, env: Record<string, string | undefined>, o: { file: string; secretFile?: string; now: number }): RestoreResult {
+  if (config.database.url !== undefined)
+    throw new Error('otpd restore restores a SQLite backup; a PostgreSQL database is restored with its own tools (pg_restore): see "Backups" in multi-node.md')
+  return restoreDatabase({ ...o, databasePath: config.database.path, configured: configuredSecret(config.server, env) })
 }
 
 /** Throws, before anything is opened, when the engine the config names cannot make a backup (the message says how instead). */

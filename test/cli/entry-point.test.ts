@@ -111,12 +111,14 @@ describe('config discovery through the binary', () => {
         args.join(' '),
         1,
         '',
-        `otpd: error: no database at ${join(env.dir, 'otpd.db')} (start otpd serve or pass --config)\n`,
+        `otpd: error: no database at ${join(env.dir, 'otpd.db')} (database.path from ${env.configFile}): start otpd serve or pass --config\n`,
       ])
     }
     // In a directory with no config: built-in defaults, ./data/otpd.db, which is not made either.
     const r = runBare(empty, {}, ['credits', 'balance'])
-    expect(r.stderr).toBe(`otpd: error: no database at ${join(empty, 'data', 'otpd.db')} (start otpd serve or pass --config)\n`)
+    expect(r.stderr).toBe(
+      `otpd: error: no database at ${join(empty, 'data', 'otpd.db')} (database.path from built-in defaults): start otpd serve or pass --config\n`,
+    )
     expect(existsSync(join(env.dir, 'otpd.db'))).toBe(false)
     expect(existsSync(join(empty, 'data'))).toBe(false)
   })

@@ -4,6 +4,7 @@
  * restart.
  */
 import { expect, setDefaultTimeout, test } from 'bun:test'
+import { afterTest } from '../kit/cleanup.ts'
 import { cliEnv, post, startServer, type CliEnv, type RunningServer } from '../kit/cli.ts'
 
 // These tests start `otpd` processes; bunfig.toml cannot raise bun's 5 s default per file.
@@ -91,5 +92,20 @@ test('a second server on a port in use exits 1 with one line', async () => {
   const address = server.url.replace('http://', '')
   expect(r.stderr).toBe(
     `otpd: error: cannot listen on ${address} (server.listen): the address is already in use (another otpd, or another program) [EADDRINUSE]\n`,
+  )
+})
+
+test('a second server whose admin address is taken never says it listens, for the API either: one error line', async () => {
+  const taken = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+  afterTest(() => taken.stop(true))
+  const api = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+  const apiAddress = `127.0.0.1:${api.port}`
+  api.stop(true)
+  env = await cliEnv(`[server]\nadmin_listen = "127.0.0.1:${taken.port}"\n`)
+  const r = await env.runAsync('serve', '--listen', apiAddress)
+  expect(r.code).toBe(1)
+  expect(r.stdout).not.toContain('listening')
+  expect(r.stderr).toBe(
+    `otpd: error: cannot listen on 127.0.0.1:${taken.port} (server.admin_listen): the address is already in use (another otpd, or another program) [EADDRINUSE]\n`,
   )
 })

@@ -149,3 +149,15 @@ test('a command that fails writes no audit entry', async () => {
   expect(env.run('keys', 'disable', '999').code).toBe(1)
   expect(env.json('audit', 'list')).toEqual([])
 })
+
+test('under sudo the audit log names the person behind it (SUDO_USER), not the user the command runs as; --operator still wins', async () => {
+  env = await cliEnv('', { SUDO_USER: 'alice' })
+  env.json('keys', 'create', '--name', 'shop')
+  env.run('credits', 'add', '5', '--operator', 'billing')
+  const entries = env.json('audit', 'list')
+  expect(entries.map((e: Record<string, unknown>) => [e.action, e.operator, e.source])).toEqual([
+    ['credits.added', 'billing', 'cli'],
+    ['key.created', 'alice', 'cli'],
+  ])
+  expect(entries.map((e: Record<string, unknown>) => e.operator)).not.toContain(userInfo().username)
+})

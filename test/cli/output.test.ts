@@ -103,7 +103,7 @@ describe('keys list', () => {
     const json = env.json('keys', 'list')
     expect(json).toHaveLength(3)
     for (const k of json) {
-      expect(Object.keys(k)).toEqual(['id', 'prefix', 'name', 'account', 'status', 'created_at', 'last_used_at'])
+      expect(Object.keys(k)).toEqual(['id', 'prefix', 'name', 'account', 'status', 'created_at', 'last_used_at', 'expires_at'])
       expect(k.created_at).toMatch(ISO)
     }
     expect(json[0]).toMatchObject({ id: 1, prefix: used.prefix, name: 'a rather long key name', account: 'acme', status: 'active' })

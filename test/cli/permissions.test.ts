@@ -49,7 +49,7 @@ testSqliteOnly('a database directory otpd cannot create: the level that failed, 
   mkdirSync(parent, { mode: 0o755 })
   if (!AS_ROOT) chmodSync(parent, 0o555)
   writeFileSync(join(d, 'otp.config.toml'), '[database]\npath = "state/data/otpd.db"\n')
-  const r = run(d, ['keys', 'create'])
+  const r = run(d, ['keys', 'create', '--init'])
   chmodSync(parent, 0o755)
   expect(r.code).toBe(1)
   expect(r.stderr).toBe(
@@ -78,7 +78,7 @@ testSqliteOnly('a server secret made by another user (a command run as root): it
   chmodSync(data, 0o777)
   writeFileSync(join(d, 'otp.config.toml'), '[database]\npath = "data/otpd.db"\n')
   // The database made by this user, then opened up; the secret beside it stays 0600 (unreadable to the other user).
-  expect(Bun.spawnSync(['bun', MAIN, 'accounts', 'create', 'acme'], { cwd: d }).exitCode).toBe(0)
+  expect(Bun.spawnSync(['bun', MAIN, 'accounts', 'create', 'acme', '--init'], { cwd: d }).exitCode).toBe(0)
   for (const f of ['otpd.db', 'otpd.db-wal', 'otpd.db-shm']) chmodSync(join(data, f), 0o666)
   if (!AS_ROOT) chmodSync(join(data, 'otpd.secret'), 0o000)
   const r = run(d, ['keys', 'list'])

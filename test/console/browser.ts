@@ -80,3 +80,75 @@ export async function screenshots(page: Page, name: string): Promise<string> {
   await page.setViewport(LAPTOP)
   return laptop
 }
+
+/** A column of a table that can be neither seen nor scrolled to inside its card, or a card off the page. */
+export interface HiddenColumn {
+  table: string
+  column: string
+  why: string
+}
+
+/**
+ * Every column of every table on the page is inside the viewport's width, or
+ * reachable by scrolling its own card (the `.table-wrap` box, overflow-x
+ * auto) which itself stays on the page; and the page never scrolls sideways.
+ */
+export async function hiddenColumns(page: Page): Promise<HiddenColumn[]> {
+  return (await page.evaluate(() => {
+    const g = globalThis as any
+    const doc = g.document.documentElement
+    const width = g.innerWidth as number
+    const out: { table: string; column: string; why: string }[] = []
+    if (doc.scrollWidth > doc.clientWidth + 1) out.push({ table: '(page)', column: '', why: `the page is ${doc.scrollWidth} px wide in ${doc.clientWidth}` })
+    for (const t of g.document.querySelectorAll('table')) {
+      const name = t.closest('[id]')?.id || t.querySelector('caption')?.textContent || 'table'
+      // A closed <details> shows none; uPlot's legend is the chart's, drawn inside it.
+      if (t.closest('details:not([open])') || t.closest('.uplot')) continue
+      const wrap = t.closest('.table-wrap')
+      if (!wrap) {
+        out.push({ table: name, column: '', why: 'not in a scrolling card' })
+        continue
+      }
+      const box = wrap.getBoundingClientRect()
+      if (box.left < -1 || box.right > width + 1)
+        out.push({ table: name, column: '', why: `its card spans ${Math.round(box.left)}..${Math.round(box.right)} of ${width}` })
+      const scrolls = ['auto', 'scroll'].includes(g.getComputedStyle(wrap).overflowX)
+      for (const th of t.querySelectorAll('thead th')) {
+        const r = th.getBoundingClientRect()
+        // Where the column ends within the card's scrolled content.
+        const end = r.right - (box.left + wrap.clientLeft) + wrap.scrollLeft
+        const seen = r.left >= box.left - 1 && r.right <= box.right + 1
+        const reachable = scrolls && end <= wrap.scrollWidth + 2
+        if (!seen && !reachable)
+          out.push({
+            table: name,
+            column: (th.textContent ?? '').trim(),
+            why: `outside its card (${Math.round(r.left)}..${Math.round(r.right)} in ${Math.round(box.left)}..${Math.round(box.right)}, scrolls ${wrap.scrollWidth} in ${wrap.clientWidth}) and not reachable by scrolling it`,
+          })
+      }
+    }
+    return out
+  })) as HiddenColumn[]
+}
+
+/** The columns of every table that do not fit in their card without scrolling (at a laptop's width, the ones that matter must). */
+export async function scrolledColumns(page: Page): Promise<HiddenColumn[]> {
+  return (await page.evaluate(() => {
+    const g = globalThis as any
+    const out: { table: string; column: string; why: string }[] = []
+    for (const t of g.document.querySelectorAll('.table-wrap table')) {
+      if (t.closest('details:not([open])')) continue
+      const box = t.closest('.table-wrap').getBoundingClientRect()
+      for (const th of t.querySelectorAll('thead th')) {
+        const r = th.getBoundingClientRect()
+        if (r.right > box.right + 1)
+          out.push({
+            table: t.closest('[id]')?.id ?? '',
+            column: (th.textContent ?? '').trim(),
+            why: `ends at ${Math.round(r.right)}, the card at ${Math.round(box.right)}`,
+          })
+      }
+    }
+    return out
+  })) as HiddenColumn[]
+}

@@ -13,7 +13,7 @@ const env = makeEnv('shutdown-test', unthrottledNoop(['sms', 'voice']))
 afterAll(() => env.close())
 
 test('SIGTERM under load, three rounds: nothing written before the signal fails, exit 0, database closed', async () => {
-  const key = cliJson(env, 'keys', 'create').key as string
+  const key = cliJson(env, 'keys', 'create', '--init').key as string
   cliJson(env, 'credits', 'add', '1000000')
   const ack = emptyAcknowledged()
   ack.granted = 1_000_000

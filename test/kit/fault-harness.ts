@@ -200,7 +200,7 @@ export async function exitWithin(s: ServerProc, ms: number): Promise<number | nu
 
 /** An API key and 1000 credits, through the CLI (its own process, the shim loaded, no trigger set). */
 export function provision(env: OtpdEnv, credits = 1000): string {
-  const key = cliJson(env, 'keys', 'create').key as string
+  const key = cliJson(env, 'keys', 'create', '--init').key as string
   cliJson(env, 'credits', 'add', String(credits))
   return key
 }

@@ -57,6 +57,53 @@ test('messages check: a wrong template is reported with its origin and exits 1; 
   expect(all.stdout).toContain('voice ja (built-in): ok\n')
 })
 
+test('config check agrees with messages check: a text over sms_max_segments fails it, beside every other problem', async () => {
+  const long = `{code} ${'ó'.repeat(60)}`
+  const texts = `[messages]\nsms_max_segments = 1\n[messages.templates]\nsms = { es = "${long}", fr = "{code} est votre code" }\n`
+  const over = `config: sms template 'es' takes 2 SMS segments with a 10-digit code, over messages.sms_max_segments (1): see otpd messages check`
+  const env = await cliEnv(texts, {}, { noDatabase: true })
+  const alone = env.run('config', 'check')
+  expect([alone.code, alone.stdout]).toEqual([1, ''])
+  expect(alone.stderr).toBe(`${env.configFile}: 1 problem\n  - ${over}\n`)
+  expect(env.run('messages', 'check').code).toBe(1)
+  // With a provider whose secret is missing as well: both problems, in one run.
+  const SMTP =
+    '[providers.mail]\ntype = "smtp"\nhost = "smtp.example.com"\nfrom = "otp@example.com"\nusername = "otpd"\npassword_env = "NO_SUCH_SMTP_PASSWORD"\n[channels]\nemail = ["mail"]\n'
+  const both = await cliEnv(texts + SMTP, {}, { noDatabase: true })
+  const j = JSON.parse(both.run('config', 'check', '--json').stdout)
+  expect(j.ok).toBe(false)
+  expect(j.problems).toHaveLength(2)
+  expect(j.problems[0]).toContain('NO_SUCH_SMTP_PASSWORD')
+  expect(j.problems[1]).toBe(over)
+  // Under the limit, config check passes.
+  const fits = await cliEnv(texts.replace('sms_max_segments = 1', 'sms_max_segments = 2'), {}, { noDatabase: true })
+  expect(fits.run('config', 'check').code).toBe(0)
+})
+
+test('messages check reports every template: a wrong one does not hide the size of the others or a second wrong one', async () => {
+  const dir = (await cliEnv('', {}, { noDatabase: true })).dir
+  const templates = join(dir, 'templates')
+  mkdirSync(templates)
+  writeFileSync(join(templates, 'sms.fr.txt'), 'Code {kode}\n')
+  writeFileSync(join(templates, 'sms.de.txt'), 'Ihr Code\n')
+  writeFileSync(join(templates, 'sms.es.txt'), `{code} ${'ó'.repeat(60)}\n`)
+  writeFileSync(join(templates, 'sms.it.txt'), '{code} è il tuo codice\n')
+  const env = await cliEnv(`[messages]\nsms_max_segments = 1\ntemplates_dir = "${templates}"\n`, {}, { noDatabase: true })
+  const r = env.run('messages', 'check')
+  expect(r.code).toBe(1)
+  expect(r.stderr).toContain(`${join(templates, 'sms.fr.txt')}: sms template 'fr': unknown placeholder {kode}`)
+  expect(r.stderr).toContain(`${join(templates, 'sms.de.txt')}: sms template 'de': `)
+  expect(r.stdout).toContain(
+    `sms es (${join(templates, 'sms.es.txt')}): UCS-2, 71 characters, 2 segments with a 10-digit code: over messages.sms_max_segments (1)\n`,
+  )
+  expect(r.stdout).toContain(`sms it (${join(templates, 'sms.it.txt')}): `)
+  const j = JSON.parse(env.run('messages', 'check', '--json').stdout)
+  expect(j.ok).toBe(false)
+  // fr: its unknown placeholder and its missing {code}; de: its missing {code}.
+  expect(j.problems).toHaveLength(3)
+  expect(j.templates.map((t: { locale: string }) => t.locale).sort()).toEqual(['es', 'it'])
+})
+
 test('accounts set --locale / --otp-domain: checked, stored, shown; none removes them', async () => {
   const env = await cliEnv('[messages.templates]\nsms = { ca = "{code} és el teu codi" }\n')
   expect(env.json('accounts', 'set', 'default', '--locale', 'es-mx', '--otp-domain', 'login.example.com')).toEqual({

@@ -69,7 +69,7 @@ describe.skipIf(!ON_PG)('otpd db copy', () => {
   test('a database filled under load, copied: every key works, balances and ledgers equal, a second copy refused', async () => {
     const lite = makeEnv('dbcopy', TOML)
     envs.push(lite)
-    json(lite, 'accounts', 'create', 'acme')
+    json(lite, 'accounts', 'create', 'acme', '--init')
     const k1 = json(lite, 'keys', 'create')
     const k2 = json(lite, 'keys', 'create', '--account', 'acme')
     const kOff = json(lite, 'keys', 'create')
@@ -174,7 +174,7 @@ describe.skipIf(!ON_PG)('otpd db copy', () => {
   test('a copy that does not match its source is rolled back: the target stays empty', async () => {
     const lite = makeEnv('dbcopy-mismatch', TOML)
     envs.push(lite)
-    json(lite, 'keys', 'create')
+    json(lite, 'keys', 'create', '--init')
     json(lite, 'credits', 'add', '50')
     json(lite, 'credits', 'add', '25', '--note', 'second')
     const url = await freshDatabase('dbcopy_mismatch')
@@ -203,7 +203,7 @@ describe.skipIf(!ON_PG)('otpd db copy', () => {
   test('a target that an earlier otpd migrated and never used is empty: the copy migrates it on and spreads each balance', async () => {
     const lite = makeEnv('dbcopy-earlier', TOML)
     envs.push(lite)
-    json(lite, 'keys', 'create')
+    json(lite, 'keys', 'create', '--init')
     json(lite, 'credits', 'add', '50')
     const url = await freshDatabase('dbcopy_earlier')
     const earlier = new SQL(url)
@@ -216,7 +216,7 @@ describe.skipIf(!ON_PG)('otpd db copy', () => {
   test('a SQLite database a running server holds is refused before anything is written; once it stops, the copy runs', async () => {
     const lite = makeEnv('dbcopy-held', TOML)
     envs.push(lite)
-    json(lite, 'keys', 'create')
+    json(lite, 'keys', 'create', '--init')
     const server = await startServer(lite)
     servers.push(server)
     const url = await freshDatabase('dbcopy_held')
@@ -236,7 +236,7 @@ describe.skipIf(!ON_PG)('otpd db copy', () => {
   test('refusals: a config already on PostgreSQL, a bad URL, a database that is not ours', async () => {
     const lite = makeEnv('dbcopy-refuse', TOML)
     envs.push(lite)
-    json(lite, 'keys', 'create')
+    json(lite, 'keys', 'create', '--init')
     const bad = cli(lite, 'db', 'copy', '--to', 'mysql://x@y/z')
     expect(bad.code).toBe(1)
     expect(bad.stderr).toContain("--to must be a postgres:// URL (postgres://user@host:5432/database), not 'mysql://x@y/z'")

@@ -56,7 +56,7 @@ async function setUp(name: string, url: string, count: number, database = ''): P
   envs.push(env)
   const started = await startNodes(env, count)
   nodes.push(...started)
-  const key = cliJson(env, 'keys', 'create').key as string
+  const key = cliJson(env, 'keys', 'create', '--init').key as string
   cliJson(env, 'credits', 'add', '1000000')
   return { env, key, started }
 }

@@ -31,7 +31,7 @@ describe.skipIf(!ON_PG)('PostgreSQL ledger checks', () => {
   test('sound: no violation; each kind of damage: named', async () => {
     const url = await freshDatabase('invariants')
     const env = pgEnv('pg-invariants', url, unthrottledNoop(['sms']))
-    const key = cliJson(env, 'keys', 'create').key as string
+    const key = cliJson(env, 'keys', 'create', '--init').key as string
     cliJson(env, 'credits', 'add', '10')
     nodes.push(...(await startNodes(env, 1)))
     const ack = emptyAcknowledged()

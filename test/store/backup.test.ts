@@ -26,7 +26,7 @@ testSqliteOnly('backup writes a private copy, says where the secret is, and neve
   expect(r.stdout).toBe(
     `backed up ${db} to ${file} (${(bytes / 1024).toFixed(1)} KiB)\n` +
       `Keep the server secret (${join(env.dir, 'otpd.secret')}) with this backup: without it no API key in the backup works.\n` +
-      'To restore, see "Backup and restore" in /usr/share/doc/otpd/docs/operating.md (docs/operating.md in the repository).\n',
+      'To restore it: stop otpd, then otpd restore FILE --secret SECRET-FILE (see "Backup and restore" in /usr/share/doc/otpd/docs/operating.md).\n',
   )
   expect(statSync(file).mode & 0o777).toBe(0o600)
   // Nothing secret in the output: not the secret, not a key.
@@ -52,6 +52,7 @@ testSqliteOnly('backup writes a private copy, says where the secret is, and neve
 
 testSqliteOnly('with server.secret, the backup names the setting to keep, not a file', async () => {
   const env = await cliEnv('[server]\nsecret = "a-configured-server-secret-of-40-chars-xx"\n', {}, { noDatabase: true })
+  env.json('accounts', 'create', 'acme', '--init')
   const r = env.json('backup', join(env.dir, 'b.db'))
   expect(r.secret).toBe('the server.secret setting')
 })

@@ -63,7 +63,7 @@ const storedFingerprint = (dbPath: string) =>
 testSqliteOnly('a fresh database gets a new secret and keeps its fingerprint (an HMAC, not the secret); keys work across restarts', async () => {
   const env = await cliEnv('', {}, { noDatabase: true })
   const db = join(env.dir, 'otpd.db')
-  const key = env.json('keys', 'create').key
+  const key = env.json('keys', 'create', '--init').key
   const secret = Buffer.from(readFileSync(join(env.dir, 'otpd.secret'), 'utf8').trim(), 'hex')
   expect(storedFingerprint(db)).toBe(createHmac('sha256', secret).update('otpd server secret fingerprint v1').digest('hex'))
   expect(storedFingerprint(db)).not.toContain(secret.toString('hex'))
@@ -73,9 +73,9 @@ testSqliteOnly('a fresh database gets a new secret and keeps its fingerprint (an
 
 testSqliteOnly('a missing secret file with API keys in the database is refused, naming both files and the fix', async () => {
   const env = await cliEnv('', {}, { noDatabase: true })
-  env.json('keys', 'create')
-  env.json('keys', 'create')
-  env.json('keys', 'create')
+  env.json('keys', 'create', '--init')
+  env.json('keys', 'create', '--init')
+  env.json('keys', 'create', '--init')
   renameSync(join(env.dir, 'otpd.secret'), join(env.dir, 'saved.secret'))
   const db = join(env.dir, 'otpd.db')
   expectRefused(
@@ -100,7 +100,7 @@ testSqliteOnly('a missing secret file is refused even with no keys once the data
 
 testSqliteOnly('a different secret file is refused', async () => {
   const env = await cliEnv('', {}, { noDatabase: true })
-  env.json('keys', 'create')
+  env.json('keys', 'create', '--init')
   writeFileSync(join(env.dir, 'otpd.secret'), `${OTHER_SECRET}\n`, { mode: 0o600 })
   expectRefused(
     env,
@@ -112,7 +112,7 @@ testSqliteOnly('server.secret counts as the secret: a different one is refused n
   const env = await cliEnv('', {}, { noDatabase: true })
   const db = join(env.dir, 'otpd.db')
   setConfig(env, db, `[server]\nsecret = "${CONFIGURED}"\n`)
-  env.json('keys', 'create')
+  env.json('keys', 'create', '--init')
   expect(() => statSync(join(env.dir, 'otpd.secret'))).toThrow() // the setting is the secret: no file
   setConfig(env, db, `[server]\nsecret = "${CONFIGURED.replace('a-', 'b-')}"\n`)
   expectRefused(
@@ -138,7 +138,7 @@ function withoutFingerprints(db: string): void {
 testSqliteOnly('a database from before fingerprints takes the fingerprint of its secret at first open; then another secret is refused', async () => {
   const env = await cliEnv('', {}, { noDatabase: true })
   const db = join(env.dir, 'otpd.db')
-  env.json('keys', 'create')
+  env.json('keys', 'create', '--init')
   withoutFingerprints(db)
   expect(env.json('keys', 'list')).toHaveLength(1)
   expect(storedFingerprint(db)).toMatch(/^[0-9a-f]{64}$/)
@@ -149,7 +149,7 @@ testSqliteOnly('a database from before fingerprints takes the fingerprint of its
 testSqliteOnly('a database from before fingerprints with another secret is refused when its verification ids do not read back', async () => {
   const env = await cliEnv('', {}, { noDatabase: true })
   const db = join(env.dir, 'otpd.db')
-  const key = env.json('keys', 'create').key
+  const key = env.json('keys', 'create', '--init').key
   const server = await startServer(env)
   expect((await post(server.url, '/api/v1/send', key, { channel: 'sms', recipient: '+15550100001' })).status).toBe(200)
   await server.stop()
@@ -169,7 +169,7 @@ testSqliteOnly('a database from before fingerprints with another secret is refus
 testSqliteOnly('a schema from a newer otpd is refused before anything is applied: upgrade otpd', async () => {
   const env = await cliEnv('', {}, { noDatabase: true })
   const db = join(env.dir, 'otpd.db')
-  env.json('keys', 'create')
+  env.json('keys', 'create', '--init')
   const newer = migrationJournal.entries.at(-1)!.when + 86_400_000
   sql(db, (c) => c.run('INSERT INTO __drizzle_migrations (hash, created_at) VALUES (?, ?)', ['from-the-future', newer]))
   const before = sql(db, (c) => c.query('SELECT hash, created_at FROM __drizzle_migrations ORDER BY created_at').all())
@@ -200,7 +200,7 @@ testSqliteOnly('a database on a read-only file system is refused at start', asyn
   afterTest(() => sh('umount', mnt))
   const db = join(mnt, 'otpd.db')
   setConfig(env, db)
-  env.json('keys', 'create')
+  env.json('keys', 'create', '--init')
   sh('mount', '-o', 'remount,ro', mnt)
   expectRefused(env, `the database ${db} is not writable (read-only file system): otpd must be able to write it and its directory`)
 })
@@ -208,7 +208,7 @@ testSqliteOnly('a database on a read-only file system is refused at start', asyn
 testSqliteOnly('an immutable database file is refused at start (in WAL mode SQLite would accept writes it can never checkpoint)', async () => {
   const env = await cliEnv('', {}, { noDatabase: true })
   const db = join(env.dir, 'otpd.db')
-  env.json('keys', 'create')
+  env.json('keys', 'create', '--init')
   sh('chattr', '+i', db)
   afterTest(() => sh('chattr', '-i', db))
   expectRefused(env, `the database ${db} is not writable (operation not permitted): otpd must be able to write it and its directory`)
@@ -219,7 +219,7 @@ testSqliteOnly('a directory where the -wal and -shm files cannot be created is r
   const dir = join(env.dir, 'data')
   const db = join(dir, 'otpd.db')
   setConfig(env, db)
-  env.json('keys', 'create')
+  env.json('keys', 'create', '--init')
   sh('chattr', '+i', dir)
   afterTest(() => sh('chattr', '-i', dir))
   expectRefused(

@@ -15,3 +15,7 @@ declare module '*/console.js' {
   const text: string
   export default text
 }
+declare module '*.svg' {
+  const text: string
+  export default text
+}

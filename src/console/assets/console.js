@@ -4,6 +4,18 @@
 ;(() => {
   const charts = new Map()
 
+  const two = (n) => String(n).padStart(2, '0')
+  // "2026-11-27 14:00 UTC": the console's time format (docs/console.md#times-and-codes), to the minute.
+  const fullTime = (ts) => {
+    const d = new Date(ts * 1e3)
+    return `${d.getUTCFullYear()}-${two(d.getUTCMonth() + 1)}-${two(d.getUTCDate())} ${two(d.getUTCHours())}:${two(d.getUTCMinutes())} UTC`
+  }
+  const axisTime = (ts, x) => {
+    const d = new Date(ts * 1e3)
+    const hm = `${two(d.getUTCHours())}:${two(d.getUTCMinutes())}`
+    return x.max - x.min <= 36 * 3600 ? hm : `${two(d.getUTCMonth() + 1)}-${two(d.getUTCDate())} ${hm}`
+  }
+
   function drawChart(el) {
     if (charts.has(el) || typeof uPlot === 'undefined') return
     let data
@@ -17,8 +29,12 @@
     const opts = {
       width: width(),
       height: 240,
-      series: [{}, ...data.labels.map((label, i) => ({ label, stroke: colors[i % colors.length], width: 2, points: { show: false } }))],
-      axes: [{}, { size: 50 }],
+      series: [
+        { label: 'Time (UTC)', value: (_u, ts) => (ts == null ? '–' : fullTime(ts)) },
+        ...data.labels.map((label, i) => ({ label, stroke: colors[i % colors.length], width: 2, points: { show: false } })),
+      ],
+      // A 24-hour clock in UTC, as every time in the console: 14:00 within a day, 11-27 14:00 over several.
+      axes: [{ values: (u, splits) => splits.map((ts) => axisTime(ts, u.scales.x)), space: 70 }, { size: 50 }],
       scales: { x: { time: true } },
       legend: { live: true },
       // Times in UTC, as every other time in the console.

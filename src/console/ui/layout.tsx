@@ -10,6 +10,8 @@ import { ASSETS, assetUrl } from '../assets.ts'
 
 export const PERIODS = ['1h', '24h', '7d', '30d'] as const
 export type Period = (typeof PERIODS)[number]
+/** What each range label means, said beside the picker (docs/console.md#times-and-codes). */
+export const PERIOD_WORDS: Record<Period, string> = { '1h': 'last hour', '24h': 'last 24 hours', '7d': 'last 7 days', '30d': 'last 30 days' }
 
 export interface Scope {
   /** The chosen account, or undefined for all of them. */
@@ -74,6 +76,7 @@ function Head(props: { title: string; charts?: boolean }) {
       <meta name="referrer" content="same-origin" />
       <meta name="htmx-config" content={HTMX_CONFIG} />
       <title>{`${props.title} · otpd console`}</title>
+      <link rel="icon" type="image/svg+xml" href={assetUrl(ASSETS.favicon)} />
       <link rel="stylesheet" href={assetUrl(ASSETS.css)} />
       <link rel="stylesheet" href={assetUrl(ASSETS.uplotCss)} />
       <script src={assetUrl(ASSETS.htmx)} defer />
@@ -140,12 +143,17 @@ function ScopePicker(props: { frame: PageFrame; scope: Scope }) {
         <ul class="periods">
           {PERIODS.map((p) => (
             <li>
-              <a href={scopedHref(frame.path, frame, { period: p })} aria-current={p === scope.period ? 'true' : undefined}>
+              <a
+                href={scopedHref(frame.path, frame, { period: p })}
+                aria-current={p === scope.period ? 'true' : undefined}
+                title={`the ${PERIOD_WORDS[p]} up to now`}
+              >
                 {p}
               </a>
             </li>
           ))}
         </ul>
+        <p class="hint period-note">Showing the {PERIOD_WORDS[scope.period]} up to now (times in UTC).</p>
       </nav>
     </div>
   )

@@ -10,9 +10,27 @@ import { listAudit } from '../../otp/audit.ts'
 import type { Period } from '../../otp/console-stats.ts'
 import type { AuditRow, Storage, VerificationStatus } from '../../otp/ports/index.ts'
 import type { SystemView } from './pages/system.tsx'
+import { type ListPage, timeText } from './widgets.tsx'
 import type { WebhooksView } from './pages/webhooks.tsx'
 import type { TimelineEntry, VerificationDetail, VerificationSummary } from './pages/verifications.tsx'
 import type { VerificationView } from '../../otp/console-search.ts'
+
+/** Rows per page of every list the console pages (docs/console.md#lists). */
+export const LIST_PAGE = 50
+
+/** The first `LIST_PAGE` of `rows` (read with one more), and where the next page starts. */
+export function pageOf<T, C>(rows: T[], cursor: (last: T) => C): ListPage<T, C> {
+  const shown = rows.slice(0, LIST_PAGE)
+  return { rows: shown, next: rows.length > LIST_PAGE ? cursor(shown.at(-1)!) : null }
+}
+
+/** A page of a list held whole and ordered by id (keys, accounts): the rows after `after`. */
+export function pageAfter<T extends { id: number }>(rows: T[], after?: number): ListPage<T, number> {
+  return pageOf(
+    rows.filter((r) => after === undefined || r.id > after),
+    (r) => r.id,
+  )
+}
 
 export const PERIOD_MS: Record<Period, number> = { '1h': 3_600_000, '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 }
 
@@ -55,9 +73,11 @@ export function pageReads(deps: ConsoleReadDeps, storage: Storage) {
   return {
     overview: async (q: ScopeQuery) => unwrap(await deps.stats.overview(q.period, q.account)),
     fraud: async (q: ScopeQuery) => unwrap(await deps.fraud.page(q.period, q.account)),
-    search: async (q: ScopeQuery & { id?: string; recipient?: string; country?: string; status?: string }): Promise<VerificationSummary[]> => {
-      const r = await deps.search.verifications({ ...q, status: q.status as VerificationStatus | undefined, limit: 50 })
-      return unwrap(r).rows.map(summary)
+    search: async (
+      q: ScopeQuery & { id?: string; recipient?: string; country?: string; status?: string; cursor?: string },
+    ): Promise<ListPage<VerificationSummary, string>> => {
+      const r = unwrap(await deps.search.verifications({ ...q, status: q.status as VerificationStatus | undefined, limit: LIST_PAGE }))
+      return { rows: r.rows.map(summary), next: r.next }
     },
     verification: async (id: string): Promise<VerificationDetail> => {
       const { view, timeline } = unwrap(await deps.search.verification(id))
@@ -70,16 +90,21 @@ export function pageReads(deps: ConsoleReadDeps, storage: Storage) {
         }),
       ]
       const facts = [
-        { label: 'Expires', value: new Date(v.expiresAt).toISOString() },
+        { label: 'Expires', value: timeText(v.expiresAt) },
         { label: 'Wrong codes', value: String(v.failedAttempts) },
         { label: 'Delivery', value: v.delivery === null ? 'none' : `${v.delivery}${v.deliveryProvider ? ` (${v.deliveryProvider})` : ''}` },
         { label: 'Test recipient', value: v.testMode === null ? 'no' : 'yes' },
       ]
       return { ...summary(view), facts, timeline: entries }
     },
-    webhooks: async (q: ScopeQuery): Promise<WebhooksView> => {
-      const w = unwrap(await deps.search.webhooks({ period: q.period, account: q.account, limit: 100 }))
-      return { endpoints: w.endpoints, deliveries: w.deliveries.map((d) => ({ ...d, account: w.accounts.get(d.accountId) ?? String(d.accountId) })) }
+    webhooks: async (q: ScopeQuery, cursors: { before?: number; endpointsAfter?: number } = {}): Promise<WebhooksView> => {
+      const w = unwrap(await deps.search.webhooks({ period: q.period, account: q.account, before: cursors.before, limit: LIST_PAGE }))
+      return {
+        endpoints: pageAfter(w.endpoints, cursors.endpointsAfter),
+        later: { endpoints: cursors.endpointsAfter !== undefined, deliveries: cursors.before !== undefined },
+        deliveries: w.deliveries.map((d) => ({ ...d, account: w.accounts.get(d.accountId) ?? String(d.accountId) })),
+        next: w.next,
+      }
     },
     system: async (): Promise<SystemView> => {
       const s = await systemView(deps.system)
@@ -93,7 +118,8 @@ export function pageReads(deps: ConsoleReadDeps, storage: Storage) {
         config: s.config,
       }
     },
-    audit: async (q: ScopeQuery, now: number): Promise<AuditRow[]> => listAudit(storage, { since: now - PERIOD_MS[q.period], limit: 500 }),
+    audit: async (q: ScopeQuery, now: number, beforeId?: number): Promise<ListPage<AuditRow, number>> =>
+      pageOf(await listAudit(storage, { since: now - PERIOD_MS[q.period], beforeId, limit: LIST_PAGE + 1 }), (e) => e.id),
   }
 }
 

@@ -24,7 +24,7 @@ import { overviewPage } from './pages/overview.tsx'
 import { systemPage } from './pages/system.tsx'
 import { type SearchForm, verificationPage, verificationsPage } from './pages/verifications.tsx'
 import { webhooksPage } from './pages/webhooks.tsx'
-import { PERIOD_MS, type PageReads, Refused, type ScopeQuery } from './reads.ts'
+import { LIST_PAGE, PERIOD_MS, type PageReads, pageAfter, pageOf, Refused, type ScopeQuery } from './reads.ts'
 
 export interface ConsolePagesDeps extends SessionGateDeps {
   admin: Admin
@@ -35,6 +35,12 @@ export interface ConsolePagesDeps extends SessionGateDeps {
 }
 
 type Query = Record<string, string | undefined>
+/** Where each list of the keys page starts (docs/console.md#lists). */
+interface KeysCursors {
+  ledgerBefore?: number
+  keysAfter?: number
+  accountsAfter?: number
+}
 type Flash = PageFrame['flash']
 const str = (v: unknown): string => (typeof v === 'string' ? v.trim() : '')
 /** A form field of the guard's `input`, trimmed ('' when absent). */
@@ -44,6 +50,9 @@ function scopeOf(query: Query): ScopeQuery {
   const period = (PERIODS as readonly string[]).includes(query.period ?? '') ? (query.period as Period) : '24h'
   return { account: query.account?.trim() || undefined, period }
 }
+
+/** A page's cursor in the query (a row's id): a number, else the first page. */
+const cursorOf = (v: string | undefined): number | undefined => (v !== undefined && /^[0-9]{1,15}$/.test(v) ? Number(v) : undefined)
 
 /** The operator's refusal in words; anything else is a fault (the caller's 500). */
 function refusal(err: unknown): { status: number; text: string } {
@@ -87,23 +96,39 @@ function pageRenderer(deps: ConsolePagesDeps) {
 /** The pages the actions answer with, and how an action runs as the operator. */
 function pageKit(deps: ConsolePagesDeps) {
   const render = pageRenderer(deps)
-  const keysView = async (q: ScopeQuery, created?: KeysView['created']): Promise<KeysView> => {
+  const keysView = async (q: ScopeQuery, created?: KeysView['created'], cursors: KeysCursors = {}): Promise<KeysView> => {
+    const { ledgerBefore } = cursors
     const account = q.account ?? DEFAULT_ACCOUNT
     const [accounts, keys, history, settings] = await Promise.all([
       deps.admin.listAccounts(),
       deps.admin.listKeys(q.account),
-      deps.admin.history(account, 200),
+      deps.admin.history(account, LIST_PAGE + 1, ledgerBefore),
       deps.fraud.account(account),
     ])
     const since = deps.now() - PERIOD_MS[q.period]
-    return { accounts, keys, account, ledger: history.entries.filter((e) => e.createdAt >= since), settings, created }
+    const ledger = pageOf(
+      history.entries.filter((e) => e.createdAt >= since),
+      (e) => e.id,
+    )
+    return {
+      accounts,
+      keyPage: pageAfter(keys, cursors.keysAfter),
+      accountPage: pageAfter(accounts, cursors.accountsAfter),
+      later: { keys: cursors.keysAfter !== undefined, accounts: cursors.accountsAfter !== undefined, ledger: ledgerBefore !== undefined },
+      account,
+      ledger: ledger.rows,
+      ledgerNext: ledger.next,
+      settings,
+      created,
+      now: deps.now(),
+    }
   }
   return {
     render,
-    keys: (s: ConsoleSession, q: ScopeQuery, flash?: Flash, status = 200, created?: KeysView['created']) =>
-      render(s, 'Keys and accounts', '/console/keys', q, async (f) => keysPage(f, await keysView(q, created)), flash, status),
-    webhooks: (s: ConsoleSession, q: ScopeQuery, flash?: Flash, status = 200) =>
-      render(s, 'Webhooks', '/console/webhooks', q, async (f) => webhooksPage(f, await deps.reads.webhooks(q)), flash, status),
+    keys: (s: ConsoleSession, q: ScopeQuery, flash?: Flash, status = 200, created?: KeysView['created'], cursors?: KeysCursors) =>
+      render(s, 'Keys and accounts', '/console/keys', q, async (f) => keysPage(f, await keysView(q, created, cursors)), flash, status),
+    webhooks: (s: ConsoleSession, q: ScopeQuery, flash?: Flash, status = 200, cursors: { before?: number; endpointsAfter?: number } = {}) =>
+      render(s, 'Webhooks', '/console/webhooks', q, async (f) => webhooksPage(f, await deps.reads.webhooks(q, cursors)), flash, status),
     fraud: (s: ConsoleSession, q: ScopeQuery, flash?: Flash, status = 200) =>
       render(s, 'Fraud guard', '/console/fraud', q, async (f) => fraudPage(f, await deps.reads.fraud(q)), flash, status),
     /** Runs an action as the operator: its page with what happened, or with the refusal. */
@@ -134,14 +159,23 @@ function readPages(app: PagesApp, deps: ConsolePagesDeps, kit: PageKit): void {
       ),
     )
     .get('/console/fraud', ({ operator, query }) => kit.fraud(operator, scopeOf(query)))
-    .get('/console/keys', ({ operator, query }) => kit.keys(operator, scopeOf(query)))
-    .get('/console/webhooks', ({ operator, query }) => kit.webhooks(operator, scopeOf(query)))
+    .get('/console/keys', ({ operator, query }) =>
+      kit.keys(operator, scopeOf(query), undefined, 200, undefined, {
+        ledgerBefore: cursorOf(query.ledger_before),
+        keysAfter: cursorOf(query.keys_after),
+        accountsAfter: cursorOf(query.accounts_after),
+      }),
+    )
+    .get('/console/webhooks', ({ operator, query }) =>
+      kit.webhooks(operator, scopeOf(query), undefined, 200, { before: cursorOf(query.before), endpointsAfter: cursorOf(query.endpoints_after) }),
+    )
     .get('/console/system', ({ operator, query }) =>
       render(operator, 'System', '/console/system', scopeOf(query), async (f) => systemPage(f, await deps.reads.system())),
     )
     .get('/console/audit', ({ operator, query }) => {
       const q = scopeOf(query)
-      return render(operator, 'Audit log', '/console/audit', q, async (f) => auditPage(f, await deps.reads.audit(q, deps.now())))
+      const before = cursorOf(query.before)
+      return render(operator, 'Audit log', '/console/audit', q, async (f) => auditPage(f, await deps.reads.audit(q, deps.now(), before), before !== undefined))
     })
 }
 
@@ -149,6 +183,7 @@ function readPages(app: PagesApp, deps: ConsolePagesDeps, kit: PageKit): void {
 function verificationsOf(deps: ConsolePagesDeps, render: PageKit['render'], operator: ConsoleSession, query: Query) {
   const q = scopeOf(query)
   const form: SearchForm = { id: str(query.id), recipient: '', country: str(query.country).toUpperCase(), status: str(query.status) }
+  const cursor = str(query.cursor) || undefined
   const keep: Record<string, string> = {}
   for (const k of ['id', 'country', 'status'] as const) if (form[k]) keep[k] = form[k]
   return render(operator, 'Verifications', '/console/verifications', q, async (f) => {
@@ -158,9 +193,12 @@ function verificationsOf(deps: ConsolePagesDeps, render: PageKit['render'], oper
       recipient: str(query.recipient) || undefined,
       country: form.country || undefined,
       status: form.status || undefined,
+      cursor,
     }
     try {
-      return verificationsPage({ ...f, keep }, form, await deps.reads.search(search))
+      const found = await deps.reads.search(search)
+      // A recipient is never put in a URL: its search has no next-page link (docs/console.md#lists).
+      return verificationsPage({ ...f, keep }, form, found.rows, undefined, { next: search.recipient ? null : found.next, later: cursor !== undefined })
     } catch (err) {
       return verificationsPage({ ...f, keep }, form, [], refusal(err).text)
     }

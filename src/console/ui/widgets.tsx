@@ -3,11 +3,74 @@
 import type { Child } from 'hono/jsx'
 import { CSRF_FIELD } from './layout.tsx'
 
-/** A UTC time as "2026-01-01 12:00:00 UTC", in a <time> element with its ISO value. */
-export function Time(props: { at: number | null | undefined }) {
+/** The console's one time format: "2026-01-01 12:00:00 UTC" (the CLI's too, docs/console.md#times-and-codes). */
+export const timeText = (at: number): string => {
+  const iso = new Date(at).toISOString()
+  return `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`
+}
+
+/** A UTC time as "2026-01-01 12:00:00 UTC", in a <time> element with its ISO value; `unknown` for a time not kept (stored as 0). */
+export function Time(props: { at: number | null | undefined; unknown?: string }) {
   if (props.at === null || props.at === undefined) return <span class="muted">never</span>
-  const iso = new Date(props.at).toISOString()
-  return <time datetime={iso}>{`${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`}</time>
+  if (props.at === 0) return <span class="muted">{props.unknown ?? '—'}</span>
+  return <time datetime={new Date(props.at).toISOString()}>{timeText(props.at)}</time>
+}
+
+/**
+ * A long id shown cut to its first characters with an ellipsis (CSS), whole
+ * in its text (copy, search, screen readers) and its title, so an id column
+ * stays narrow (docs/console.md#lists).
+ */
+export function ShortId(props: { id: string; href?: string }) {
+  return props.href ? (
+    <a href={props.href} title={props.id} class="short-id">
+      {props.id}
+    </a>
+  ) : (
+    <code title={props.id} class="short-id">
+      {props.id}
+    </code>
+  )
+}
+
+/** A page of a list, and the cursor of the next one (null: this is the last). */
+export interface ListPage<T, C> {
+  rows: T[]
+  next: C | null
+}
+
+/**
+ * Where a paged list goes on (docs/console.md#lists): the first page, and the
+ * next one while there is one. `of` names the list for a screen reader.
+ */
+export function Pager(props: { of: string; next: string | null; first: string | null }) {
+  if (props.next === null && props.first === null) return null
+  return (
+    <nav class="pager" aria-label={`Pages of ${props.of}`}>
+      {props.first !== null ? <a href={props.first}>← First page</a> : null}
+      {props.next !== null ? (
+        <a href={props.next} rel="next">
+          Next page →
+        </a>
+      ) : (
+        <span class="muted">Last page</span>
+      )}
+    </nav>
+  )
+}
+
+/** What `ZZ` means, where a country column may show it (docs/console.md#times-and-codes). */
+export const ZZ_MEANS = "ZZ: a number of no known country (otpd could not place it in any country's numbering plan)"
+
+/** A country code; `ZZ` explained in its title. */
+export function Country(props: { code: string | null | undefined; none?: string }) {
+  if (!props.code) return <>{props.none ?? ''}</>
+  return props.code === 'ZZ' ? <abbr title={ZZ_MEANS}>ZZ</abbr> : props.code
+}
+
+/** The note under a table that may show `ZZ`. */
+export function CountryNote() {
+  return <p class="hint">{ZZ_MEANS}.</p>
 }
 
 export const fmt = (n: number): string => n.toLocaleString('en-US')

@@ -19,6 +19,8 @@ export interface KeyRow {
   status: KeyStatus
   createdAt: number
   lastUsedAt: number | null
+  /** Set on a rotated key: when it stops working (docs/operating.md#rotating-a-key); null: never. */
+  expiresAt: number | null
 }
 
 export interface LedgerRow {
@@ -42,5 +44,8 @@ export interface AdminRepo {
   listKeys(accountId?: number): Promise<KeyRow[]>
   findKeys(idOrPrefix: string): Promise<KeyRow[]>
   setKeyStatus(id: number, status: KeyStatus): Promise<void>
-  ledger(accountId: number, limit: number): Promise<LedgerRow[]>
+  /** When a rotated key stops working. */
+  setKeyExpiry(id: number, at: number): Promise<void>
+  /** Newest first; `beforeId`: only entries older than that one (the next page). */
+  ledger(accountId: number, limit: number, beforeId?: number): Promise<LedgerRow[]>
 }

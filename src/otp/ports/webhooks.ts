@@ -33,6 +33,8 @@ export interface EventRow {
   endpoints: number
   attempts: number
   lastError: string | null
+  /** A `send.blocked` event's refusal: the fraud guard's rule, the country, and the refused send's channel and masked recipient; else null. */
+  blocked: { rule: string; country: string | null; channel: string | null; recipient: string | null } | null
 }
 
 /** A delivery that this process now holds the lease of (events/dispatcher.ts). */
@@ -70,7 +72,7 @@ export interface WebhookRepo {
   /** Removes the endpoint and the deliveries still due to it. */
   deleteEndpoint(id: number): Promise<void>
   setSecret(id: number, secret: Uint8Array, prevSecret: Uint8Array, at: number): Promise<void>
-  listEvents(q: { accountId?: number; status?: EventDeliveryStatus; limit: number }): Promise<EventRow[]>
+  listEvents(q: { accountId?: number; status?: EventDeliveryStatus; type?: EventType; limit: number }): Promise<EventRow[]>
   findEvent(id: string): Promise<EventRow | undefined>
   /**
    * Makes the event's deliveries pending again, tried from `at` for a new

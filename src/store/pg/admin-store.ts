@@ -47,7 +47,10 @@ export class PgAdminStore implements AdminRepo {
   async setKeyStatus(id: number, status: KeyStatus): Promise<void> {
     await this.tx.run(ADMIN_SQL.setKeyStatus, [id, status])
   }
-  async ledger(accountId: number, limit: number): Promise<LedgerRow[]> {
-    return (await this.tx.q(ADMIN_SQL.ledger, [accountId, limit])).map(toLedgerRow)
+  async setKeyExpiry(id: number, at: number): Promise<void> {
+    await this.tx.run(ADMIN_SQL.setKeyExpiry, [id, at])
+  }
+  async ledger(accountId: number, limit: number, beforeId?: number): Promise<LedgerRow[]> {
+    return (await this.tx.q(ADMIN_SQL.ledger, [accountId, limit, beforeId ?? Number.MAX_SAFE_INTEGER])).map(toLedgerRow)
   }
 }

@@ -19,6 +19,11 @@ import { sweepPg } from './sweep.ts'
 export interface PgEngineOptions extends PgStorageOptions {
   poolSize: number
   lockTimeoutMs: number
+  /**
+   * A database with no otpd tables yet is refused, in these words, instead of
+   * migrated (a CLI command without --init: docs/operating.md#cli).
+   */
+  refuseEmpty?: (display: string) => string
 }
 
 export interface PgEngine extends Engine {
@@ -43,6 +48,10 @@ export async function openPostgres(conn: PgConnection, secret: ConfiguredSecret,
       throw new StoreRefusedError(`cannot reach the PostgreSQL database ${conn.display}: ${err instanceof Error ? err.message : String(err)}`)
     })) as { v: number }[]
     xact = xactFunctionsFor(version[0]!.v)
+    if (opts.refuseEmpty !== undefined) {
+      const [row] = (await sql.unsafe("SELECT to_regclass('public.api_keys') IS NULL AS empty")) as { empty: boolean }[]
+      if (row?.empty) throw new StoreRefusedError(opts.refuseEmpty(conn.display))
+    }
     await applyMigrations(sql, conn.display)
     await checkSecret(sql, secret, conn.display)
   } catch (err) {

@@ -62,6 +62,8 @@ export const apiKeys = pgTable(
       .default('active'),
     createdAt: ms('created_at').notNull(),
     lastUsedAt: ms('last_used_at'),
+    /** Set by `otpd keys rotate` on the key it replaces: from then on the key is refused as revoked (docs/operating.md#rotating-a-key). */
+    expiresAt: ms('expires_at'),
   },
   (t) => [index('api_keys_prefix').on(t.prefix), uniqueIndex('api_keys_hash').on(t.keyHash)],
 )

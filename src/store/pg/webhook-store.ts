@@ -99,9 +99,9 @@ export class PgWebhookRepo implements WebhookRepo {
     this.tx.exec(SHARED.setSecret, [id, secret, prevSecret, at])
   }
 
-  async listEvents(q: { accountId?: number; status?: EventDeliveryStatus; limit: number }): Promise<EventRow[]> {
+  async listEvents(q: { accountId?: number; status?: EventDeliveryStatus; type?: EventType; limit: number }): Promise<EventRow[]> {
     // The newest `limit`, shown oldest first.
-    const rows = await this.tx.q(SHARED.listEvents, [q.accountId ?? null, q.status ?? null, q.limit])
+    const rows = await this.tx.q(SHARED.listEvents, [q.accountId ?? null, q.status ?? null, q.limit, q.type ?? null])
     return rows.reverse().map(toEventRow)
   }
 

@@ -7,7 +7,7 @@ import type { AccountRow, KeyRow, LedgerRow } from '../../otp/ports/index.ts'
 import type { Dialect } from './dialect.ts'
 import { num, numOrNull, type Row } from './values.ts'
 
-const KEY_ROWS = `SELECT k.id, a.name AS account, k.name, k.prefix, k.status, k.created_at, k.last_used_at
+const KEY_ROWS = `SELECT k.id, a.name AS account, k.name, k.prefix, k.status, k.created_at, k.last_used_at, k.expires_at
   FROM api_keys k JOIN accounts a ON a.id = k.account_id`
 
 /** Accounts with their balance, which the engines keep differently (Dialect.accountBalance). */
@@ -31,7 +31,10 @@ export const ADMIN_SQL = {
   /** `$2` is the reference read as a key id, null when it is not one. */
   findKeys: `${KEY_ROWS} WHERE k.prefix = $1 OR k.id = $2 ORDER BY k.id`,
   setKeyStatus: 'UPDATE api_keys SET status = $2 WHERE id = $1',
-  ledger: 'SELECT id, kind, amount, verification_id, note, created_at FROM credit_ledger WHERE account_id = $1 ORDER BY id DESC LIMIT $2',
+  setKeyExpiry: 'UPDATE api_keys SET expires_at = $2 WHERE id = $1',
+  /** Newest first, from before entry `$3` (a page's last id; the largest integer for the first page). */
+  ledger:
+    'SELECT id, kind, amount, verification_id, note, created_at FROM credit_ledger WHERE account_id = $1 AND id < CAST($3 AS BIGINT) ORDER BY id DESC LIMIT $2',
 } as const
 
 export function toAccount(r: Row): AccountRow {
@@ -47,6 +50,7 @@ export function toKeyRow(r: Row): KeyRow {
     status: r.status as KeyRow['status'],
     createdAt: num(r.created_at),
     lastUsedAt: numOrNull(r.last_used_at),
+    expiresAt: numOrNull(r.expires_at),
   }
 }
 

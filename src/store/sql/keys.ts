@@ -6,10 +6,10 @@
  * PostgreSQL under the key's row lock in one statement.
  */
 import type { StoredKey } from '../../otp/types.ts'
-import { num, type Row } from './values.ts'
+import { num, numOrNull, type Row } from './values.ts'
 
 export const KEY_SQL = {
-  findByPrefix: 'SELECT id, account_id, prefix, status, key_hash FROM api_keys WHERE prefix = $1',
+  findByPrefix: 'SELECT id, account_id, prefix, status, key_hash, expires_at FROM api_keys WHERE prefix = $1',
   touch: 'UPDATE api_keys SET last_used_at = $2 WHERE id = $1',
   // The n-th most recent failure: `$2` is n - 1.
   nthFailure: 'SELECT at FROM recipient_failures WHERE recipient_hash = $1 ORDER BY at DESC LIMIT 1 OFFSET $2',
@@ -24,5 +24,12 @@ export function toFailurePair(rows: readonly Row[]): { nth: number | undefined; 
 }
 
 export function toStoredKey(r: Row): StoredKey {
-  return { id: num(r.id), accountId: num(r.account_id), prefix: r.prefix as string, status: r.status as StoredKey['status'], keyHash: r.key_hash as string }
+  return {
+    id: num(r.id),
+    accountId: num(r.account_id),
+    prefix: r.prefix as string,
+    status: r.status as StoredKey['status'],
+    keyHash: r.key_hash as string,
+    expiresAt: numOrNull(r.expires_at),
+  }
 }

@@ -27,7 +27,7 @@ const EVENT_STATUS = `CASE
 
 /** Events as `otpd events` shows them: a derived table (`x`), which a statement ends with its own WHERE of `e`, a `)` and `x`. */
 export const EVENT_ROWS = `SELECT * FROM (SELECT e.seq, e.id, a.name AS account, e.type, e.verification_id, e.sequence,
-  e.occurred_at, e.account_id, ${EVENT_STATUS} AS status,
+  e.occurred_at, e.account_id, ${EVENT_STATUS} AS status, CASE WHEN e.type = 'send.blocked' THEN e.body END AS blocked_body,
   (SELECT count(*) FROM event_deliveries d WHERE d.event_seq = e.seq) AS endpoints,
   (SELECT coalesce(sum(d.attempts), 0) FROM event_deliveries d WHERE d.event_seq = e.seq) AS attempts,
   (SELECT d.last_error FROM event_deliveries d WHERE d.event_seq = e.seq AND d.last_error IS NOT NULL ORDER BY d.updated_at DESC LIMIT 1) AS last_error
@@ -93,11 +93,12 @@ export function webhookSql(d: Dialect) {
     setSecret: 'UPDATE webhook_endpoints SET secret = $2, prev_secret = $3, rotated_at = $4 WHERE id = $1',
     /**
      * The newest $3 events of account $1 (null: all) with status $2 (null:
-     * any), newest first. The inner WHERE narrows to events with a delivery
-     * of that status before the status is derived.
+     * any) and type $4 (null: any), newest first. The inner WHERE narrows to
+     * events with a delivery of that status before the status is derived.
      */
     listEvents: `${EVENT_ROWS} WHERE (CAST($2 AS TEXT) IS NULL OR CAST($2 AS TEXT) = 'delivered'
-        OR e.seq IN (SELECT event_seq FROM event_deliveries WHERE status = CAST($2 AS TEXT)))) x
+        OR e.seq IN (SELECT event_seq FROM event_deliveries WHERE status = CAST($2 AS TEXT)))
+        AND (CAST($4 AS TEXT) IS NULL OR e.type = CAST($4 AS TEXT))) x
       WHERE (CAST($1 AS INTEGER) IS NULL OR account_id = CAST($1 AS INTEGER)) AND (CAST($2 AS TEXT) IS NULL OR status = CAST($2 AS TEXT))
       ORDER BY seq DESC LIMIT $3`,
     rearmFailed: `UPDATE event_deliveries SET status = 'pending', attempts = 0, first_at = $2, next_at = $2, lease_until = NULL, lease_owner = NULL,
@@ -156,7 +157,16 @@ export function toEventRow(r: Row): EventRow {
     endpoints: num(r.endpoints),
     attempts: num(r.attempts),
     lastError: r.last_error as string | null,
+    blocked: blockedOf(r.blocked_body as string | null | undefined),
   }
+}
+
+/** What a `send.blocked` event's body says about the refusal (docs/api.md#events). */
+function blockedOf(body: string | null | undefined): EventRow['blocked'] {
+  if (body == null) return null
+  const data = (JSON.parse(body) as { data?: Record<string, unknown> }).data ?? {}
+  const text = (v: unknown) => (typeof v === 'string' ? v : null)
+  return { rule: text(data.rule) ?? '', country: text(data.country), channel: text(data.channel), recipient: text(data.recipient) }
 }
 
 /** A row of CLAIMED_COLUMNS. */

@@ -52,7 +52,10 @@ export class SqliteAdminStore implements AdminRepo {
   async setKeyStatus(id: number, status: KeyStatus): Promise<void> {
     this.q.setKeyStatus.run(id, status)
   }
-  async ledger(accountId: number, limit: number): Promise<LedgerRow[]> {
-    return this.q.ledger.all(accountId, limit).map(toLedgerRow)
+  async setKeyExpiry(id: number, at: number): Promise<void> {
+    this.q.setKeyExpiry.run(id, at)
+  }
+  async ledger(accountId: number, limit: number, beforeId?: number): Promise<LedgerRow[]> {
+    return this.q.ledger.all(accountId, limit, beforeId ?? Number.MAX_SAFE_INTEGER).map(toLedgerRow)
   }
 }

@@ -42,6 +42,8 @@ export const apiKeys = sqliteTable(
       .default('active'),
     createdAt: integer('created_at').notNull(),
     lastUsedAt: integer('last_used_at'),
+    /** Set by `otpd keys rotate` on the key it replaces: from then on the key is refused as revoked (docs/operating.md#rotating-a-key). */
+    expiresAt: integer('expires_at'),
   },
   (t) => [index('api_keys_prefix').on(t.prefix), uniqueIndex('api_keys_hash').on(t.keyHash)],
 )

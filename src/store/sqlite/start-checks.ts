@@ -156,7 +156,7 @@ export function loadCheckedSecret(client: Database, configured: ConfiguredSecret
  * another secret passes with odds of 1 in 2^48. With no such row there is
  * nothing to check against, and the secret present is taken as the one.
  */
-function idsReadWith(client: Database, secret: Uint8Array): boolean {
+export function idsReadWith(client: Database, secret: Uint8Array): boolean {
   const row = client
     .query<{ seq: number; id: string }, []>(
       'SELECT v.seq, v.id FROM verifications v WHERE NOT EXISTS (SELECT 1 FROM verification_legacy_ids l WHERE l.seq = v.seq) ORDER BY v.seq DESC LIMIT 1',

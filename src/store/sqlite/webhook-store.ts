@@ -103,10 +103,10 @@ export class SqliteWebhookRepo implements WebhookRepo {
     this.q.setSecret.run(id, secret, prevSecret, at)
   }
 
-  async listEvents(q: { accountId?: number; status?: EventDeliveryStatus; limit: number }): Promise<EventRow[]> {
+  async listEvents(q: { accountId?: number; status?: EventDeliveryStatus; type?: EventType; limit: number }): Promise<EventRow[]> {
     // The newest `limit`, shown oldest first.
     return this.q.listEvents
-      .all(q.accountId ?? null, q.status ?? null, q.limit)
+      .all(q.accountId ?? null, q.status ?? null, q.limit, q.type ?? null)
       .reverse()
       .map(toEventRow)
   }

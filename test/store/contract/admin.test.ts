@@ -39,8 +39,8 @@ test('keys: listed with their account by id, per account, and set disabled or re
   expect(ids[1]).toBeGreaterThan(ids[0]!)
   await storage().write((r) => r.admin.setKeyStatus(ids[1]!, 'disabled'))
   expect(await storage().read((r) => r.admin.listKeys())).toEqual([
-    { id: ids[0]!, account: 'default', name: 'one', prefix: 'pk_1', status: 'active', createdAt: T0, lastUsedAt: null },
-    { id: ids[1]!, account: 'acme', name: 'two', prefix: 'pk_2', status: 'disabled', createdAt: T0 + 1, lastUsedAt: null },
+    { id: ids[0]!, account: 'default', name: 'one', prefix: 'pk_1', status: 'active', createdAt: T0, lastUsedAt: null, expiresAt: null },
+    { id: ids[1]!, account: 'acme', name: 'two', prefix: 'pk_2', status: 'disabled', createdAt: T0 + 1, lastUsedAt: null, expiresAt: null },
   ])
   expect((await storage().read((r) => r.admin.listKeys(acme.id))).map((k) => k.id)).toEqual([ids[1]!])
 })
@@ -69,4 +69,9 @@ test("ledger: the account's rows, newest first, at most `limit`", async () => {
   })
   expect((await storage().read((r) => r.admin.ledger(DEFAULT_ACCOUNT, 2))).map((l) => l.amount)).toEqual([3, 2])
   expect((await storage().read((r) => r.admin.ledger(acme.id, 10))).map((l) => l.amount)).toEqual([9])
+  // The next page: older than the last row shown.
+  const first = await storage().read((r) => r.admin.ledger(DEFAULT_ACCOUNT, 2))
+  const next = await storage().read((r) => r.admin.ledger(DEFAULT_ACCOUNT, 2, first.at(-1)!.id))
+  expect(next.map((l) => l.amount).slice(0, 1)).toEqual([1])
+  expect(next.every((l) => l.id < first.at(-1)!.id)).toBe(true)
 })

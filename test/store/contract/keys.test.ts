@@ -17,13 +17,20 @@ describe('KeyStore', () => {
     const key = await defaultKey(storage(), 'pk_one')
     const { accountId, keyId } = await accountWithKey(storage(), 'acme', 'pk_two')
     expect(await storage().read((r) => r.keys.findByPrefix('pk_one'))).toEqual([
-      { id: key, accountId: DEFAULT_ACCOUNT, prefix: 'pk_one', status: 'active', keyHash: 'hash-of-pk_one' },
+      { id: key, accountId: DEFAULT_ACCOUNT, prefix: 'pk_one', status: 'active', keyHash: 'hash-of-pk_one', expiresAt: null },
     ])
     await storage().write((r) => r.admin.setKeyStatus(keyId, 'revoked'))
     expect(await storage().read((r) => r.keys.findByPrefix('pk_two'))).toEqual([
-      { id: keyId, accountId, prefix: 'pk_two', status: 'revoked', keyHash: 'hash-of-pk_two' },
+      { id: keyId, accountId, prefix: 'pk_two', status: 'revoked', keyHash: 'hash-of-pk_two', expiresAt: null },
     ])
     expect(await storage().read((r) => r.keys.findByPrefix('pk_none'))).toEqual([])
+  })
+
+  test('setKeyExpiry: the time a rotated key stops working, read back by findByPrefix and listKeys', async () => {
+    const key = await defaultKey(storage(), 'pk_rot')
+    await storage().write((r) => r.admin.setKeyExpiry(key, T0 + 86_400_000))
+    expect((await storage().read((r) => r.keys.findByPrefix('pk_rot')))[0]!.expiresAt).toBe(T0 + 86_400_000)
+    expect((await storage().read((r) => r.admin.listKeys())).find((k) => k.id === key)!.expiresAt).toBe(T0 + 86_400_000)
   })
 
   test('touch records when the key was last used', async () => {

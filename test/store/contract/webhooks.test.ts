@@ -139,6 +139,17 @@ describe('the event log', () => {
     expect(await storage().read((r) => r.webhooks.findEvent(crypto.randomUUID()))).toBeUndefined()
   })
 
+  test('listEvents of one type; a send.blocked event carries its rule, country, channel and masked recipient', async () => {
+    const [sent] = await addEvents(['verification.sent', 'verification.approved'])
+    const extra = { rule: 'geo', country: 'UZ', prefix: '+9989****', channel: 'sms', recipient: '+9989****0001' }
+    await storage().write((r) => r.events.add({ type: 'send.blocked', accountId: DEFAULT_ACCOUNT, at: T0 + 5, verification: null, status: null, extra }))
+    const blocked = await storage().read((r) => r.webhooks.listEvents({ type: 'send.blocked', limit: 10 }))
+    expect(blocked.map((e) => [e.type, e.blocked])).toEqual([['send.blocked', { rule: 'geo', country: 'UZ', channel: 'sms', recipient: '+9989****0001' }]])
+    const sends = await storage().read((r) => r.webhooks.listEvents({ type: 'verification.sent', limit: 10 }))
+    expect(sends.map((e) => [e.seq, e.blocked])).toEqual([[sent!, null]])
+    expect(await storage().read((r) => r.webhooks.listEvents({ type: 'verification.sent', status: 'failed', limit: 10 }))).toEqual([])
+  })
+
   test('rearm: only the failed deliveries, or again to every endpoint now subscribed to the type', async () => {
     const [a, b] = await storage().write(async (r) => [await addEndpoint(r, null), await addEndpoint(r, ['verification.sent'])])
     const [seq] = await addEvents(['verification.sent'])

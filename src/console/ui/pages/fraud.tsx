@@ -7,7 +7,7 @@
 import type { Counts } from '../../../otp/console-stats.ts'
 import type { FraudPage } from '../../../otp/console-fraud.ts'
 import { type PageFrame, page } from '../layout.tsx'
-import { ActionButton, fmt, Ratio, Table, Time } from '../widgets.tsx'
+import { ActionButton, Country, CountryNote, fmt, Ratio, Table, Time } from '../widgets.tsx'
 
 type Conv = { key: string; sends: number; approved: number; conversion: number }
 
@@ -64,7 +64,7 @@ export function fraudPage(frame: PageFrame, f: FraudPage): string {
           rows={f.refusals}
           columns={[
             { label: 'Rule', cell: (r) => r.rule },
-            { label: 'Country', cell: (r) => r.country || 'any' },
+            { label: 'Country', cell: (r) => <Country code={r.country} none="any" /> },
             { label: 'Refusals', num: true, cell: (r) => fmt(r.refusals) },
           ]}
         />
@@ -74,12 +74,13 @@ export function fraudPage(frame: PageFrame, f: FraudPage): string {
           empty="Monitor mode let nothing through that a rule would have refused."
           rows={f.monitored}
           columns={[
-            { label: 'Country', cell: (r) => r.country || 'unknown' },
+            { label: 'Country', cell: (r) => <Country code={r.country} none="unknown" /> },
             { label: 'Sends let through', num: true, cell: (r) => fmt(r.sends) },
           ]}
         />
       </div>
       <Table caption="Conversion by country" id="conv-country" rows={f.countries.map(conv)} columns={conversionColumns('Country')} />
+      <CountryNote />
       <Table
         caption="Conversion by prefix"
         id="conv-prefix"

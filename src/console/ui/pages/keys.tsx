@@ -3,18 +3,41 @@
 import type { Child } from 'hono/jsx'
 import type { AccountFraudView } from '../../../otp/fraud-admin.ts'
 import type { AccountRow, KeyRow, LedgerRow } from '../../../otp/ports/index.ts'
-import { type PageFrame, page } from '../layout.tsx'
-import { ActionButton, Csrf, fmt, Table, Time } from '../widgets.tsx'
+import { type PageFrame, page, scopedHref } from '../layout.tsx'
+import { ActionButton, Csrf, fmt, type ListPage, Pager, ShortId, Table, Time } from '../widgets.tsx'
 
 export interface KeysView {
+  /** Every account (the forms' choices). */
   accounts: AccountRow[]
-  keys: KeyRow[]
+  /** The page of keys and of accounts the tables show. */
+  keyPage: ListPage<KeyRow, number>
+  accountPage: ListPage<AccountRow, number>
+  /** Which lists are past their first page (a link back to it). */
+  later: { keys: boolean; accounts: boolean; ledger: boolean }
   /** The account whose ledger and settings are shown (the selected one, or `default`). */
   account: string
   ledger: LedgerRow[]
+  /** The ledger's next page: entries older than this id (null: the last page). */
+  ledgerNext: number | null
   settings: AccountFraudView
+  /** Now: a rotated key past its grace is shown expired (docs/operating.md#rotating-a-key). */
+  now: number
   /** A key just created: shown on this page only. */
   created?: { key: string; prefix: string; name: string; account: string }
+}
+
+/** A key's status; a rotated one says until when it works, or that it has expired (refused as revoked). */
+function keyStatus(k: KeyRow, now: number) {
+  if (k.status === 'active' && k.expiresAt !== null) {
+    return now >= k.expiresAt ? (
+      <span class="status-bad">expired</span>
+    ) : (
+      <span class="status-warn">
+        rotated, works until <Time at={k.expiresAt} />
+      </span>
+    )
+  }
+  return <span class={k.status === 'active' ? 'status-ok' : 'status-bad'}>{k.status}</span>
 }
 
 function keyActions(k: KeyRow, csrf: string) {
@@ -38,8 +61,8 @@ export function keysPage(frame: PageFrame, v: KeysView): string {
     frame,
     <>
       {v.created ? createdKey(v.created) : null}
-      {keysSection(frame.csrf, v)}
-      {accountsSection(v)}
+      {keysSection(frame, v)}
+      {accountsSection(frame, v)}
       <div class="grid2">
         {creditsForm(frame.csrf, v)}
         {settingsForm(frame.csrf, v)}
@@ -71,7 +94,8 @@ function createdKey(created: NonNullable<KeysView['created']>) {
   )
 }
 
-function keysSection(csrf: string, v: KeysView) {
+function keysSection(frame: PageFrame, v: KeysView) {
+  const csrf = frame.csrf
   return (
     <section aria-labelledby="keys-title">
       <h2 id="keys-title">API keys</h2>
@@ -93,35 +117,46 @@ function keysSection(csrf: string, v: KeysView) {
         caption="Keys"
         id="keys"
         empty="No key yet."
-        rows={v.keys}
+        rows={v.keyPage.rows}
         columns={[
           { label: 'Prefix', cell: (k) => <code>{k.prefix}</code> },
           { label: 'Name', cell: (k) => k.name },
           { label: 'Account', cell: (k) => k.account },
-          { label: 'Status', cell: (k) => <span class={k.status === 'active' ? 'status-ok' : 'status-bad'}>{k.status}</span> },
+          { label: 'Status', cell: (k) => keyStatus(k, v.now) },
           { label: 'Created', cell: (k) => <Time at={k.createdAt} /> },
           { label: 'Last used', cell: (k) => <Time at={k.lastUsedAt} /> },
           { label: 'Actions', cell: (k) => keyActions(k, csrf) },
         ]}
       />
+      <Pager
+        of="the keys"
+        next={v.keyPage.next === null ? null : `${scopedHref('/console/keys', frame, { keys_after: String(v.keyPage.next) })}#keys-title`}
+        first={v.later.keys ? `${scopedHref('/console/keys', frame)}#keys-title` : null}
+      />
     </section>
   )
 }
 
-function accountsSection(v: KeysView) {
+function accountsSection(frame: PageFrame, v: KeysView) {
   return (
     <section aria-labelledby="accounts-title">
       <h2 id="accounts-title">Accounts and balances</h2>
       <Table
         caption="Accounts"
         id="accounts"
-        rows={v.accounts}
+        rows={v.accountPage.rows}
         columns={[
           { label: 'Account', cell: (a) => a.name },
           { label: 'Balance', num: true, cell: (a) => fmt(a.balance) },
           { label: 'Code length', num: true, cell: (a) => (a.codeLength === null ? 'default' : String(a.codeLength)) },
-          { label: 'Created', cell: (a) => <Time at={a.createdAt} /> },
+          // The default account is made by the first migration, which kept no time: 0.
+          { label: 'Created', cell: (a) => <Time at={a.createdAt} unknown="at install" /> },
         ]}
+      />
+      <Pager
+        of="the accounts"
+        next={v.accountPage.next === null ? null : `${scopedHref('/console/keys', frame, { accounts_after: String(v.accountPage.next) })}#accounts-title`}
+        first={v.later.accounts ? `${scopedHref('/console/keys', frame)}#accounts-title` : null}
       />
     </section>
   )
@@ -205,6 +240,11 @@ function settingsForm(csrf: string, v: KeysView) {
   )
 }
 
+/** The links of the ledger's pages keep the account it shows. */
+const ledgerFrame = (frame: PageFrame, v: KeysView): Pick<PageFrame, 'scope' | 'keep'> => ({
+  scope: frame.scope === undefined ? undefined : { ...frame.scope, account: v.account },
+})
+
 function ledgerSection(frame: PageFrame, v: KeysView) {
   return (
     <section aria-labelledby="ledger-title">
@@ -229,9 +269,17 @@ function ledgerSection(frame: PageFrame, v: KeysView) {
           { label: 'When', cell: (e) => <Time at={e.createdAt} /> },
           { label: 'Kind', cell: (e) => e.kind },
           { label: 'Amount', num: true, cell: (e) => (e.kind === 'debit' ? `−${fmt(Math.abs(e.amount))}` : `+${fmt(Math.abs(e.amount))}`) },
-          { label: 'Verification', cell: (e) => (e.verificationId ? <a href={`/console/verifications/${e.verificationId}`}>{e.verificationId}</a> : '') },
-          { label: 'Note', cell: (e) => e.note ?? '' },
+          {
+            label: 'Verification',
+            cell: (e) => (e.verificationId ? <ShortId id={e.verificationId} href={`/console/verifications/${encodeURIComponent(e.verificationId)}`} /> : ''),
+          },
+          { label: 'Note', cell: (e) => <span class="wrap">{e.note ?? ''}</span> },
         ]}
+      />
+      <Pager
+        of={`the ledger of ${v.account}`}
+        next={v.ledgerNext === null ? null : `${scopedHref('/console/keys', ledgerFrame(frame, v), { ledger_before: String(v.ledgerNext) })}#ledger-title`}
+        first={v.later.ledger ? `${scopedHref('/console/keys', ledgerFrame(frame, v))}#ledger-title` : null}
       />
     </section>
   )

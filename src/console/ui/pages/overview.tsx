@@ -8,12 +8,12 @@
  */
 import type { Counts, Overview } from '../../../otp/console-stats.ts'
 import { type PageFrame, page } from '../layout.tsx'
-import { Figures, fmt, pct, Ratio, Table, Time } from '../widgets.tsx'
+import { Country, CountryNote, Figures, fmt, pct, Ratio, Table, Time } from '../widgets.tsx'
 
 type Grouped = { key: string; counts: Counts }
 
 const funnelColumns = (label: string) => [
-  { label, cell: (r: Grouped) => r.key || 'unknown' },
+  { label, cell: (r: Grouped) => (label === 'Country' ? <Country code={r.key} none="unknown" /> : r.key || 'unknown') },
   { label: 'Sends', num: true, cell: (r: Grouped) => fmt(r.counts.sends) },
   { label: 'Accepted', num: true, cell: (r: Grouped) => fmt(r.counts.accepted) },
   { label: 'Delivered', num: true, cell: (r: Grouped) => fmt(r.counts.delivered) },
@@ -45,7 +45,7 @@ export function overviewPage(frame: PageFrame, o: Overview): string {
         items={[
           { id: 'sends', label: 'Sends', value: fmt(t.sends) },
           { id: 'accepted', label: 'Accepted by a provider', value: fmt(t.accepted) },
-          { id: 'delivered', label: 'Delivered (receipts)', value: fmt(t.delivered) },
+          { id: 'delivered', label: 'Delivered (receipts)', value: t.accepted > 0 && t.delivered + t.undelivered === 0 ? 'no receipts' : fmt(t.delivered) },
           { id: 'verified', label: 'Verified', value: fmt(t.approved) },
           { id: 'conversion', label: 'Conversion', value: t.sends === 0 ? '–' : pct(t.conversion) },
           { id: 'failover', label: 'Failover share', value: pct(o.failoverShare) },
@@ -91,11 +91,17 @@ export function overviewPage(frame: PageFrame, o: Overview): string {
           { label: 'Accepted', num: true, cell: (p) => fmt(p.accepted) },
           { label: 'Delivered', num: true, cell: (p) => fmt(p.delivered) },
           { label: 'Undelivered', num: true, cell: (p) => fmt(p.undelivered) },
-          { label: 'Delivery rate', num: true, cell: (p) => <Ratio value={p.accepted === 0 ? null : p.deliveryRate} /> },
+          {
+            label: 'Delivery rate',
+            num: true,
+            // No receipt came back (the provider sends none, or none is set up): a rate of 0 % would be untrue.
+            cell: (p) => (p.delivered + p.undelivered === 0 ? <span class="muted">no receipts</span> : <Ratio value={p.deliveryRate} />),
+          },
           { label: 'Role', cell: (p) => (p.failover ? 'failover' : 'first') },
         ]}
       />
       <Table caption="By country" id="by-country" rows={o.byCountry} columns={funnelColumns('Country')} />
+      <CountryNote />
     </>,
   )
 }

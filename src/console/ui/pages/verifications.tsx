@@ -4,8 +4,8 @@
  * stores it, never kept), by country, status and period; and one
  * verification's timeline. Recipients are shown masked only.
  */
-import { type PageFrame, page } from '../layout.tsx'
-import { Table, Time } from '../widgets.tsx'
+import { type PageFrame, page, scopedHref } from '../layout.tsx'
+import { Pager, ShortId, Table, Time } from '../widgets.tsx'
 
 export const STATUSES = ['pending', 'approved', 'canceled', 'expired', 'failed'] as const
 
@@ -39,7 +39,13 @@ export interface VerificationDetail extends VerificationSummary {
   timeline: TimelineEntry[]
 }
 
-export function verificationsPage(frame: PageFrame, form: SearchForm, rows: VerificationSummary[], error?: string): string {
+/** Where the list goes on: the next page's cursor (the search JSON's `next`), and whether this is a later page. */
+export interface SearchPaging {
+  next: string | null
+  later: boolean
+}
+
+export function verificationsPage(frame: PageFrame, form: SearchForm, rows: VerificationSummary[], error?: string, paging?: SearchPaging): string {
   return page(
     frame,
     <>
@@ -87,7 +93,7 @@ export function verificationsPage(frame: PageFrame, form: SearchForm, rows: Veri
         rows={rows}
         empty="No verification matches in this period."
         columns={[
-          { label: 'Id', cell: (r) => <a href={`/console/verifications/${encodeURIComponent(r.id)}`}>{r.id}</a> },
+          { label: 'Id', cell: (r) => <ShortId id={r.id} href={`/console/verifications/${encodeURIComponent(r.id)}`} /> },
           { label: 'Created', cell: (r) => <Time at={r.createdAt} /> },
           { label: 'Account', cell: (r) => r.account },
           { label: 'Channel', cell: (r) => r.channel },
@@ -95,6 +101,11 @@ export function verificationsPage(frame: PageFrame, form: SearchForm, rows: Veri
           { label: 'Country', cell: (r) => r.country ?? '' },
           { label: 'Status', cell: (r) => r.status },
         ]}
+      />
+      <Pager
+        of="the verifications found"
+        next={paging?.next ? scopedHref('/console/verifications', frame, { cursor: paging.next }) : null}
+        first={paging?.later ? scopedHref('/console/verifications', frame, { cursor: undefined }) : null}
       />
     </>,
   )
