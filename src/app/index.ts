@@ -87,6 +87,7 @@ export async function buildServer(config: Config, opts: ServerOptions = {}): Pro
   // Restart-only (reload.ts): receipt URLs handed out must keep working.
   const publicUrl = publicUrlBase(config.server.public_url)
   const delivery = serverDelivery(config, { replacement: opts.delivery, env: () => inForce.env, clock, logger, metrics, publicUrl })
+  metrics.watchProviders(() => delivery.guards.views())
   const problems = () => checkProviders(inForce.config, inForce.env).join('; ') || null
   const readiness = cachedReadiness({ engine, writeHealth: core.writeHealth, clock, delivery: problems })
   const services = requestServices({ core, inForce, delivery, metrics, readiness, publicUrl, openapi: buildOpenApi(pkg.version) })
