@@ -10,6 +10,7 @@ import { journalStreams } from '../lib/journal.ts'
 import { createLogger, type Logger } from '../lib/logger.ts'
 import { sweptToBound } from '../store/engine.ts'
 import { example, load, withConfig, type CommonOptions } from './common.ts'
+import { raiseOutboundCap } from './outbound-cap.ts'
 import { reloadOnSighup } from './reload.ts'
 
 const SWEEP_EVERY_MS = 60_000
@@ -47,6 +48,8 @@ interface Running {
 }
 
 async function serve(opts: CommonOptions & { listen?: string }): Promise<void> {
+  // First of all: this may start the process again (cli/outbound-cap.ts).
+  const uncapFailed = raiseOutboundCap()
   // --listen wins over the file, at start and on every reload.
   const loadServe = (): LoadedConfig => {
     const l = load(opts, { delivery: true })
@@ -62,6 +65,11 @@ async function serve(opts: CommonOptions & { listen?: string }): Promise<void> {
   })
   // Before anything can fail: a warning (a mistyped OTPD_ variable) often explains a start error (the port it did not set).
   for (const w of loaded.warnings) logger.warn(w)
+  if (uncapFailed !== null) {
+    logger.warn("could not start again without Bun's limit of 256 outgoing requests at once; set BUN_CONFIG_MAX_HTTP_REQUESTS=65535", {
+      error: uncapFailed,
+    })
+  }
   const server = await buildServer(config, { logger, env: loaded.env, background: true })
   // Signals are handled before the listener opens, so a SIGTERM during start-up is a clean stop too.
   const running: Running = { stopping: false, timers: [] }

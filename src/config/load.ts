@@ -229,3 +229,20 @@ function expectation(schema: TSchema): string {
       return 'valid'
   }
 }
+
+/**
+ * Bun caps the outgoing requests a process has in flight (256 unless
+ * BUN_CONFIG_MAX_HTTP_REQUESTS says otherwise), and reads that variable only
+ * when the process starts. `serve` starts again with its highest value, so
+ * otpd's own limits are the only ones (docs/operating.md#outgoing-requests);
+ * a value the operator set is kept. The environment to start again with, or
+ * null when this process already has one.
+ */
+export function uncappedOutboundEnv(): Env | null {
+  if (process.env[OUTBOUND_CAP_VARIABLE] !== undefined) return null
+  return { ...process.env, [OUTBOUND_CAP_VARIABLE]: OUTBOUND_CAP_MAX }
+}
+
+export const OUTBOUND_CAP_VARIABLE = 'BUN_CONFIG_MAX_HTTP_REQUESTS'
+/** The highest value Bun takes. */
+export const OUTBOUND_CAP_MAX = '65535'
