@@ -8,6 +8,7 @@
 import { expect, test } from 'bun:test'
 import { closeAfterTest } from '../kit/cleanup.ts'
 import { harnessPerTest, TEST, type Harness } from '../kit/harness.ts'
+import { consoleOf } from '../kit/console.ts'
 import { hang, startVendorStub } from '../kit/vendor-stub.ts'
 
 const SECRET = 'webhook-secret-must-not-leak'
@@ -101,5 +102,22 @@ test('the circuit opens after consecutive failures, is in /metrics, and the open
     ['info', 'p1', 'closed', 'open'],
     ['info', 'p1', 'open', 'half_open'],
     ['info', 'p1', 'half_open', 'open'],
+  ])
+})
+
+test("an open circuit is in the admin listener's /readyz detail and on the console's System page; the node stays ready", async () => {
+  const { h } = await setup(['503', 'ok'], [], { circuit_failures: 1 })
+  expect((await h.send({ channel: 'sms', recipient: '+14155550123' })).status).toBe(200)
+  const admin = await h.server.adminHttp.handle(new Request('http://localhost/readyz'))
+  expect([admin.status, ((await admin.json()) as { providers: unknown }).providers]).toEqual([200, { log: 'closed', p1: 'open', p2: 'closed' }])
+  // The main listener's body is public: it names checks only.
+  const main = await h.call('/readyz', undefined, { method: 'GET', key: null })
+  expect([main.status, main.json.providers]).toEqual([200, undefined])
+  const system = await consoleOf(h).get('/console/api/system', { rollup: false })
+  // `log`: the built-in provider of the channels with no list (email and voice here).
+  expect(system.json.circuits).toEqual([
+    { provider: 'log', circuit: 'closed', in_flight: 0, waiting: 0, max_in_flight: 10_000 },
+    { provider: 'p1', circuit: 'open', in_flight: 0, waiting: 0, max_in_flight: 10_000 },
+    { provider: 'p2', circuit: 'closed', in_flight: 0, waiting: 0, max_in_flight: 10_000 },
   ])
 })
