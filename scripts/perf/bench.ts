@@ -33,6 +33,7 @@ import {
   type Seeded,
 } from './bench-otpd.ts'
 import { fill, type FillResult } from './bench-fill.ts'
+import { benchProviders, printProviderRun } from './bench-provider.ts'
 import { buildRef } from './bench-ref.ts'
 import { measureNodes, printDatabases, spreadThreads, startPgSeeded, type DatabaseRow, type PgVia } from './bench-pg.ts'
 import { meanRun, printBaseline, printCompare, printFill, type Endpoint, type OtpdRun } from './bench-report.ts'
@@ -63,6 +64,10 @@ const { values: opt } = parseArgs({
     nodes: { type: 'string', default: '2' },
     'pool-size': { type: 'string', default: '10' },
     keys: { type: 'string', default: '1' },
+    'provider-latency': { type: 'string' },
+    'provider-timeout': { type: 'string' },
+    'circuit-failures': { type: 'string' },
+    'max-sends-in-flight': { type: 'string' },
     out: { type: 'string', default: 'bench-results.json' },
     help: { type: 'boolean', default: false },
   },
@@ -73,6 +78,8 @@ if (opt.help) {
                     [--duration S] [--warmup S] [--connections N] [--threads N] [--modes FULL,NORMAL]
                     [--endpoints verify,send] [--seed N] [--pace MS] [--server-cpus LIST --client-cpus LIST]
                     [--features-off] [--binary dist/otpd] [--no-build] [--out bench-results.json]
+       scripts/bench --provider-latency MS[,MS...] [--provider-timeout MS] [--circuit-failures N] [--max-sends-in-flight N]
+                     --connections N [--duration S] [--warmup S]
 
 Without --compare: otpd (--binary, built first unless --no-build) against a bare Bun.serve baseline.
 Every run warms up in --warmup S steps until, in one step, the JIT's compiler threads took under 5 %
@@ -104,6 +111,11 @@ of the server's CPU (at most 90 s), then is measured for --duration S.
            what a feature switched off costs (docs/benchmarks.md#a-feature-that-is-off)
 --pace MS: each connection waits MS ms after every answer before its next request, so the load
            stays below saturation. 0, the default: as fast as the server answers
+--provider-latency MS[,MS...]: sends only, against local gateways (type = "webhook", tried in this order)
+           answering after MS each, over --connections N; one --warmup step, then --duration S. Prints
+           sends/s, p50, p99, peak RSS, the answers by status and Little's-law bound N / latency of the
+           first (docs/benchmarks.md#slow-providers). --provider-timeout MS: every provider's timeout_ms;
+           --circuit-failures N, --max-sends-in-flight N: those [delivery] settings (default: otpd's)
 --server-cpus LIST, --client-cpus LIST: taskset CPU lists. The servers (all their threads) run on the
            first, wrk and this script on the second. Both or neither. Default: no pinning`)
   process.exit(0)
@@ -438,6 +450,24 @@ async function main() {
       max_others_pct: refBinary ? maxOthers : null,
       fill: fillN || null,
     },
+  }
+  if (opt['provider-latency'] !== undefined) {
+    const latencies = opt['provider-latency'].split(',').map((m) => int('provider-latency', m.trim(), 0))
+    const timeoutMs = opt['provider-timeout'] === undefined ? undefined : int('provider-timeout', opt['provider-timeout'], 100)
+    const delivery: Record<string, number> = {}
+    if (opt['circuit-failures'] !== undefined) delivery.circuit_failures = int('circuit-failures', opt['circuit-failures'], 1)
+    if (opt['max-sends-in-flight'] !== undefined) delivery.max_sends_in_flight = int('max-sends-in-flight', opt['max-sends-in-flight'], 1)
+    const run = await benchProviders(
+      load,
+      binary,
+      { latencies, timeoutMs, delivery, scratch, metricsToken: otpd.metricsToken, serverCpus: otpd.serverCpus },
+      log,
+    )
+    report.providers = run
+    writeFileSync(resolve(process.cwd(), opt.out), JSON.stringify(report, null, 2) + '\n')
+    printProviderRun(run, load.connections)
+    console.log(`figures written to ${opt.out}`)
+    return
   }
   if (opt.database === 'postgres') {
     report.database = { nodes: pgNodes, pool_size: poolSize, keys: keyCounts, sqlite_mode: modes[0], via: opt['pg-via'] }
