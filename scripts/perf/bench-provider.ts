@@ -7,12 +7,13 @@
  * server's peak RSS, the answers by status and Little's-law bound
  * N / latency, the most a client of N connections can get when every send
  * waits for the first provider. `--provider-timeout MS` gives every provider
- * that `timeout_ms`.
+ * that `timeout_ms`; `--with-verify C` runs a verify load of C connections,
+ * each pausing 10 ms between requests, beside the sends (verifications to a test recipient, seeded first).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { measure, scrapeMetrics, wrk, type LoadSettings, type RunResult } from './bench-load.ts'
-import { checkNumberTemplates, otpdCli } from './bench-otpd.ts'
+import { measure, scrapeMetrics, wrk, type LoadSettings, type RunResult, type WrkFigures } from './bench-load.ts'
+import { checkNumberTemplates, otpdCli, writeIdPools } from './bench-otpd.ts'
 import { round1, rssMb, startServer } from './bench-proc.ts'
 
 export interface ProviderBench {
@@ -20,12 +21,16 @@ export interface ProviderBench {
   timeoutMs: number | undefined
   /** `[delivery]` lines: circuit_failures, max_sends_in_flight, when given. */
   delivery: Record<string, number>
+  /** Connections of a verify load run beside the sends' (0: none). */
+  verifyConnections: number
   scratch: string
   metricsToken: string
   serverCpus: string | undefined
 }
 
 const SECRET = 'bench-gateway-secret'
+/** The verify load's pause between a connection's requests (--with-verify). */
+const VERIFY_PACE_MS = 10
 
 /** One loopback server answering `/p<i>` after latencies[i] ms; counts what it holds at once. */
 function startGateway(latencies: number[]) {
@@ -69,6 +74,8 @@ key_requests_per_minute = ${big}
 recipient_per_minute = ${big}
 recipient_per_hour = ${big}
 recipient_per_day = ${big}
+max_failed_attempts = ${big}
+recipient_failures_per_day = ${big}
 [fraud]
 mode = "off"
 [delivery]
@@ -90,6 +97,25 @@ export interface ProviderRun extends RunResult {
   delivery: Record<string, number>
   gateway_peak_in_flight: number
   process_peak_rss_mb: number | null
+  /** The verify load beside the sends (--with-verify). */
+  verify: WrkFigures | null
+}
+
+/** Verifications to test recipients (code 123456, nothing delivered), for the verify load's id pools. */
+async function seedTestRecipients(url: string, key: string, dir: string, n: number): Promise<Record<string, string>> {
+  const send = async () => {
+    const r = await fetch(`${url}/api/v1/send`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ channel: 'sms', recipient: '+15550100001', expires_in: 3600 }),
+    })
+    const j = (await r.json()) as { verification_id?: string }
+    if (!j.verification_id) throw new Error(`seed send answered ${r.status}`)
+    return j.verification_id
+  }
+  const ids: string[] = []
+  for (let i = 0; i < 2 * n; i += 50) ids.push(...(await Promise.all(Array.from({ length: 50 }, send))))
+  return writeIdPools(dir, ids.slice(0, n), ids.slice(n))
 }
 
 export async function benchProviders(load: LoadSettings, binary: string, b: ProviderBench, log: (s: string) => void): Promise<ProviderRun> {
@@ -103,9 +129,15 @@ export async function benchProviders(load: LoadSettings, binary: string, b: Prov
     try {
       log(`providers answering after ${b.latencies.join(', ')} ms: send over ${load.connections} connections (warm-up ${load.warmup} s + ${load.duration} s)`)
       const env = { BENCH_KEY: key, BENCH_NUMBERS: await checkNumberTemplates() }
+      const pools = b.verifyConnections > 0 ? await seedTestRecipients(server.url, key, dir, 500) : null
       // One warm-up step, not measure()'s wait for the JIT (up to 90 s): the run stays short on a shared machine.
       if (load.warmup > 0) await wrk(load, 'bench-send.lua', server.url, load.warmup, { ...env, BENCH_RUN: '1' })
+      // The verify load, when asked, runs the same seconds as the measured sends; paced (VERIFY_PACE_MS),
+      // it shows what a verify waits for beside the sends, not verify's own saturation.
+      const verifyLoad = { ...load, connections: b.verifyConnections, threads: 1, paceMs: VERIFY_PACE_MS }
+      const verifying = pools && wrk(verifyLoad, 'bench-verify.lua', server.url, load.duration, { BENCH_KEY: key, ...pools })
       const r = await measure({ ...load, warmup: 0 }, 'bench-send.lua', server, env, () => scrapeMetrics(server.url, b.metricsToken))
+      const verify = verifying ? await verifying : null
       const hwm = rssMb(server.pid, 'VmHWM')
       return {
         ...r,
@@ -115,6 +147,7 @@ export async function benchProviders(load: LoadSettings, binary: string, b: Prov
         delivery: b.delivery,
         gateway_peak_in_flight: gateway.state.peak,
         process_peak_rss_mb: hwm === null ? null : round1(hwm),
+        verify,
       }
     } finally {
       await server.stop()
@@ -143,6 +176,10 @@ export function printProviderRun(r: ProviderRun, connections: number): void {
   console.log(`  p50 / p99 / max    ${ms(r.p50_us)} / ${ms(r.p99_us)} / ${ms(r.max_us)}`)
   console.log(`  peak RSS           ${r.peak_rss_mb ?? '?'} MB during the run, ${r.process_peak_rss_mb ?? '?'} MB over the whole process`)
   console.log(`  answers            ${statuses}; socket errors ${r.socket_errors}`)
+  if (r.verify) {
+    const v = r.verify
+    console.log(`  verify beside them ${Math.round(v.requests / (v.duration_us / 1e6))}/s, p50 / p99 / max ${ms(v.p50_us)} / ${ms(v.p99_us)} / ${ms(v.max_us)}`)
+  }
   console.log(`  gateway            at most ${r.gateway_peak_in_flight} requests held at once`)
   console.log(`  server CPU         ${r.cpu_us_per_req ?? '?'} µs per send; other work on the machine ${r.others_pct ?? '?'} %`)
 }

@@ -68,6 +68,7 @@ const { values: opt } = parseArgs({
     'provider-timeout': { type: 'string' },
     'circuit-failures': { type: 'string' },
     'max-sends-in-flight': { type: 'string' },
+    'with-verify': { type: 'string' },
     out: { type: 'string', default: 'bench-results.json' },
     help: { type: 'boolean', default: false },
   },
@@ -79,7 +80,7 @@ if (opt.help) {
                     [--endpoints verify,send] [--seed N] [--pace MS] [--server-cpus LIST --client-cpus LIST]
                     [--features-off] [--binary dist/otpd] [--no-build] [--out bench-results.json]
        scripts/bench --provider-latency MS[,MS...] [--provider-timeout MS] [--circuit-failures N] [--max-sends-in-flight N]
-                     --connections N [--duration S] [--warmup S]
+                     [--with-verify C] --connections N [--duration S] [--warmup S]
 
 Without --compare: otpd (--binary, built first unless --no-build) against a bare Bun.serve baseline.
 Every run warms up in --warmup S steps until, in one step, the JIT's compiler threads took under 5 %
@@ -115,7 +116,9 @@ of the server's CPU (at most 90 s), then is measured for --duration S.
            answering after MS each, over --connections N; one --warmup step, then --duration S. Prints
            sends/s, p50, p99, peak RSS, the answers by status and Little's-law bound N / latency of the
            first (docs/benchmarks.md#slow-providers). --provider-timeout MS: every provider's timeout_ms;
-           --circuit-failures N, --max-sends-in-flight N: those [delivery] settings (default: otpd's)
+           --circuit-failures N, --max-sends-in-flight N: those [delivery] settings (default: otpd's);
+           --with-verify C: a verify load of C connections (10 ms between a connection's requests) beside
+           the sends, its p50 and p99 printed
 --server-cpus LIST, --client-cpus LIST: taskset CPU lists. The servers (all their threads) run on the
            first, wrk and this script on the second. Both or neither. Default: no pinning`)
   process.exit(0)
@@ -460,7 +463,15 @@ async function main() {
     const run = await benchProviders(
       load,
       binary,
-      { latencies, timeoutMs, delivery, scratch, metricsToken: otpd.metricsToken, serverCpus: otpd.serverCpus },
+      {
+        latencies,
+        timeoutMs,
+        delivery,
+        verifyConnections: opt['with-verify'] === undefined ? 0 : int('with-verify', opt['with-verify'], 1),
+        scratch,
+        metricsToken: otpd.metricsToken,
+        serverCpus: otpd.serverCpus,
+      },
       log,
     )
     report.providers = run
