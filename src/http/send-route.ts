@@ -111,7 +111,10 @@ export function sendRoute(deps: AdmissionDeps & { send: SendService; logger: Log
     '/api/v1/send',
     async ({ request }) => {
       // First, before the key or the body: a refusal here reads, charges and counts nothing, and memory stays bounded.
-      if (inFlight >= deps.maxSendsInFlight) return render(errorReply(503, Msg.overloaded, OVERLOAD_RETRY_AFTER), requestIdOf(request))
+      if (inFlight >= deps.maxSendsInFlight) {
+        noteOf(request).outcome = 'overloaded'
+        return render(errorReply(503, Msg.overloaded, OVERLOAD_RETRY_AFTER), requestIdOf(request))
+      }
       inFlight++
       try {
         return await sendOnce(deps, request)

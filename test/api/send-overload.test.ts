@@ -47,6 +47,9 @@ test('past the ceiling: 503 with Retry-After at once; nothing charged, counted o
   expect([wrongKey.status, wrongKey.json.error]).toEqual([503, OVERLOADED])
   expect(await rows(h)).toBe(2)
   expect((await h.server.admin.balance()).balance).toBe(8)
+  // The request log names the refusal (docs/operating.md#logs); its repeats within 10 s are held back, as every warning's.
+  const refused = h.logs.map((l) => JSON.parse(l)).filter((l) => l.outcome === 'overloaded')
+  expect(refused.map((l) => [l.level, l.status])).toEqual([['warn', 503]])
   release()
   expect((await Promise.all(under)).map((r) => r.status)).toEqual([200, 200])
   const after = await h.send({ channel: 'sms', recipient: '+14155550103' })
