@@ -10,7 +10,7 @@ import { journalStreams } from '../lib/journal.ts'
 import { createLogger, type Logger } from '../lib/logger.ts'
 import { sweptToBound } from '../store/engine.ts'
 import { example, load, withConfig, type CommonOptions } from './common.ts'
-import { raiseOutboundCap } from './outbound-cap.ts'
+import { outboundCapProblem } from './outbound-cap.ts'
 import { reloadOnSighup } from './reload.ts'
 
 const SWEEP_EVERY_MS = 60_000
@@ -48,8 +48,6 @@ interface Running {
 }
 
 async function serve(opts: CommonOptions & { listen?: string }): Promise<void> {
-  // First of all: this may start the process again (cli/outbound-cap.ts).
-  const uncapFailed = raiseOutboundCap()
   // --listen wins over the file, at start and on every reload.
   const loadServe = (): LoadedConfig => {
     const l = load(opts, { delivery: true })
@@ -65,9 +63,9 @@ async function serve(opts: CommonOptions & { listen?: string }): Promise<void> {
   })
   // Before anything can fail: a warning (a mistyped OTPD_ variable) often explains a start error (the port it did not set).
   for (const w of loaded.warnings) logger.warn(w)
-  if (uncapFailed !== null) {
+  if (outboundCapProblem !== null) {
     logger.warn("could not start again without Bun's limit of 256 outgoing requests at once; set BUN_CONFIG_MAX_HTTP_REQUESTS=65535", {
-      error: uncapFailed,
+      error: outboundCapProblem,
     })
   }
   const server = await buildServer(config, { logger, env: loaded.env, background: true })

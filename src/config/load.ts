@@ -4,7 +4,8 @@
  * the first of: `--config`, OTPD_CONFIG, ./otp.config.toml,
  * /etc/otpd/otp.config.toml. Types are strict (a string is never a number),
  * and every problem of every section is reported in one run, by key path.
- * This is the only module that reads process.env.
+ * This is the only module that reads process.env, besides outbound-cap.ts
+ * (Bun's own variable, read before anything else loads).
  *
  * Checks that need other modules (provider tables, which the delivery layer
  * owns) are passed in by the caller as `checks`: config depends on nothing.
@@ -229,20 +230,3 @@ function expectation(schema: TSchema): string {
       return 'valid'
   }
 }
-
-/**
- * Bun caps the outgoing requests a process has in flight (256 unless
- * BUN_CONFIG_MAX_HTTP_REQUESTS says otherwise), and reads that variable only
- * when the process starts. `serve` starts again with its highest value, so
- * otpd's own limits are the only ones (docs/operating.md#outgoing-requests);
- * a value the operator set is kept. The environment to start again with, or
- * null when this process already has one.
- */
-export function uncappedOutboundEnv(): Env | null {
-  if (process.env[OUTBOUND_CAP_VARIABLE] !== undefined) return null
-  return { ...process.env, [OUTBOUND_CAP_VARIABLE]: OUTBOUND_CAP_MAX }
-}
-
-export const OUTBOUND_CAP_VARIABLE = 'BUN_CONFIG_MAX_HTTP_REQUESTS'
-/** The highest value Bun takes. */
-export const OUTBOUND_CAP_MAX = '65535'
