@@ -50,9 +50,11 @@ export function serverDelivery(config: Config, s: DeliverySources): ServerDelive
   // One set of guards for the server's life: a reload gives them new settings and keeps their slots and circuits.
   const guards = new ProviderGuards(guardSettingsOf(config), () => s.clock.now(), s.logger)
   const router = (c: Config, p: Record<Channel, Provider[]>): Delivery => {
-    guards.configure(guardSettingsOf(c))
-    // Every configured provider shows in /metrics, /readyz and the console from the start.
-    for (const name of new Set(CHANNELS.flatMap((ch) => p[ch].map((x) => x.name)))) guards.of(name)
+    // The providers of this config show in /metrics, /readyz and the console from the start.
+    guards.configure(
+      guardSettingsOf(c),
+      CHANNELS.flatMap((ch) => p[ch].map((x) => x.name)),
+    )
     return new ChannelRouter(p, c.delivery.timeout_ms, s.logger, (a) => s.metrics.attempt(a), guards)
   }
   const providers = providersOf(config)

@@ -25,6 +25,8 @@ const CHANGE_TEXT: Record<CircuitState, string> = {
 
 export class ProviderGuards {
   private readonly guards = new Map<string, ProviderGuard>()
+  /** The providers of the config in force, which views() lists; null: every guard made so far. */
+  private named: string[] | null = null
 
   constructor(
     private settingsOf: (provider: string) => GuardSettings,
@@ -43,15 +45,21 @@ export class ProviderGuards {
     return g
   }
 
-  /** A reload's settings, for the guards made so far and those made later. */
-  configure(settingsOf: (provider: string) => GuardSettings): void {
+  /**
+   * A config's settings, for the guards made so far and those made later, and
+   * its providers, which views() lists from now on (a provider a reload
+   * removed keeps its guard for the requests it still has under way, unlisted).
+   */
+  configure(settingsOf: (provider: string) => GuardSettings, providers?: readonly string[]): void {
     this.settingsOf = settingsOf
     for (const [name, g] of this.guards) g.configure(settingsOf(name))
+    if (providers) this.named = [...new Set(providers)]
   }
 
-  /** Every guard made so far (a provider gets one on its first send), by name. */
+  /** The providers in force (every guard made so far, when none were named), by name. */
   views(): GuardView[] {
-    return [...this.guards.values()]
+    const guards = this.named === null ? [...this.guards.values()] : this.named.map((name) => this.of(name))
+    return guards
       .map((g) => ({ provider: g.provider, circuit: g.circuit, inFlight: g.inFlight, waiting: g.waiting, maxInFlight: g.settings.maxInFlight }))
       .sort((a, b) => a.provider.localeCompare(b.provider))
   }

@@ -243,3 +243,13 @@ test('every provider type takes max_in_flight and timeout_ms; config check names
   // The defaults: a high max_in_flight, and the whole delivery budget.
   expect(settings('log')).toEqual({ maxInFlight: 10_000, timeoutMs: 8000, circuitFailures: 5, coolDownMs: 30_000 })
 })
+
+test('the views list the providers in force: one a reload removed keeps its guard, unlisted', async () => {
+  const a = fake('a')
+  const { r, guards } = setup([a.provider])
+  guards.configure(() => SETTINGS, ['a', 'b'])
+  await r.deliver(message)
+  expect(guards.views().map((v) => v.provider)).toEqual(['a', 'b'])
+  guards.configure(() => SETTINGS, ['b'])
+  expect(guards.views().map((v) => v.provider)).toEqual(['b'])
+})
