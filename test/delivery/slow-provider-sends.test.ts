@@ -6,6 +6,7 @@
  * circuit shows in /metrics, and test recipients never touch it.
  */
 import { expect, test } from 'bun:test'
+import { resolveConfig } from '../../src/config/load.ts'
 import { closeAfterTest } from '../kit/cleanup.ts'
 import { harnessPerTest, TEST, type Harness } from '../kit/harness.ts'
 import { consoleOf } from '../kit/console.ts'
@@ -120,4 +121,16 @@ test("an open circuit is in the admin listener's /readyz detail and on the conso
     { provider: 'p1', circuit: 'open', in_flight: 0, waiting: 0, max_in_flight: 10_000 },
     { provider: 'p2', circuit: 'closed', in_flight: 0, waiting: 0, max_in_flight: 10_000 },
   ])
+})
+
+test('a reload gives a provider its new timeout_ms from the next send on', async () => {
+  const { h } = await setup(['hang', 'ok'], [{ timeout_ms: 4000 }])
+  const config = h.server.config
+  const p1 = config.providers.p1 as Record<string, unknown>
+  h.server.reload(resolveConfig({ ...config, providers: { ...config.providers, p1: { ...p1, timeout_ms: 200 } } }))
+  const started = performance.now()
+  const r = await h.send({ channel: 'sms', recipient: '+14155550123' })
+  expect(r.status).toBe(200)
+  expect(performance.now() - started).toBeLessThan(2000)
+  expect(h.logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'provider failed: p1').reason).toBe('timed out after 200 ms')
 })
