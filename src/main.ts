@@ -1,5 +1,7 @@
 #!/usr/bin/env bun
 /** The `otpd` command: commander program wiring, nothing else. */
+// First, before the rest loads: `serve` may start the process again here (cli/outbound-cap.ts).
+import './cli/outbound-cap.ts'
 import { Command } from 'commander'
 import { accountsCommand } from './cli/accounts.ts'
 import { auditCommand } from './cli/audit.ts'

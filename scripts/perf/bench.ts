@@ -33,6 +33,7 @@ import {
   type Seeded,
 } from './bench-otpd.ts'
 import { fill, type FillResult } from './bench-fill.ts'
+import { benchProviders, printProviderRun } from './bench-provider.ts'
 import { buildRef } from './bench-ref.ts'
 import { measureNodes, printDatabases, spreadThreads, startPgSeeded, type DatabaseRow, type PgVia } from './bench-pg.ts'
 import { meanRun, printBaseline, printCompare, printFill, type Endpoint, type OtpdRun } from './bench-report.ts'
@@ -64,6 +65,11 @@ const { values: opt } = parseArgs({
     nodes: { type: 'string', default: '2' },
     'pool-size': { type: 'string', default: '10' },
     keys: { type: 'string', default: '1' },
+    'provider-latency': { type: 'string' },
+    'provider-timeout': { type: 'string' },
+    'circuit-failures': { type: 'string' },
+    'max-sends-in-flight': { type: 'string' },
+    'with-verify': { type: 'string' },
     out: { type: 'string', default: 'bench-results.json' },
     // Event delivery to slow endpoints (scripts/perf/bench-events.ts).
     'endpoint-latency': { type: 'string' },
@@ -79,6 +85,8 @@ if (opt.help) {
                     [--endpoints verify,send] [--seed N] [--pace MS] [--server-cpus LIST --client-cpus LIST]
                     [--features-off] [--binary dist/otpd] [--no-build] [--out bench-results.json]
        scripts/bench --endpoint-latency MS|never [--event-accounts N] [--event-rate R] [--duration S]
+       scripts/bench --provider-latency MS[,MS...] [--provider-timeout MS] [--circuit-failures N] [--max-sends-in-flight N]
+                     [--with-verify C] --connections N [--duration S] [--warmup S]
 
 Without --compare: otpd (--binary, built first unless --no-build) against a bare Bun.serve baseline.
 Every run warms up in --warmup S steps until, in one step, the JIT's compiler threads took under 5 %
@@ -115,6 +123,13 @@ of the server's CPU (at most 90 s), then is measured for --duration S.
            (default 100) for --duration S, and another account 10 events/s to an endpoint that answers at
            once; prints events/s delivered, each side's delivery latency p50/p99, the Little's-law bound
            and RSS (docs/benchmarks.md#slow-webhook-endpoints)
+--provider-latency MS[,MS...]: sends only, against local gateways (type = "webhook", tried in this order)
+           answering after MS each, over --connections N; one --warmup step, then --duration S. Prints
+           sends/s, p50, p99, peak RSS, the answers by status and Little's-law bound N / latency of the
+           first (docs/benchmarks.md#slow-providers). --provider-timeout MS: every provider's timeout_ms;
+           --circuit-failures N, --max-sends-in-flight N: those [delivery] settings (default: otpd's);
+           --with-verify C: a verify load of C connections (10 ms between a connection's requests) beside
+           the sends, its p50 and p99 printed
 --server-cpus LIST, --client-cpus LIST: taskset CPU lists. The servers (all their threads) run on the
            first, wrk and this script on the second. Both or neither. Default: no pinning`)
   process.exit(0)
@@ -470,6 +485,32 @@ async function main() {
       max_others_pct: refBinary ? maxOthers : null,
       fill: fillN || null,
     },
+  }
+  if (opt['provider-latency'] !== undefined) {
+    const latencies = opt['provider-latency'].split(',').map((m) => int('provider-latency', m.trim(), 0))
+    const timeoutMs = opt['provider-timeout'] === undefined ? undefined : int('provider-timeout', opt['provider-timeout'], 100)
+    const delivery: Record<string, number> = {}
+    if (opt['circuit-failures'] !== undefined) delivery.circuit_failures = int('circuit-failures', opt['circuit-failures'], 1)
+    if (opt['max-sends-in-flight'] !== undefined) delivery.max_sends_in_flight = int('max-sends-in-flight', opt['max-sends-in-flight'], 1)
+    const run = await benchProviders(
+      load,
+      binary,
+      {
+        latencies,
+        timeoutMs,
+        delivery,
+        verifyConnections: opt['with-verify'] === undefined ? 0 : int('with-verify', opt['with-verify'], 1),
+        scratch,
+        metricsToken: otpd.metricsToken,
+        serverCpus: otpd.serverCpus,
+      },
+      log,
+    )
+    report.providers = run
+    writeFileSync(resolve(process.cwd(), opt.out), JSON.stringify(report, null, 2) + '\n')
+    printProviderRun(run, load.connections)
+    console.log(`figures written to ${opt.out}`)
+    return
   }
   if (opt.database === 'postgres') {
     report.database = { nodes: pgNodes, pool_size: poolSize, keys: keyCounts, sqlite_mode: modes[0], via: opt['pg-via'] }

@@ -8,6 +8,7 @@ import { consolePlugin } from '../console/plugin.ts'
 import { type ConsoleReadDeps, consoleReadRoutes } from '../console/read-routes.ts'
 import { pageReads } from '../console/ui/reads.ts'
 import { consolePages } from '../console/ui/routes.tsx'
+import type { ProviderCircuit } from '../console/system.ts'
 import { buildProviders } from '../delivery/registry.ts'
 import type { Readiness } from '../http/ops-routes.ts'
 import type { Clock } from '../lib/clock.ts'
@@ -41,6 +42,8 @@ export interface ConsoleReadSources {
   prefixKey(accountId: number, prefix: string): string
   /** Deliveries go to a replacement (tests): no configured provider order to tell a failover by. */
   replacedDelivery: boolean
+  /** Each provider's circuit and slots on this node. */
+  circuits(): ProviderCircuit[]
 }
 
 export function consoleReadsOf(s: ConsoleReadSources): { deps: ConsoleReadDeps; rollup: Rollup } {
@@ -71,7 +74,7 @@ export function consoleReadsOf(s: ConsoleReadSources): { deps: ConsoleReadDeps; 
       stats: new ConsoleStats(domain),
       fraud: new ConsoleFraud(domain),
       search: new ConsoleSearch({ storage, clock: s.clock, hasher: s.hasher, seqOf }),
-      system: { version: s.version, engine: s.engine, readiness: s.readiness, config: s.config, providers },
+      system: { version: s.version, engine: s.engine, readiness: s.readiness, config: s.config, providers, circuits: s.circuits },
       logger: s.logger,
     },
     rollup: new Rollup({ storage, clock: s.clock, seqOf, retentionDays: () => s.config().retention.days, lateRows: s.engine.lateRows }),
@@ -87,6 +90,7 @@ export interface ConsoleSources {
   fraudSettings(): FraudSettings
   prefixKey(accountId: number, prefix: string): string
   replacedDelivery: boolean
+  circuits(): ProviderCircuit[]
 }
 
 export interface ServerConsole {

@@ -7,13 +7,16 @@
 import { SwitchDelivery } from './reload.ts'
 import type { Config } from '../config/schema.ts'
 import { buildProviders, buildReceiptReaders, logOnlyChannels } from '../delivery/registry.ts'
+import { guardSettingsOf } from '../delivery/guard-settings.ts'
+import type { Provider } from '../delivery/provider.ts'
+import { ProviderGuards } from '../delivery/provider-guards.ts'
 import { ChannelRouter } from '../delivery/router.ts'
 import type { ServiceMetrics } from '../http/service-metrics.ts'
 import type { Clock } from '../lib/clock.ts'
 import type { Logger } from '../lib/logger.ts'
 import type { Delivery } from '../otp/ports/index.ts'
 import type { ReceiptReader } from '../otp/receipts.ts'
-import type { Channel } from '../otp/types.ts'
+import { CHANNELS, type Channel } from '../otp/types.ts'
 
 type Env = Record<string, string | undefined>
 
@@ -38,18 +41,30 @@ export interface ServerDelivery {
   makeDelivery(config: Config): Delivery
   /** Channels that only print to the log (nothing is really delivered). */
   logOnly: Channel[]
+  /** Each provider's slots and circuit (docs/delivery.md#slow-providers). */
+  guards: ProviderGuards
 }
 
 export function serverDelivery(config: Config, s: DeliverySources): ServerDelivery {
   const providersOf = (c: Config) => buildProviders(c, { env: s.env(), logger: s.logger, now: () => s.clock.now(), publicUrl: s.publicUrl })
-  const router = (c: Config, p = providersOf(c)): Delivery => new ChannelRouter(p, c.delivery.timeout_ms, s.logger, (a) => s.metrics.attempt(a))
+  // One set of guards for the server's life: a reload gives them new settings and keeps their slots and circuits.
+  const guards = new ProviderGuards(guardSettingsOf(config), () => s.clock.now(), s.logger)
+  const router = (c: Config, p: Record<Channel, Provider[]>): Delivery => {
+    // The providers of this config show in /metrics, /readyz and the console from the start.
+    guards.configure(
+      guardSettingsOf(c),
+      CHANNELS.flatMap((ch) => p[ch].map((x) => x.name)),
+    )
+    return new ChannelRouter(p, c.delivery.timeout_ms, s.logger, (a) => s.metrics.attempt(a), guards)
+  }
   const providers = providersOf(config)
   const switchable = s.replacement ? null : new SwitchDelivery(router(config, providers))
   return {
     delivery: countedDelivery(switchable ?? s.replacement!, s.metrics),
     switchable,
-    makeDelivery: (c) => router(c),
+    makeDelivery: (c) => router(c, providersOf(c)),
     logOnly: s.replacement ? [] : logOnlyChannels(providers),
+    guards,
   }
 }
 

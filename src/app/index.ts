@@ -9,6 +9,9 @@ import { VERSION } from '../lib/version.ts'
 import { publicUrlBase } from '../config/public-url.ts'
 import type { Config } from '../config/schema.ts'
 import type { ConsoleReadDeps } from '../console/read-routes.ts'
+import type { ProviderCircuit } from '../console/system.ts'
+import type { CircuitState } from '../delivery/provider-guard.ts'
+import type { ProviderGuards } from '../delivery/provider-guards.ts'
 import { checkProviders } from '../delivery/registry.ts'
 import { EventDispatcher } from '../events/dispatcher.ts'
 import type { PostEvent } from '../events/post.ts'
@@ -88,10 +91,13 @@ export async function buildServer(config: Config, opts: ServerOptions = {}): Pro
   // Restart-only (reload.ts): receipt URLs handed out must keep working.
   const publicUrl = publicUrlBase(config.server.public_url)
   const delivery = serverDelivery(config, { replacement: opts.delivery, env: () => inForce.env, clock, logger, metrics, publicUrl })
+  metrics.watchProviders(() => delivery.guards.views())
   const problems = () => checkProviders(inForce.config, inForce.env).join('; ') || null
   const readiness = cachedReadiness({ engine, writeHealth: core.writeHealth, clock, delivery: problems })
   const services = requestServices({ core, inForce, delivery, metrics, readiness, publicUrl, openapi: buildOpenApi(VERSION) })
-  const admin = consoleOf(core, services, { inForce, readiness, replacedDelivery: opts.delivery !== undefined })
+  const circuits = () =>
+    delivery.guards.views().map((v) => ({ provider: v.provider, circuit: v.circuit, in_flight: v.inFlight, waiting: v.waiting, max_in_flight: v.maxInFlight }))
+  const admin = consoleOf(core, services, { inForce, readiness, replacedDelivery: opts.delivery !== undefined, circuits })
   if (opts.background) engine.startBackground({ logger, onFlush: (ms) => metrics.walFlush(ms) })
   // The rollups serve the console alone: with it off they cost nothing (docs/console.md#performance).
   // Its reads on a thread of their own where the engine has one (store/engine.ts startRollupPlanner).
@@ -110,7 +116,7 @@ export async function buildServer(config: Config, opts: ServerOptions = {}): Pro
     shutdown: () => shutDown(core, stop),
     http: createHttpApp(services.http),
     events,
-    adminHttp: createAdminApp({ readiness, metrics, logger }, admin.plugin),
+    adminHttp: createAdminApp({ readiness, metrics, logger, providerCircuits: () => circuitsOf(delivery.guards) }, admin.plugin),
     consoleOn: admin.on,
     metrics,
     readiness,
@@ -126,8 +132,17 @@ export async function buildServer(config: Config, opts: ServerOptions = {}): Pro
   }
 }
 
+/** Each provider's circuit by name, for the admin listener's /readyz and the console. */
+function circuitsOf(guards: ProviderGuards): Record<string, CircuitState> {
+  return Object.fromEntries(guards.views().map((v) => [v.provider, v.circuit]))
+}
+
 /** The console, reading the fraud guard's settings as a reload leaves them. */
-function consoleOf(core: Core, services: RequestServices, s: { inForce: InForce; readiness(): Promise<Readiness>; replacedDelivery: boolean }): ServerConsole {
+function consoleOf(
+  core: Core,
+  services: RequestServices,
+  s: { inForce: InForce; readiness(): Promise<Readiness>; replacedDelivery: boolean; circuits(): ProviderCircuit[] },
+): ServerConsole {
   const { guard, ids } = services
   const fraudSettings = () => guard.settings
   const prefixKey = (accountId: number, prefix: string) => guard.prefixKey(accountId, { country: '', prefix })

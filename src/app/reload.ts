@@ -77,7 +77,7 @@ export interface LiveSettings {
   send: { defaultCodeLength: number; messages: MessageCatalogue }
   /** The message catalogue of a config: the operator's templates read again (docs/messages.md#templates). */
   makeCatalogue(config: Config): MessageCatalogue
-  http: { lockoutSeconds: number }
+  http: { lockoutSeconds: number; maxSendsInFlight: number }
   idempotency: { retentionHours: number }
   /** Its settings are replaced (the next send decides with them). */
   fraud?: FraudGuard
@@ -138,6 +138,7 @@ export function applyReload(live: LiveSettings, next: Config, nextLimits: Limits
   live.send.defaultCodeLength = next.codes.default_length
   live.send.messages = live.makeCatalogue(next)
   live.http.lockoutSeconds = next.limits.lockout_seconds
+  live.http.maxSendsInFlight = next.delivery.max_sends_in_flight
   live.idempotency.retentionHours = next.idempotency.retention_hours
   if (live.fraud) live.fraud.settings = fraudSettingsOf(next)
   if (live.delivery) live.delivery.inner = live.makeDelivery(next)

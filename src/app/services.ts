@@ -77,6 +77,7 @@ export function requestServices(s: ServiceSources): RequestServices {
     status: new StatusService(statusDeps),
     cancel: new CancelService(cancelDeps),
     lockoutSeconds: limits.lockoutSeconds,
+    maxSendsInFlight: config.delivery.max_sends_in_flight,
     openapi: s.openapi,
     metricsToken: config.server.metrics_token,
   }

@@ -5,6 +5,8 @@
  */
 import { Command, Option } from 'commander'
 import { buildProviders } from '../delivery/registry.ts'
+import { guardSettingsOf } from '../delivery/guard-settings.ts'
+import { ProviderGuards } from '../delivery/provider-guards.ts'
 import { ChannelRouter, DeliveryFailedError, type DeliveryAttempt } from '../delivery/router.ts'
 import { recipientProblem } from '../http/validate.ts'
 import { createLogger } from '../lib/logger.ts'
@@ -54,7 +56,9 @@ async function sendTest(opts: Options): Promise<void> {
       if (f.provider && f.reason) failures.push({ provider: f.provider, reason: f.reason })
     },
   })
-  const router = new ChannelRouter({ ...all, [opts.channel]: providers }, loaded.config.delivery.timeout_ms, logger, (a) => attempts.push(a))
+  // Each provider's own timeout_ms, as `serve` gives it (docs/delivery.md#slow-providers); a fresh circuit, as this process is.
+  const guards = new ProviderGuards(guardSettingsOf(loaded.config), Date.now, logger)
+  const router = new ChannelRouter({ ...all, [opts.channel]: providers }, loaded.config.delivery.timeout_ms, logger, (a) => attempts.push(a), guards)
   const now = Date.now()
   const to = maskRecipient(opts.to)
   try {

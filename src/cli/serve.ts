@@ -10,6 +10,7 @@ import { journalStreams } from '../lib/journal.ts'
 import { createLogger, type Logger } from '../lib/logger.ts'
 import { sweptToBound } from '../store/engine.ts'
 import { example, load, withConfig, type CommonOptions } from './common.ts'
+import { outboundCapProblem } from './outbound-cap.ts'
 import { reloadOnSighup } from './reload.ts'
 
 const SWEEP_EVERY_MS = 60_000
@@ -62,6 +63,11 @@ async function serve(opts: CommonOptions & { listen?: string }): Promise<void> {
   })
   // Before anything can fail: a warning (a mistyped OTPD_ variable) often explains a start error (the port it did not set).
   for (const w of loaded.warnings) logger.warn(w)
+  if (outboundCapProblem !== null) {
+    logger.warn("could not start again without Bun's limit of 256 outgoing requests at once; set BUN_CONFIG_MAX_HTTP_REQUESTS=65535", {
+      error: outboundCapProblem,
+    })
+  }
   const server = await buildServer(config, { logger, env: loaded.env, background: true })
   // Signals are handled before the listener opens, so a SIGTERM during start-up is a clean stop too.
   const running: Running = { stopping: false, timers: [] }

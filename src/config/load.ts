@@ -4,7 +4,8 @@
  * the first of: `--config`, OTPD_CONFIG, ./otp.config.toml,
  * /etc/otpd/otp.config.toml. Types are strict (a string is never a number),
  * and every problem of every section is reported in one run, by key path.
- * This is the only module that reads process.env.
+ * This is the only module that reads process.env, besides outbound-cap.ts
+ * (Bun's own variable, read before anything else loads).
  *
  * Checks that need other modules (provider tables, which the delivery layer
  * owns) are passed in by the caller as `checks`: config depends on nothing.

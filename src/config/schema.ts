@@ -77,7 +77,19 @@ export const EventsConfig = T.Object(
   strict,
 )
 
-export const DeliveryConfig = T.Object({ timeout_ms: T.Integer({ minimum: 100, maximum: 300_000, default: 10_000 }) }, strict)
+/** docs/configuration.md#delivery; the per-provider `max_in_flight` and `timeout_ms` are read with each provider's table (delivery/guard-settings.ts). */
+export const DeliveryConfig = T.Object(
+  {
+    timeout_ms: T.Integer({ minimum: 100, maximum: 300_000, default: 10_000 }),
+    /** Sends in flight on this node at once; past it a send answers 503 at once (docs/api.md#overload). */
+    max_sends_in_flight: T.Integer({ minimum: 1, maximum: 100_000, default: 5_000 }),
+    /** Consecutive failures or timeouts of one provider that open its circuit (docs/delivery.md#circuit-breaking). */
+    circuit_failures: T.Integer({ minimum: 1, maximum: 1_000, default: 5 }),
+    /** How long an open circuit skips its provider before one probe. */
+    circuit_cooldown_ms: T.Integer({ minimum: 100, maximum: 3_600_000, default: 30_000 }),
+  },
+  strict,
+)
 
 export const ChannelsConfig = T.Object(
   {

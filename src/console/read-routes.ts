@@ -224,14 +224,23 @@ export const readOperations: Record<string, Json> = {
       next: null,
     },
   ),
-  '/console/api/system': readOperation('consoleSystem', 'Version, engine, database size, readiness, providers and the configuration with secrets masked', [], {
-    version: '1.0.0',
-    engine: 'sqlite',
-    database: '/var/lib/otpd/otpd.db',
-    database_bytes: 1_562_000_000,
-    ready: true,
-    checks: { database: 'ok', migrations: 'ok', delivery: 'ok' },
-    providers: { sms: [{ name: 'twilio', type: 'twilio' }], email: [{ name: 'log', type: 'log' }], voice: [{ name: 'log', type: 'log' }] },
-    config: { server: { listen: '127.0.0.1:8080', metrics_token: '********' } },
-  }),
+  '/console/api/system': readOperation(
+    'consoleSystem',
+    'Version, engine, database size, readiness, providers with their circuits and the configuration with secrets masked',
+    [],
+    {
+      version: '1.0.0',
+      engine: 'sqlite',
+      database: '/var/lib/otpd/otpd.db',
+      database_bytes: 1_562_000_000,
+      ready: true,
+      checks: { database: 'ok', migrations: 'ok', delivery: 'ok' },
+      providers: { sms: [{ name: 'twilio', type: 'twilio' }], email: [{ name: 'log', type: 'log' }], voice: [{ name: 'log', type: 'log' }] },
+      circuits: [
+        { provider: 'log', circuit: 'closed', in_flight: 0, waiting: 0, max_in_flight: 10_000 },
+        { provider: 'twilio', circuit: 'open', in_flight: 0, waiting: 0, max_in_flight: 500 },
+      ],
+      config: { server: { listen: '127.0.0.1:8080', metrics_token: '********' } },
+    },
+  ),
 }

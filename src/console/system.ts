@@ -40,6 +40,17 @@ export interface SystemDeps {
   config(): Config
   /** Each channel's providers (name and type), in order. */
   providers(): Record<string, { name: string; type: string }[]>
+  /** Each provider's circuit and slots on this node (docs/delivery.md#circuit-breaking), by provider name. */
+  circuits(): ProviderCircuit[]
+}
+
+/** One provider's circuit and slots, as the page shows them. */
+export interface ProviderCircuit {
+  provider: string
+  circuit: 'closed' | 'open' | 'half_open'
+  in_flight: number
+  waiting: number
+  max_in_flight: number
 }
 
 /** GET /console/api/system's body. */
@@ -52,6 +63,7 @@ export type SystemJson = {
   ready: boolean
   checks: Record<string, 'ok' | 'failed'>
   providers: Record<string, { name: string; type: string }[]>
+  circuits: ProviderCircuit[]
   config: unknown
 }
 
@@ -68,6 +80,7 @@ export async function systemView(d: SystemDeps): Promise<SystemJson> {
     // The problems themselves go to the log (they may name hosts); the page says which check failed, as /readyz does.
     checks: Object.fromEntries(Object.entries(ready).map(([k, p]) => [k, p === null ? 'ok' : 'failed'])),
     providers: d.providers(),
+    circuits: d.circuits(),
     config: maskSecrets(d.config()),
   }
 }

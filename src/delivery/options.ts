@@ -73,6 +73,17 @@ export class ProviderOptions {
     return v
   }
 
+  integer(k: string, min: number, max: number, def: number): number {
+    this.read.add(k)
+    const v = this.raw[k]
+    if (v === undefined) return def
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+      this.problem(`${this.key(k)} must be an integer from ${min} to ${max} (got ${JSON.stringify(v)})`)
+      return def
+    }
+    return v
+  }
+
   url(k: string, def: string): string {
     return (
       this.string(k, {

@@ -6,6 +6,7 @@
 import type { Config } from '../config/schema.ts'
 import type { Logger } from '../lib/logger.ts'
 import { CHANNELS, type Channel } from '../otp/types.ts'
+import { readGuardKeys } from './guard-settings.ts'
 import { emailLookOf, type EmailLook } from './email-html.ts'
 import { LogProvider } from './log-provider.ts'
 import { NoopProvider } from './noop-provider.ts'
@@ -109,6 +110,7 @@ export function checkProviders(config: Config, env: Env): string[] {
     const o = new ProviderOptions(name, opts, env)
     const used = CHANNELS.filter((c) => namesOf(c).includes(name))
     t.read(o, used, config.server?.public_url !== undefined)
+    readGuardKeys(o, config.delivery)
     o.unknownKeys(String(opts.type))
     problems.push(...o.problems)
   }

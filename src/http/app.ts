@@ -29,6 +29,8 @@ export interface HttpDeps extends AdmissionDeps, OpsDeps, ReceiptRouteDeps {
   cancel: CancelService
   logger: Logger
   lockoutSeconds: number
+  /** `delivery.max_sends_in_flight`: past it a send answers 503 at once (docs/api.md#overload); a reload updates it. */
+  maxSendsInFlight: number
   /** The OpenAPI document served at /api/v1/openapi.json. */
   openapi: Record<string, unknown>
   /** When set, /metrics on this listener answers to `Authorization: Bearer <token>`; otherwise it is an unknown path. */
@@ -96,7 +98,9 @@ export type HttpApp = ReturnType<typeof createHttpApp>
  * own requests are logged, not counted.
  */
 export function createAdminApp(deps: OpsDeps, console?: AnyElysia) {
-  const app = base({ logger: deps.logger, metrics: deps.metrics, count: false }).use(healthRoutes(deps)).use(metricsRoute(deps))
+  const app = base({ logger: deps.logger, metrics: deps.metrics, count: false })
+    .use(healthRoutes(deps, { detail: true }))
+    .use(metricsRoute(deps))
   if (console !== undefined) app.use(console)
   methodNotAllowed(app as unknown as Elysia, ['/healthz', '/readyz', '/metrics'])
   return app

@@ -41,6 +41,8 @@ export const Msg = {
   locale: 'locale must be a supported language tag',
   /** docs/messages.md#autofill */
   appHash: 'app_hash must be 11 characters of base64',
+  /** The node's ceiling on sends in flight is reached (docs/api.md#overload): nothing was charged or counted. */
+  overloaded: 'Too many sends in progress. Please try again in 1 second.',
   /** A delivery receipt whose vendor signature is missing or wrong (docs/api.md#delivery-receipts). */
   invalidSignature: 'Invalid signature',
 } as const

@@ -135,12 +135,15 @@ export const HealthResponse = t.Object({ status: t.Literal('ok'), request_id: Re
 
 const CheckState = t.Union([t.Literal('ok'), t.Literal('failed')])
 const Checks = t.Object({ database: CheckState, migrations: CheckState, delivery: CheckState }, exact)
-export const ReadyResponse = t.Object({ status: t.Literal('ready'), checks: Checks, request_id: RequestId }, exact)
+/** The admin listener's /readyz only: each provider's circuit by provider name (docs/delivery.md#circuit-breaking). */
+const Circuits = t.Optional(t.Record(t.String(), t.Union([t.Literal('closed'), t.Literal('open'), t.Literal('half_open')])))
+export const ReadyResponse = t.Object({ status: t.Literal('ready'), checks: Checks, providers: Circuits, request_id: RequestId }, exact)
 export const NotReadyResponse = t.Object(
   {
     status: t.Literal('not ready'),
     error: t.String({ pattern: '^Not ready: (database|migrations|delivery)(, (database|migrations|delivery))*$' }),
     checks: Checks,
+    providers: Circuits,
     request_id: RequestId,
   },
   exact,

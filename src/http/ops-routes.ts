@@ -22,9 +22,15 @@ export interface OpsDeps {
   readiness(): Promise<Readiness>
   metrics: ServiceMetrics
   logger: Logger
+  /** Each provider's circuit by provider name (docs/delivery.md#circuit-breaking), for the admin listener's /readyz. */
+  providerCircuits?(): Record<string, 'closed' | 'open' | 'half_open'>
 }
 
-export function healthRoutes(deps: OpsDeps) {
+/**
+ * `detail`: the body adds `providers`, each provider's circuit. Only on the
+ * admin listener: the main listener's body is public and names checks only.
+ */
+export function healthRoutes(deps: OpsDeps, opts: { detail?: boolean } = {}) {
   let lastProblem = ''
   return new Elysia({ name: 'health-routes' })
     .get('/healthz', ({ request }) => render({ status: 200, body: { status: 'ok' } }, requestIdOf(request)))
@@ -41,8 +47,10 @@ export function healthRoutes(deps: OpsDeps) {
         else deps.logger.info('ready again', { request_id: requestId })
         lastProblem = problem
       }
-      if (failing.length === 0) return render({ status: 200, body: { status: 'ready', checks } }, requestId)
-      return render({ status: 503, body: { status: 'not ready', error: notReadyMessage(failing), checks } }, requestId)
+      // An open circuit is not unreadiness: the node still verifies, and sends go to the other providers.
+      const detail = opts.detail && deps.providerCircuits ? { providers: deps.providerCircuits() } : {}
+      if (failing.length === 0) return render({ status: 200, body: { status: 'ready', checks, ...detail } }, requestId)
+      return render({ status: 503, body: { status: 'not ready', error: notReadyMessage(failing), checks, ...detail } }, requestId)
     })
 }
 

@@ -16,8 +16,8 @@ import type { SendOutcome, SendService } from '../otp/send.ts'
 import type { SendInput } from '../otp/types.ts'
 import { admit, counted, keyLimitedReply, type AdmissionDeps } from './admission.ts'
 import { idempotencyReply, idempotentRequest, isIdempotencyOutcome } from './idempotency.ts'
-import { errorReply, respond, type Reply } from './reply.ts'
-import { noteOf } from './request-log.ts'
+import { errorReply, render, respond, type Reply } from './reply.ts'
+import { noteOf, requestIdOf } from './request-log.ts'
 import type { ServiceMetrics } from './service-metrics.ts'
 import { validateSend } from './validate.ts'
 import * as M from './models.ts'
@@ -101,35 +101,55 @@ function countSend(metrics: ServiceMetrics, input: SendInput, outcome: SendOutco
   }
 }
 
-export function sendRoute(deps: AdmissionDeps & { send: SendService; logger: Logger }) {
+/** Seconds a send refused by the ceiling is told to wait: sends in flight end within the delivery budget, most far sooner. */
+export const OVERLOAD_RETRY_AFTER = 1
+
+export function sendRoute(deps: AdmissionDeps & { send: SendService; logger: Logger; maxSendsInFlight: number }) {
+  // This node's sends under way, from the request's start to its answer (docs/api.md#overload).
+  let inFlight = 0
   return new Elysia({ name: 'send-route' }).post(
     '/api/v1/send',
-    ({ request }) =>
-      respond(deps.logger, request, Msg.sendFailed, async (requestId) => {
-        const a = await admit(deps, request, { idempotent: true })
-        if (!a.ok) return a.reply
-        const note = noteOf(request)
-        if (typeof a.body.recipient === 'string') note.recipient = maskRecipient(a.body.recipient)
-        const input = validateSend(a.body, deps.send.resolveLocale)
-        if (!input.ok) return counted(deps, a.key, errorReply(400, input.error))
-        note.channel = input.value.channel
-        const outcome = await deps.send.send(
-          a.key,
-          input.value,
-          requestId,
-          idempotentRequest(request, '/api/v1/send', a.key, a.idempotencyKey, a.body, requestId, sendReply),
-        )
-        if (isIdempotencyOutcome(outcome)) {
-          note.outcome = outcome.kind
-          return idempotencyReply(outcome)
-        }
-        // The log says what the metrics say: a test recipient's send is `test`, not `sent`.
-        note.outcome = outcome.kind === 'sent' && outcome.test ? 'test' : outcome.kind
-        countSend(deps.metrics, input.value, outcome)
-        return sendReply(outcome)
-      }),
+    async ({ request }) => {
+      // First, before the key or the body: a refusal here reads, charges and counts nothing, and memory stays bounded.
+      if (inFlight >= deps.maxSendsInFlight) {
+        noteOf(request).outcome = 'overloaded'
+        return render(errorReply(503, Msg.overloaded, OVERLOAD_RETRY_AFTER), requestIdOf(request))
+      }
+      inFlight++
+      try {
+        return await sendOnce(deps, request)
+      } finally {
+        inFlight--
+      }
+    },
     { parse: 'none' },
   )
+}
+
+function sendOnce(deps: AdmissionDeps & { send: SendService; logger: Logger }, request: Request): Promise<Response> {
+  return respond(deps.logger, request, Msg.sendFailed, async (requestId) => {
+    const a = await admit(deps, request, { idempotent: true })
+    if (!a.ok) return a.reply
+    const note = noteOf(request)
+    if (typeof a.body.recipient === 'string') note.recipient = maskRecipient(a.body.recipient)
+    const input = validateSend(a.body, deps.send.resolveLocale)
+    if (!input.ok) return counted(deps, a.key, errorReply(400, input.error))
+    note.channel = input.value.channel
+    const outcome = await deps.send.send(
+      a.key,
+      input.value,
+      requestId,
+      idempotentRequest(request, '/api/v1/send', a.key, a.idempotencyKey, a.body, requestId, sendReply),
+    )
+    if (isIdempotencyOutcome(outcome)) {
+      note.outcome = outcome.kind
+      return idempotencyReply(outcome)
+    }
+    // The log says what the metrics say: a test recipient's send is `test`, not `sent`.
+    note.outcome = outcome.kind === 'sent' && outcome.test ? 'test' : outcome.kind
+    countSend(deps.metrics, input.value, outcome)
+    return sendReply(outcome)
+  })
 }
 
 /** Request examples; the OpenAPI test checks each against its request schema. */
@@ -219,5 +239,12 @@ export const sendOperation = {
       { retry: true, replay: true },
     ),
     '500': errors('Delivery failed (the credit is refunded) or an internal fault', [Msg.sendFailed], { replay: true }),
+    '503': errors(
+      'This node has `delivery.max_sends_in_flight` sends under way: refused at once, nothing charged or counted; retry after `Retry-After`',
+      [Msg.overloaded],
+      {
+        retry: true,
+      },
+    ),
   },
 }

@@ -35,11 +35,23 @@ const RATE_LIMIT_KINDS: RateLimitKind[] = ['key', 'recipient', 'lockout', 'recip
 export type WebhookOutcome = 'delivered' | 'retry' | 'failed'
 const WEBHOOK_OUTCOMES: WebhookOutcome[] = ['delivered', 'retry', 'failed']
 
+/** One provider's slots and circuit (delivery/provider-guards.ts), as the gauges show them. */
+export interface ProviderState {
+  provider: string
+  circuit: 'closed' | 'open' | 'half_open'
+  inFlight: number
+  waiting: number
+}
+
+const CIRCUIT_STATES = ['closed', 'open', 'half_open'] as const
+
 export function createServiceMetrics(sources: MetricsSources) {
   const registry = new Registry()
   const m = addTrafficMetrics(registry)
   const scraped: Scraped = { balances: [], depth: 0, failing: 0 }
   addProcessGauges(registry, sources, scraped)
+  let providerStates: () => ProviderState[] = () => []
+  addProviderGauges(registry, () => providerStates())
   const webhookDeliveries = addWebhookMetrics(registry, scraped)
   for (const outcome of WEBHOOK_OUTCOMES) webhookDeliveries.touch({ outcome })
   for (const result of VERIFY_RESULTS) m.verifies.touch({ result })
@@ -47,6 +59,10 @@ export function createServiceMetrics(sources: MetricsSources) {
   return {
     registry,
     ...recorders(m),
+    /** Where the provider gauges read from (the composition sets it once the delivery is built). */
+    watchProviders(states: () => ProviderState[]) {
+      providerStates = states
+    },
     webhookDelivery(outcome: WebhookOutcome) {
       webhookDeliveries.inc({ outcome })
     },
@@ -114,11 +130,11 @@ function addTrafficMetrics(registry: Registry) {
       ),
     ),
     attempts: registry.add(
-      new Counter('otpd_provider_attempts_total', 'Delivery attempts by channel, provider and outcome (accepted, failed, rejected, timeout).', [
-        'channel',
-        'provider',
-        'outcome',
-      ]),
+      new Counter(
+        'otpd_provider_attempts_total',
+        'Delivery attempts by channel, provider and outcome (accepted, failed, rejected, timeout; busy: no slot freed in time; circuit_open: skipped).',
+        ['channel', 'provider', 'outcome'],
+      ),
     ),
     latency: registry.add(
       new Histogram('otpd_provider_latency_seconds', 'Time a provider took to accept or fail one message.', ['channel', 'provider'], LATENCY_BUCKETS),
@@ -152,6 +168,25 @@ function addProcessGauges(registry: Registry, sources: MetricsSources, scraped: 
     new Gauge('otpd_process_start_time_seconds', 'When this process started, in seconds since the epoch: counters start at 0 then.', () => [
       { value: Math.floor(sources.startedAt / 1000) },
     ]),
+  )
+}
+
+/** Each provider's circuit (1 for the state it is in), its requests under way and the sends waiting for one of its slots. */
+function addProviderGauges(registry: Registry, states: () => ProviderState[]): void {
+  registry.add(
+    new Gauge('otpd_provider_circuit_state', "Each provider's circuit: 1 for the state it is in (closed, open, half_open), 0 for the others.", () =>
+      states().flatMap((p) => CIRCUIT_STATES.map((state) => ({ labels: { provider: p.provider, state }, value: p.circuit === state ? 1 : 0 }))),
+    ),
+  )
+  registry.add(
+    new Gauge('otpd_provider_in_flight', 'Requests to each provider under way (at most its max_in_flight).', () =>
+      states().map((p) => ({ labels: { provider: p.provider }, value: p.inFlight })),
+    ),
+  )
+  registry.add(
+    new Gauge('otpd_provider_waiting', "Sends waiting for one of the provider's slots.", () =>
+      states().map((p) => ({ labels: { provider: p.provider }, value: p.waiting })),
+    ),
   )
 }
 
@@ -208,7 +243,8 @@ function recorders(m: ReturnType<typeof addTrafficMetrics>) {
     },
     attempt(a: { channel: Channel; provider: string; outcome: string; ms: number }) {
       m.attempts.inc({ channel: a.channel, provider: a.provider, outcome: a.outcome })
-      m.latency.observe({ channel: a.channel, provider: a.provider }, a.ms / 1000)
+      // Skipped (circuit open) or never sent (no slot): no time of the provider's to observe.
+      if (a.outcome !== 'busy' && a.outcome !== 'circuit_open') m.latency.observe({ channel: a.channel, provider: a.provider }, a.ms / 1000)
     },
   }
 }

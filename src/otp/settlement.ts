@@ -7,7 +7,7 @@
 import type { Clock } from '../lib/clock.ts'
 import type { Logger } from '../lib/logger.ts'
 import { emit } from './events.ts'
-import type { Storage, StoredAnswer } from './ports/index.ts'
+import type { DeliveryFailure, Storage, StoredAnswer } from './ports/index.ts'
 import type { Channel, Verification } from './types.ts'
 
 export interface SettlementDeps {
@@ -29,7 +29,10 @@ interface SendNote {
  */
 export async function settleFailed(d: SettlementDeps, v: Verification, err: unknown, note: SendNote, answer?: StoredAnswer): Promise<boolean> {
   // If this transaction fails, the send stays `sending` and recovery refunds it once the delivery timeout is past.
-  const refunded = await refundUnsettled(d.storage, v, 'failed', d.clock.now(), answer, v)
+  // A provider that timed out after its request went out may still deliver:
+  // the failed delivery names it (docs/delivery.md#slow-providers).
+  const late = (err as Partial<DeliveryFailure> | null)?.mayStillDeliver
+  const refunded = await refundUnsettled(d.storage, v, 'failed', d.clock.now(), answer, v, typeof late === 'string' ? late : null)
   // Settled first by recovery (as `unknown`, the code verifiable) or by the
   // provider's own receipt: a 500 would make the client send again for a
   // code that works and was charged.
@@ -92,9 +95,11 @@ export function refundUnsettled(
   answer?: StoredAnswer,
   /** The verification, for a `failed` one's `verification.delivery_failed` event. */
   report?: Verification,
+  /** A provider that timed out and may still deliver, recorded as the delivery's provider. */
+  mayStillDeliver: string | null = null,
 ): Promise<boolean> {
   return storage.write(async (r) => {
-    if (!(await r.verifications.settleDelivery(v.seq, state, null, now))) {
+    if (!(await r.verifications.settleDelivery(v.seq, state, mayStillDeliver, now))) {
       // Already settled (by recovery, or by a receipt): in force, so its record holds the 200 it answers.
       await r.idempotency.settle(v.seq, null)
       return false
@@ -105,7 +110,13 @@ export function refundUnsettled(
     await r.credits.post({ accountId: v.accountId, kind: 'refund', amount: 1, verificationId: v.id, at: now })
     if (report && state === 'failed') {
       // The row as it is now: `failed`, or `canceled` if a cancel came during the delivery (the status order).
-      const after: Verification = (await r.verifications.findById(v.id, v.seq)) ?? { ...report, status: 'failed', delivery: 'failed', deliveryUpdatedAt: now }
+      const after: Verification = (await r.verifications.findById(v.id, v.seq)) ?? {
+        ...report,
+        status: 'failed',
+        delivery: 'failed',
+        deliveryProvider: mayStillDeliver,
+        deliveryUpdatedAt: now,
+      }
       await emit(r, 'verification.delivery_failed', after, now)
     }
     await r.idempotency.settle(v.seq, answer ?? null)

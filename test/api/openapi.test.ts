@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { check, resolveRef } from '../kit/json-schema.ts'
+import { resolveConfig } from '../../src/config/load.ts'
 import { webhookSignature } from '../../src/delivery/webhook-provider.ts'
 import { closeDatabaseUnder, createHarness, TEST, type Harness } from '../kit/harness.ts'
 
@@ -204,6 +205,13 @@ test('every documented send response is what the server answers', async () => {
   const running = await h.call(post, body, { headers: { 'idempotency-key': 'slow-send' } })
   expect(running.status).toBe(409)
   conforms(post, 'post', running)
+  // 503 while this node's ceiling on sends in flight (lowered to the one under way) is reached.
+  const config = h.server.config
+  h.server.reload(resolveConfig({ ...config, delivery: { ...config.delivery, max_sends_in_flight: 1 } }))
+  const overloaded = await send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
+  expect(overloaded.status).toBe(503)
+  conforms(post, 'post', overloaded)
+  h.server.reload(config)
   h.delivery.gate = null
   release()
   expect((await first).status).toBe(200)

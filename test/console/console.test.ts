@@ -273,6 +273,8 @@ describe('console in a browser', () => {
     expect((await rowsOf('#results')).map((x) => x[0])).toContain(id)
     await visit('/console/system', 'system')
     expect(await text('[data-fact=engine]')).toMatch(/sqlite|postgres/i)
+    // Each provider's circuit on this node (docs/delivery.md#circuit-breaking): none here, the deliveries are recorded.
+    expect(await rowsOf('#circuits')).toEqual([['No configured provider: deliveries go elsewhere.']])
   })
 
   test("the console's paths answer 404 on the public listener", async () => {

@@ -135,10 +135,13 @@ describe('docs/configuration.md', () => {
 
   test("documents each provider type's keys: exactly those its table takes", () => {
     expect(ROWS.filter((r) => r.key === `${PROVIDER_KEY}type` && r.providerType === undefined)).toHaveLength(1)
+    // The keys every type takes (`type`, `max_in_flight`, `timeout_ms`) are documented once, before the types.
+    const common = ROWS.filter((r) => r.key.startsWith(PROVIDER_KEY) && r.providerType === undefined).map((r) => r.key.slice(PROVIDER_KEY.length))
+    expect(common).toEqual(['type', 'max_in_flight', 'timeout_ms'])
     for (const type of PROVIDER_TYPES) {
       expect(DOC).toContain(`#### Provider type \`${type}\``)
       const documented = ROWS.filter((r) => r.providerType === type).map((r) => r.key.slice(PROVIDER_KEY.length))
-      expect({ type, keys: ['type', ...documented].sort() }).toEqual({ type, keys: providerKeys(type) })
+      expect({ type, keys: [...common, ...documented].sort() }).toEqual({ type, keys: providerKeys(type) })
     }
     // The proxy sees what a reader asks for: a type with settings has more than `type`.
     expect(providerKeys('smtp')).toContain('password_env')

@@ -115,6 +115,7 @@ export function pageReads(deps: ConsoleReadDeps, storage: Storage) {
         databaseBytes: s.database_bytes,
         checks: s.checks,
         providers: s.providers,
+        circuits: s.circuits,
         config: s.config,
       }
     },

@@ -7,3 +7,12 @@ import type { OutboundMessage } from '../types.ts'
 export interface Delivery {
   deliver(message: OutboundMessage): Promise<{ provider: string }>
 }
+
+/**
+ * What an error thrown by `deliver` may say besides its message: the last
+ * provider that timed out after its request went out, which may still deliver
+ * (docs/delivery.md#slow-providers); null or absent when none did.
+ */
+export interface DeliveryFailure {
+  readonly mayStillDeliver: string | null
+}

@@ -1,6 +1,7 @@
 /** @jsxImportSource hono/jsx */
 /** System: version, engine, database size, readiness, providers, and the effective configuration with secrets masked. */
 import { type PageFrame, page } from '../layout.tsx'
+import type { ProviderCircuit } from '../../system.ts'
 import { Table } from '../widgets.tsx'
 
 export interface SystemView {
@@ -12,9 +13,13 @@ export interface SystemView {
   checks: Record<string, string>
   /** Each channel's providers (name and type), in failover order. */
   providers: Record<string, { name: string; type: string }[]>
+  /** Each provider's circuit and slots on this node (docs/delivery.md#circuit-breaking). */
+  circuits: ProviderCircuit[]
   /** The configuration with secrets masked, as JSON. */
   config: unknown
 }
+
+const CIRCUIT_TEXT: Record<ProviderCircuit['circuit'], string> = { closed: 'closed', open: 'open (skipped)', half_open: 'half-open (probing)' }
 
 const size = (b: number | null) => (b === null ? 'unknown' : b < 1 << 20 ? `${(b / 1024).toFixed(1)} KiB` : `${(b / (1 << 20)).toFixed(1)} MiB`)
 
@@ -53,6 +58,18 @@ export function systemPage(frame: PageFrame, v: SystemView): string {
         columns={[
           { label: 'Channel', cell: ([c]) => c },
           { label: 'Providers', cell: ([, list]) => (list.length === 0 ? 'none' : list.map((p) => `${p.name} (${p.type})`).join(' → ')) },
+        ]}
+      />
+      <Table
+        caption="Provider circuits on this node"
+        id="circuits"
+        rows={v.circuits}
+        empty="No configured provider: deliveries go elsewhere."
+        columns={[
+          { label: 'Provider', cell: (c) => c.provider },
+          { label: 'Circuit', cell: (c) => <span class={c.circuit === 'closed' ? 'status-ok' : 'status-bad'}>{CIRCUIT_TEXT[c.circuit]}</span> },
+          { label: 'In flight', cell: (c) => `${c.in_flight} of ${c.max_in_flight}` },
+          { label: 'Waiting for a slot', cell: (c) => String(c.waiting) },
         ]}
       />
       <section aria-labelledby="config-title">
