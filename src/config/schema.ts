@@ -133,8 +133,10 @@ export const MessagesConfig = T.Object(
     locale_from_country: T.Boolean({ default: false }),
     /** Optional: a directory of `<channel>.<locale>.txt` files, read at start and on SIGHUP. */
     templates_dir: T.Optional(T.String({ minLength: 1 })),
-    /** Optional: refuse an SMS longer than this many segments (off: the 1-1600 character rule alone). */
-    sms_max_segments: T.Optional(T.Integer({ minimum: 1, maximum: 255 })),
+    /** Refuse an SMS longer than this many segments: what one credit may buy (docs/messages.md#encoding-and-segments). */
+    sms_max_segments: T.Integer({ minimum: 1, maximum: 255, default: 3 }),
+    /** Refuse a voice call whose text is longer than this many characters (docs/messages.md#voice). */
+    voice_max_characters: T.Integer({ minimum: 1, maximum: 1600, default: 300 }),
     /** Replace characters that have a GSM-7 look-alike in built-in and operator SMS texts (never in a caller's `message`). */
     transliterate: T.Boolean({ default: false }),
     /** Optional: append `@<domain> #<code>` to every SMS (WICG SMS one-time codes). */

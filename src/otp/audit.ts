@@ -38,6 +38,8 @@ export const AUDIT_ACTIONS = [
   'operator.disabled',
   'operator.enabled',
   'operator.password_reset',
+  'operator.role_changed',
+  'console.recipient_searched',
 ] as const
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 

@@ -37,10 +37,17 @@ export interface AdminRepo {
   insertAccount(name: string, at: number): Promise<AccountRow>
   setCodeLength(accountId: number, length: number): Promise<void>
   /** `otpd accounts set --locale / --otp-domain` (docs/messages.md); null clears one, undefined leaves it. */
-  setMessaging(accountId: number, change: { locale?: string | null; otpDomain?: string | null }): Promise<void>
+  setMessaging(accountId: number, change: MessagingChange): Promise<void>
   insertKey(k: { accountId: number; name: string; prefix: string; keyHash: string; at: number }): Promise<number>
   listKeys(accountId?: number): Promise<KeyRow[]>
   findKeys(idOrPrefix: string): Promise<KeyRow[]>
   setKeyStatus(id: number, status: KeyStatus): Promise<void>
   ledger(accountId: number, limit: number): Promise<LedgerRow[]>
+}
+
+/** An account's texts settings (docs/messages.md, docs/api.md#send-request-body): each undefined one is kept. */
+export interface MessagingChange {
+  locale?: string | null
+  otpDomain?: string | null
+  customText?: boolean
 }

@@ -26,6 +26,7 @@ export const accounts = pgTable('accounts', {
   /** See store/sqlite/schema.ts `accounts`: the account's language and autofill domain (docs/messages.md). */
   locale: text('locale'),
   otpDomain: text('otp_domain'),
+  customText: boolean('custom_text').notNull().default(true),
 })
 
 /**
@@ -328,6 +329,11 @@ export const operators = pgTable('operators', {
     .default('active'),
   createdAt: ms('created_at').notNull(),
   passwordChangedAt: ms('password_changed_at').notNull(),
+  /** See store/sqlite/schema.ts `operators`. */
+  role: text('role', { enum: ['viewer', 'admin'] })
+    .notNull()
+    .default('admin'),
+  credentialGeneration: integer('credential_generation').notNull().default(0),
 })
 
 /** See store/sqlite/schema.ts `consoleSessions`. */
@@ -340,6 +346,7 @@ export const consoleSessions = pgTable(
       .references(() => operators.id),
     createdAt: ms('created_at').notNull(),
     lastSeenAt: ms('last_seen_at').notNull(),
+    credentialGeneration: integer('credential_generation').notNull().default(0),
   },
   (t) => [index('console_sessions_operator').on(t.operatorId), index('console_sessions_seen').on(t.lastSeenAt)],
 )
