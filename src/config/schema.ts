@@ -21,6 +21,8 @@ export const ServerConfig = T.Object(
     secret_file: T.Optional(T.String({ minLength: 1 })),
     /** Optional: HOST:PORT of a second, plain-HTTP listener for /metrics, /healthz and /readyz (off when absent). */
     admin_listen: T.Optional(T.String()),
+    /** Host names (besides localhost, admin_listen's and any address) the admin listener answers to; others get 421 (DNS rebinding). */
+    admin_allowed_hosts: T.Array(T.String({ minLength: 1, maxLength: 253, pattern: '^[A-Za-z0-9.-]+$' }), { default: [] }),
     /** Optional: a token of at least 32 characters that opens /metrics on the main listener (Authorization: Bearer). */
     metrics_token: T.Optional(T.String({ minLength: 32 })),
     /** Optional: the address vendors reach this server at, such as "https://otp.example.com"; turns delivery receipts on (config/public-url.ts). */

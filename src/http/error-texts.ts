@@ -89,6 +89,11 @@ export function smsTooLongMessage(max: number): string {
   return `message is longer than ${max} SMS segments`
 }
 
+/** The admin listener's `Host` check (docs/configuration.md#server). */
+export function hostNotAllowedMessage(name: string): string {
+  return `Host '${name}' is not a name of this admin listener: add it to server.admin_allowed_hosts`
+}
+
 /** `[messages] voice_max_characters` (docs/messages.md#voice). */
 export function voiceTooLongMessage(max: number): string {
   return `message is longer than ${max} characters for a voice call`
