@@ -39,7 +39,7 @@ export const AUDIT_ACTIONS = [
   'operator.enabled',
   'operator.password_reset',
   'operator.role_changed',
-  'console.recipient_searched',
+  'recipient.searched',
 ] as const
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 

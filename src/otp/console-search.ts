@@ -4,9 +4,13 @@
  * is found without ever being stored in clear), by country, status and
  * period, newest first, a page at a time; one verification with its
  * timeline; webhook endpoints and their recent deliveries. Recipients are
- * shown masked only.
+ * shown masked only. A search by recipient is limited per operator and
+ * written to the audit log (never the value), in one transaction, before it
+ * reads: an operator cannot try candidates for a mask quickly or unseen.
  */
 import type { Clock } from '../lib/clock.ts'
+import { type Actor, audit } from './audit.ts'
+import { windowFull } from './operators.ts'
 import type { Hasher } from '../lib/secrets.ts'
 import { periodRange, pickAccount, type Period } from './console-stats.ts'
 import type { DeliveryRow, EndpointRow, EventDeliveryStatus, Repos, Storage, TimelineEvent, VerificationStatus } from './ports/index.ts'
@@ -18,6 +22,9 @@ import type { Verification } from './types.ts'
 /** Rows a filtered page looks at, at most (docs/console.md#performance). */
 export const SEARCH_BUDGET = 20_000
 const DELIVERY_BUDGET = 5_000
+/** Searches by recipient one operator may make in RECIPIENT_SEARCH_WINDOW_MS (docs/console.md#verifications). */
+export const RECIPIENT_SEARCHES_PER_HOUR = 30
+export const RECIPIENT_SEARCH_WINDOW_MS = 3_600_000
 
 export interface ConsoleSearchDeps {
   storage: Storage
@@ -46,7 +53,11 @@ export interface VerificationView {
   status: VerificationStatus
 }
 
-export type Found<T> = { ok: true; value: T } | { ok: false; status: 400 | 404; error: string }
+export type Found<T> = { ok: true; value: T } | { ok: false; status: 400 | 404 | 429; error: string; retryAfter?: number }
+
+export function recipientSearchesLimited(seconds: number): string {
+  return `Too many searches by recipient: at most ${RECIPIENT_SEARCHES_PER_HOUR} an hour per operator. Please try again in ${seconds} seconds.`
+}
 
 /** `at.seq` of the last row: where the next page starts. */
 export function encodeCursor(p: { at: number; seq: number }): string {
@@ -72,15 +83,19 @@ export function typedRecipient(typed: string): string | null {
 export class ConsoleSearch {
   constructor(private readonly d: ConsoleSearchDeps) {}
 
-  verifications(q: SearchQuery): Promise<Found<{ rows: VerificationView[]; next: string | null; from: number; to: number }>> {
+  /** `by`: the operator searching; required to search by recipient (counted and audited as theirs). */
+  async verifications(q: SearchQuery, by?: Actor): Promise<Found<{ rows: VerificationView[]; next: string | null; from: number; to: number }>> {
     const now = this.d.clock.now()
     const range = periodRange(q.period, now)
     const before = q.cursor === undefined ? null : decodeCursor(q.cursor)
-    if (q.cursor !== undefined && before === null)
-      return Promise.resolve({ ok: false, status: 400, error: "cursor is not valid: pass the 'next' of the previous page" })
+    if (q.cursor !== undefined && before === null) return { ok: false, status: 400, error: "cursor is not valid: pass the 'next' of the previous page" }
     const identity = q.recipient === undefined ? null : typedRecipient(q.recipient)
     if (q.recipient !== undefined && identity === null) {
-      return Promise.resolve({ ok: false, status: 400, error: 'recipient must be a phone number in E.164 form (+14155550123) or an email address' })
+      return { ok: false, status: 400, error: 'recipient must be a phone number in E.164 form (+14155550123) or an email address' }
+    }
+    if (identity !== null) {
+      const retryAfter = await this.admitRecipientSearch(q, identity, by, now)
+      if (retryAfter !== null) return { ok: false, status: 429, error: recipientSearchesLimited(retryAfter), retryAfter }
     }
     return this.d.storage.read(async (r) => {
       const pick = await pickAccount(r, q.account)
@@ -125,6 +140,24 @@ export class ConsoleSearch {
         budget: SEARCH_BUDGET,
       })
       return done(page.rows, page.next)
+    })
+  }
+
+  /**
+   * Counts a search by recipient against the operator's window and writes
+   * its audit entry (the kind of recipient, never the value); the seconds to
+   * wait when the window is full. No operator, no search.
+   */
+  private admitRecipientSearch(q: SearchQuery, identity: string, by: Actor | undefined, now: number): Promise<number | null> {
+    if (by === undefined) throw new Error('a search by recipient needs the operator who makes it')
+    const scope = this.d.hasher.digest('console-recipient-search', `${by.source}:${by.operator}`)
+    return this.d.storage.write(async (r) => {
+      const wait = await windowFull(r, scope, RECIPIENT_SEARCHES_PER_HOUR, RECIPIENT_SEARCH_WINDOW_MS, now)
+      if (wait !== null) return wait
+      await r.operators.recordAttempt(scope, now)
+      const details = { account: q.account ?? null, recipient: identity.includes('@') ? 'email address' : 'number', period: q.period }
+      await audit(r, by, now, 'recipient.searched', 'verifications', details)
+      return null
     })
   }
 

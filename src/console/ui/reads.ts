@@ -6,7 +6,8 @@
  */
 import type { ConsoleReadDeps } from '../read-routes.ts'
 import { systemView } from '../system.ts'
-import { listAudit } from '../../otp/audit.ts'
+import { consoleMask } from '../../lib/mask.ts'
+import { type Actor, listAudit } from '../../otp/audit.ts'
 import type { Period } from '../../otp/console-stats.ts'
 import type { AuditRow, Storage, VerificationStatus } from '../../otp/ports/index.ts'
 import type { SystemView } from './pages/system.tsx'
@@ -40,14 +41,22 @@ function unwrap<T>(r: Result<T>): T {
 
 function summary(x: VerificationView): VerificationSummary {
   const v = x.verification
-  return { id: v.id, account: x.account, channel: v.channel, recipient: v.recipientMask, country: v.country ?? null, status: x.status, createdAt: v.createdAt }
+  return {
+    id: v.id,
+    account: x.account,
+    channel: v.channel,
+    recipient: consoleMask(v.recipientMask),
+    country: v.country ?? null,
+    status: x.status,
+    createdAt: v.createdAt,
+  }
 }
 
 /** An event's data in a line: its status, provider, attempts... (the body's recipients are masked already). */
 function describe(data: Record<string, unknown>): string {
   return Object.entries(data)
     .filter(([k, v]) => v !== null && typeof v !== 'object' && k !== 'verification_id')
-    .map(([k, v]) => `${k.replace(/_/g, ' ')}: ${String(v)}`)
+    .map(([k, v]) => `${k.replace(/_/g, ' ')}: ${k === 'recipient' ? consoleMask(String(v)) : String(v)}`)
     .join(', ')
 }
 
@@ -55,15 +64,15 @@ export function pageReads(deps: ConsoleReadDeps, storage: Storage) {
   return {
     overview: async (q: ScopeQuery) => unwrap(await deps.stats.overview(q.period, q.account)),
     fraud: async (q: ScopeQuery) => unwrap(await deps.fraud.page(q.period, q.account)),
-    search: async (q: ScopeQuery & { id?: string; recipient?: string; country?: string; status?: string }): Promise<VerificationSummary[]> => {
-      const r = await deps.search.verifications({ ...q, status: q.status as VerificationStatus | undefined, limit: 50 })
+    search: async (q: ScopeQuery & { id?: string; recipient?: string; country?: string; status?: string }, by: Actor): Promise<VerificationSummary[]> => {
+      const r = await deps.search.verifications({ ...q, status: q.status as VerificationStatus | undefined, limit: 50 }, by)
       return unwrap(r).rows.map(summary)
     },
     verification: async (id: string): Promise<VerificationDetail> => {
       const { view, timeline } = unwrap(await deps.search.verification(id))
       const v = view.verification
       const entries: TimelineEntry[] = [
-        { at: v.createdAt, kind: 'created', detail: `${v.channel} to ${v.recipientMask}` },
+        { at: v.createdAt, kind: 'created', detail: `${v.channel} to ${consoleMask(v.recipientMask)}` },
         ...timeline.map((e) => {
           const data = (JSON.parse(e.body) as { data?: Record<string, unknown> }).data ?? {}
           return { at: e.occurredAt, kind: e.type.replace(/^verification\./, ''), detail: describe(data) }

@@ -16,6 +16,7 @@ import type { ConsoleSession } from '../../otp/operators.ts'
 import type { Webhooks } from '../../otp/webhooks.ts'
 import { type SessionGateDeps, sessionGate } from '../session-gate.ts'
 import { htmlResponse } from '../pages.ts'
+import { RECIPIENT_IN_URL } from '../read-routes.ts'
 import { type PageFrame, PERIODS, type Period, page } from './layout.tsx'
 import { auditPage } from './pages/audit.tsx'
 import { fraudPage } from './pages/fraud.tsx'
@@ -127,7 +128,11 @@ function readPages(app: PagesApp, deps: ConsolePagesDeps, kit: PageKit): void {
       const q = scopeOf(query)
       return render(operator, 'Overview', '/console/', q, async (f) => overviewPage(f, await deps.reads.overview(q)))
     })
-    .get('/console/verifications', ({ operator, query }) => verificationsOf(deps, render, operator, query))
+    .get('/console/verifications', ({ operator, actor, query }) => verificationsOf(deps, render, operator, actor, query, false))
+    // The search form posts, so a number or address never lands in a URL (docs/console.md#verifications).
+    .post('/console/verifications', ({ operator, actor, input }) =>
+      verificationsOf(deps, render, operator, actor, Object.fromEntries(Object.entries(input).map(([k, v]) => [k, str(v)])), true),
+    )
     .get('/console/verifications/:id', ({ operator, query, params }) =>
       render(operator, 'Verification', '/console/verifications', scopeOf(query), async (f) =>
         verificationPage(f, await deps.reads.verification(String(params.id))),
@@ -145,12 +150,15 @@ function readPages(app: PagesApp, deps: ConsolePagesDeps, kit: PageKit): void {
     })
 }
 
-/** The search page: the form as given, and a refused search shown under it. */
-function verificationsOf(deps: ConsolePagesDeps, render: PageKit['render'], operator: ConsoleSession, query: Query) {
+/** The search page: the form as given (posted, when it names a recipient), and a refused search shown under it. */
+function verificationsOf(deps: ConsolePagesDeps, render: PageKit['render'], operator: ConsoleSession, actor: Actor, query: Query, posted: boolean) {
   const q = scopeOf(query)
   const form: SearchForm = { id: str(query.id), recipient: '', country: str(query.country).toUpperCase(), status: str(query.status) }
   const keep: Record<string, string> = {}
   for (const k of ['id', 'country', 'status'] as const) if (form[k]) keep[k] = form[k]
+  if (query.recipient !== undefined && !posted) {
+    return render(operator, 'Verifications', '/console/verifications', q, async (f) => verificationsPage(f, form, [], RECIPIENT_IN_URL), undefined, 400)
+  }
   return render(operator, 'Verifications', '/console/verifications', q, async (f) => {
     const search = {
       ...q,
@@ -160,7 +168,7 @@ function verificationsOf(deps: ConsolePagesDeps, render: PageKit['render'], oper
       status: form.status || undefined,
     }
     try {
-      return verificationsPage({ ...f, keep }, form, await deps.reads.search(search))
+      return verificationsPage({ ...f, keep }, form, await deps.reads.search(search, actor))
     } catch (err) {
       return verificationsPage({ ...f, keep }, form, [], refusal(err).text)
     }

@@ -43,7 +43,8 @@ export function verificationsPage(frame: PageFrame, form: SearchForm, rows: Veri
   return page(
     frame,
     <>
-      <form method="get" action="/console/verifications" class="panel fields" aria-label="Search verifications">
+      <form method="post" action="/console/verifications" hx-push-url="false" class="panel fields" aria-label="Search verifications">
+        <input type="hidden" name="_csrf" value={frame.csrf} />
         {frame.scope?.account ? <input type="hidden" name="account" value={frame.scope.account} /> : null}
         <input type="hidden" name="period" value={frame.scope?.period ?? '24h'} />
         <div>
@@ -54,7 +55,7 @@ export function verificationsPage(frame: PageFrame, form: SearchForm, rows: Veri
           <label for="q-recipient">Full number or address</label>
           <input id="q-recipient" name="recipient" value="" autocomplete="off" placeholder="+14155550123" aria-describedby="q-recipient-hint" />
           <p id="q-recipient-hint" class="hint visually-hidden">
-            Hashed as otpd stores it; never shown or kept in clear.
+            Hashed as otpd stores it; never shown, kept or put in a URL. Each search by recipient is in the audit log.
           </p>
         </div>
         <div>
