@@ -162,5 +162,17 @@ export const VerificationsResponse = T.Object({
   to: T.String(),
   verifications: T.Array(T.Object({}, { additionalProperties: true, description: 'as GET /console/api/verifications shows one' })),
   next: T.Union([T.String(), T.Null()]),
+  refusals: T.Array(
+    T.Object({
+      event_id: T.String(),
+      account: T.String(),
+      occurred_at: T.String(),
+      channel: T.Union([T.String(), T.Null()]),
+      recipient: T.Union([T.String(), T.Null()]),
+      rule: T.Union([T.String(), T.Null()]),
+      country: T.Union([T.String(), T.Null()]),
+    }),
+    { description: "the recipient's sends the fraud guard refused in the period (send.blocked), newest first" },
+  ),
   request_id: requestId,
 })

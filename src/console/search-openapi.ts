@@ -20,7 +20,23 @@ export const searchOperations: Record<string, Json> = {
         200,
         "The GET's answer",
         'ConsoleVerificationsResponse',
-        { from: '2025-12-31T13:00:00.000Z', to: '2026-01-01T13:00:00.000Z', verifications: [], next: null },
+        {
+          from: '2025-12-31T13:00:00.000Z',
+          to: '2026-01-01T13:00:00.000Z',
+          verifications: [],
+          next: null,
+          refusals: [
+            {
+              event_id: '0f7e2c1a-9b8d-4c6e-a5f4-3b2a1c0d9e8f',
+              account: 'default',
+              occurred_at: '2026-01-01T12:00:00.000Z',
+              channel: 'sms',
+              recipient: '+**********23',
+              rule: 'geo',
+              country: 'UZ',
+            },
+          ],
+        },
       ],
       body: ['ConsoleSearchBody', { recipient: '+1 415 555 0123', period: '7d' }],
       more: {

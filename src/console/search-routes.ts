@@ -8,7 +8,8 @@
 import { Elysia } from 'elysia'
 import { errorReply, respond } from '../http/reply.ts'
 import type { Logger } from '../lib/logger.ts'
-import type { ConsoleSearch } from '../otp/console-search.ts'
+import { consoleMask } from '../lib/mask.ts'
+import type { ConsoleSearch, RefusalView } from '../otp/console-search.ts'
 import type { VerificationStatus } from '../otp/ports/index.ts'
 import { checkQuery, LIMIT_INVALID, limitOf, SearchQuery } from './read-queries.ts'
 import { type SessionGateDeps, sessionGate } from './session-gate.ts'
@@ -32,6 +33,20 @@ function asParameters(input: Record<string, unknown>): Record<string, string | u
   return out
 }
 
+/** A refused send as the search shows it: its `send.blocked` event's facts, the recipient in the console's mask. */
+export function refusalView(x: RefusalView): Record<string, unknown> {
+  const data = (JSON.parse(x.send.body) as { data?: Record<string, unknown> }).data ?? {}
+  return {
+    event_id: x.send.id,
+    account: x.account,
+    occurred_at: iso(x.send.occurredAt),
+    channel: data.channel ?? null,
+    recipient: typeof data.recipient === 'string' ? consoleMask(data.recipient) : null,
+    rule: data.rule ?? null,
+    country: data.country ?? null,
+  }
+}
+
 export function searchRoutes(deps: SearchRouteDeps) {
   return new Elysia({ name: 'console-search-routes' }).use(sessionGate(deps)).post(SEARCH_PATH, ({ request, input, actor }) =>
     respond(deps.logger, request, 'Internal server error', async () => {
@@ -44,10 +59,9 @@ export function searchRoutes(deps: SearchRouteDeps) {
       const status = q.value.status as VerificationStatus | undefined
       const out = await deps.search.verifications({ ...q.value, period: q.value.period ?? '24h', status, limit }, actor)
       if (!out.ok) return errorReply(out.status, out.error, out.retryAfter)
-      return {
-        status: 200,
-        body: { from: iso(out.value.from), to: iso(out.value.to), verifications: out.value.rows.map(verificationView), next: out.value.next },
-      }
+      const { value } = out
+      const refusals = (value.refusals ?? []).map(refusalView)
+      return { status: 200, body: { from: iso(value.from), to: iso(value.to), verifications: value.rows.map(verificationView), next: value.next, refusals } }
     }),
   )
 }

@@ -13,7 +13,7 @@ import { type Actor, audit } from './audit.ts'
 import { windowFull } from './operators.ts'
 import type { Hasher } from '../lib/secrets.ts'
 import { periodRange, pickAccount, type Period } from './console-stats.ts'
-import type { DeliveryRow, EndpointRow, EventDeliveryStatus, Repos, Storage, TimelineEvent, VerificationStatus } from './ports/index.ts'
+import type { DeliveryRow, EndpointRow, EventDeliveryStatus, RefusedSend, Repos, Storage, TimelineEvent, VerificationStatus } from './ports/index.ts'
 import { recipientIdentity } from './recipient-identity.ts'
 import { HASH_PURPOSE_RECIPIENT, RECIPIENT_HASH_BYTES } from './send.ts'
 import { decideStatus } from './status.ts'
@@ -53,6 +53,21 @@ export interface VerificationView {
   status: VerificationStatus
 }
 
+/** A refused send found by recipient, with its account's name. */
+export interface RefusalView {
+  send: RefusedSend
+  account: string
+}
+
+export interface SearchResult {
+  rows: VerificationView[]
+  next: string | null
+  from: number
+  to: number
+  /** A search by recipient only: the sends of it the fraud guard refused in the period. */
+  refusals?: RefusalView[]
+}
+
 export type Found<T> = { ok: true; value: T } | { ok: false; status: 400 | 404 | 429; error: string; retryAfter?: number }
 
 export function recipientSearchesLimited(seconds: number): string {
@@ -84,7 +99,7 @@ export class ConsoleSearch {
   constructor(private readonly d: ConsoleSearchDeps) {}
 
   /** `by`: the operator searching; required to search by recipient (counted and audited as theirs). */
-  async verifications(q: SearchQuery, by?: Actor): Promise<Found<{ rows: VerificationView[]; next: string | null; from: number; to: number }>> {
+  async verifications(q: SearchQuery, by?: Actor): Promise<Found<SearchResult>> {
     const now = this.d.clock.now()
     const range = periodRange(q.period, now)
     const before = q.cursor === undefined ? null : decodeCursor(q.cursor)
@@ -113,9 +128,9 @@ export class ConsoleSearch {
         (q.status === undefined || decideStatus(v, now, false) === q.status) &&
         v.createdAt >= range.from &&
         v.createdAt < range.to
-      const done = (rows: Verification[], next: { at: number; seq: number } | null) => ({
+      const done = (rows: Verification[], next: { at: number; seq: number } | null, refusals?: RefusalView[]) => ({
         ok: true as const,
-        value: { rows: rows.map(view), next: next === null ? null : encodeCursor(next), from: range.from, to: range.to },
+        value: { rows: rows.map(view), next: next === null ? null : encodeCursor(next), from: range.from, to: range.to, ...(refusals ? { refusals } : {}) },
       })
 
       if (q.id !== undefined) {
@@ -124,9 +139,13 @@ export class ConsoleSearch {
         return done(v && keep(v) ? [v] : [], null)
       }
       if (identity !== null) {
-        const page = await this.byRecipient(r, pick.account ? [pick.account] : accounts, identity, range, before, q.limit)
+        const searched = pick.account ? [pick.account] : accounts
+        const page = await this.byRecipient(r, searched, identity, range, before, q.limit)
         const last = page.at(-1)
-        return done(page.filter(keep), page.length === q.limit && last ? { at: last.createdAt, seq: last.seq } : null)
+        // The refusals come with the first page only: the cursor pages verifications.
+        const refused = before === null ? await this.refusalsOf(r, searched, identity, range, q.limit) : []
+        const refusals = refused.map((e) => ({ send: e, account: names.get(e.accountId) ?? String(e.accountId) }))
+        return done(page.filter(keep), page.length === q.limit && last ? { at: last.createdAt, seq: last.seq } : null, refusals)
       }
       const page = await r.stats.search({
         from: range.from,
@@ -172,11 +191,23 @@ export class ConsoleSearch {
   ): Promise<Verification[]> {
     const rows: Verification[] = []
     for (const a of accounts) {
-      const hash = this.d.hasher.digest(HASH_PURPOSE_RECIPIENT, `${a.id}:${identity}`).subarray(0, RECIPIENT_HASH_BYTES)
+      const hash = this.recipientHash(a.id, identity)
       rows.push(...(await r.stats.byRecipient(hash, range.from, range.to, before, limit)))
     }
     rows.sort((a, b) => b.createdAt - a.createdAt || b.seq - a.seq)
     return rows.slice(0, limit)
+  }
+
+  /** A recipient's refused sends (`send.blocked`) in the accounts searched, newest first: found through the hash their events keep. */
+  private async refusalsOf(r: Repos, accounts: { id: number }[], identity: string, range: { from: number; to: number }, limit: number): Promise<RefusedSend[]> {
+    const rows: RefusedSend[] = []
+    for (const a of accounts) rows.push(...(await r.stats.refusalsByRecipient(this.recipientHash(a.id, identity), range.from, range.to, limit)))
+    rows.sort((a, b) => b.occurredAt - a.occurredAt)
+    return rows.slice(0, limit)
+  }
+
+  private recipientHash(accountId: number, identity: string): Uint8Array {
+    return this.d.hasher.digest(HASH_PURPOSE_RECIPIENT, `${accountId}:${identity}`).subarray(0, RECIPIENT_HASH_BYTES)
   }
 
   /** A verification and its timeline (its stored events, oldest first). */

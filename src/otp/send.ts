@@ -241,6 +241,7 @@ export class SendService {
       status: null,
       // The prefix masked as the recipient is: together they show no more digits than the mask.
       extra: { rule, country, prefix: prefix === null ? null : maskPrefix(prefix), channel: input.channel, recipient: maskRecipient(input.recipient) },
+      recipientHash: req.recipientHash,
     })
     return { kind: 'fraud_blocked', rule, country, max, retryAfter }
   }

@@ -109,7 +109,7 @@ test('the attack: candidates for one mask tried in a loop stop at the per-operat
   expect((await search(h, { recipient: target }, bob)).status).toBe(200)
   h.clock.advance(RECIPIENT_SEARCH_WINDOW_MS)
   expect((await search(h, { recipient: target })).json.verifications.length).toBe(1)
-})
+}, 60_000)
 
 test('the console mask leaves at least 4 digits hidden even for a short number, and shows no more than the API mask', async () => {
   const h = await harness()
@@ -127,4 +127,33 @@ test('the console mask leaves at least 4 digits hidden even for a short number, 
   }
   const mail = await sent(h, 'someone.long@example.com', 'email')
   expect((await h.admin(`/console/api/verifications/${mail}`)).json.verification.recipient).toBe('s***@example.com')
+})
+
+test('a full number finds the sends of it the fraud guard refused too, with the rule; another number finds none', async () => {
+  const h = closeAfterTest(await consoleHarness({ credits: 100, config: { fraud: { allowed_countries: ['US'] } } }))
+  const refused = '+998901234567'
+  expect((await h.send({ channel: 'sms', recipient: refused })).status).toBe(403)
+  await h.server.storage.settled()
+  const r = await search(h, { recipient: '+998 90 123 45 67' })
+  expect(r.status).toBe(200)
+  expect(r.json.verifications).toEqual([])
+  expect(r.json.refusals).toEqual([
+    {
+      event_id: expect.any(String),
+      account: 'default',
+      occurred_at: expect.any(String),
+      channel: 'sms',
+      recipient: '+**********67',
+      rule: 'geo',
+      country: 'UZ',
+    },
+  ])
+  expect(JSON.stringify(r.json)).not.toContain('99890123')
+  expect((await search(h, { recipient: '+998901234568' })).json.refusals).toEqual([])
+  // The page shows them under the verifications.
+  const page = await h.admin('/console/verifications', { body: { recipient: refused, _csrf: h.session.csrf }, form: true, csrf: null })
+  expect(page.text).toContain('id="refusals"')
+  expect(page.text).toContain('+**********67')
+  // Only a search by recipient counts them.
+  expect((await search(h, { country: 'UZ' })).json.refusals).toEqual([])
 })

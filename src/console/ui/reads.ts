@@ -12,8 +12,8 @@ import type { Period } from '../../otp/console-stats.ts'
 import type { AuditRow, Storage, VerificationStatus } from '../../otp/ports/index.ts'
 import type { SystemView } from './pages/system.tsx'
 import type { WebhooksView } from './pages/webhooks.tsx'
-import type { TimelineEntry, VerificationDetail, VerificationSummary } from './pages/verifications.tsx'
-import type { VerificationView } from '../../otp/console-search.ts'
+import type { RefusalSummary, TimelineEntry, VerificationDetail, VerificationSummary } from './pages/verifications.tsx'
+import type { RefusalView, VerificationView } from '../../otp/console-search.ts'
 
 export const PERIOD_MS: Record<Period, number> = { '1h': 3_600_000, '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000 }
 
@@ -52,6 +52,19 @@ function summary(x: VerificationView): VerificationSummary {
   }
 }
 
+function refusalSummary(x: RefusalView): RefusalSummary {
+  const data = (JSON.parse(x.send.body) as { data?: Record<string, unknown> }).data ?? {}
+  const text = (v: unknown) => (typeof v === 'string' ? v : '')
+  return {
+    at: x.send.occurredAt,
+    account: x.account,
+    channel: text(data.channel),
+    recipient: consoleMask(text(data.recipient)),
+    rule: text(data.rule),
+    country: text(data.country),
+  }
+}
+
 /** An event's data in a line: its status, provider, attempts... (the body's recipients are masked already). */
 function describe(data: Record<string, unknown>): string {
   return Object.entries(data)
@@ -64,9 +77,12 @@ export function pageReads(deps: ConsoleReadDeps, storage: Storage) {
   return {
     overview: async (q: ScopeQuery) => unwrap(await deps.stats.overview(q.period, q.account)),
     fraud: async (q: ScopeQuery) => unwrap(await deps.fraud.page(q.period, q.account)),
-    search: async (q: ScopeQuery & { id?: string; recipient?: string; country?: string; status?: string }, by: Actor): Promise<VerificationSummary[]> => {
-      const r = await deps.search.verifications({ ...q, status: q.status as VerificationStatus | undefined, limit: 50 }, by)
-      return unwrap(r).rows.map(summary)
+    search: async (
+      q: ScopeQuery & { id?: string; recipient?: string; country?: string; status?: string },
+      by: Actor,
+    ): Promise<{ rows: VerificationSummary[]; refusals: RefusalSummary[] }> => {
+      const r = unwrap(await deps.search.verifications({ ...q, status: q.status as VerificationStatus | undefined, limit: 50 }, by))
+      return { rows: r.rows.map(summary), refusals: (r.refusals ?? []).map(refusalSummary) }
     },
     verification: async (id: string): Promise<VerificationDetail> => {
       const { view, timeline } = unwrap(await deps.search.verification(id))

@@ -168,7 +168,8 @@ function verificationsOf(deps: ConsolePagesDeps, render: PageKit['render'], oper
       status: form.status || undefined,
     }
     try {
-      return verificationsPage({ ...f, keep }, form, await deps.reads.search(search, actor))
+      const found = await deps.reads.search(search, actor)
+      return verificationsPage({ ...f, keep }, form, found.rows, undefined, search.recipient === undefined ? undefined : found.refusals)
     } catch (err) {
       return verificationsPage({ ...f, keep }, form, [], refusal(err).text)
     }

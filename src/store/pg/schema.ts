@@ -205,11 +205,14 @@ export const events = pgTable(
     sequence: integer('sequence').notNull(),
     occurredAt: ms('occurred_at').notNull(),
     body: text('body').notNull(),
+    /** See store/sqlite/schema.ts `events`. */
+    recipientHash: bytea('recipient_hash'),
   },
   (t) => [
     uniqueIndex('events_id').on(t.id),
     uniqueIndex('events_verification').on(t.verificationId, t.sequence).where(sql`${t.verificationId} IS NOT NULL`),
     index('events_account').on(t.accountId, t.seq),
+    index('events_recipient').on(t.recipientHash, t.occurredAt).where(sql`${t.recipientHash} IS NOT NULL`),
   ],
 )
 

@@ -230,8 +230,19 @@ export const events = sqliteTable(
     sequence: integer('sequence').notNull(),
     occurredAt: integer('occurred_at').notNull(),
     body: text('body').notNull(),
+    /**
+     * `send.blocked` only: the refused recipient's keyed hash, as a
+     * verification keeps it, so the console's search by full number finds
+     * refusals too (docs/console.md#verifications). Null, and out of the
+     * partial index, for every other event.
+     */
+    recipientHash: blob('recipient_hash', { mode: 'buffer' }),
   },
-  (t) => [index('events_verification_seq').on(t.verificationSeq, t.verificationId, t.sequence), index('events_account').on(t.accountId, t.seq)],
+  (t) => [
+    index('events_verification_seq').on(t.verificationSeq, t.verificationId, t.sequence),
+    index('events_account').on(t.accountId, t.seq),
+    index('events_recipient').on(t.recipientHash, t.occurredAt).where(sql`${t.recipientHash} IS NOT NULL`),
+  ],
 )
 
 /**

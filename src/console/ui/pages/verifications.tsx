@@ -20,6 +20,16 @@ export interface VerificationSummary {
   createdAt: number
 }
 
+/** A send to the searched recipient that the fraud guard refused (no verification exists). */
+export interface RefusalSummary {
+  at: number
+  account: string
+  channel: string
+  recipient: string
+  rule: string
+  country: string
+}
+
 export interface SearchForm {
   id: string
   recipient: string
@@ -39,7 +49,7 @@ export interface VerificationDetail extends VerificationSummary {
   timeline: TimelineEntry[]
 }
 
-export function verificationsPage(frame: PageFrame, form: SearchForm, rows: VerificationSummary[], error?: string): string {
+export function verificationsPage(frame: PageFrame, form: SearchForm, rows: VerificationSummary[], error?: string, refusals?: RefusalSummary[]): string {
   return page(
     frame,
     <>
@@ -97,6 +107,22 @@ export function verificationsPage(frame: PageFrame, form: SearchForm, rows: Veri
           { label: 'Status', cell: (r) => r.status },
         ]}
       />
+      {refusals === undefined ? null : (
+        <Table
+          caption="Sends to this recipient the fraud guard refused, newest first"
+          id="refusals"
+          rows={refusals}
+          empty="The fraud guard refused no send to this recipient in this period."
+          columns={[
+            { label: 'Refused', cell: (r) => <Time at={r.at} /> },
+            { label: 'Account', cell: (r) => r.account },
+            { label: 'Channel', cell: (r) => r.channel },
+            { label: 'Recipient', cell: (r) => <span class="mono">{r.recipient}</span> },
+            { label: 'Rule', cell: (r) => r.rule },
+            { label: 'Country', cell: (r) => r.country },
+          ]}
+        />
+      )}
     </>,
   )
 }

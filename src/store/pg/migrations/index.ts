@@ -14,6 +14,7 @@ import m0005 from './0005_console.sql' with { type: 'text' }
 import m0007 from './0007_balance_stripes.sql' with { type: 'text' }
 import m0008 from './0008_key_hit.sql' with { type: 'text' }
 import m0009 from './0009_operator_roles.sql' with { type: 'text' }
+import m0010 from './0010_blocked_recipients.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 export const migrationFiles: Record<string, string> = {
@@ -27,4 +28,5 @@ export const migrationFiles: Record<string, string> = {
   '0007_balance_stripes': m0007,
   '0008_key_hit': m0008,
   '0009_operator_roles': m0009,
+  '0010_blocked_recipients': m0010,
 }

@@ -19,6 +19,7 @@ import m0013 from './0013_messages.sql' with { type: 'text' }
 import m0011 from './0011_console.sql' with { type: 'text' }
 import m0012 from './0012_console.sql' with { type: 'text' }
 import m0014 from './0014_operator_roles.sql' with { type: 'text' }
+import m0015 from './0015_blocked_recipients.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 export const migrationFiles: Record<string, string> = {
@@ -37,4 +38,5 @@ export const migrationFiles: Record<string, string> = {
   '0011_console': m0011,
   '0012_console': m0012,
   '0014_operator_roles': m0014,
+  '0015_blocked_recipients': m0015,
 }
