@@ -62,6 +62,7 @@ test('a viewer reads every page and searches; signing out is allowed', async () 
   for (const path of ['/console/', '/console/verifications', '/console/keys', '/console/audit', '/console/api/keys', '/console/api/accounts']) {
     expect({ path, status: (await h.admin(path, { session: viewer })).status }).toEqual({ path, status: 200 })
   }
+  expect((await h.admin('/console/keys', { session: viewer })).text).toContain(`<strong>${VIEWER} (viewer: reads only)</strong>`)
   const search = await h.admin('/console/api/verifications/search', { session: viewer, body: { recipient: '+14155550123' } })
   expect(search.status).toBe(200)
   expect((await h.admin('/console/api/session', { method: 'DELETE', session: viewer })).status).toBe(200)

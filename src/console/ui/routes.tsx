@@ -72,7 +72,9 @@ export function consolePages(deps: ConsolePagesDeps) {
 function pageRenderer(deps: ConsolePagesDeps) {
   const frameFor = async (s: ConsoleSession, title: string, path: string, q: ScopeQuery, extra: Partial<PageFrame> = {}): Promise<PageFrame> => {
     const accounts = (await deps.admin.listAccounts()).map((a) => a.name)
-    return { title, path, operator: s.operator, csrf: s.csrf, scope: { account: q.account, period: q.period, accounts }, ...extra }
+    // A viewer sees that it reads only (docs/console.md#roles): its changes answer 403.
+    const operator = s.role === 'viewer' ? `${s.operator} (viewer: reads only)` : s.operator
+    return { title, path, operator, csrf: s.csrf, scope: { account: q.account, period: q.period, accounts }, ...extra }
   }
   return async (s: ConsoleSession, title: string, path: string, q: ScopeQuery, body: (f: PageFrame) => Promise<string>, flash?: Flash, status = 200) => {
     const frame = await frameFor(s, title, path, q, { flash })
