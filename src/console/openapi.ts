@@ -89,7 +89,7 @@ export function signedInOperation(o: {
   const [status, description, schema, example] = o.ok
   const responses: Record<string, unknown> = {
     [String(status)]: response(description, ref(schema), { ...(example as Json), request_id: REQUEST_ID }),
-    '401': errors('No session, or it ended (12 h idle, signed out, operator disabled or password reset)', [ConsoleMsg.signInRequired]),
+    '401': errors('No session, or it ended (12 h idle, 24 h after sign-in, signed out, operator disabled or password reset)', [ConsoleMsg.signInRequired]),
     ...(o.state
       ? { '403': errors('No CSRF token, or a wrong one, or a viewer (docs/console.md#roles): nothing changed', [ConsoleMsg.csrf, VIEWER_REFUSED]) }
       : {}),

@@ -10,7 +10,7 @@
  */
 import type { Clock } from '../lib/clock.ts'
 import { type Actor, audit } from './audit.ts'
-import { windowFull } from './operators.ts'
+import { ATTEMPT_WINDOW_MS, windowFull } from './operators.ts'
 import type { Hasher } from '../lib/secrets.ts'
 import { periodRange, pickAccount, type Period } from './console-stats.ts'
 import type { DeliveryRow, EndpointRow, EventDeliveryStatus, RefusedSend, Repos, Storage, TimelineEvent, VerificationStatus } from './ports/index.ts'
@@ -24,7 +24,8 @@ export const SEARCH_BUDGET = 20_000
 const DELIVERY_BUDGET = 5_000
 /** Searches by recipient one operator may make in RECIPIENT_SEARCH_WINDOW_MS (docs/console.md#verifications). */
 export const RECIPIENT_SEARCHES_PER_HOUR = 30
-export const RECIPIENT_SEARCH_WINDOW_MS = 3_600_000
+/** Its rows are kept as long as sign-in attempts' (operators.ts ATTEMPT_WINDOW_MS), which must be no shorter. */
+export const RECIPIENT_SEARCH_WINDOW_MS = ATTEMPT_WINDOW_MS
 
 export interface ConsoleSearchDeps {
   storage: Storage

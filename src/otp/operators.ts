@@ -33,7 +33,10 @@ export const MAX_FAILED_PER_OPERATOR = 5
 /** The slower guard: failures of one name from every address together in SIGN_IN_GUARD_WINDOW_MS. */
 export const MAX_FAILED_PER_OPERATOR_ANYWHERE = 50
 export const SIGN_IN_GUARD_WINDOW_MS = 60 * 60_000
-/** The attempt windows kept (console_sign_in_attempts): the longest of the windows counted in it. */
+/**
+ * The attempt windows kept (console_sign_in_attempts): the longest of the
+ * windows counted in it, the recipient searches' (console-search.ts) included.
+ */
 export const ATTEMPT_WINDOW_MS = SIGN_IN_GUARD_WINDOW_MS
 export const OPERATOR_ROLES: readonly OperatorRole[] = ['viewer', 'admin']
 export const MIN_PASSWORD_LENGTH = 12
