@@ -68,6 +68,9 @@ test('no recipient in a URL: the JSON GET and the page refuse one; the page form
   expect(posted.text).not.toContain(NUMBERS.US(3).slice(1))
   const old = await h.admin(`/console/verifications?recipient=${encodeURIComponent(NUMBERS.US(3))}`)
   expect(old.status).toBe(400)
+  // The search's own path takes POST only.
+  const wrong = await h.admin(`${SEARCH}?recipient=${encodeURIComponent(NUMBERS.US(3))}`)
+  expect([wrong.status, wrong.json.error]).toEqual([405, 'Method not allowed'])
 })
 
 test('the attack: candidates for one mask tried in a loop stop at the per-operator limit, each written to the audit log without the value', async () => {
