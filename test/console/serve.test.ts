@@ -40,6 +40,19 @@ test('serve prints the console URL; the admin listener serves it, the API listen
   for (const path of ['/console/', '/console/api/session']) expect((await fetch(server.url + path, { headers: { cookie } })).status).toBe(404)
 })
 
+test('over a real socket, a DNS-rebinding Host gets 421 from the admin listener; its own address is answered', async () => {
+  const env = await cliEnv('[server]\nadmin_listen = "127.0.0.1:0"\n')
+  const server = await startServer(env)
+  const url = new URL((await consoleUrl(server.output))!)
+  const rebound = await fetch(new URL('/metrics', url), { headers: { host: `rebound.attacker.example:${url.port}` } })
+  expect(rebound.status).toBe(421)
+  expect(((await rebound.json()) as { error: string }).error).toBe(
+    "Host 'rebound.attacker.example' is not a name of this admin listener: add it to server.admin_allowed_hosts",
+  )
+  expect((await fetch(new URL('/metrics', url))).status).toBe(200)
+  expect((await fetch(new URL('/metrics', url), { headers: { host: `localhost:${url.port}` } })).status).toBe(200)
+})
+
 test('over a real socket, failed sign-ins are limited per client address and name, never across names', async () => {
   const env = await cliEnv('[server]\nadmin_listen = "127.0.0.1:0"\n')
   const server = await startServer(env)
