@@ -18,7 +18,8 @@ export function messageSettingsOf(config: Config): MessageSettings {
     defaultLocale: m.default_locale,
     localeFromCountry: m.locale_from_country,
     transliterate: m.transliterate,
-    smsMaxSegments: m.sms_max_segments ?? null,
+    smsMaxSegments: m.sms_max_segments,
+    voiceMaxCharacters: m.voice_max_characters,
     otpDomain: m.otp_domain ?? null,
   }
 }

@@ -6,6 +6,7 @@
 import type { Config } from '../config/schema.ts'
 import { consolePlugin } from '../console/plugin.ts'
 import { type ConsoleReadDeps, consoleReadRoutes } from '../console/read-routes.ts'
+import { searchRoutes } from '../console/search-routes.ts'
 import { pageReads } from '../console/ui/reads.ts'
 import { consolePages } from '../console/ui/routes.tsx'
 import type { ProviderCircuit } from '../console/system.ts'
@@ -112,7 +113,11 @@ export function serverConsole(s: ConsoleSources): ServerConsole {
   const { operators, admin, fraud, webhooks } = core
   const deps = { operators, admin, fraud, webhooks, storage, logger, trustProxy: config.console.trust_proxy, config: () => inForce.config }
   // Behind the console's session gate: the JSON reads, and the pages that read through the same functions.
-  const signedIn = [consoleReadRoutes(reads.deps), consolePages({ ...deps, reads: pageReads(reads.deps, storage), now: () => clock.now() })]
+  const signedIn = [
+    consoleReadRoutes(reads.deps),
+    searchRoutes({ ...deps, search: reads.deps.search }),
+    consolePages({ ...deps, reads: pageReads(reads.deps, storage), now: () => clock.now() }),
+  ]
   return { on, plugin: on ? consolePlugin(deps, { signedIn }) : undefined, read: reads.deps, rollup: reads.rollup }
 }
 

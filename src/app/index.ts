@@ -15,6 +15,8 @@ import type { ProviderGuards } from '../delivery/provider-guards.ts'
 import { checkProviders } from '../delivery/registry.ts'
 import { EventDispatcher } from '../events/dispatcher.ts'
 import type { PostEvent } from '../events/post.ts'
+import { parseListen } from '../config/listen.ts'
+import { adminHostNames } from '../http/admin-hosts.ts'
 import { createAdminApp, createHttpApp } from '../http/app.ts'
 import type { Readiness } from '../http/ops-routes.ts'
 import type { ServiceMetrics } from '../http/service-metrics.ts'
@@ -116,7 +118,10 @@ export async function buildServer(config: Config, opts: ServerOptions = {}): Pro
     shutdown: () => shutDown(core, stop),
     http: createHttpApp(services.http),
     events,
-    adminHttp: createAdminApp({ readiness, metrics, logger, providerCircuits: () => circuitsOf(delivery.guards) }, admin.plugin),
+    adminHttp: createAdminApp(
+      { readiness, metrics, logger, providerCircuits: () => circuitsOf(delivery.guards), allowedHosts: adminHostsOf(config) },
+      admin.plugin,
+    ),
     consoleOn: admin.on,
     metrics,
     readiness,
@@ -158,4 +163,10 @@ async function shutDown(core: Core, stop: () => Promise<void>): Promise<void> {
   // (SQLite: the server's connection is the last, so it checkpoints the WAL and removes it).
   await core.engine.stopBackground()
   await core.engine.close()
+}
+
+/** The names the admin listener answers to (http/admin-hosts.ts): restart to change them, as admin_listen. */
+function adminHostsOf(config: Config): Set<string> {
+  const listen = config.server.admin_listen
+  return adminHostNames(listen === undefined ? 'localhost' : parseListen(listen).hostname, config.server.admin_allowed_hosts)
 }

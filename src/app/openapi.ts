@@ -17,6 +17,7 @@ import { actionOperations } from '../console/action-routes.ts'
 import { keyOperations } from '../console/key-routes.ts'
 import { CONSOLE_SECURITY_SCHEMES, CONSOLE_TAG, consoleSchemas } from '../console/openapi.ts'
 import { readOperations } from '../console/read-routes.ts'
+import { searchOperations } from '../console/search-openapi.ts'
 import { sessionOperations } from '../console/session-routes.ts'
 import { cancelOperation } from '../http/cancel-route.ts'
 import { API_HEADERS, API_INFO, API_PARAMETERS, API_RESPONSES, API_SECURITY_SCHEMES, API_SERVERS, API_TAGS, apiSchemas } from '../http/openapi-components.ts'
@@ -33,7 +34,7 @@ export function buildOpenApi(version: string): Json {
     info: { ...API_INFO, version },
     servers: API_SERVERS,
     tags: [...API_TAGS, CONSOLE_TAG],
-    paths: { ...apiPaths(), ...sessionOperations, ...keyOperations, ...accountOperations, ...actionOperations },
+    paths: { ...apiPaths(), ...sessionOperations, ...keyOperations, ...accountOperations, ...actionOperations, ...searchOperations },
     components: {
       schemas: { ...apiSchemas(), ...consoleSchemas() },
       responses: API_RESPONSES,

@@ -18,6 +18,7 @@ import type { Limits, OutboundMessage } from '../otp/types.ts'
 export const RESTART_ONLY = [
   'server.listen',
   'server.admin_listen',
+  'server.admin_allowed_hosts',
   'server.secret',
   'server.secret_env',
   'server.secret_file',

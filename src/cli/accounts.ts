@@ -89,6 +89,7 @@ function defineSet(accounts: Command): void {
     'otpd accounts set acme --countries US,CA --daily-credit-limit 5000',
     "otpd accounts set acme --countries '*' --daily-credit-limit none --test-recipients off",
     'otpd accounts set acme --locale es --otp-domain login.example.com',
+    'otpd accounts set acme --custom-text off',
   )
     .option('--code-length <n>', 'length of generated codes, 4-10', integerArg('--code-length'))
     .option(
@@ -100,6 +101,7 @@ function defineSet(accounts: Command): void {
     .option('--test-recipients <on|off>', 'off: the five test recipients are charged and delivered like any other (production accounts)', onOffArg)
     .option('--locale <tag>', "the language of the account's texts (es, pt-BR), or 'none' (docs/messages.md)", noneArg)
     .option('--otp-domain <host>', "append '@<host> #<code>' to the account's SMS (browser autofill), or 'none' for the config's", otpDomainArg)
+    .option('--custom-text <on|off>', "off: a send's own message and subject are refused with a 400 (docs/api.md#send-request-body)", onOffArg)
     .addOption(operatorOption())
     .addOption(initOption())
     .action((name: string, opts: CommonOptions & SetOptions) => withCore(opts, (core) => setAccount(core, name, opts)))
@@ -111,9 +113,9 @@ async function setAccount({ admin, fraud, config }: Core, name: string, opts: Co
   const limit = opts.dailyCreditLimit === NONE ? null : opts.dailyCreditLimit
   const guard = { allowedCountries: countries, dailyCreditLimit: limit, testRecipients: opts.testRecipients }
   const changesGuard = Object.values(guard).some((v) => v !== undefined)
-  const changesMessaging = opts.locale !== undefined || opts.otpDomain !== undefined
+  const changesMessaging = opts.locale !== undefined || opts.otpDomain !== undefined || opts.customText !== undefined
   if (opts.codeLength === undefined && !changesGuard && !changesMessaging) {
-    throw new Error('nothing to change: give --code-length, --countries, --daily-credit-limit, --test-recipients, --locale or --otp-domain')
+    throw new Error('nothing to change: give --code-length, --countries, --daily-credit-limit, --test-recipients, --locale, --otp-domain or --custom-text')
   }
   const locale = localeArg(opts.locale, config)
   const lines: string[] = []
@@ -124,14 +126,15 @@ async function setAccount({ admin, fraud, config }: Core, name: string, opts: Co
   }
   const f = changesGuard ? await fraud.setAccount(name, stripUndefined(guard)) : await fraud.account(name)
   lines.push(...guardLines(f, opts))
-  let messaging: { locale: string | null; otpDomain: string | null } | undefined
+  let messaging: { locale: string | null; otpDomain: string | null; customText: boolean } | undefined
   if (changesMessaging) {
     const otpDomain = opts.otpDomain === undefined ? undefined : opts.otpDomain === NONE_TEXT ? null : opts.otpDomain
-    messaging = await admin.setMessaging(name, stripUndefined({ locale, otpDomain }))
+    messaging = await admin.setMessaging(name, stripUndefined({ locale, otpDomain, customText: opts.customText }))
     lines.push(...messagingLines(name, messaging, opts))
   }
   if (opts.json) {
-    const texts = messaging ? { locale: messaging.locale, otp_domain: messaging.otpDomain } : {}
+    const custom = messaging && opts.customText !== undefined ? { custom_text: messaging.customText } : {}
+    const texts = messaging ? { locale: messaging.locale, otp_domain: messaging.otpDomain, ...custom } : {}
     const length = codeLength === undefined ? {} : { code_length: codeLength }
     const settings = changesGuard ? { countries: f.allowedCountries, daily_credit_limit: f.dailyCreditLimit, test_recipients: f.testRecipients } : {}
     return printJson({ name: f.name, ...length, ...settings, ...texts })
@@ -175,7 +178,7 @@ function guardLines(f: AccountFraudView, opts: SetOptions): string[] {
 }
 
 /** What `accounts set` says of the texts' settings it was given. */
-function messagingLines(name: string, messaging: { locale: string | null; otpDomain: string | null }, opts: SetOptions): string[] {
+function messagingLines(name: string, messaging: { locale: string | null; otpDomain: string | null; customText: boolean }, opts: SetOptions): string[] {
   const lines: string[] = []
   if (opts.locale !== undefined) {
     lines.push(
@@ -191,6 +194,13 @@ function messagingLines(name: string, messaging: { locale: string | null; otpDom
         : `account '${name}' ends each SMS with '@${messaging.otpDomain} #<code>'`,
     )
   }
+  if (opts.customText !== undefined) {
+    lines.push(
+      messaging.customText
+        ? `account '${name}' may send its own message and subject`
+        : `account '${name}' sends only the configured texts: a send's own message or subject is refused`,
+    )
+  }
   return lines
 }
 
@@ -204,6 +214,7 @@ interface SetOptions {
   testRecipients?: boolean
   locale?: string
   otpDomain?: string
+  customText?: boolean
 }
 
 const NONE_TEXT = 'none'

@@ -1,10 +1,10 @@
 /** `otpd operators ...`: the people who may sign in to the console (docs/console.md#the-first-operator). */
-import { Command } from 'commander'
-import type { OperatorView } from '../otp/operators.ts'
+import { Command, Option } from 'commander'
+import { checkRole, OPERATOR_ROLES, type OperatorView } from '../otp/operators.ts'
 import { formatTime, isoTime, operatorOption, initOption, printJson, printTable, subcommand, withCore, type CommonOptions } from './common.ts'
 
 function operatorJson(o: OperatorView) {
-  return { id: o.id, name: o.name, status: o.status, created_at: isoTime(o.createdAt), password_changed_at: isoTime(o.passwordChangedAt) }
+  return { id: o.id, name: o.name, role: o.role, status: o.status, created_at: isoTime(o.createdAt), password_changed_at: isoTime(o.passwordChangedAt) }
 }
 
 /** The password on stdin: one line, its line ending dropped. */
@@ -14,6 +14,9 @@ async function passwordFromStdin(): Promise<string> {
   return text
 }
 
+/** `--role`: what the operator may do in the console (docs/console.md#roles). */
+const roleOption = (what: string) => new Option('--role <role>', what).choices(OPERATOR_ROLES)
+
 const ONCE = 'Give it to the operator now: otpd keeps only an argon2id hash and cannot show it again.\n'
 
 export function operatorsCommand(): Command {
@@ -22,6 +25,7 @@ export function operatorsCommand(): Command {
   defineList(operators)
   defineDisable(operators)
   defineEnable(operators)
+  defineSet(operators)
   defineResetPassword(operators)
   return operators
 }
@@ -33,14 +37,16 @@ function defineAdd(operators: Command): void {
     'add an operator; a generated password is printed once, or --password-stdin reads one',
     'otpd operators add alice',
     'printf \'%s\' "$PASSWORD" | otpd operators add bob --password-stdin',
+    'otpd operators add carol --role viewer',
   )
     .option('--password-stdin', `read the password (at least 12 characters) from stdin instead of generating one`)
+    .addOption(roleOption('admin (the default) may change anything; viewer reads only').default('admin'))
     .addOption(operatorOption())
     .addOption(initOption())
-    .action((name: string, opts: CommonOptions & { passwordStdin?: boolean }) =>
+    .action((name: string, opts: CommonOptions & { passwordStdin?: boolean; role: string }) =>
       withCore(opts, async ({ operators }) => {
         const given = opts.passwordStdin ? await passwordFromStdin() : undefined
-        const r = await operators.add(name, given)
+        const r = await operators.add(name, given, checkRole(opts.role))
         if (opts.json) return printJson({ ...operatorJson(r.operator), ...(r.password === undefined ? {} : { password: r.password }) })
         if (r.password === undefined) return void process.stdout.write(`added operator '${r.operator.name}'\n`)
         process.stdout.write(`${r.password}\n\nAdded operator '${r.operator.name}' with the generated password above.\n${ONCE}`)
@@ -56,8 +62,8 @@ function defineList(operators: Command): void {
         const rows = await operators.list()
         if (opts.json) return printJson(rows.map(operatorJson))
         printTable(
-          ['ID', 'NAME', 'STATUS', 'CREATED', 'PASSWORD CHANGED'],
-          rows.map((o) => [o.id, o.name, o.status, formatTime(o.createdAt), formatTime(o.passwordChangedAt)]),
+          ['ID', 'NAME', 'ROLE', 'STATUS', 'CREATED', 'PASSWORD CHANGED'],
+          rows.map((o) => [o.id, o.name, o.role, o.status, formatTime(o.createdAt), formatTime(o.passwordChangedAt)]),
         )
       },
       { readOnly: true },
@@ -87,6 +93,19 @@ function defineEnable(operators: Command): void {
         const o = await operators.enable(name)
         if (opts.json) return printJson(operatorJson(o))
         process.stdout.write(`operator '${o.name}' may sign in again\n`)
+      }),
+    )
+}
+
+function defineSet(operators: Command): void {
+  subcommand(operators, 'set <name>', "change an operator's role (its sessions take it at their next request)", 'otpd operators set carol --role admin')
+    .addOption(roleOption('admin may change anything; viewer reads only').makeOptionMandatory())
+    .addOption(operatorOption())
+    .action((name: string, opts: CommonOptions & { role: string }) =>
+      withCore(opts, async ({ operators }) => {
+        const o = await operators.setRole(name, opts.role)
+        if (opts.json) return printJson(operatorJson(o))
+        process.stdout.write(`operator '${o.name}' has the ${o.role} role\n`)
       }),
     )
 }

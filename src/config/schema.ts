@@ -21,6 +21,8 @@ export const ServerConfig = T.Object(
     secret_file: T.Optional(T.String({ minLength: 1 })),
     /** Optional: HOST:PORT of a second, plain-HTTP listener for /metrics, /healthz and /readyz (off when absent). */
     admin_listen: T.Optional(T.String()),
+    /** Host names (besides localhost, admin_listen's and any address) the admin listener answers to; others get 421 (DNS rebinding). */
+    admin_allowed_hosts: T.Array(T.String({ minLength: 1, maxLength: 253, pattern: '^[A-Za-z0-9.-]+$' }), { default: [] }),
     /** Optional: a token of at least 32 characters that opens /metrics on the main listener (Authorization: Bearer). */
     metrics_token: T.Optional(T.String({ minLength: 32 })),
     /** Optional: the address vendors reach this server at, such as "https://otp.example.com"; turns delivery receipts on (config/public-url.ts). */
@@ -156,8 +158,10 @@ export const MessagesConfig = T.Object(
     locale_from_country: T.Boolean({ default: false }),
     /** Optional: a directory of `<channel>.<locale>.txt` files, read at start and on SIGHUP. */
     templates_dir: T.Optional(T.String({ minLength: 1 })),
-    /** Optional: refuse an SMS longer than this many segments (off: the 1-1600 character rule alone). */
-    sms_max_segments: T.Optional(T.Integer({ minimum: 1, maximum: 255 })),
+    /** Refuse an SMS longer than this many segments: what one credit may buy (docs/messages.md#encoding-and-segments). */
+    sms_max_segments: T.Integer({ minimum: 1, maximum: 255, default: 3 }),
+    /** Refuse a voice call whose text is longer than this many characters (docs/messages.md#voice). */
+    voice_max_characters: T.Integer({ minimum: 1, maximum: 1600, default: 300 }),
     /** Replace characters that have a GSM-7 look-alike in built-in and operator SMS texts (never in a caller's `message`). */
     transliterate: T.Boolean({ default: false }),
     /** Optional: append `@<domain> #<code>` to every SMS (WICG SMS one-time codes). */

@@ -9,6 +9,8 @@ export const ConsoleMsg = {
   signInInvalid: 'Invalid operator name or password',
   contentType: 'Content-Type must be application/json or application/x-www-form-urlencoded',
   signInLimited: (seconds: number) => `Too many failed sign-ins. Please try again in ${seconds} seconds.`,
+  viewerReadOnly: (operator: string) =>
+    `Operator '${operator}' has the viewer role, which reads only: an admin can change it with otpd operators set ${operator} --role admin`,
   keyNotFound: (ref: string) => `No key has id or prefix '${ref}'`,
 } as const
 

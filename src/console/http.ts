@@ -101,17 +101,15 @@ export function clearedCookie(request: Request, t: Transport): string {
 
 /**
  * What the failed sign-in limit counts a client as: its address (the last
- * X-Forwarded-For hop behind a trusted proxy), an IPv6 address as its /64
- * network as the fraud guard does. Null when unknown.
+ * X-Forwarded-For hop behind a trusted proxy, when that hop is a bare
+ * address; otherwise the peer's, so a hop such as `1.2.3.4:443` cannot step
+ * out of the limit), an IPv6 address as its /64 network as the fraud guard
+ * does. Null when unknown.
  */
 export function clientAddress(request: Request, peer: string | undefined, t: Transport): string | null {
-  let raw = peer
-  if (t.trustProxy) {
-    const hops = request.headers.get('x-forwarded-for')?.split(',')
-    const last = hops?.[hops.length - 1]?.trim()
-    if (last) raw = last
-  }
-  const canonical = raw === undefined ? null : canonicalIp(raw)
+  const hops = t.trustProxy ? request.headers.get('x-forwarded-for')?.split(',') : undefined
+  const forwarded = canonicalIp(hops?.[hops.length - 1]?.trim() ?? '')
+  const canonical = forwarded ?? (peer === undefined ? null : canonicalIp(peer))
   return canonical === null ? null : ipScope(canonical)
 }
 

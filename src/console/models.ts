@@ -141,3 +141,38 @@ export const AuditResponse = T.Object({
   next_before_id: T.Union([T.Integer(), T.Null()], { description: 'pass as before_id for the next (older) page; null on the last page' }),
   request_id: requestId,
 })
+
+/** POST /console/api/verifications/search (console/search-routes.ts): the GET's parameters as fields, `recipient` among them. */
+export const SearchBody = T.Object(
+  {
+    recipient: T.Optional(T.String({ minLength: 3, maxLength: 320, description: 'A full number (E.164; spaces and dashes allowed) or email address' })),
+    period: T.Optional(T.Union([T.Literal('1h'), T.Literal('24h'), T.Literal('7d'), T.Literal('30d')])),
+    account: T.Optional(T.String({ minLength: 1, maxLength: 64 })),
+    id: T.Optional(T.String({ minLength: 1, maxLength: 64 })),
+    country: T.Optional(T.String({ pattern: '^[A-Z]{2}$' })),
+    status: T.Optional(T.Union(['pending', 'approved', 'expired', 'locked', 'canceled', 'failed'].map((s) => T.Literal(s)))),
+    cursor: T.Optional(T.String({ maxLength: 40 })),
+    limit: T.Optional(T.Integer({ minimum: 1, maximum: 200 })),
+  },
+  strict,
+)
+
+export const VerificationsResponse = T.Object({
+  from: T.String(),
+  to: T.String(),
+  verifications: T.Array(T.Object({}, { additionalProperties: true, description: 'as GET /console/api/verifications shows one' })),
+  next: T.Union([T.String(), T.Null()]),
+  refusals: T.Array(
+    T.Object({
+      event_id: T.String(),
+      account: T.String(),
+      occurred_at: T.String(),
+      channel: T.Union([T.String(), T.Null()]),
+      recipient: T.Union([T.String(), T.Null()]),
+      rule: T.Union([T.String(), T.Null()]),
+      country: T.Union([T.String(), T.Null()]),
+    }),
+    { description: "the recipient's sends the fraud guard refused in the period (send.blocked), newest first" },
+  ),
+  request_id: requestId,
+})

@@ -33,6 +33,8 @@ export const CONSOLE_SCHEMAS: Record<string, TSchema> = {
   ConsoleUnblockResult: M.UnblockResult,
   ConsoleReplayResult: M.ReplayResult,
   ConsoleAuditResponse: M.AuditResponse,
+  ConsoleSearchBody: M.SearchBody,
+  ConsoleVerificationsResponse: M.VerificationsResponse,
 }
 
 export const CONSOLE_SECURITY_SCHEMES = {
@@ -40,7 +42,7 @@ export const CONSOLE_SECURITY_SCHEMES = {
     type: 'apiKey',
     in: 'cookie',
     name: SESSION_COOKIE,
-    description: 'The session cookie POST /console/api/session sets (HttpOnly, SameSite=Strict, Path=/console; 12 h idle expiry).',
+    description: 'The session cookie POST /console/api/session sets (HttpOnly, SameSite=Strict, Path=/console; 12 h idle expiry, 24 h at most).',
   },
   consoleCsrf: {
     type: 'apiKey',
@@ -53,6 +55,11 @@ export const CONSOLE_SECURITY_SCHEMES = {
 
 /** A sentence of the service (the same the CLI prints), as a pattern schema with a sample. */
 export const sentence = (example: string): TSchema => T.String({ minLength: 1, examples: [example] })
+/** A viewer's refusal (console/session-gate.ts). */
+export const VIEWER_REFUSED = T.String({
+  pattern: "^Operator '[^']+' has the viewer role, which reads only: an admin can change it with otpd operators set [^ ]+ --role admin$",
+  examples: [ConsoleMsg.viewerReadOnly('carol')],
+})
 export const consoleBodyErrors: Message[] = [ConsoleMsg.contentType, Msg.invalidJson, Msg.notObject]
 const read = [{ consoleSession: [] }]
 const change = [{ consoleSession: [], consoleCsrf: [] }]
@@ -82,8 +89,10 @@ export function signedInOperation(o: {
   const [status, description, schema, example] = o.ok
   const responses: Record<string, unknown> = {
     [String(status)]: response(description, ref(schema), { ...(example as Json), request_id: REQUEST_ID }),
-    '401': errors('No session, or it ended (12 h idle, signed out, operator disabled or password reset)', [ConsoleMsg.signInRequired]),
-    ...(o.state ? { '403': errors('No CSRF token, or a wrong one: nothing changed', [ConsoleMsg.csrf]) } : {}),
+    '401': errors('No session, or it ended (12 h idle, 24 h after sign-in, signed out, operator disabled or password reset)', [ConsoleMsg.signInRequired]),
+    ...(o.state
+      ? { '403': errors('No CSRF token, or a wrong one, or a viewer (docs/console.md#roles): nothing changed', [ConsoleMsg.csrf, VIEWER_REFUSED]) }
+      : {}),
     '404': notFound,
     ...methodNotAllowed,
     ...(o.more ?? {}),

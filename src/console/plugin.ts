@@ -33,6 +33,7 @@ export interface ConsoleDeps extends SessionRouteDeps {
 /** Every path of the console's JSON API with the methods it answers (the others answer 405). */
 export const CONSOLE_API_METHODS: Record<string, string[]> = {
   '/console/api/session': ['GET', 'POST', 'DELETE'],
+  '/console/api/verifications/search': ['POST'],
   ...KEY_PATHS,
   ...ACCOUNT_PATHS,
   ...ACTION_PATHS,

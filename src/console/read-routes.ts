@@ -17,6 +17,7 @@ import type { ConsoleStats, Period } from '../otp/console-stats.ts'
 import type { VerificationStatus } from '../otp/ports/index.ts'
 import { COUNTS_EXAMPLE, queryParams, READ_AT, readOperation } from './read-openapi.ts'
 import { checkedQuery, EmptyQuery, LIMIT_INVALID, limitOf, PeriodQuery, SearchQuery, WebhooksQuery } from './read-queries.ts'
+import { SEARCH_PATH } from './search-routes.ts'
 import { type SystemDeps, systemView } from './system.ts'
 import { fraudPageView, iso, overviewView, timelineView, verificationView, webhooksView } from './views.ts'
 
@@ -32,6 +33,7 @@ type Run = (request: Request, body: () => Promise<Reply>) => Promise<Response>
 type Picked<T> = { ok: true; value: T } | { ok: false; error: string }
 
 const FAULT = 'Internal server error'
+export const RECIPIENT_IN_URL = `recipient is not taken in a URL, where it would stay in histories and logs: POST the search to ${SEARCH_PATH}`
 const ok = (body: Record<string, unknown>): Reply => ({ status: 200, body })
 
 export function consoleReadRoutes(deps: ConsoleReadDeps) {
@@ -76,12 +78,14 @@ function checkedPage<S extends TObject>(schema: S, request: Request): { ok: true
 function searchRoutes(app: AnyElysia, deps: ConsoleReadDeps, run: Run): void {
   app.get('/console/api/verifications', ({ request }) =>
     run(request, async () => {
+      // A full number or address in a URL stays in histories and access logs: it is searched by POST.
+      if (new URL(request.url).searchParams.has('recipient')) return errorReply(400, RECIPIENT_IN_URL)
       const q = checkedPage(SearchQuery, request)
       if (!q.ok) return q.reply
       const { limit } = q
       const status = q.value.status as VerificationStatus | undefined
       const out = await deps.search.verifications({ ...q.value, period: q.value.period ?? '24h', status, limit })
-      if (!out.ok) return errorReply(out.status, out.error)
+      if (!out.ok) return errorReply(out.status, out.error, out.retryAfter)
       return ok({ from: iso(out.value.from), to: iso(out.value.to), verifications: out.value.rows.map(verificationView), next: out.value.next })
     }),
   )
@@ -130,8 +134,8 @@ export const readOperations: Record<string, Json> = {
   ),
   '/console/api/verifications': readOperation(
     'consoleVerifications',
-    'Verifications newest first, by id, recipient (hashed as stored), country, status and period; `next` continues',
-    queryParams(SearchQuery),
+    'Verifications newest first, by id, country, status and period; `next` continues (by recipient: POST /console/api/verifications/search)',
+    queryParams(SearchQuery).filter((p) => p.name !== 'recipient'),
     {
       from: '2025-12-31T13:00:00.000Z',
       to: '2026-01-01T13:00:00.000Z',
@@ -140,7 +144,7 @@ export const readOperations: Record<string, Json> = {
           verification_id: '6f1c2b9e-3d4a-4c5b-8e7f-0a1b2c3d4e5f',
           account: 'default',
           channel: 'sms',
-          recipient: '+1415****123',
+          recipient: '+*********23',
           country: 'US',
           status: 'approved',
           test: false,

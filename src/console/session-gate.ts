@@ -5,9 +5,11 @@
  * `scoped`; Elysia keeps one copy per instance by name). For each request it:
  * - finds the cookie's session; without a live one, 401 under /console/api/,
  *   elsewhere a 303 to the sign-in page;
- * - on any method but GET and HEAD, reads the body itself (JSON or a form,
- *   16 KiB at most, only once the session is known) and requires the session's
- *   CSRF token (X-CSRF-Token or `_csrf`): without it, 403 before the handler;
+ * - on any method but GET and HEAD, refuses a `viewer` (403) unless the
+ *   route only reads or ends the viewer's own session (READS_BY_POST), reads
+ *   the body itself (JSON or a form, 16 KiB at most, only once the session is
+ *   known) and requires the session's CSRF token (X-CSRF-Token or `_csrf`):
+ *   without it, 403 before the handler;
  * - gives the handler `operator`, `actor` (for the audit log), `input` (the
  *   fields but `_csrf`; {} on GET) and `form` (whether an HTML form sent it).
  */
@@ -32,6 +34,16 @@ export interface SignedInContext {
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD'])
+/**
+ * The routes a viewer may send a body to: searches (POST keeps a recipient
+ * out of URLs, docs/console.md#verifications) and signing out.
+ */
+export const READS_BY_POST = new Set([
+  'POST /console/verifications',
+  'POST /console/api/verifications/search',
+  'POST /console/sign-out',
+  'DELETE /console/api/session',
+])
 /** Elysia's body for signedIn routes: the gate reads the request's body itself. */
 const UNPARSED = Object.freeze({})
 
@@ -58,6 +70,9 @@ async function resolveRequest(deps: SessionGateDeps, request: Request): Promise<
   }
   const actor: Actor = { operator: session.operator, source: 'console' }
   if (SAFE_METHODS.has(request.method)) return { operator: session, actor, input: {}, form: false }
+  if (session.role !== 'admin' && !READS_BY_POST.has(`${request.method} ${url.pathname}`)) {
+    return { denied: consoleError(request, 403, ConsoleMsg.viewerReadOnly(session.operator)) }
+  }
   const header = request.headers.get(CSRF_HEADER)
   // A header that is there and wrong is refused before the body is read.
   if (header !== null && !sameToken(header, session.csrf)) return { denied: consoleError(request, 403, ConsoleMsg.csrf) }

@@ -4,6 +4,7 @@
  * recipient unmasked).
  */
 import type { Config } from '../config/schema.ts'
+import { consoleMask } from '../lib/mask.ts'
 import type { FraudPage } from '../otp/console-fraud.ts'
 import type { VerificationView } from '../otp/console-search.ts'
 import type { Counts, Overview, PeriodRange } from '../otp/console-stats.ts'
@@ -117,7 +118,7 @@ export function verificationView(x: VerificationView): Record<string, unknown> {
     verification_id: v.id,
     account: x.account,
     channel: v.channel,
-    recipient: v.recipientMask,
+    recipient: consoleMask(v.recipientMask),
     country: v.country ?? null,
     status: x.status,
     test: v.testMode !== null,
@@ -135,6 +136,7 @@ export function verificationView(x: VerificationView): Record<string, unknown> {
 export function timelineView(x: { view: VerificationView; timeline: TimelineEvent[] }) {
   const timeline = x.timeline.map((e) => {
     const data = (JSON.parse(e.body) as { data?: Record<string, unknown> }).data ?? {}
+    if (typeof data.recipient === 'string') data.recipient = consoleMask(data.recipient)
     return { sequence: e.sequence, type: e.type, at: iso(e.occurredAt), status: data.status ?? null, data }
   })
   const created = { sequence: 0, type: 'created', at: iso(x.view.verification.createdAt), status: null, data: {} }

@@ -2,8 +2,9 @@
  * The HTTP applications. The main one: request ids, the API routes, the
  * operator endpoints, and JSON answers for everything else (404 unknown path,
  * 405 wrong method, 500 fault). The admin one (`server.admin_listen`): the
- * operator endpoints alone, /metrics without a token. Both log one line per
- * request (request-log.ts).
+ * operator endpoints alone, /metrics without a token, answering only to its
+ * own host names (admin-hosts.ts). Both log one line per request
+ * (request-log.ts).
  */
 import { type AnyElysia, Elysia } from 'elysia'
 import type { Logger } from '../lib/logger.ts'
@@ -11,7 +12,8 @@ import type { CancelService } from '../otp/cancel.ts'
 import type { SendService } from '../otp/send.ts'
 import type { StatusService } from '../otp/status.ts'
 import type { VerifyService } from '../otp/verify.ts'
-import { Msg } from './error-texts.ts'
+import { hostAllowed, hostNameOf } from './admin-hosts.ts'
+import { hostNotAllowedMessage, Msg } from './error-texts.ts'
 import type { AdmissionDeps } from './admission.ts'
 import { healthRoutes, metricsRoute, openapiRoute, type OpsDeps } from './ops-routes.ts'
 import { errorReply, render } from './reply.ts'
@@ -97,8 +99,15 @@ export type HttpApp = ReturnType<typeof createHttpApp>
  * the operator console when it is on (`console`: console/plugin.ts). Its
  * own requests are logged, not counted.
  */
-export function createAdminApp(deps: OpsDeps, console?: AnyElysia) {
-  const app = base({ logger: deps.logger, metrics: deps.metrics, count: false })
+export function createAdminApp(deps: OpsDeps & { allowedHosts: ReadonlySet<string> }, console?: AnyElysia) {
+  const log = { logger: deps.logger, metrics: deps.metrics, count: false }
+  const app = base(log)
+    .onRequest(({ request }) => {
+      const name = hostNameOf(request)
+      if (hostAllowed(name, deps.allowedHosts)) return
+      finishRequest(log, request, undefined, 421)
+      return render(errorReply(421, hostNotAllowedMessage(name)), requestIdOf(request))
+    })
     .use(healthRoutes(deps, { detail: true }))
     .use(metricsRoute(deps))
   if (console !== undefined) app.use(console)

@@ -23,6 +23,7 @@ export const Msg = {
   code: 'code must be a numeric string between 4-10 digits',
   codeRequired: 'code is required',
   verificationIdRequired: 'verification_id is required',
+  customTextRefused: 'This account does not accept a custom message or subject: send without them and the configured texts are used',
   insufficientCredits: 'Insufficient credits. Please purchase more credits.',
   verificationNotFound: 'Verification not found',
   sendFailed: 'Failed to send verification',
@@ -88,6 +89,16 @@ export function dailyCreditLimitMessage(max: number, seconds: number): string {
 /** `[messages] sms_max_segments` (docs/messages.md#encoding-and-segments). */
 export function smsTooLongMessage(max: number): string {
   return `message is longer than ${max} SMS segments`
+}
+
+/** The admin listener's `Host` check (docs/configuration.md#server). */
+export function hostNotAllowedMessage(name: string): string {
+  return `Host '${name}' is not a name of this admin listener: add it to server.admin_allowed_hosts`
+}
+
+/** `[messages] voice_max_characters` (docs/messages.md#voice). */
+export function voiceTooLongMessage(max: number): string {
+  return `message is longer than ${max} characters for a voice call`
 }
 
 /** The lockout text (docs/api.md#lockout); the duration follows `limits.lockout_seconds`. */

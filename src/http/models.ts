@@ -67,6 +67,11 @@ export const LockoutMessage = t.String({
 })
 /** `[messages] sms_max_segments` (docs/messages.md#encoding-and-segments). */
 export const SmsTooLongMessage = t.String({ pattern: '^message is longer than [0-9]+ SMS segments$', examples: ['message is longer than 1 SMS segments'] })
+/** `[messages] voice_max_characters` (docs/messages.md#voice). */
+export const VoiceTooLongMessage = t.String({
+  pattern: '^message is longer than [0-9]+ characters for a voice call$',
+  examples: ['message is longer than 300 characters for a voice call'],
+})
 /** docs/api.md#verification-status: cancel of a verification that is already over. */
 export const AlreadyFinalMessage = t.Union([
   t.Literal('Verification is already approved'),

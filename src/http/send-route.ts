@@ -11,6 +11,7 @@ import {
   recipientFailureCapMessage,
   recipientRateLimitMessage,
   smsTooLongMessage,
+  voiceTooLongMessage,
 } from './error-texts.ts'
 import type { SendOutcome, SendService } from '../otp/send.ts'
 import type { SendInput } from '../otp/types.ts'
@@ -59,6 +60,10 @@ export function sendReply(outcome: SendOutcome): Reply {
       return fraudReply(outcome)
     case 'too_long':
       return errorReply(400, smsTooLongMessage(outcome.max))
+    case 'voice_too_long':
+      return errorReply(400, voiceTooLongMessage(outcome.max))
+    case 'custom_text_refused':
+      return errorReply(400, Msg.customTextRefused)
   }
 }
 
@@ -215,6 +220,8 @@ export const sendOperation = {
       Msg.locale,
       Msg.appHash,
       M.SmsTooLongMessage,
+      M.VoiceTooLongMessage,
+      Msg.customTextRefused,
       Msg.idempotencyKey,
     ]),
     ...keyAuth,

@@ -11,7 +11,7 @@ import type { Hasher } from '../lib/secrets.ts'
 import { generateKey, KEY_PREFIX } from './api-keys.ts'
 import { type Actor, type AuditAction, audit } from './audit.ts'
 import { OperatorError } from './operator-error.ts'
-import type { AccountRow, KeyRow, LedgerRow, Repos, Storage } from './ports/index.ts'
+import type { AccountRow, KeyRow, LedgerRow, MessagingChange, Repos, Storage } from './ports/index.ts'
 import type { KeyStatus } from './types.ts'
 
 export { OperatorError }
@@ -77,15 +77,17 @@ export class Admin {
    * removes one. The caller checks them (the CLI resolves the language against
    * the texts in force): a send skips a language it no longer knows.
    */
-  async setMessaging(
-    name: string,
-    change: { locale?: string | null; otpDomain?: string | null },
-  ): Promise<{ name: string; locale: string | null; otpDomain: string | null }> {
+  async setMessaging(name: string, change: MessagingChange): Promise<{ name: string; locale: string | null; otpDomain: string | null; customText: boolean }> {
     return this.storage.write(async (r) => {
       const a = await accountIn(r, name)
+      const before = await r.credits.sendProfile(a.id)
       await r.admin.setMessaging(a.id, change)
       const p = await r.credits.sendProfile(a.id)
-      return { name: a.name, locale: p.locale, otpDomain: p.otpDomain }
+      // The autofill domain decides which site a browser offers the code to: every change is audited.
+      const changed = (['locale', 'otpDomain', 'customText'] as const).filter((k) => change[k] !== undefined)
+      const details = Object.fromEntries(changed.map((k) => [k, { from: before[k], to: p[k] }]))
+      await audit(r, this.actor, this.clock.now(), 'account.settings_changed', `account ${a.name}`, details)
+      return { name: a.name, locale: p.locale, otpDomain: p.otpDomain, customText: p.customText }
     })
   }
 

@@ -39,6 +39,8 @@ export const AUDIT_ACTIONS = [
   'operator.disabled',
   'operator.enabled',
   'operator.password_reset',
+  'operator.role_changed',
+  'recipient.searched',
 ] as const
 export type AuditAction = (typeof AUDIT_ACTIONS)[number]
 

@@ -4,12 +4,16 @@
  * is found without ever being stored in clear), by country, status and
  * period, newest first, a page at a time; one verification with its
  * timeline; webhook endpoints and their recent deliveries. Recipients are
- * shown masked only.
+ * shown masked only. A search by recipient is limited per operator and
+ * written to the audit log (never the value), in one transaction, before it
+ * reads: an operator cannot try candidates for a mask quickly or unseen.
  */
 import type { Clock } from '../lib/clock.ts'
+import { type Actor, audit } from './audit.ts'
+import { ATTEMPT_WINDOW_MS, windowFull } from './operators.ts'
 import type { Hasher } from '../lib/secrets.ts'
 import { periodRange, pickAccount, type Period } from './console-stats.ts'
-import type { DeliveryRow, EndpointRow, EventDeliveryStatus, Repos, Storage, TimelineEvent, VerificationStatus } from './ports/index.ts'
+import type { DeliveryRow, EndpointRow, EventDeliveryStatus, RefusedSend, Repos, Storage, TimelineEvent, VerificationStatus } from './ports/index.ts'
 import { recipientIdentity } from './recipient-identity.ts'
 import { HASH_PURPOSE_RECIPIENT, RECIPIENT_HASH_BYTES } from './send.ts'
 import { decideStatus } from './status.ts'
@@ -18,6 +22,10 @@ import type { Verification } from './types.ts'
 /** Rows a filtered page looks at, at most (docs/console.md#performance). */
 export const SEARCH_BUDGET = 20_000
 const DELIVERY_BUDGET = 5_000
+/** Searches by recipient one operator may make in RECIPIENT_SEARCH_WINDOW_MS (docs/console.md#verifications). */
+export const RECIPIENT_SEARCHES_PER_HOUR = 30
+/** Its rows are kept as long as sign-in attempts' (operators.ts ATTEMPT_WINDOW_MS), which must be no shorter. */
+export const RECIPIENT_SEARCH_WINDOW_MS = ATTEMPT_WINDOW_MS
 
 export interface ConsoleSearchDeps {
   storage: Storage
@@ -46,7 +54,26 @@ export interface VerificationView {
   status: VerificationStatus
 }
 
-export type Found<T> = { ok: true; value: T } | { ok: false; status: 400 | 404; error: string }
+/** A refused send found by recipient, with its account's name. */
+export interface RefusalView {
+  send: RefusedSend
+  account: string
+}
+
+export interface SearchResult {
+  rows: VerificationView[]
+  next: string | null
+  from: number
+  to: number
+  /** A search by recipient only: the sends of it the fraud guard refused in the period. */
+  refusals?: RefusalView[]
+}
+
+export type Found<T> = { ok: true; value: T } | { ok: false; status: 400 | 404 | 429; error: string; retryAfter?: number }
+
+export function recipientSearchesLimited(seconds: number): string {
+  return `Too many searches by recipient: at most ${RECIPIENT_SEARCHES_PER_HOUR} an hour per operator. Please try again in ${seconds} seconds.`
+}
 
 /** `at.seq` of the last row: where the next page starts. */
 export function encodeCursor(p: { at: number; seq: number }): string {
@@ -72,15 +99,19 @@ export function typedRecipient(typed: string): string | null {
 export class ConsoleSearch {
   constructor(private readonly d: ConsoleSearchDeps) {}
 
-  verifications(q: SearchQuery): Promise<Found<{ rows: VerificationView[]; next: string | null; from: number; to: number }>> {
+  /** `by`: the operator searching; required to search by recipient (counted and audited as theirs). */
+  async verifications(q: SearchQuery, by?: Actor): Promise<Found<SearchResult>> {
     const now = this.d.clock.now()
     const range = periodRange(q.period, now)
     const before = q.cursor === undefined ? null : decodeCursor(q.cursor)
-    if (q.cursor !== undefined && before === null)
-      return Promise.resolve({ ok: false, status: 400, error: "cursor is not valid: pass the 'next' of the previous page" })
+    if (q.cursor !== undefined && before === null) return { ok: false, status: 400, error: "cursor is not valid: pass the 'next' of the previous page" }
     const identity = q.recipient === undefined ? null : typedRecipient(q.recipient)
     if (q.recipient !== undefined && identity === null) {
-      return Promise.resolve({ ok: false, status: 400, error: 'recipient must be a phone number in E.164 form (+14155550123) or an email address' })
+      return { ok: false, status: 400, error: 'recipient must be a phone number in E.164 form (+14155550123) or an email address' }
+    }
+    if (identity !== null) {
+      const retryAfter = await this.admitRecipientSearch(q, identity, by, now)
+      if (retryAfter !== null) return { ok: false, status: 429, error: recipientSearchesLimited(retryAfter), retryAfter }
     }
     return this.d.storage.read(async (r) => {
       const pick = await pickAccount(r, q.account)
@@ -98,9 +129,9 @@ export class ConsoleSearch {
         (q.status === undefined || decideStatus(v, now, false) === q.status) &&
         v.createdAt >= range.from &&
         v.createdAt < range.to
-      const done = (rows: Verification[], next: { at: number; seq: number } | null) => ({
+      const done = (rows: Verification[], next: { at: number; seq: number } | null, refusals?: RefusalView[]) => ({
         ok: true as const,
-        value: { rows: rows.map(view), next: next === null ? null : encodeCursor(next), from: range.from, to: range.to },
+        value: { rows: rows.map(view), next: next === null ? null : encodeCursor(next), from: range.from, to: range.to, ...(refusals ? { refusals } : {}) },
       })
 
       if (q.id !== undefined) {
@@ -109,9 +140,13 @@ export class ConsoleSearch {
         return done(v && keep(v) ? [v] : [], null)
       }
       if (identity !== null) {
-        const page = await this.byRecipient(r, pick.account ? [pick.account] : accounts, identity, range, before, q.limit)
+        const searched = pick.account ? [pick.account] : accounts
+        const page = await this.byRecipient(r, searched, identity, range, before, q.limit)
         const last = page.at(-1)
-        return done(page.filter(keep), page.length === q.limit && last ? { at: last.createdAt, seq: last.seq } : null)
+        // The refusals come with the first page only: the cursor pages verifications.
+        const refused = before === null ? await this.refusalsOf(r, searched, identity, range, q.limit) : []
+        const refusals = refused.map((e) => ({ send: e, account: names.get(e.accountId) ?? String(e.accountId) }))
+        return done(page.filter(keep), page.length === q.limit && last ? { at: last.createdAt, seq: last.seq } : null, refusals)
       }
       const page = await r.stats.search({
         from: range.from,
@@ -128,6 +163,24 @@ export class ConsoleSearch {
     })
   }
 
+  /**
+   * Counts a search by recipient against the operator's window and writes
+   * its audit entry (the kind of recipient, never the value); the seconds to
+   * wait when the window is full. No operator, no search.
+   */
+  private admitRecipientSearch(q: SearchQuery, identity: string, by: Actor | undefined, now: number): Promise<number | null> {
+    if (by === undefined) throw new Error('a search by recipient needs the operator who makes it')
+    const scope = this.d.hasher.digest('console-recipient-search', `${by.source}:${by.operator}`)
+    return this.d.storage.write(async (r) => {
+      const wait = await windowFull(r, scope, RECIPIENT_SEARCHES_PER_HOUR, RECIPIENT_SEARCH_WINDOW_MS, now)
+      if (wait !== null) return wait
+      await r.operators.recordAttempt(scope, now)
+      const details = { account: q.account ?? null, recipient: identity.includes('@') ? 'email address' : 'number', period: q.period }
+      await audit(r, by, now, 'recipient.searched', 'verifications', details)
+      return null
+    })
+  }
+
   /** A recipient's newest verifications in the accounts searched: one look-up per account, since the hash is keyed by account (send.ts). */
   private async byRecipient(
     r: Repos,
@@ -139,11 +192,23 @@ export class ConsoleSearch {
   ): Promise<Verification[]> {
     const rows: Verification[] = []
     for (const a of accounts) {
-      const hash = this.d.hasher.digest(HASH_PURPOSE_RECIPIENT, `${a.id}:${identity}`).subarray(0, RECIPIENT_HASH_BYTES)
+      const hash = this.recipientHash(a.id, identity)
       rows.push(...(await r.stats.byRecipient(hash, range.from, range.to, before, limit)))
     }
     rows.sort((a, b) => b.createdAt - a.createdAt || b.seq - a.seq)
     return rows.slice(0, limit)
+  }
+
+  /** A recipient's refused sends (`send.blocked`) in the accounts searched, newest first: found through the hash their events keep. */
+  private async refusalsOf(r: Repos, accounts: { id: number }[], identity: string, range: { from: number; to: number }, limit: number): Promise<RefusedSend[]> {
+    const rows: RefusedSend[] = []
+    for (const a of accounts) rows.push(...(await r.stats.refusalsByRecipient(this.recipientHash(a.id, identity), range.from, range.to, limit)))
+    rows.sort((a, b) => b.occurredAt - a.occurredAt)
+    return rows.slice(0, limit)
+  }
+
+  private recipientHash(accountId: number, identity: string): Uint8Array {
+    return this.d.hasher.digest(HASH_PURPOSE_RECIPIENT, `${accountId}:${identity}`).subarray(0, RECIPIENT_HASH_BYTES)
   }
 
   /** A verification and its timeline (its stored events, oldest first). */

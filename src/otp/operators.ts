@@ -5,25 +5,40 @@
  * - A session is a random token (about 256 bits) in a cookie; the database keeps
  *   only its HMAC, so a copy of it opens no session. Its CSRF token is another
  *   HMAC of it, which cannot be made without the server secret.
- * - A session ends after SESSION_IDLE_MS idle, at sign-out, and in the same
- *   transaction as its operator's disabling or password reset.
- * - Failed sign-ins are limited per name and per address in rolling windows in
- *   the database; an attempt is recorded before the password is checked and
- *   forgotten once it succeeds, so concurrent guesses count too.
+ * - A session ends after SESSION_IDLE_MS idle, SESSION_MAX_MS after sign-in,
+ *   at sign-out, and with its operator's disabling or password reset: those
+ *   move the operator's credential generation on, and a session keeps the
+ *   generation its password was checked under, so even a sign-in that checked
+ *   the old password just before the change opens nothing after it.
+ * - Failed sign-ins are limited per (address, name) and, more slowly, per name
+ *   from anywhere, in rolling windows in the database; an attempt is recorded
+ *   before the password is checked and forgotten once it succeeds, so
+ *   concurrent guesses count too. No address's failures lock out another name.
  */
 import type { Clock } from '../lib/clock.ts'
 import { randomBase62 } from '../lib/random.ts'
 import type { Hasher } from '../lib/secrets.ts'
 import { type Actor, audit } from './audit.ts'
 import { OperatorError } from './operator-error.ts'
-import type { OperatorRow, Repos, Storage } from './ports/index.ts'
+import type { OperatorRole, OperatorRow, Repos, Storage } from './ports/index.ts'
 
 export const SESSION_IDLE_MS = 12 * 3_600_000
+/** A session's absolute lifetime, however often it is used. */
+export const SESSION_MAX_MS = 24 * 3_600_000
 /** A session's last-seen time is written at most this often (so its idle expiry is exact to within this). */
 export const SESSION_TOUCH_MS = 60_000
 export const SIGN_IN_WINDOW_MS = 15 * 60_000
+/** Failures of one name from one client address in SIGN_IN_WINDOW_MS (an unknown address counts as one). */
 export const MAX_FAILED_PER_OPERATOR = 5
-export const MAX_FAILED_PER_ADDRESS = 20
+/** The slower guard: failures of one name from every address together in SIGN_IN_GUARD_WINDOW_MS. */
+export const MAX_FAILED_PER_OPERATOR_ANYWHERE = 50
+export const SIGN_IN_GUARD_WINDOW_MS = 60 * 60_000
+/**
+ * The attempt windows kept (console_sign_in_attempts): the longest of the
+ * windows counted in it, the recipient searches' (console-search.ts) included.
+ */
+export const ATTEMPT_WINDOW_MS = SIGN_IN_GUARD_WINDOW_MS
+export const OPERATOR_ROLES: readonly OperatorRole[] = ['viewer', 'admin']
 export const MIN_PASSWORD_LENGTH = 12
 export const MAX_PASSWORD_LENGTH = 1024
 const TOKEN_LENGTH = 43
@@ -35,12 +50,14 @@ export interface OperatorView {
   status: OperatorRow['status']
   createdAt: number
   passwordChangedAt: number
+  role: OperatorRole
 }
 
 /** A signed-in operator, as a request sees it. */
 export interface ConsoleSession {
   operator: string
   operatorId: number
+  role: OperatorRole
   /** What every state-changing request must carry (X-CSRF-Token or `_csrf`). */
   csrf: string
 }
@@ -48,14 +65,26 @@ export interface ConsoleSession {
 export type SignInOutcome =
   | { ok: true; token: string; session: ConsoleSession }
   | { ok: false; reason: 'invalid' }
-  | { ok: false; reason: 'limited'; retryAfter: number; scope: 'operator' | 'address' }
+  | { ok: false; reason: 'limited'; retryAfter: number; scope: 'address' | 'operator' }
 
 export function checkPassword(password: string): void {
   if (password.length < MIN_PASSWORD_LENGTH) throw new OperatorError(`the password must be at least ${MIN_PASSWORD_LENGTH} characters long`)
   if (password.length > MAX_PASSWORD_LENGTH) throw new OperatorError(`the password must be at most ${MAX_PASSWORD_LENGTH} characters long`)
 }
 
-const view = (o: OperatorRow): OperatorView => ({ id: o.id, name: o.name, status: o.status, createdAt: o.createdAt, passwordChangedAt: o.passwordChangedAt })
+export function checkRole(role: string): OperatorRole {
+  if (!(OPERATOR_ROLES as readonly string[]).includes(role)) throw new OperatorError(`role must be one of ${OPERATOR_ROLES.join(', ')}, got '${role}'`)
+  return role as OperatorRole
+}
+
+const view = (o: OperatorRow): OperatorView => ({
+  id: o.id,
+  name: o.name,
+  status: o.status,
+  createdAt: o.createdAt,
+  passwordChangedAt: o.passwordChangedAt,
+  role: o.role,
+})
 const hashPassword = (password: string) => Bun.password.hash(password, { algorithm: 'argon2id' })
 
 /**
@@ -78,7 +107,8 @@ export class Operators {
   }
 
   /** Adds an operator; without `password`, one is generated and returned (the only time it exists in clear). */
-  async add(name: string, password?: string): Promise<{ operator: OperatorView; password?: string }> {
+  async add(name: string, password?: string, role: OperatorRole = 'admin'): Promise<{ operator: OperatorView; password?: string }> {
+    checkRole(role)
     if (!OPERATOR_NAME.test(name)) {
       throw new OperatorError(`operator name '${name}' is not valid: use 1-64 letters, digits, '.', '_', '@' or '-', starting with a letter or digit`)
     }
@@ -90,8 +120,8 @@ export class Operators {
     const operator = await this.storage.write(async (r) => {
       if (await r.operators.findOperator(name)) throw new OperatorError(`operator '${name}' already exists`, 'conflict')
       const at = this.clock.now()
-      const o = await r.operators.insertOperator({ name, passwordHash, at })
-      await audit(r, this.actor, at, 'operator.added', `operator ${name}`, { password: generated === undefined ? 'given' : 'generated' })
+      const o = await r.operators.insertOperator({ name, passwordHash, role, at })
+      await audit(r, this.actor, at, 'operator.added', `operator ${name}`, { password: generated === undefined ? 'given' : 'generated', role })
       return o
     })
     return { operator: view(operator), ...(generated === undefined ? {} : { password: generated }) }
@@ -109,6 +139,17 @@ export class Operators {
       const sessionsEnded = await r.operators.deleteSessionsOf(o.id)
       await audit(r, this.actor, this.clock.now(), 'operator.disabled', `operator ${o.name}`, { from: o.status, sessions_ended: sessionsEnded })
       return { operator: view({ ...o, status: 'disabled' }), sessionsEnded }
+    })
+  }
+
+  /** A new role; the operator's sessions take it at their next request. */
+  async setRole(name: string, role: string): Promise<OperatorView> {
+    const to = checkRole(role)
+    return this.storage.write(async (r) => {
+      const o = await operatorIn(r, name)
+      await r.operators.setOperatorRole(o.id, to)
+      await audit(r, this.actor, this.clock.now(), 'operator.role_changed', `operator ${o.name}`, { from: o.role, to })
+      return view({ ...o, role: to })
     })
   }
 
@@ -141,41 +182,65 @@ export class Operators {
   }
 
   /**
-   * Signs in: refused while the name or the address has had too many
-   * attempts in the window (the password is not even checked then), else a
-   * new session when the password is the operator's and it is active.
-   * `address` is null when the client's address is unknown.
+   * Signs in: refused while the (address, name) pair or the name from
+   * anywhere has had too many attempts in its window (the password is not
+   * even checked then), else a new session when the password is the
+   * operator's and it is active. `address` is null when the client's address
+   * is unknown (then all unknown addresses count as one).
    */
   async signIn(name: string, password: string, address: string | null): Promise<SignInOutcome> {
-    const scopes: { scope: Uint8Array; max: number; kind: 'operator' | 'address' }[] = [
-      { scope: this.hasher.digest('console-sign-in', `operator:${name.toLowerCase()}`), max: MAX_FAILED_PER_OPERATOR, kind: 'operator' },
-    ]
-    if (address !== null) scopes.push({ scope: this.hasher.digest('console-sign-in', `address:${address}`), max: MAX_FAILED_PER_ADDRESS, kind: 'address' })
-    const now = this.clock.now()
-    const gate = await this.storage.write(async (r) => {
-      for (const s of scopes) {
-        const oldest = await r.operators.nthAttempt(s.scope, s.max)
-        if (oldest !== undefined && oldest > now - SIGN_IN_WINDOW_MS) {
-          return { limited: true as const, retryAfter: Math.max(1, Math.ceil((oldest + SIGN_IN_WINDOW_MS - now) / 1000)), scope: s.kind }
-        }
-      }
-      await r.operators.deleteAttemptsBefore(now - SIGN_IN_WINDOW_MS)
-      const ids: number[] = []
-      for (const s of scopes) ids.push(await r.operators.recordAttempt(s.scope, now))
-      return { limited: false as const, ids }
-    })
+    const gate = await this.admitSignIn(name, address)
     if (gate.limited) return { ok: false, reason: 'limited', retryAfter: gate.retryAfter, scope: gate.scope }
     const o = OPERATOR_NAME.test(name) ? await this.storage.read((r) => r.operators.findOperator(name)) : undefined
     const valid = password.length <= MAX_PASSWORD_LENGTH && (await Bun.password.verify(password, o?.passwordHash ?? (await decoyHash())))
     if (!valid || o === undefined || o.status !== 'active') return { ok: false, reason: 'invalid' }
     const token = randomBase62(TOKEN_LENGTH)
-    await this.storage.write(async (r) => {
+    const made = await this.storage.write(async (r) => {
+      // Read again: a reset or disable since the password was checked refuses the session here, and one
+      // that commits after this insert ends it through the generation it keeps (session()).
+      const now = await r.operators.findOperator(o.name)
+      if (now === undefined || now.status !== 'active' || now.credentialGeneration !== o.credentialGeneration) return false
       for (const id of gate.ids) await r.operators.forgetAttempt(id)
       const at = this.clock.now()
-      await r.operators.deleteIdleSessions(at - SESSION_IDLE_MS)
-      await r.operators.insertSession({ tokenHash: this.tokenHash(token), operatorId: o.id, at })
+      await r.operators.deleteIdleSessions(at - SESSION_IDLE_MS, at - SESSION_MAX_MS)
+      await r.operators.insertSession({ tokenHash: this.tokenHash(token), operatorId: o.id, generation: o.credentialGeneration, at })
+      return true
     })
-    return { ok: true, token, session: { operator: o.name, operatorId: o.id, csrf: this.csrfOf(token) } }
+    if (!made) return { ok: false, reason: 'invalid' }
+    return { ok: true, token, session: { operator: o.name, operatorId: o.id, role: o.role, csrf: this.csrfOf(token) } }
+  }
+
+  /** The attempt recorded in each window of the sign-in limit, or the window that is full. */
+  private admitSignIn(
+    name: string,
+    address: string | null,
+  ): Promise<{ limited: true; retryAfter: number; scope: 'address' | 'operator' } | { limited: false; ids: number[] }> {
+    const lower = name.toLowerCase()
+    const scopes = [
+      {
+        scope: this.hasher.digest('console-sign-in', `pair:${address ?? 'unknown'} ${lower}`),
+        max: MAX_FAILED_PER_OPERATOR,
+        windowMs: SIGN_IN_WINDOW_MS,
+        kind: 'address' as const,
+      },
+      {
+        scope: this.hasher.digest('console-sign-in', `operator:${lower}`),
+        max: MAX_FAILED_PER_OPERATOR_ANYWHERE,
+        windowMs: SIGN_IN_GUARD_WINDOW_MS,
+        kind: 'operator' as const,
+      },
+    ]
+    const now = this.clock.now()
+    return this.storage.write(async (r) => {
+      for (const s of scopes) {
+        const retryAfter = await windowFull(r, s.scope, s.max, s.windowMs, now)
+        if (retryAfter !== null) return { limited: true as const, retryAfter, scope: s.kind }
+      }
+      await r.operators.deleteAttemptsBefore(now - ATTEMPT_WINDOW_MS)
+      const ids: number[] = []
+      for (const s of scopes) ids.push(await r.operators.recordAttempt(s.scope, now))
+      return { limited: false as const, ids }
+    })
   }
 
   /** The session a cookie's token opens, if it is alive; its last-seen time moves on (at most once a minute). */
@@ -184,9 +249,10 @@ export class Operators {
     const tokenHash = this.tokenHash(token)
     const s = await this.storage.read((r) => r.operators.findSession(tokenHash))
     const now = this.clock.now()
-    if (s === undefined || s.operatorStatus !== 'active' || now - s.lastSeenAt >= SESSION_IDLE_MS) return undefined
+    if (s === undefined || s.operatorStatus !== 'active' || s.sessionGeneration !== s.operatorGeneration) return undefined
+    if (now - s.lastSeenAt >= SESSION_IDLE_MS || now - s.createdAt >= SESSION_MAX_MS) return undefined
     if (now - s.lastSeenAt >= SESSION_TOUCH_MS) await this.storage.write((r) => r.operators.touchSession(tokenHash, now))
-    return { operator: s.operator, operatorId: s.operatorId, csrf: this.csrfOf(token) }
+    return { operator: s.operator, operatorId: s.operatorId, role: s.operatorRole, csrf: this.csrfOf(token) }
   }
 
   async signOut(token: string): Promise<void> {
@@ -202,6 +268,16 @@ export class Operators {
   private csrfOf(token: string): string {
     return this.hasher.hash('console-csrf', token)
   }
+}
+
+/**
+ * Seconds until the scope's window has room again, or null when it has room
+ * now. Inside a write the scope is held until the commit (ports/operators.ts).
+ */
+export async function windowFull(r: Repos, scope: Uint8Array, max: number, windowMs: number, now: number): Promise<number | null> {
+  const oldest = await r.operators.nthAttempt(scope, max)
+  if (oldest === undefined || oldest <= now - windowMs) return null
+  return Math.max(1, Math.ceil((oldest + windowMs - now) / 1000))
 }
 
 function isToken(token: string): boolean {

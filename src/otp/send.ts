@@ -17,7 +17,7 @@ import type { VerificationIds } from '../lib/verification-id.ts'
 import { emit } from './events.ts'
 import { settleDelivered, settleFailed } from './settlement.ts'
 import { ipScope, type FraudGuard, type FraudVerdict, type Refusal } from './fraud.ts'
-import type { Delivery, FraudRule, Repos, Storage } from './ports/index.ts'
+import type { Delivery, FraudRule, Repos, SendProfile, Storage } from './ports/index.ts'
 import type { Idempotency, IdempotencyOutcome, IdempotentRequest } from './idempotency.ts'
 import { destinationOf, maskPrefix } from '../lib/phone-country.ts'
 import { type KeyLimited, type KeyLimiter, keyLimitedBy } from './key-limiter.ts'
@@ -25,7 +25,7 @@ import { failureCapWait } from './failure-cap.ts'
 import { recipientIdentity } from './recipient-identity.ts'
 import { TEST_CODE, testModeOf } from './test-recipients.ts'
 import type { ApiKey, Limits, OutboundMessage, SendInput, SmsInfo, TestMode, Verification } from './types.ts'
-import type { MessageCatalogue } from './messages/catalogue.ts'
+import type { MessageCatalogue, MessageSettings } from './messages/catalogue.ts'
 import { type Composed, composeMessage } from './messages/compose.ts'
 import { RECIPIENT_LOOKBACK_MS, recipientWindowVerdict, secondsUntil } from './windows.ts'
 
@@ -52,6 +52,10 @@ export type SendOutcome =
   | { kind: 'fraud_blocked'; rule: FraudRule; country: string | null; max: number | null; retryAfter: number | null }
   /** `[messages] sms_max_segments` (docs/messages.md#encoding-and-segments): a 400, decided before anything is written or counted but the per-key request. */
   | { kind: 'too_long'; max: number }
+  /** `[messages] voice_max_characters`: a 400, decided where `too_long` is. */
+  | { kind: 'voice_too_long'; max: number }
+  /** The account refuses a send's own `message` and `subject` (`otpd accounts set --custom-text off`): a 400, decided where `too_long` is. */
+  | { kind: 'custom_text_refused' }
 
 /** A send's request with what is derived from it once: how its recipient is counted and keyed. */
 interface SendRequest {
@@ -149,6 +153,7 @@ export class SendService {
     if (!(await r.fraud.accountSettings(req.key.accountId)).testRecipients) return 'real'
     const limited = await this.keyLimited(r, req.key)
     if (limited) return limited
+    if (customTextRefused(await r.credits.sendProfile(req.key.accountId), req.input)) return { kind: 'custom_text_refused' }
     const now = this.d.clock.now()
     return this.d.idempotency.once(r, idem, now, async () => {
       const v = this.build(req, await r.verifications.nextSeq(), now, TEST_CODE, testMode)
@@ -173,12 +178,13 @@ export class SendService {
     const now = d.clock.now()
     const earlier = idem ? await d.idempotency.check(r, idem, now) : null
     if (earlier) return { refused: earlier, verdict: null }
+    if (customTextRefused(profile, input)) return { refused: { kind: 'custom_text_refused' }, verdict: null }
     const code = input.code ?? randomDigits(profile.codeLength ?? d.defaultCodeLength)
     // The text, its language and (SMS) its segments; a 400 when over the
     // operator's limit, decided before any rule counts the send.
     const text = composeMessage(d.messages, { ...input, code, expiresInSeconds: req.expiresInMs / 1000, account: profile })
-    const maxSegments = d.messages.settings.smsMaxSegments
-    if (text.sms !== null && maxSegments !== null && text.sms.segments > maxSegments) return { refused: { kind: 'too_long', max: maxSegments }, verdict: null }
+    const tooLong = tooLongFor(d.messages.settings, input.channel, text)
+    if (tooLong) return { refused: tooLong, verdict: null }
     // The per-recipient limits' reads under the recipient's lock, and the
     // new row's number, are started here, ahead of the fraud guard's, and
     // travel with them (one round trip on PostgreSQL; docs/benchmarks.md#postgresql-round-trips).
@@ -235,6 +241,7 @@ export class SendService {
       status: null,
       // The prefix masked as the recipient is: together they show no more digits than the mask.
       extra: { rule, country, prefix: prefix === null ? null : maskPrefix(prefix), channel: input.channel, recipient: maskRecipient(input.recipient) },
+      recipientHash: req.recipientHash,
     })
     return { kind: 'fraud_blocked', rule, country, max, retryAfter }
   }
@@ -314,4 +321,18 @@ function deliveryOf(req: SendRequest, reserved: { verification: Verification; co
     verificationId: v.id,
     expiresAt: v.expiresAt,
   }
+}
+
+/** Whether the account refuses the send's own text (docs/api.md#send-request-body). */
+function customTextRefused(profile: SendProfile, input: SendInput): boolean {
+  return !profile.customText && (input.message !== undefined || input.subject !== undefined)
+}
+
+/** What one send may cost: an SMS's segments, a call's characters (docs/messages.md#encoding-and-segments). */
+function tooLongFor(settings: MessageSettings, channel: SendInput['channel'], text: Composed): SendOutcome | null {
+  const maxSegments = settings.smsMaxSegments
+  if (text.sms !== null && maxSegments !== null && text.sms.segments > maxSegments) return { kind: 'too_long', max: maxSegments }
+  const maxCharacters = settings.voiceMaxCharacters
+  if (channel === 'voice' && maxCharacters !== null && [...text.text].length > maxCharacters) return { kind: 'voice_too_long', max: maxCharacters }
+  return null
 }

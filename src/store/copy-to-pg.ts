@@ -123,7 +123,7 @@ function kept(now: number, retentionDays: number): Record<Table, { where: string
 }
 
 /** Columns written per table: SQLite's, except the target's own row ids. */
-const BOOLEAN_COLUMNS: Partial<Record<Table, string[]>> = { verifications: ['charged'], accounts: ['test_recipients'], fraud_sends: ['counted'] }
+const BOOLEAN_COLUMNS: Partial<Record<Table, string[]>> = { verifications: ['charged'], accounts: ['test_recipients', 'custom_text'], fraud_sends: ['counted'] }
 const ORDER: Record<Table, string> = {
   accounts: 'id',
   api_keys: 'id',

@@ -102,6 +102,7 @@ test('the document is structurally OpenAPI 3.1, and every reference resolves', (
     '/console/api/keys/{key}/enable',
     '/console/api/keys/{key}/revoke',
     '/console/api/session',
+    '/console/api/verifications/search',
     '/healthz',
     '/metrics',
     '/readyz',

@@ -94,9 +94,22 @@ const rows: Row[] = [
 
   // message
   { name: 'message empty', body: { ...sms, message: '' }, status: 400, error: MESSAGE },
-  { name: 'message of 1600 characters ok', body: { ...sms, message: `{code}${x(1594)}` }, status: 200 },
+  // 1600 characters is the body's rule on every channel; an SMS or a call that long is over their default caps (below).
+  { name: 'message of 1600 characters ok', body: { ...email, message: `{code}${x(1594)}` }, status: 200 },
   { name: 'message of 1601 characters', body: { ...sms, message: `{code}${x(1595)}` }, status: 400, error: MESSAGE },
-  { name: 'message of 1600 astral characters ok (code points)', body: { ...sms, message: `{code}${'😀'.repeat(1594)}` }, status: 200 },
+  { name: 'message of 1600 astral characters ok (code points)', body: { ...email, message: `{code}${'😀'.repeat(1594)}` }, status: 200 },
+  // What one credit buys by default (docs/messages.md#encoding-and-segments): 3 SMS segments, 300 characters of a call.
+  { name: 'sms of 3 GSM-7 segments ok', body: { ...sms, message: `{code}${x(459 - 6)}` }, status: 200 },
+  { name: 'sms of 4 GSM-7 segments', body: { ...sms, message: `{code}${x(460 - 6)}` }, status: 400, error: 'message is longer than 3 SMS segments' },
+  { name: 'sms of 4 UCS-2 segments', body: { ...sms, message: `{code}${'ж'.repeat(202 - 6)}` }, status: 400, error: 'message is longer than 3 SMS segments' },
+  // A call's text is counted as it is read: the 6 digits as '1, 2, 3, 4, 5, 6' (16 characters).
+  { name: 'voice text of 300 characters ok', body: { ...voice, message: `{code}${x(300 - 16)}` }, status: 200 },
+  {
+    name: 'voice text of 301 characters',
+    body: { ...voice, message: `{code}${x(301 - 16)}` },
+    status: 400,
+    error: 'message is longer than 300 characters for a voice call',
+  },
   { name: 'message of 1601 astral characters', body: { ...sms, message: `{code}${'😀'.repeat(1595)}` }, status: 400, error: MESSAGE },
   { name: 'message with BEL', body: { ...sms, message: 'Code {code}\u0007' }, status: 400, error: MESSAGE },
   { name: 'message with CR', body: { ...sms, message: 'Code\r\n{code}' }, status: 400, error: MESSAGE },

@@ -49,7 +49,7 @@ test('operators add prints a generated password once; only its argon2id hash is 
   expect(list.stdout).toContain('alice')
   expect(list.stdout).not.toContain(password)
   expect(env.json('operators', 'list')).toEqual([
-    { id: 1, name: 'alice', status: 'active', created_at: expect.any(String), password_changed_at: expect.any(String) },
+    { id: 1, name: 'alice', role: 'admin', status: 'active', created_at: expect.any(String), password_changed_at: expect.any(String) },
   ])
   const again = env.run('operators', 'add', 'alice')
   expect(again.code).toBe(1)
@@ -88,6 +88,35 @@ test('disable, enable and reset-password, each in the audit log as the OS user (
     ['operator.added', 'operator alice', me, 'cli'],
   ])
   expect(JSON.stringify(entries)).not.toContain(password)
+})
+
+test('operators add --role and operators set --role: the role is listed, checked, and each change is in the audit log', async () => {
+  env = await cliEnv()
+  expect(env.run('operators', 'add', 'carol', '--role', 'viewer').code).toBe(0)
+  expect(env.json('operators', 'list')[0].role).toBe('viewer')
+  expect(env.run('operators', 'list').stdout).toMatch(/carol +viewer +active/)
+  const bad = env.run('operators', 'add', 'dave', '--role', 'root')
+  expect(bad.code).not.toBe(0)
+  expect(bad.stderr).toContain("'root' is invalid. Allowed choices are viewer, admin")
+  expect(env.run('operators', 'set', 'carol').stderr).toContain("required option '--role <role>' not specified")
+  expect(env.run('operators', 'set', 'carol', '--role', 'admin').stdout).toBe("operator 'carol' has the admin role\n")
+  expect(env.run('operators', 'set', 'nobody', '--role', 'admin').stderr).toBe("otpd: error: operator 'nobody' does not exist (see: otpd operators list)\n")
+  const entries = env.json('audit', 'list')
+  expect(entries.map((e: Record<string, unknown>) => [e.action, e.subject, e.details])).toEqual([
+    ['operator.role_changed', 'operator carol', { from: 'viewer', to: 'admin' }],
+    ['operator.added', 'operator carol', { password: 'generated', role: 'viewer' }],
+  ])
+})
+
+test('accounts set --locale, --otp-domain and --custom-text are audited, from and to', async () => {
+  env = await cliEnv()
+  expect(env.run('accounts', 'set', 'default', '--locale', 'es', '--otp-domain', 'login.example.com').code).toBe(0)
+  expect(env.run('accounts', 'set', 'default', '--otp-domain', 'evil.example.net', '--custom-text', 'off', '--operator', 'mallory').code).toBe(0)
+  const entries = env.json('audit', 'list', '--action', 'account.settings_changed')
+  expect(entries.map((e: Record<string, unknown>) => [e.operator, e.subject, e.details])).toEqual([
+    ['mallory', 'account default', { otpDomain: { from: 'login.example.com', to: 'evil.example.net' }, customText: { from: true, to: false } }],
+    [userInfo().username, 'account default', { locale: { from: null, to: 'es' }, otpDomain: { from: null, to: 'login.example.com' } }],
+  ])
 })
 
 test('the existing commands write their audit entries; the ledger note is in it; no secret is', async () => {

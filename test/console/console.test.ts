@@ -268,9 +268,13 @@ describe('console in a browser', () => {
     expect(kinds.indexOf('attempt_failed')).toBeGreaterThan(kinds.indexOf('sent'))
     expect(kinds.at(-1)).toBe('approved')
     expect(await page.content()).not.toContain('14155550177')
-    // The full number typed in finds it too (hashed, never shown).
-    await visit(`/console/verifications?account=shop&period=24h&recipient=${encodeURIComponent('+14155550177')}`, 'verifications-by-recipient')
+    // The full number typed in finds it too (hashed, never shown), posted: it lands in no URL or history entry.
+    await visit('/console/verifications?account=shop&period=24h', 'verifications-by-recipient')
+    await page.type('#q-recipient', '+14155550177')
+    await settle(page, () => page.click('form[aria-label="Search verifications"] button[type=submit]'))
     expect((await rowsOf('#results')).map((x) => x[0])).toContain(id)
+    expect(page.url()).not.toContain('14155550177')
+    expect(await page.content()).not.toContain('14155550177')
     await visit('/console/system', 'system')
     expect(await text('[data-fact=engine]')).toMatch(/sqlite|postgres/i)
     // Each provider's circuit on this node (docs/delivery.md#circuit-breaking): none here, the deliveries are recorded.

@@ -79,6 +79,13 @@ test('every console operation: its answers are what the document says', async ()
   await conforms('/console/api/audit', 'get', await h.admin('/console/api/audit?action=x'))
   await conforms('/console/api/audit', 'get', await h.admin('/console/api/audit', { session: null }))
 
+  const q = '/console/api/verifications/search'
+  await conforms(q, 'post', await h.admin(q, { body: { recipient: 'someone@example.com', limit: 5 } }))
+  await conforms(q, 'post', await h.admin(q, { body: { recipient: 'hello' } }))
+  await conforms(q, 'post', await h.admin(q, { body: { recipient: '+14155550123', account: 'nobody' } }))
+  for (let i = 0; i < 29; i++) await h.admin(q, { body: { recipient: '+14155550123' } })
+  await conforms(q, 'post', await h.admin(q, { body: { recipient: '+14155550123' } }))
+
   await conforms(s, 'delete', await h.admin(s, { method: 'DELETE' }))
 
   // 405 on a known path, as the document says of every operation.

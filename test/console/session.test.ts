@@ -7,7 +7,14 @@
 import { expect, test } from 'bun:test'
 import { createHarness } from '../kit/harness.ts'
 import { type ConsoleHarness, consoleHarness, OPERATOR, PASSWORD } from '../kit/console.ts'
-import { MAX_FAILED_PER_ADDRESS, MAX_FAILED_PER_OPERATOR, SESSION_IDLE_MS, SIGN_IN_WINDOW_MS } from '../../src/otp/operators.ts'
+import {
+  MAX_FAILED_PER_OPERATOR,
+  MAX_FAILED_PER_OPERATOR_ANYWHERE,
+  SESSION_IDLE_MS,
+  SIGN_IN_GUARD_WINDOW_MS,
+  SIGN_IN_WINDOW_MS,
+} from '../../src/otp/operators.ts'
+import { clientAddress } from '../../src/console/http.ts'
 import { closeAfterTest } from '../kit/cleanup.ts'
 
 /** Tests that check many passwords (argon2id is slow on purpose). */
@@ -136,27 +143,57 @@ test(
 )
 
 test(
-  'failed sign-ins per client address (behind a trusted proxy), across operator names',
+  'failed sign-ins behind a trusted proxy count per client address and name: one address locks out neither another name nor another address',
   async () => {
     const h = await harness({ console: { trust_proxy: true } })
     const from = (ip: string) => ({ 'x-forwarded-for': `198.51.100.9, ${ip}` })
-    for (let i = 0; i < MAX_FAILED_PER_ADDRESS; i++) {
-      const r = await h.admin('/console/api/session', {
-        body: { name: `nobody-${i}`, password: 'not the password' },
-        session: null,
-        headers: from('203.0.113.5'),
-      })
-      expect(r.status).toBe(401)
-    }
-    const limited = await h.admin('/console/api/session', { body: { name: OPERATOR, password: PASSWORD }, session: null, headers: from('203.0.113.5') })
+    const attempt = (name: string, password: string, ip: string) =>
+      h.admin('/console/api/session', { body: { name, password }, session: null, headers: from(ip) })
+    // Twenty failures across names from one address (every operator is 127.0.0.1 behind an SSH tunnel).
+    for (let i = 0; i < 20; i++) expect((await attempt(`nobody-${i}`, 'not the password', '203.0.113.5')).status).toBe(401)
+    expect((await attempt(OPERATOR, PASSWORD, '203.0.113.5')).status).toBe(200)
+    for (let i = 0; i < MAX_FAILED_PER_OPERATOR; i++) expect((await attempt(OPERATOR, `wrong password ${i}`, '203.0.113.5')).status).toBe(401)
+    const limited = await attempt(OPERATOR, PASSWORD, '203.0.113.5')
     expect(limited.status, h.logs.join('\n')).toBe(429)
-    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0)
-    // Another address is not limited.
-    const other = await h.admin('/console/api/session', { body: { name: OPERATOR, password: PASSWORD }, session: null, headers: from('203.0.113.6') })
-    expect(other.status).toBe(200)
+    expect(limited.headers.get('retry-after')).toBe(String(SIGN_IN_WINDOW_MS / 1000))
+    // Another address, and another name from the same address, are not limited.
+    expect((await attempt(OPERATOR, PASSWORD, '203.0.113.6')).status).toBe(200)
+    await h.server.operators.add('ops-bob', 'another long password')
+    expect((await attempt('ops-bob', 'another long password', '203.0.113.5')).status).toBe(200)
   },
   SLOW,
 )
+
+test(
+  'the slower guard: failures of one name from many addresses together limit that name everywhere for an hour',
+  async () => {
+    const h = await harness({ console: { trust_proxy: true } })
+    const attempt = (password: string, ip: string) =>
+      h.admin('/console/api/session', { body: { name: OPERATOR, password }, session: null, headers: { 'x-forwarded-for': ip } })
+    for (let i = 0; i < MAX_FAILED_PER_OPERATOR_ANYWHERE; i++) {
+      expect((await attempt(`wrong password ${i}`, `198.51.100.${i % 200}`)).status).toBe(401)
+      if (i % 10 === 9) h.clock.advance(60_000)
+    }
+    const limited = await attempt(PASSWORD, '203.0.113.77')
+    expect(limited.status).toBe(429)
+    expect(Number(limited.headers.get('retry-after'))).toBe(SIGN_IN_GUARD_WINDOW_MS / 1000 - 5 * 60)
+    h.clock.advance(SIGN_IN_GUARD_WINDOW_MS)
+    expect((await attempt(PASSWORD, '203.0.113.77')).status).toBe(200)
+  },
+  SLOW * 2,
+)
+
+test('behind a trusted proxy, a last X-Forwarded-For hop that is not a bare address counts as the peer, not as no address', () => {
+  const at = (hop: string | null) =>
+    clientAddress(new Request('http://localhost/', { headers: hop === null ? {} : { 'x-forwarded-for': `198.51.100.9, ${hop}` } }), '192.0.2.7', {
+      trustProxy: true,
+    })
+  for (const hop of ['[2001:db8::1]', '1.2.3.4:443', 'fe80::1%eth0', 'unknown', '', ' '])
+    expect({ hop, address: at(hop) }).toEqual({ hop, address: '192.0.2.7' })
+  expect(at('203.0.113.5')).toBe('203.0.113.5')
+  expect(at('2001:db8::1')).toBe('2001:db8:0:0::/64')
+  expect(at(null)).toBe('192.0.2.7')
+})
 
 test('the session ends after 12 h without a request (by the clock), and a request keeps it alive', async () => {
   const h = await harness()

@@ -37,16 +37,12 @@ test('search: newest first, by country, status, recipient and id; masked recipie
   expect(await ids('?status=approved')).toEqual([us2.id])
   expect(await ids('?status=pending&country=US')).toEqual([us1.id])
   expect(await ids(`?id=${gb.id}`)).toEqual([gb.id])
-  // Typed as an operator would: spaces and dashes; the address in another case, with its tag.
-  const typed = NUMBERS.US(2).replace(/^(\+1)(\d{3})(\d{3})/, '$1 $2-$3 ')
-  expect(await ids(`?recipient=${encodeURIComponent(typed)}`)).toEqual([us2.id])
-  expect(await ids(`?recipient=${encodeURIComponent('ada.lovelace@example.com')}`)).toEqual([mail.id])
-  expect(await ids(`?recipient=${encodeURIComponent(NUMBERS.DE(5))}`)).toEqual([])
+  // By recipient: a POST (test/console/recipient-search.test.ts).
 
   const one = await c.get(`/console/api/verifications?id=${us2.id}`)
   const v = one.json.verifications[0]
   expect(v).toMatchObject({ account: 'default', channel: 'sms', country: 'US', status: 'approved', test: false })
-  expect(v.recipient).toContain('*')
+  expect(v.recipient).toBe('+*********02')
   expect(JSON.stringify(one.json)).not.toContain(NUMBERS.US(2))
   expect(Object.keys(v)).not.toContain('recipient_hash')
 
@@ -63,7 +59,6 @@ test('search: newest first, by country, status, recipient and id; masked recipie
   // Another account sees none of them.
   await h.server.admin.createAccount('other')
   expect(await ids('?account=other')).toEqual([])
-  expect(await ids(`?account=other&recipient=${encodeURIComponent(NUMBERS.US(2))}`)).toEqual([])
   // Out of the period: the 1 h period no longer holds them an hour later.
   h.clock.advance(61 * MINUTE)
   expect(await ids('?period=1h')).toEqual([])
@@ -79,7 +74,10 @@ test('search: bad parameters are 400s', async () => {
     expect(r.json.error).toBe(error)
   }
   await bad('?cursor=abc', "cursor is not valid: pass the 'next' of the previous page")
-  await bad('?recipient=hello', 'recipient must be a phone number in E.164 form (+14155550123) or an email address')
+  await bad(
+    `?recipient=${encodeURIComponent(NUMBERS.US(2))}`,
+    'recipient is not taken in a URL, where it would stay in histories and logs: POST the search to /console/api/verifications/search',
+  )
   await bad('?status=lost', "query parameter 'status' is not valid: one of pending, approved, expired, locked, canceled, failed")
   await bad('?country=usa', "query parameter 'country' is not valid: ISO 3166-1 alpha-2 (ZZ: no known country).")
   await bad('?limit=0', "query parameter 'limit' is not valid: rows per page, 1-200 (default 50).")

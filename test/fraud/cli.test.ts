@@ -160,7 +160,7 @@ test('accounts set: each option, --json, and the operator mistakes', async () =>
     "account 'default' answers the test recipients without delivering or charging\n",
   )
   const cases: [string[], string][] = [
-    [[], 'otpd: error: nothing to change: give --code-length, --countries, --daily-credit-limit, --test-recipients, --locale or --otp-domain\n'],
+    [[], 'otpd: error: nothing to change: give --code-length, --countries, --daily-credit-limit, --test-recipients, --locale, --otp-domain or --custom-text\n'],
     [
       ['--countries', 'XQ'],
       "otpd: error: unknown country code XQ: use ISO 3166-1 alpha-2 codes (US, GB, ...), ZZ for numbers of no known country, or '*' for all\n",

@@ -29,6 +29,8 @@ test('a refusal emits send.blocked (verification and status null; rule, country,
       verification: null,
       status: null,
       extra: { rule: 'geo', country: 'UZ', prefix: '+9989****', channel: 'sms', recipient: '+9989*****001' },
+      // Kept beside the event only, for the console's search by full number (docs/console.md#verifications).
+      recipientHash: expect.any(Uint8Array),
     },
   ])
   await h.server.fraud.setAccount('default', { dailyCreditLimit: 1 })

@@ -104,6 +104,9 @@ describe.skipIf(!ON_PG)('otpd db copy', () => {
     json(lite, 'keys', 'disable', String(kOff.id))
     json(lite, 'keys', 'revoke', String(kGone.id))
     await stopNodes([sqliteServer])
+    // A viewer and an account whose custom texts are off: neither may come out of the copy as the defaults (admin, on).
+    json(lite, 'operators', 'add', 'carol', '--role', 'viewer')
+    json(lite, 'accounts', 'set', 'acme', '--custom-text', 'off')
 
     const url = await freshDatabase('dbcopy')
     const copied = json(lite, 'db', 'copy', '--to', url)
@@ -136,6 +139,18 @@ describe.skipIf(!ON_PG)('otpd db copy', () => {
     expect(pgBalances).toEqual(liteBalances)
     expect(copied.copied.verifications).toBe(liteVerifications)
     expect(liteBalances.find((b) => b.name === 'acme')!.balance).toBeLessThan(3000)
+    expect(
+      await pgSnapshot(url, async (sql) => [
+        await sql.unsafe("SELECT name, role FROM operators WHERE name = 'carol'"),
+        await sql.unsafe('SELECT name, custom_text FROM accounts ORDER BY name'),
+      ]),
+    ).toEqual([
+      [{ name: 'carol', role: 'viewer' }],
+      [
+        { name: 'acme', custom_text: false },
+        { name: 'default', custom_text: true },
+      ],
+    ])
 
     // A second copy into the same (now used) database: refused, nothing changed.
     const again = cli(lite, 'db', 'copy', '--to', url)

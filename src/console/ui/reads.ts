@@ -6,14 +6,15 @@
  */
 import type { ConsoleReadDeps } from '../read-routes.ts'
 import { systemView } from '../system.ts'
-import { listAudit } from '../../otp/audit.ts'
+import { consoleMask } from '../../lib/mask.ts'
+import { type Actor, listAudit } from '../../otp/audit.ts'
 import type { Period } from '../../otp/console-stats.ts'
 import type { AuditRow, Storage, VerificationStatus } from '../../otp/ports/index.ts'
 import type { SystemView } from './pages/system.tsx'
 import { type ListPage, timeText } from './widgets.tsx'
 import type { WebhooksView } from './pages/webhooks.tsx'
-import type { TimelineEntry, VerificationDetail, VerificationSummary } from './pages/verifications.tsx'
-import type { VerificationView } from '../../otp/console-search.ts'
+import type { RefusalSummary, TimelineEntry, VerificationDetail, VerificationSummary } from './pages/verifications.tsx'
+import type { RefusalView, VerificationView } from '../../otp/console-search.ts'
 
 /** Rows per page of every list the console pages (docs/console.md#lists). */
 export const LIST_PAGE = 50
@@ -58,14 +59,35 @@ function unwrap<T>(r: Result<T>): T {
 
 function summary(x: VerificationView): VerificationSummary {
   const v = x.verification
-  return { id: v.id, account: x.account, channel: v.channel, recipient: v.recipientMask, country: v.country ?? null, status: x.status, createdAt: v.createdAt }
+  return {
+    id: v.id,
+    account: x.account,
+    channel: v.channel,
+    recipient: consoleMask(v.recipientMask),
+    country: v.country ?? null,
+    status: x.status,
+    createdAt: v.createdAt,
+  }
+}
+
+function refusalSummary(x: RefusalView): RefusalSummary {
+  const data = (JSON.parse(x.send.body) as { data?: Record<string, unknown> }).data ?? {}
+  const text = (v: unknown) => (typeof v === 'string' ? v : '')
+  return {
+    at: x.send.occurredAt,
+    account: x.account,
+    channel: text(data.channel),
+    recipient: consoleMask(text(data.recipient)),
+    rule: text(data.rule),
+    country: text(data.country),
+  }
 }
 
 /** An event's data in a line: its status, provider, attempts... (the body's recipients are masked already). */
 function describe(data: Record<string, unknown>): string {
   return Object.entries(data)
     .filter(([k, v]) => v !== null && typeof v !== 'object' && k !== 'verification_id')
-    .map(([k, v]) => `${k.replace(/_/g, ' ')}: ${String(v)}`)
+    .map(([k, v]) => `${k.replace(/_/g, ' ')}: ${k === 'recipient' ? consoleMask(String(v)) : String(v)}`)
     .join(', ')
 }
 
@@ -75,15 +97,16 @@ export function pageReads(deps: ConsoleReadDeps, storage: Storage) {
     fraud: async (q: ScopeQuery) => unwrap(await deps.fraud.page(q.period, q.account)),
     search: async (
       q: ScopeQuery & { id?: string; recipient?: string; country?: string; status?: string; cursor?: string },
-    ): Promise<ListPage<VerificationSummary, string>> => {
-      const r = unwrap(await deps.search.verifications({ ...q, status: q.status as VerificationStatus | undefined, limit: LIST_PAGE }))
-      return { rows: r.rows.map(summary), next: r.next }
+      by: Actor,
+    ): Promise<ListPage<VerificationSummary, string> & { refusals: RefusalSummary[] }> => {
+      const r = unwrap(await deps.search.verifications({ ...q, status: q.status as VerificationStatus | undefined, limit: LIST_PAGE }, by))
+      return { rows: r.rows.map(summary), next: r.next, refusals: (r.refusals ?? []).map(refusalSummary) }
     },
     verification: async (id: string): Promise<VerificationDetail> => {
       const { view, timeline } = unwrap(await deps.search.verification(id))
       const v = view.verification
       const entries: TimelineEntry[] = [
-        { at: v.createdAt, kind: 'created', detail: `${v.channel} to ${v.recipientMask}` },
+        { at: v.createdAt, kind: 'created', detail: `${v.channel} to ${consoleMask(v.recipientMask)}` },
         ...timeline.map((e) => {
           const data = (JSON.parse(e.body) as { data?: Record<string, unknown> }).data ?? {}
           return { at: e.occurredAt, kind: e.type.replace(/^verification\./, ''), detail: describe(data) }

@@ -16,6 +16,7 @@ import type { ConsoleSession } from '../../otp/operators.ts'
 import type { Webhooks } from '../../otp/webhooks.ts'
 import { type SessionGateDeps, sessionGate } from '../session-gate.ts'
 import { htmlResponse } from '../pages.ts'
+import { RECIPIENT_IN_URL } from '../read-routes.ts'
 import { type PageFrame, PERIODS, type Period, page } from './layout.tsx'
 import { auditPage } from './pages/audit.tsx'
 import { fraudPage } from './pages/fraud.tsx'
@@ -80,7 +81,9 @@ export function consolePages(deps: ConsolePagesDeps) {
 function pageRenderer(deps: ConsolePagesDeps) {
   const frameFor = async (s: ConsoleSession, title: string, path: string, q: ScopeQuery, extra: Partial<PageFrame> = {}): Promise<PageFrame> => {
     const accounts = (await deps.admin.listAccounts()).map((a) => a.name)
-    return { title, path, operator: s.operator, csrf: s.csrf, scope: { account: q.account, period: q.period, accounts }, ...extra }
+    // A viewer sees that it reads only (docs/console.md#roles): its changes answer 403.
+    const operator = s.role === 'viewer' ? `${s.operator} (viewer: reads only)` : s.operator
+    return { title, path, operator, csrf: s.csrf, scope: { account: q.account, period: q.period, accounts }, ...extra }
   }
   return async (s: ConsoleSession, title: string, path: string, q: ScopeQuery, body: (f: PageFrame) => Promise<string>, flash?: Flash, status = 200) => {
     const frame = await frameFor(s, title, path, q, { flash })
@@ -152,7 +155,11 @@ function readPages(app: PagesApp, deps: ConsolePagesDeps, kit: PageKit): void {
       const q = scopeOf(query)
       return render(operator, 'Overview', '/console/', q, async (f) => overviewPage(f, await deps.reads.overview(q)))
     })
-    .get('/console/verifications', ({ operator, query }) => verificationsOf(deps, render, operator, query))
+    .get('/console/verifications', ({ operator, actor, query }) => verificationsOf(deps, render, operator, actor, query, false))
+    // The search form posts, so a number or address never lands in a URL (docs/console.md#verifications).
+    .post('/console/verifications', ({ operator, actor, input }) =>
+      verificationsOf(deps, render, operator, actor, Object.fromEntries(Object.entries(input).map(([k, v]) => [k, str(v)])), true),
+    )
     .get('/console/verifications/:id', ({ operator, query, params }) =>
       render(operator, 'Verification', '/console/verifications', scopeOf(query), async (f) =>
         verificationPage(f, await deps.reads.verification(String(params.id))),
@@ -179,13 +186,16 @@ function readPages(app: PagesApp, deps: ConsolePagesDeps, kit: PageKit): void {
     })
 }
 
-/** The search page: the form as given, and a refused search shown under it. */
-function verificationsOf(deps: ConsolePagesDeps, render: PageKit['render'], operator: ConsoleSession, query: Query) {
+/** The search page: the form as given (posted, when it names a recipient), and a refused search shown under it. */
+function verificationsOf(deps: ConsolePagesDeps, render: PageKit['render'], operator: ConsoleSession, actor: Actor, query: Query, posted: boolean) {
   const q = scopeOf(query)
   const form: SearchForm = { id: str(query.id), recipient: '', country: str(query.country).toUpperCase(), status: str(query.status) }
   const cursor = str(query.cursor) || undefined
   const keep: Record<string, string> = {}
   for (const k of ['id', 'country', 'status'] as const) if (form[k]) keep[k] = form[k]
+  if (query.recipient !== undefined && !posted) {
+    return render(operator, 'Verifications', '/console/verifications', q, async (f) => verificationsPage(f, form, [], RECIPIENT_IN_URL), undefined, 400)
+  }
   return render(operator, 'Verifications', '/console/verifications', q, async (f) => {
     const search = {
       ...q,
@@ -196,9 +206,10 @@ function verificationsOf(deps: ConsolePagesDeps, render: PageKit['render'], oper
       cursor,
     }
     try {
-      const found = await deps.reads.search(search)
+      const found = await deps.reads.search(search, actor)
       // A recipient is never put in a URL: its search has no next-page link (docs/console.md#lists).
-      return verificationsPage({ ...f, keep }, form, found.rows, undefined, { next: search.recipient ? null : found.next, later: cursor !== undefined })
+      const paging = { next: search.recipient ? null : found.next, later: cursor !== undefined }
+      return verificationsPage({ ...f, keep }, form, found.rows, undefined, paging, search.recipient === undefined ? undefined : found.refusals)
     } catch (err) {
       return verificationsPage({ ...f, keep }, form, [], refusal(err).text)
     }

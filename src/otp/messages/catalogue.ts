@@ -25,6 +25,8 @@ export interface MessageSettings {
   localeFromCountry: boolean
   transliterate: boolean
   smsMaxSegments: number | null
+  /** Characters of a voice call's text, at most (null: the 1-1600 rule alone). */
+  voiceMaxCharacters: number | null
   otpDomain: string | null
 }
 
@@ -33,6 +35,7 @@ export const DEFAULT_MESSAGE_SETTINGS: MessageSettings = {
   localeFromCountry: false,
   transliterate: false,
   smsMaxSegments: null,
+  voiceMaxCharacters: null,
   otpDomain: null,
 }
 

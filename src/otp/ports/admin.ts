@@ -39,7 +39,7 @@ export interface AdminRepo {
   insertAccount(name: string, at: number): Promise<AccountRow>
   setCodeLength(accountId: number, length: number): Promise<void>
   /** `otpd accounts set --locale / --otp-domain` (docs/messages.md); null clears one, undefined leaves it. */
-  setMessaging(accountId: number, change: { locale?: string | null; otpDomain?: string | null }): Promise<void>
+  setMessaging(accountId: number, change: MessagingChange): Promise<void>
   insertKey(k: { accountId: number; name: string; prefix: string; keyHash: string; at: number }): Promise<number>
   listKeys(accountId?: number): Promise<KeyRow[]>
   findKeys(idOrPrefix: string): Promise<KeyRow[]>
@@ -48,4 +48,11 @@ export interface AdminRepo {
   setKeyExpiry(id: number, at: number): Promise<void>
   /** Newest first; `beforeId`: only entries older than that one (the next page). */
   ledger(accountId: number, limit: number, beforeId?: number): Promise<LedgerRow[]>
+}
+
+/** An account's texts settings (docs/messages.md, docs/api.md#send-request-body): each undefined one is kept. */
+export interface MessagingChange {
+  locale?: string | null
+  otpDomain?: string | null
+  customText?: boolean
 }

@@ -31,6 +31,8 @@ export interface SendProfile {
   locale: string | null
   /** `otpd accounts set --otp-domain`; null: the config's `messages.otp_domain`. */
   otpDomain: string | null
+  /** `otpd accounts set --custom-text`: whether a send may carry its own `message` and `subject`. */
+  customText: boolean
   /** What FraudStore.accountSettings answers, read in the same statement. */
   fraud: AccountFraudSettings
 }

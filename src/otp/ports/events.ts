@@ -32,6 +32,8 @@ export interface NewEvent {
   status: VerificationStatus | null
   /** The type's extra `data` fields (`provider`, `failed_attempts`, `retry_after`, `rule`, `country`, `prefix`). */
   extra: Record<string, string | number | null>
+  /** `send.blocked`: the refused recipient's keyed hash (as a verification's), for the console's search by recipient. */
+  recipientHash?: Uint8Array
 }
 
 /** The outbox of outgoing webhook events (docs/api.md#events). */

@@ -143,6 +143,14 @@ export interface SearchPage {
 }
 
 /** One event of a verification's timeline. */
+/** A send the fraud guard refused: its `send.blocked` event (the body's recipient is masked). */
+export interface RefusedSend {
+  id: string
+  accountId: number
+  occurredAt: number
+  body: string
+}
+
 export interface TimelineEvent {
   sequence: number
   type: string
@@ -183,6 +191,8 @@ export interface StatsReads {
   search(q: VerificationSearch): Promise<SearchPage>
   /** Verifications of this recipient hash in [from, to), newest first, at most `limit`, before the position `before`. */
   byRecipient(hash: Uint8Array, from: number, to: number, before: { at: number; seq: number } | null, limit: number): Promise<Verification[]>
+  /** `send.blocked` events of this recipient hash in [from, to), newest first, at most `limit`. */
+  refusalsByRecipient(hash: Uint8Array, from: number, to: number, limit: number): Promise<RefusedSend[]>
   timeline(seq: number, id: string): Promise<TimelineEvent[]>
   deliveries(q: DeliverySearch): Promise<{ rows: DeliveryRow[]; next: number | null }>
   /** The prefixes with most counted sends over the rollup's last 24 hours, with their approvals, at most `limit`. */

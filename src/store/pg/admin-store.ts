@@ -1,5 +1,5 @@
 /** Accounts and keys as operators manage them (otp/ports/admin.ts): the shared statements of store/sql/admin.ts. */
-import type { AccountRow, AdminRepo, KeyRow, LedgerRow } from '../../otp/ports/index.ts'
+import type { AccountRow, AdminRepo, KeyRow, LedgerRow, MessagingChange } from '../../otp/ports/index.ts'
 import type { KeyStatus } from '../../otp/types.ts'
 import { ADMIN_SQL, accountSql, exactKey, keyIdOf, toAccount, toKeyRow, toLedgerRow } from '../sql/admin.ts'
 import { POSTGRES } from '../sql/dialect.ts'
@@ -28,9 +28,10 @@ export class PgAdminStore implements AdminRepo {
   async setCodeLength(accountId: number, length: number): Promise<void> {
     await this.tx.run(ADMIN_SQL.setCodeLength, [accountId, length])
   }
-  async setMessaging(accountId: number, change: { locale?: string | null; otpDomain?: string | null }): Promise<void> {
+  async setMessaging(accountId: number, change: MessagingChange): Promise<void> {
     if (change.locale !== undefined) await this.tx.run(ADMIN_SQL.setLocale, [accountId, change.locale])
     if (change.otpDomain !== undefined) await this.tx.run(ADMIN_SQL.setOtpDomain, [accountId, change.otpDomain])
+    if (change.customText !== undefined) await this.tx.run(ADMIN_SQL.setCustomText, [accountId, change.customText])
   }
   async insertKey(k: { accountId: number; name: string; prefix: string; keyHash: string; at: number }): Promise<number> {
     return num((await this.tx.q(ADMIN_SQL.insertKey, [k.accountId, k.name, k.prefix, k.keyHash, k.at]))[0]!.id)

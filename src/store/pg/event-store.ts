@@ -38,6 +38,8 @@ const INSERT_WITH_DELIVERIES = `WITH e AS (
   SELECT e.seq, w.id, 'pending', 0, $6, $6, $6 FROM e, webhook_endpoints w
   WHERE w.account_id = $2 AND ${subscribed(POSTGRES, 'w', '$3')}`
 
+const SET_RECIPIENT = 'UPDATE events SET recipient_hash = $2 WHERE id = $1'
+
 type Numbering = { name: string | null | undefined; n: number }
 
 export class PgEventOutbox implements EventOutbox {
@@ -75,6 +77,8 @@ export class PgEventOutbox implements EventOutbox {
     if (v !== null && this.locks.locking) this.numbering.set(v.id, Promise.resolve({ name, n: sequence }))
     const body = eventBody(e, id, name, sequence)
     this.tx.exec(INSERT_WITH_DELIVERIES, [id, e.accountId, e.type, v?.id ?? null, sequence, e.at, body])
+    // A refusal only (rare): every other event leaves the column, and its partial index, alone.
+    if (e.recipientHash !== undefined) this.tx.exec(SET_RECIPIENT, [id, e.recipientHash])
   }
 
   private async read(accountId: number, verificationId: string | null): Promise<Numbering> {

@@ -5,7 +5,7 @@
  * the scope's advisory lock (store/pg/locks.ts `named`), so concurrent
  * sign-ins on several nodes cannot each see room for one more.
  */
-import type { AuditEntry, AuditLog, AuditQuery, AuditRow, OperatorRepo, OperatorRow, OperatorStatus, SessionRow } from '../../otp/ports/index.ts'
+import type { AuditEntry, AuditLog, AuditQuery, AuditRow, OperatorRepo, OperatorRole, OperatorRow, OperatorStatus, SessionRow } from '../../otp/ports/index.ts'
 import { AUDIT_SQL, auditListParams, toAuditRow } from '../sql/audit.ts'
 import { OPERATOR_SQL, toOperator, toSession } from '../sql/operators.ts'
 import { num, numOrNull } from '../sql/values.ts'
@@ -19,8 +19,8 @@ export class PgOperatorRepo implements OperatorRepo {
     private readonly tx: Tx,
     private readonly locks: TxLocks,
   ) {}
-  async insertOperator(o: { name: string; passwordHash: string; at: number }): Promise<OperatorRow> {
-    return toOperator((await this.tx.q(OPERATOR_SQL.insertOperator, [o.name, o.passwordHash, o.at]))[0]!)
+  async insertOperator(o: { name: string; passwordHash: string; role: OperatorRole; at: number }): Promise<OperatorRow> {
+    return toOperator((await this.tx.q(OPERATOR_SQL.insertOperator, [o.name, o.passwordHash, o.at, o.role]))[0]!)
   }
   async findOperator(name: string): Promise<OperatorRow | undefined> {
     const rows = await this.tx.q(OPERATOR_SQL.findOperator, [name])
@@ -35,8 +35,11 @@ export class PgOperatorRepo implements OperatorRepo {
   async setPassword(id: number, passwordHash: string, at: number): Promise<void> {
     await this.tx.run(OPERATOR_SQL.setPassword, [id, passwordHash, at])
   }
-  async insertSession(s: { tokenHash: Uint8Array; operatorId: number; at: number }): Promise<void> {
-    await this.tx.run(OPERATOR_SQL.insertSession, [s.tokenHash, s.operatorId, s.at])
+  async setOperatorRole(id: number, role: OperatorRole): Promise<void> {
+    await this.tx.run(OPERATOR_SQL.setOperatorRole, [id, role])
+  }
+  async insertSession(s: { tokenHash: Uint8Array; operatorId: number; generation: number; at: number }): Promise<void> {
+    await this.tx.run(OPERATOR_SQL.insertSession, [s.tokenHash, s.operatorId, s.generation, s.at])
   }
   async findSession(tokenHash: Uint8Array): Promise<SessionRow | undefined> {
     const rows = await this.tx.q(OPERATOR_SQL.findSession, [tokenHash])
@@ -51,8 +54,8 @@ export class PgOperatorRepo implements OperatorRepo {
   async deleteSessionsOf(operatorId: number): Promise<number> {
     return this.tx.run(OPERATOR_SQL.deleteSessionsOf, [operatorId])
   }
-  async deleteIdleSessions(before: number): Promise<number> {
-    return this.tx.run(OPERATOR_SQL.deleteIdleSessions, [before])
+  async deleteIdleSessions(seenBefore: number, createdBefore: number): Promise<number> {
+    return this.tx.run(OPERATOR_SQL.deleteIdleSessions, [seenBefore, createdBefore])
   }
   async nthAttempt(scope: Uint8Array, n: number): Promise<number | undefined> {
     await this.locks.named(scopeLock(scope))

@@ -26,6 +26,7 @@ export const accounts = pgTable('accounts', {
   /** See store/sqlite/schema.ts `accounts`: the account's language and autofill domain (docs/messages.md). */
   locale: text('locale'),
   otpDomain: text('otp_domain'),
+  customText: boolean('custom_text').notNull().default(true),
 })
 
 /**
@@ -209,11 +210,14 @@ export const events = pgTable(
     sequence: integer('sequence').notNull(),
     occurredAt: ms('occurred_at').notNull(),
     body: text('body').notNull(),
+    /** See store/sqlite/schema.ts `events`. */
+    recipientHash: bytea('recipient_hash'),
   },
   (t) => [
     uniqueIndex('events_id').on(t.id),
     uniqueIndex('events_verification').on(t.verificationId, t.sequence).where(sql`${t.verificationId} IS NOT NULL`),
     index('events_account').on(t.accountId, t.seq),
+    index('events_recipient').on(t.recipientHash, t.occurredAt).where(sql`${t.recipientHash} IS NOT NULL`),
   ],
 )
 
@@ -334,6 +338,11 @@ export const operators = pgTable('operators', {
     .default('active'),
   createdAt: ms('created_at').notNull(),
   passwordChangedAt: ms('password_changed_at').notNull(),
+  /** See store/sqlite/schema.ts `operators`. */
+  role: text('role', { enum: ['viewer', 'admin'] })
+    .notNull()
+    .default('admin'),
+  credentialGeneration: integer('credential_generation').notNull().default(0),
 })
 
 /** See store/sqlite/schema.ts `consoleSessions`. */
@@ -346,6 +355,7 @@ export const consoleSessions = pgTable(
       .references(() => operators.id),
     createdAt: ms('created_at').notNull(),
     lastSeenAt: ms('last_seen_at').notNull(),
+    credentialGeneration: integer('credential_generation').notNull().default(0),
   },
   (t) => [index('console_sessions_operator').on(t.operatorId), index('console_sessions_seen').on(t.lastSeenAt)],
 )

@@ -25,6 +25,7 @@ export const ADMIN_SQL = {
   setCodeLength: 'UPDATE accounts SET code_length = $2 WHERE id = $1',
   setLocale: 'UPDATE accounts SET locale = $2 WHERE id = $1',
   setOtpDomain: 'UPDATE accounts SET otp_domain = $2 WHERE id = $1',
+  setCustomText: 'UPDATE accounts SET custom_text = $2 WHERE id = $1',
   insertKey: 'INSERT INTO api_keys (account_id, name, prefix, key_hash, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id',
   listKeys: `${KEY_ROWS} ORDER BY k.id`,
   listAccountKeys: `${KEY_ROWS} WHERE k.account_id = $1 ORDER BY k.id`,

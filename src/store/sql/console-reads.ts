@@ -46,6 +46,10 @@ export function consoleReadSql(d: Dialect) {
     /** A recipient's verifications (verifications_recipient), newest first. */
     byRecipient: `SELECT ${VERIFICATION_COLUMNS} FROM verifications v WHERE v.recipient_hash = $1 AND v.created_at >= $2 AND ${AFTER('$3', '$4')}
       ORDER BY v.created_at DESC, v.seq DESC LIMIT $5`,
+    /** A recipient's refused sends (events_recipient), newest first. */
+    refusalsByRecipient: `SELECT e.id, e.account_id, e.occurred_at, e.body FROM events e
+      WHERE e.recipient_hash = $1 AND e.recipient_hash IS NOT NULL AND e.occurred_at >= $2 AND e.occurred_at < $3
+      ORDER BY e.occurred_at DESC LIMIT $4`,
     timeline: `SELECT e.sequence, e.type, e.occurred_at, e.body FROM verifications v JOIN events e ON ${d.eventOf('e', 'v')}
       WHERE v.seq = $1 AND v.id = $2 ORDER BY e.sequence`,
     /**

@@ -18,7 +18,7 @@ export const CREDIT_SQL = {
   balance: 'SELECT balance FROM accounts WHERE id = $1',
   codeLength: 'SELECT code_length FROM accounts WHERE id = $1',
   /** What a send reads of its account (otp/ports/credits.ts SendProfile): one statement. */
-  sendProfile: 'SELECT code_length, name, locale, otp_domain, allowed_countries, daily_credit_limit, test_recipients FROM accounts WHERE id = $1',
+  sendProfile: 'SELECT code_length, name, locale, otp_domain, custom_text, allowed_countries, daily_credit_limit, test_recipients FROM accounts WHERE id = $1',
   /** `$1` the amount, `$2` the account: moves nothing when the balance does not cover it. */
   debit: 'UPDATE accounts SET balance = balance - $1 WHERE id = $2 AND balance >= $1',
   /** `$1` the account, `$2` the signed amount. */
@@ -33,6 +33,7 @@ export function toSendProfile(r: Row | undefined | null): SendProfile {
     name: (r?.name as string | undefined) ?? '',
     locale: (r?.locale as string | null | undefined) ?? null,
     otpDomain: (r?.otp_domain as string | null | undefined) ?? null,
+    customText: r?.custom_text === undefined || r.custom_text === null ? true : Boolean(r.custom_text),
     fraud: toSettings(r ?? undefined),
   }
 }

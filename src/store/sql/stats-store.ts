@@ -9,6 +9,7 @@ import type {
   DeliveryRow,
   DeliverySearch,
   RefusalRow,
+  RefusedSend,
   RollupRow,
   RollupSource,
   RollupStore,
@@ -175,6 +176,11 @@ export class SqlStatsStore implements RollupStore, StatsReads {
   async byRecipient(hash: Uint8Array, from: number, to: number, before: { at: number; seq: number } | null, limit: number): Promise<Verification[]> {
     const rows = await this.db.all(this.c.byRecipient, [hash, from, before?.at ?? to, before?.seq ?? Number.MAX_SAFE_INTEGER, limit])
     return rows.map(toVerification)
+  }
+
+  async refusalsByRecipient(hash: Uint8Array, from: number, to: number, limit: number): Promise<RefusedSend[]> {
+    const rows = await this.db.all(this.c.refusalsByRecipient, [hash, from, to, limit])
+    return rows.map((r) => ({ id: r.id as string, accountId: num(r.account_id), occurredAt: num(r.occurred_at), body: r.body as string }))
   }
 
   async timeline(seq: number, id: string): Promise<TimelineEvent[]> {

@@ -1,5 +1,5 @@
 /** Accounts and keys as operators manage them (otp/ports/admin.ts): the shared statements of store/sql/admin.ts. */
-import type { AccountRow, AdminRepo, KeyRow, LedgerRow } from '../../otp/ports/index.ts'
+import type { AccountRow, AdminRepo, KeyRow, LedgerRow, MessagingChange } from '../../otp/ports/index.ts'
 import type { KeyStatus } from '../../otp/types.ts'
 import { ADMIN_SQL, accountSql, exactKey, keyIdOf, toAccount, toKeyRow, toLedgerRow } from '../sql/admin.ts'
 import { SQLITE } from '../sql/dialect.ts'
@@ -32,9 +32,10 @@ export class SqliteAdminStore implements AdminRepo {
     this.q.setCodeLength.run(accountId, length)
     this.codeLengthChanged()
   }
-  async setMessaging(accountId: number, change: { locale?: string | null; otpDomain?: string | null }): Promise<void> {
+  async setMessaging(accountId: number, change: MessagingChange): Promise<void> {
     if (change.locale !== undefined) this.q.setLocale.run(accountId, change.locale)
     if (change.otpDomain !== undefined) this.q.setOtpDomain.run(accountId, change.otpDomain)
+    if (change.customText !== undefined) this.q.setCustomText.run(accountId, change.customText ? 1 : 0)
     this.codeLengthChanged()
   }
   async insertKey(k: { accountId: number; name: string; prefix: string; keyHash: string; at: number }): Promise<number> {

@@ -40,6 +40,7 @@ export class SqliteEventOutbox implements EventOutbox {
   private readonly sequenceQ
   private readonly insertQ
   private readonly fanOutQ
+  private readonly recipientQ
   private readonly q: Record<keyof typeof SHARED, Prepared>
   private readonly hasEndpointQ
   private readonly lastSeqQ
@@ -73,6 +74,7 @@ export class SqliteEventOutbox implements EventOutbox {
     this.insertQ = c.prepare<unknown, [number, string, number, string, string | null, number | null, number, number, string]>(
       'INSERT INTO events (seq, id, account_id, type, verification_id, verification_seq, sequence, occurred_at, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)',
     )
+    this.recipientQ = c.prepare<unknown, [number, Uint8Array]>('UPDATE events SET recipient_hash = ?2 WHERE seq = ?1')
     // One delivery per endpoint of the account subscribed to the type.
     this.fanOutQ = c.prepare<unknown, [number, number, number, string]>(
       `INSERT INTO event_deliveries (event_seq, endpoint_id, status, attempts, first_at, next_at, updated_at)
@@ -91,6 +93,8 @@ export class SqliteEventOutbox implements EventOutbox {
     const sequence = v === null ? 0 : this.lastSequence(v, e.at) + 1
     const body = eventBody(e, id, this.accountName(e.accountId), sequence)
     this.insertQ.run(seq, id, e.accountId, e.type, v?.id ?? null, v?.seq ?? null, sequence, e.at, body)
+    // A refusal only (rare): every other event leaves the column, and its partial index, alone.
+    if (e.recipientHash !== undefined) this.recipientQ.run(seq, e.recipientHash)
     if (v !== null) this.keepSequence(v.id, sequence, e.at)
     if (this.hasEndpoints(e.accountId)) this.fanOutQ.run(seq, e.at, e.accountId, e.type)
   }

@@ -4,7 +4,7 @@
  * prepared once per connection. SQLite has one writer at a time, so a
  * scope's attempt window read inside a write is exact without a lock.
  */
-import type { AuditEntry, AuditLog, AuditQuery, AuditRow, OperatorRepo, OperatorRow, OperatorStatus, SessionRow } from '../../otp/ports/index.ts'
+import type { AuditEntry, AuditLog, AuditQuery, AuditRow, OperatorRepo, OperatorRole, OperatorRow, OperatorStatus, SessionRow } from '../../otp/ports/index.ts'
 import { AUDIT_SQL, auditListParams, toAuditRow } from '../sql/audit.ts'
 import { OPERATOR_SQL, toOperator, toSession } from '../sql/operators.ts'
 import { num, numOrNull } from '../sql/values.ts'
@@ -16,8 +16,8 @@ export class SqliteOperatorRepo implements OperatorRepo {
   constructor(db: Db) {
     this.q = prepareShared(db.$client, OPERATOR_SQL)
   }
-  async insertOperator(o: { name: string; passwordHash: string; at: number }): Promise<OperatorRow> {
-    return toOperator(this.q.insertOperator.get(o.name, o.passwordHash, o.at)!)
+  async insertOperator(o: { name: string; passwordHash: string; role: OperatorRole; at: number }): Promise<OperatorRow> {
+    return toOperator(this.q.insertOperator.get(o.name, o.passwordHash, o.at, o.role)!)
   }
   async findOperator(name: string): Promise<OperatorRow | undefined> {
     const row = this.q.findOperator.get(name)
@@ -32,8 +32,11 @@ export class SqliteOperatorRepo implements OperatorRepo {
   async setPassword(id: number, passwordHash: string, at: number): Promise<void> {
     this.q.setPassword.run(id, passwordHash, at)
   }
-  async insertSession(s: { tokenHash: Uint8Array; operatorId: number; at: number }): Promise<void> {
-    this.q.insertSession.run(s.tokenHash, s.operatorId, s.at)
+  async setOperatorRole(id: number, role: OperatorRole): Promise<void> {
+    this.q.setOperatorRole.run(id, role)
+  }
+  async insertSession(s: { tokenHash: Uint8Array; operatorId: number; generation: number; at: number }): Promise<void> {
+    this.q.insertSession.run(s.tokenHash, s.operatorId, s.generation, s.at)
   }
   async findSession(tokenHash: Uint8Array): Promise<SessionRow | undefined> {
     const row = this.q.findSession.get(tokenHash)
@@ -48,8 +51,8 @@ export class SqliteOperatorRepo implements OperatorRepo {
   async deleteSessionsOf(operatorId: number): Promise<number> {
     return this.q.deleteSessionsOf.run(operatorId).changes
   }
-  async deleteIdleSessions(before: number): Promise<number> {
-    return this.q.deleteIdleSessions.run(before).changes
+  async deleteIdleSessions(seenBefore: number, createdBefore: number): Promise<number> {
+    return this.q.deleteIdleSessions.run(seenBefore, createdBefore).changes
   }
   async nthAttempt(scope: Uint8Array, n: number): Promise<number | undefined> {
     return numOrNull(this.q.nthAttempt.get(scope, n - 1)?.at) ?? undefined

@@ -25,6 +25,8 @@ export const accounts = sqliteTable('accounts', {
   locale: text('locale'),
   /** The WICG autofill domain of its SMS (docs/messages.md#autofill); null: the config's `messages.otp_domain`. */
   otpDomain: text('otp_domain'),
+  /** Whether a send may carry its own `message` and `subject` (docs/api.md#send-request-body); off: a 400. */
+  customText: integer('custom_text', { mode: 'boolean' }).notNull().default(true),
 })
 
 export const apiKeys = sqliteTable(
@@ -235,8 +237,19 @@ export const events = sqliteTable(
     sequence: integer('sequence').notNull(),
     occurredAt: integer('occurred_at').notNull(),
     body: text('body').notNull(),
+    /**
+     * `send.blocked` only: the refused recipient's keyed hash, as a
+     * verification keeps it, so the console's search by full number finds
+     * refusals too (docs/console.md#verifications). Null, and out of the
+     * partial index, for every other event.
+     */
+    recipientHash: blob('recipient_hash', { mode: 'buffer' }),
   },
-  (t) => [index('events_verification_seq').on(t.verificationSeq, t.verificationId, t.sequence), index('events_account').on(t.accountId, t.seq)],
+  (t) => [
+    index('events_verification_seq').on(t.verificationSeq, t.verificationId, t.sequence),
+    index('events_account').on(t.accountId, t.seq),
+    index('events_recipient').on(t.recipientHash, t.occurredAt).where(sql`${t.recipientHash} IS NOT NULL`),
+  ],
 )
 
 /**
@@ -405,6 +418,16 @@ export const operators = sqliteTable('operators', {
     .default('active'),
   createdAt: integer('created_at').notNull(),
   passwordChangedAt: integer('password_changed_at').notNull(),
+  /** `viewer` reads only; `admin` may change (docs/console.md#roles). */
+  role: text('role', { enum: ['viewer', 'admin'] })
+    .notNull()
+    .default('admin'),
+  /**
+   * Moves on at every password reset and disable: a session made under an
+   * older one is dead, even one whose sign-in checked the password before the
+   * change (otp/operators.ts).
+   */
+  credentialGeneration: integer('credential_generation').notNull().default(0),
 })
 
 /**
@@ -421,6 +444,8 @@ export const consoleSessions = sqliteTable(
       .references(() => operators.id),
     createdAt: integer('created_at').notNull(),
     lastSeenAt: integer('last_seen_at').notNull(),
+    /** The operator's `credential_generation` when the password was checked. */
+    credentialGeneration: integer('credential_generation').notNull().default(0),
   },
   (t) => [index('console_sessions_operator').on(t.operatorId), index('console_sessions_seen').on(t.lastSeenAt)],
 )

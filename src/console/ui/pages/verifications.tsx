@@ -20,6 +20,16 @@ export interface VerificationSummary {
   createdAt: number
 }
 
+/** A send to the searched recipient that the fraud guard refused (no verification exists). */
+export interface RefusalSummary {
+  at: number
+  account: string
+  channel: string
+  recipient: string
+  rule: string
+  country: string
+}
+
 export interface SearchForm {
   id: string
   recipient: string
@@ -45,11 +55,19 @@ export interface SearchPaging {
   later: boolean
 }
 
-export function verificationsPage(frame: PageFrame, form: SearchForm, rows: VerificationSummary[], error?: string, paging?: SearchPaging): string {
+export function verificationsPage(
+  frame: PageFrame,
+  form: SearchForm,
+  rows: VerificationSummary[],
+  error?: string,
+  paging?: SearchPaging,
+  refusals?: RefusalSummary[],
+): string {
   return page(
     frame,
     <>
-      <form method="get" action="/console/verifications" class="panel fields" aria-label="Search verifications">
+      <form method="post" action="/console/verifications" hx-push-url="false" class="panel fields" aria-label="Search verifications">
+        <input type="hidden" name="_csrf" value={frame.csrf} />
         {frame.scope?.account ? <input type="hidden" name="account" value={frame.scope.account} /> : null}
         <input type="hidden" name="period" value={frame.scope?.period ?? '24h'} />
         <div>
@@ -60,7 +78,7 @@ export function verificationsPage(frame: PageFrame, form: SearchForm, rows: Veri
           <label for="q-recipient">Full number or address</label>
           <input id="q-recipient" name="recipient" value="" autocomplete="off" placeholder="+14155550123" aria-describedby="q-recipient-hint" />
           <p id="q-recipient-hint" class="hint visually-hidden">
-            Hashed as otpd stores it; never shown or kept in clear.
+            Hashed as otpd stores it; never shown, kept or put in a URL. Each search by recipient is in the audit log.
           </p>
         </div>
         <div>
@@ -107,6 +125,22 @@ export function verificationsPage(frame: PageFrame, form: SearchForm, rows: Veri
         next={paging?.next ? scopedHref('/console/verifications', frame, { cursor: paging.next }) : null}
         first={paging?.later ? scopedHref('/console/verifications', frame, { cursor: undefined }) : null}
       />
+      {refusals === undefined ? null : (
+        <Table
+          caption="Sends to this recipient the fraud guard refused, newest first"
+          id="refusals"
+          rows={refusals}
+          empty="The fraud guard refused no send to this recipient in this period."
+          columns={[
+            { label: 'Refused', cell: (r) => <Time at={r.at} /> },
+            { label: 'Account', cell: (r) => r.account },
+            { label: 'Channel', cell: (r) => r.channel },
+            { label: 'Recipient', cell: (r) => <span class="mono">{r.recipient}</span> },
+            { label: 'Rule', cell: (r) => r.rule },
+            { label: 'Country', cell: (r) => r.country },
+          ]}
+        />
+      )}
     </>,
   )
 }

@@ -15,6 +15,8 @@ import m0007 from './0007_balance_stripes.sql' with { type: 'text' }
 import m0008 from './0008_key_hit.sql' with { type: 'text' }
 import m0009 from './0009_endpoint_turns.sql' with { type: 'text' }
 import m0010 from './0010_key_expiry.sql' with { type: 'text' }
+import m0011 from './0011_operator_roles.sql' with { type: 'text' }
+import m0012 from './0012_blocked_recipients.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 export const migrationFiles: Record<string, string> = {
@@ -29,4 +31,6 @@ export const migrationFiles: Record<string, string> = {
   '0008_key_hit': m0008,
   '0009_endpoint_turns': m0009,
   '0010_key_expiry': m0010,
+  '0011_operator_roles': m0011,
+  '0012_blocked_recipients': m0012,
 }

@@ -20,6 +20,8 @@ import m0011 from './0011_console.sql' with { type: 'text' }
 import m0012 from './0012_console.sql' with { type: 'text' }
 import m0014 from './0014_endpoint_turns.sql' with { type: 'text' }
 import m0015 from './0015_key_expiry.sql' with { type: 'text' }
+import m0016 from './0016_operator_roles.sql' with { type: 'text' }
+import m0017 from './0017_blocked_recipients.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 export const migrationFiles: Record<string, string> = {
@@ -39,4 +41,6 @@ export const migrationFiles: Record<string, string> = {
   '0012_console': m0012,
   '0014_endpoint_turns': m0014,
   '0015_key_expiry': m0015,
+  '0016_operator_roles': m0016,
+  '0017_blocked_recipients': m0017,
 }

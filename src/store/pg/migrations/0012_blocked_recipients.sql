@@ -1,0 +1,2 @@
+ALTER TABLE "events" ADD COLUMN "recipient_hash" "bytea";--> statement-breakpoint
+CREATE INDEX "events_recipient" ON "events" USING btree ("recipient_hash","occurred_at") WHERE "events"."recipient_hash" IS NOT NULL;
