@@ -17,7 +17,7 @@ const SUBJECT_CHARS = `^${char('\\u0000-\\u001F\\u007F-\\u009F')}{1,200}$`
 const EMAIL =
   "^(?=.{1,254}$)(?=[^@]{1,64}@)[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$"
 
-export const Channel = t.Union([t.Literal('sms'), t.Literal('email'), t.Literal('voice')])
+export const Channel = t.Union([t.Literal('sms'), t.Literal('email'), t.Literal('voice'), t.Literal('whatsapp')])
 export const PhoneRecipient = t.String({ pattern: '^\\+[1-9][0-9]{1,14}$', description: 'E.164 phone number' })
 export const EmailRecipient = t.String({ pattern: EMAIL, description: 'email address' })
 export const Message = t.String({ pattern: MESSAGE_CHARS, description: 'template, 1-1600 characters; {code} is replaced by the code' })
@@ -190,6 +190,14 @@ export const SmsSendBody = t.Object({
 export const VoiceSendBody = t.Object({
   channel: t.Literal('voice'),
   recipient: t.String({ ...PhoneRecipient, description: `E.164 phone number. ${TEST_PHONES}` }),
+  ...sendFields,
+})
+export const WhatsappSendBody = t.Object({
+  channel: t.Literal('whatsapp'),
+  recipient: t.String({
+    ...PhoneRecipient,
+    description: `E.164 phone number; the code goes in the provider's approved authentication template (docs/delivery.md#whatsapp). ${TEST_PHONES}`,
+  }),
   ...sendFields,
 })
 export const EmailSendBody = t.Object({

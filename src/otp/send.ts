@@ -16,7 +16,7 @@ import type { Hasher } from '../lib/secrets.ts'
 import type { VerificationIds } from '../lib/verification-id.ts'
 import { emit } from './events.ts'
 import { settleDelivered, settleFailed } from './settlement.ts'
-import { ipScope, type FraudGuard, type FraudVerdict, type Refusal } from './fraud.ts'
+import { ipScope, WHATSAPP_SCOPE, type FraudGuard, type FraudVerdict, type Refusal } from './fraud.ts'
 import type { Delivery, FraudRule, Repos, Storage } from './ports/index.ts'
 import type { Idempotency, IdempotencyOutcome, IdempotentRequest } from './idempotency.ts'
 import { destinationOf, maskPrefix } from '../lib/phone-country.ts'
@@ -104,7 +104,9 @@ export class SendService {
       const answered = await d.storage.write((r) => this.sendToTestRecipient(r, req, testMode, idem))
       if (answered !== 'real') return answered
     }
-    const ipHash = input.ip === undefined ? null : d.hasher.digest(HASH_PURPOSE_IP, `${key.accountId}:${ipScope(input.ip)}`).subarray(0, RECIPIENT_HASH_BYTES)
+    // WhatsApp sends count apart (otp/fraud.ts countingDestination), rule 2's too.
+    const ipScoped = `${key.accountId}:${input.channel === 'whatsapp' ? WHATSAPP_SCOPE : ''}${input.ip === undefined ? '' : ipScope(input.ip)}`
+    const ipHash = input.ip === undefined ? null : d.hasher.digest(HASH_PURPOSE_IP, ipScoped).subarray(0, RECIPIENT_HASH_BYTES)
     // Limits, credit and the new verification in one transaction: concurrent
     // sends cannot both see the last free slot or the last credit. A run of
     // it again draws a new code with its new hash: the last run is the one kept.

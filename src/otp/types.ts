@@ -1,7 +1,7 @@
 /** Domain types shared by the otp services and the ports they declare. */
 import type { SmsEncoding } from '../lib/sms-encoding.ts'
 
-export const CHANNELS = ['sms', 'email', 'voice'] as const
+export const CHANNELS = ['sms', 'email', 'voice', 'whatsapp'] as const
 export type Channel = (typeof CHANNELS)[number]
 
 export type KeyStatus = 'active' | 'disabled' | 'revoked'

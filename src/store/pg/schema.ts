@@ -103,7 +103,7 @@ export const verifications = pgTable(
     accountId: integer('account_id')
       .notNull()
       .references(() => accounts.id),
-    channel: text('channel', { enum: ['sms', 'email', 'voice'] }).notNull(),
+    channel: text('channel', { enum: ['sms', 'email', 'voice', 'whatsapp'] }).notNull(),
     recipientHash: bytea('recipient_hash').notNull(),
     recipientMask: text('recipient_mask').notNull(),
     codeHash: bytea('code_hash').notNull(),

@@ -87,7 +87,7 @@ export const verifications = sqliteTable(
     accountId: integer('account_id')
       .notNull()
       .references(() => accounts.id),
-    channel: text('channel', { enum: ['sms', 'email', 'voice'] }).notNull(),
+    channel: text('channel', { enum: ['sms', 'email', 'voice', 'whatsapp'] }).notNull(),
     recipientHash: blob('recipient_hash', { mode: 'buffer' }).notNull(),
     recipientMask: text('recipient_mask').notNull(),
     codeHash: blob('code_hash', { mode: 'buffer' }).notNull(),
