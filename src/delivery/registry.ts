@@ -16,6 +16,8 @@ import { readSmtp, SmtpProvider } from './smtp-provider.ts'
 import { readTwilio, twilioReceiptReader, TwilioProvider, type TwilioSettings } from './twilio-provider.ts'
 import { readVonage, vonageReceiptReader, VonageProvider, type VonageSettings } from './vonage-provider.ts'
 import { readWebhook, webhookReceiptReader, WebhookProvider, type WebhookSettings } from './webhook-provider.ts'
+import { readWhatsapp, WhatsappProvider, type WhatsappSettings } from './whatsapp-provider.ts'
+import { whatsappReceiptReader } from './whatsapp-receipts.ts'
 
 /** What providers may need from outside their own table. */
 export interface ProviderContext {
@@ -56,6 +58,12 @@ const TYPES: Record<string, ProviderType<unknown>> = {
     read: readVonage,
     create: (name, s, _ctx, now, receipts) => new VonageProvider(name, s, now, receipts),
     receipts: (s) => vonageReceiptReader(s),
+  }),
+  whatsapp: type<WhatsappSettings>({
+    channels: ['whatsapp'],
+    read: readWhatsapp,
+    create: (name, s) => new WhatsappProvider(name, s),
+    receipts: (s) => whatsappReceiptReader(s),
   }),
   webhook: type<WebhookSettings>({
     channels: CHANNELS,

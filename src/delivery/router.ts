@@ -8,7 +8,7 @@
 import type { Logger } from '../lib/logger.ts'
 import type { Delivery } from '../otp/ports/index.ts'
 import type { Channel, OutboundMessage } from '../otp/types.ts'
-import { RecipientRejectedError, type Provider } from './provider.ts'
+import { ProviderMisconfiguredError, RecipientRejectedError, type Provider } from './provider.ts'
 
 export class DeliveryFailedError extends Error {}
 
@@ -33,7 +33,7 @@ export class ChannelRouter implements Delivery {
     return this.providers[channel]
   }
 
-  async deliver(message: OutboundMessage): Promise<{ provider: string }> {
+  async deliver(message: OutboundMessage): Promise<{ provider: string; ref?: string; language?: string }> {
     const providers = this.providers[message.channel]
     const deadline = performance.now() + this.timeoutMs
     const failures: string[] = []
@@ -49,14 +49,17 @@ export class ChannelRouter implements Delivery {
       const attempt = (outcome: DeliveryAttempt['outcome']) =>
         this.onAttempt({ channel: message.channel, provider: provider.name, type: provider.type, outcome, ms: performance.now() - started })
       try {
-        await withTimeout(provider.send(message, signal), controller, share)
+        const accepted = await withTimeout(provider.send(message, signal), controller, share)
         attempt('accepted')
-        return { provider: provider.name }
+        return accepted ? { provider: provider.name, ...accepted } : { provider: provider.name }
       } catch (err) {
         attempt(signal.aborted ? 'timeout' : err instanceof RecipientRejectedError ? 'rejected' : 'failed')
         const reason = signal.aborted ? `timed out after ${share} ms` : err instanceof Error ? err.message : String(err)
         failures.push(`${provider.name}: ${reason}`)
-        this.logger.warn(`provider failed: ${provider.name}`, { channel: message.channel, provider: provider.name, type: provider.type, reason })
+        const fields = { channel: message.channel, provider: provider.name, type: provider.type, reason }
+        // A wrong setting is the operator's to fix, not a vendor's hiccup: an error line naming it (docs/delivery.md#whatsapp-errors).
+        if (err instanceof ProviderMisconfiguredError) this.logger.error(`provider misconfigured: ${provider.name}`, { ...fields, setting: err.setting })
+        else this.logger.warn(`provider failed: ${provider.name}`, fields)
         if (err instanceof RecipientRejectedError) {
           if (i < providers.length - 1) failures.push('the recipient was rejected, so no other provider was tried')
           break

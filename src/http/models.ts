@@ -230,6 +230,13 @@ export const DeliveryInfo = t.Object(
     updated_at: Timestamp,
     encoding: t.Optional(t.Union([t.Literal('GSM-7'), t.Literal('UCS-2')], { description: 'SMS only: the encoding of the text as sent' })),
     segments: t.Optional(t.Integer({ minimum: 1, description: 'SMS only: the segments the text took (what vendors bill)' })),
+    language: t.Optional(t.String({ description: "WhatsApp only: the approved template's language the provider used, as Meta spells it (`pt_BR`)" })),
+    error: t.Optional(
+      t.Object(
+        { code: t.String(), title: t.String() },
+        { ...exact, description: "`undelivered` only, when the vendor gave one: its error code and title (Meta's `131026`, `Message undeliverable`)" },
+      ),
+    ),
   },
   exact,
 )

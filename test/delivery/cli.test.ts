@@ -61,7 +61,7 @@ test('config check accepts a complete delivery setup and shows the failover orde
   expect(r.stderr).toBe('')
   expect(r.code).toBe(0)
   expect(r.stdout).toContain('  sms       twilio_main -> gateway\n')
-  expect(r.stdout).toContain('warning: email, voice only print codes to the server log')
+  expect(r.stdout).toContain('warning: email, voice, whatsapp only print codes to the server log')
   expect(r.stdout + r.stderr).not.toContain(TOKEN)
 })
 

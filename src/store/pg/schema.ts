@@ -124,12 +124,17 @@ export const verifications = pgTable(
     smsSegments: integer('sms_segments'),
     country: text('country'),
     fraudMonitored: text('fraud_monitored'),
+    deliveryRef: text('delivery_ref'),
+    deliveryLanguage: text('delivery_language'),
+    deliveryErrorCode: text('delivery_error_code'),
+    deliveryErrorTitle: text('delivery_error_title'),
   },
   (t) => [
     index('verifications_recipient').on(t.recipientHash, t.createdAt),
     index('verifications_expiry').on(t.expiresAt),
     index('verifications_created').on(t.createdAt),
     index('verifications_sending').on(t.createdAt).where(sql`${t.delivery} = 'sending'`),
+    index('verifications_delivery_ref').on(t.deliveryRef).where(sql`${t.deliveryRef} IS NOT NULL`),
   ],
 )
 
