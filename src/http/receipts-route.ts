@@ -98,6 +98,30 @@ export function receiptsRoute(deps: ReceiptRouteDeps) {
     )
 }
 
+/** The GET operation: Meta's subscription handshake (docs/delivery.md#whatsapp-receipts). */
+export const receiptsHandshakeOperation = {
+  operationId: 'answerReceiptHandshake',
+  tags: ['Receipts'],
+  summary: "A vendor's webhook subscription handshake",
+  description:
+    'Only with `server.public_url` set, for a `whatsapp` provider: Meta verifies the callback URL with `hub.mode=subscribe`, ' +
+    "the provider's verify token and a challenge, which is answered as the body. Other provider types answer 405.",
+  security: [],
+  parameters: [
+    { name: 'provider', in: 'path', required: true, description: "the provider's name in the config (`[providers.NAME]`)", schema: { type: 'string' } },
+    { name: 'hub.mode', in: 'query', required: true, schema: { type: 'string', enum: ['subscribe'] } },
+    { name: 'hub.verify_token', in: 'query', required: true, description: 'the verify token (`verify_token_env`)', schema: { type: 'string' } },
+    { name: 'hub.challenge', in: 'query', required: true, description: 'echoed as the body', schema: { type: 'string' } },
+  ],
+  responses: {
+    '200': { description: 'The challenge, as plain text', content: { 'text/plain': { schema: { type: 'string' }, example: '1158201444' } } },
+    '403': errors('Another mode, a missing or wrong verify token, no challenge', [Msg.invalidSignature]),
+    '404': errors('Receipts are off, or no provider with receipts has this name', [Msg.notFound]),
+    '405': errors('A provider type without a handshake', [Msg.methodNotAllowed]),
+    '500': errors('Internal fault', [Msg.internal]),
+  },
+}
+
 /** The route's operation in the OpenAPI document (app/openapi.ts assembles it). */
 export const receiptsOperation = {
   operationId: 'postDeliveryReceipt',
@@ -105,8 +129,10 @@ export const receiptsOperation = {
   summary: "A vendor's delivery receipt",
   description:
     "Only with `server.public_url` set. `{provider}` is the provider's name in the config. No API key: the vendor's signature " +
-    '(Twilio `X-Twilio-Signature`; Vonage `sig` with the signature secret, SHA-256 HMAC; the webhook provider `X-Otpd-Signature`). ' +
-    'A receipt for an unknown message, or with a status that changes nothing, is 200. `delivered` and `undelivered` are final.',
+    '(Twilio `X-Twilio-Signature`; Vonage `sig` with the signature secret, SHA-256 HMAC, or for the Messages API a JWT signed with it; ' +
+    'Meta `X-Hub-Signature-256` over the raw body with the app secret; the webhook provider `X-Otpd-Signature`). ' +
+    "A receipt for an unknown message, or with a status that changes nothing, is 200; Meta's notifications may carry several statuses. " +
+    '`delivered` and `undelivered` are final.',
   security: [],
   parameters: [
     { name: 'provider', in: 'path', required: true, description: "the provider's name in the config (`[providers.NAME]`)", schema: { type: 'string' } },
