@@ -48,7 +48,7 @@ const type = <S>(t: ProviderType<S>): ProviderType<unknown> => t as ProviderType
 const TYPES: Record<string, ProviderType<unknown>> = {
   smtp: type({ channels: ['email'], read: readSmtp, create: (name, s, ctx, now) => new SmtpProvider(name, s, now, ctx.emailLook) }),
   twilio: type<TwilioSettings>({
-    channels: ['sms', 'voice'],
+    channels: ['sms', 'voice', 'whatsapp'],
     read: readTwilio,
     create: (name, s, _ctx, _now, receipts) => new TwilioProvider(name, s, receipts),
     receipts: (s) => twilioReceiptReader(s),

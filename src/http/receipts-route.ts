@@ -51,7 +51,7 @@ function handshake(deps: ReceiptRouteDeps, request: Request, provider: string): 
 /** Each status of a reading, recorded in turn: `recorded` when any moved a verification. */
 async function recordAll(deps: ReceiptRouteDeps, provider: string, reading: ReceiptReading & { kind: 'signed' | 'batch' }): Promise<'recorded' | 'ignored'> {
   const items: ReceiptItem[] =
-    reading.kind === 'batch' ? reading.items : [{ verificationId: reading.verificationId, ref: null, state: reading.state, error: null }]
+    reading.kind === 'batch' ? reading.items : [{ verificationId: reading.verificationId, ref: null, state: reading.state, error: reading.error ?? null }]
   let outcome: 'recorded' | 'ignored' = 'ignored'
   for (const item of items) {
     if (item.state === null || (item.verificationId === null && item.ref === null)) continue

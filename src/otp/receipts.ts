@@ -47,7 +47,7 @@ export type ReceiptReading =
   /** Signed, but the body is not what the gateway promised (the webhook provider's JSON). */
   | { kind: 'malformed'; reason: 'json' | 'object' }
   /** Signed; `state` null when the vendor's status moves nothing (queued, sent...), `verificationId` null when absent. */
-  | { kind: 'signed'; verificationId: string | null; state: ReceiptState | null }
+  | { kind: 'signed'; verificationId: string | null; state: ReceiptState | null; error?: VendorError | null }
   /** Signed, with any number of statuses, each for its own message. */
   | { kind: 'batch'; items: ReceiptItem[] }
 
