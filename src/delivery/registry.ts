@@ -54,7 +54,7 @@ const TYPES: Record<string, ProviderType<unknown>> = {
     receipts: (s) => twilioReceiptReader(s),
   }),
   vonage: type<VonageSettings>({
-    channels: ['sms', 'voice'],
+    channels: ['sms', 'voice', 'whatsapp'],
     read: readVonage,
     create: (name, s, _ctx, now, receipts) => new VonageProvider(name, s, now, receipts),
     receipts: (s) => vonageReceiptReader(s),
