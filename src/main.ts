@@ -22,7 +22,7 @@ import { webhooksCommand } from './cli/webhooks.ts'
 const VERSION = `otpd ${pkg.version} (bun ${Bun.version})`
 
 const program = new Command('otpd')
-  .description('Self-hosted one-time passwords: send and verify codes by SMS, email and voice.')
+  .description('Self-hosted one-time passwords: send and verify codes by SMS, email, voice and WhatsApp.')
   .version(VERSION, '-V, --version', 'print the version')
   .showHelpAfterError('(run with --help for usage)')
   .addHelpText(
