@@ -105,8 +105,12 @@ export class SendService {
       if (answered !== 'real') return answered
     }
     // WhatsApp sends count apart (otp/fraud.ts countingDestination), rule 2's too.
-    const ipScoped = `${key.accountId}:${input.channel === 'whatsapp' ? WHATSAPP_SCOPE : ''}${input.ip === undefined ? '' : ipScope(input.ip)}`
-    const ipHash = input.ip === undefined ? null : d.hasher.digest(HASH_PURPOSE_IP, ipScoped).subarray(0, RECIPIENT_HASH_BYTES)
+    const ipHash =
+      input.ip === undefined
+        ? null
+        : d.hasher
+            .digest(HASH_PURPOSE_IP, `${key.accountId}:${input.channel === 'whatsapp' ? WHATSAPP_SCOPE : ''}${ipScope(input.ip)}`)
+            .subarray(0, RECIPIENT_HASH_BYTES)
     // Limits, credit and the new verification in one transaction: concurrent
     // sends cannot both see the last free slot or the last credit. A run of
     // it again draws a new code with its new hash: the last run is the one kept.

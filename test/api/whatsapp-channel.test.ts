@@ -28,6 +28,7 @@ describe('the channel', () => {
     const v = await h.verify({ verification_id: r.json.verification_id, code: m.code })
     expect(v.json.verified).toBe(true)
     expect(await balance(h)).toBe(4)
+    expect(await h.server.metrics.render()).toContain('otpd_sends_total{channel="whatsapp",provider="recording",outcome="sent"} 1\n')
   })
 
   test.each([['4155550123'], ['+0123'], ['ann@example.com'], [12]])('recipient %p: the SMS and voice text', async (recipient) => {

@@ -75,23 +75,30 @@ describe('a send', () => {
     )
   })
 
-  test('63024 (invalid recipient): final for the channel, the backup is not tried; 500 and refunded', async () => {
-    const { h, second } = await setup(() => Response.json({ code: 63024, message: 'Invalid message recipient', status: 400 }, { status: 400 }), true)
+  test.each([[63024], [63003]])('%i (not on WhatsApp): final for the channel, the backup is not tried; 500 and refunded', async (code) => {
+    const { h, second } = await setup(() => Response.json({ code, message: 'Invalid message recipient', status: 400 }, { status: 400 }), true)
     const r = await h.send({ channel: 'whatsapp', recipient: '+14155550123' })
     expect(r.status).toBe(500)
     expect(second.requests).toHaveLength(0)
     expect((await h.server.admin.balance()).balance).toBe(20)
   })
 
-  test('63018 (rate limit): the next provider takes it', async () => {
-    const { h, second } = await setup(() => Response.json({ code: 63018, message: 'Rate limit exceeded', status: 429 }, { status: 429 }), true)
+  test.each([
+    [429, 63018],
+    [500, 63012],
+    [503, 20500],
+  ])('%i %i (rate limit, a fault): the next provider takes it', async (httpStatus, code) => {
+    const { h, second } = await setup(() => Response.json({ code, message: 'x', status: httpStatus }, { status: httpStatus }), true)
     expect((await h.send({ channel: 'whatsapp', recipient: '+14155550123' })).status).toBe(200)
     expect(second.requests).toHaveLength(1)
   })
 
   test.each([
     [63016, 'whatsapp_content_sid'],
+    [63027, 'whatsapp_content_sid'],
+    [21655, 'whatsapp_content_sid'],
     [63007, 'whatsapp_from'],
+    [20003, 'auth_token_env'],
   ])('%i: misconfigured, an error line naming providers.twilio_wa.%s; the next provider takes it', async (code, setting) => {
     const { h, second } = await setup(() => Response.json({ code, message: 'x', status: 400 }, { status: 400 }), true)
     expect((await h.send({ channel: 'whatsapp', recipient: '+14155550123' })).status).toBe(200)

@@ -98,9 +98,9 @@ describe('a send', () => {
     expect(s.json.delivery).toMatchObject({ status: 'accepted', provider: 'vonage_wa', language })
   })
 
-  test('401 (the JWT refused): misconfigured, naming application_id; the next provider takes it', async () => {
+  test.each([[401], [403]])('%i (the JWT refused): misconfigured, naming application_id; the next provider takes it', async (httpStatus) => {
     const { h, second } = await setup(
-      () => Response.json({ type: 'https://developer.vonage.com/api-errors#unauthorized', title: 'Unauthorized' }, { status: 401 }),
+      () => Response.json({ type: 'https://developer.vonage.com/api-errors#unauthorized', title: 'Unauthorized' }, { status: httpStatus }),
       true,
     )
     expect((await h.send({ channel: 'whatsapp', recipient: '+14155550123' })).status).toBe(200)
@@ -114,8 +114,8 @@ describe('a send', () => {
     expect(h.logs.find((l) => l.includes('provider misconfigured: vonage_wa'))).toContain('(error 1150)')
   })
 
-  test('429 and 5xx: the next provider takes it', async () => {
-    const { h, second } = await setup(() => Response.json({ title: 'Rate Limit Hit' }, { status: 429 }), true)
+  test.each([[429], [500], [503]])('%i: the next provider takes it', async (httpStatus) => {
+    const { h, second } = await setup(() => Response.json({ title: 'Rate Limit Hit' }, { status: httpStatus }), true)
     expect((await h.send({ channel: 'whatsapp', recipient: '+14155550123' })).status).toBe(200)
     expect(second.requests).toHaveLength(1)
   })

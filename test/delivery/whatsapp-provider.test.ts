@@ -101,7 +101,9 @@ describe("Meta's errors, mapped (docs/delivery.md#whatsapp-errors)", () => {
   test.each([
     [429, 130429, 'Rate limit hit'],
     [400, 131056, '(Business Account, Consumer Account) pair rate limit hit'],
+    [400, 131048, 'Spam rate limit hit'],
     [500, 131000, 'Something went wrong'],
+    [503, 131016, 'Service unavailable'],
     [503, 1, 'An unknown error occurred'],
   ])('%i %i (throttling, server error): the next provider takes it', async (httpStatus, code, message) => {
     const { h, stub, backup } = await metaSetup({ backup: true, answer: () => metaError(httpStatus, code, message) })
@@ -118,6 +120,12 @@ describe("Meta's errors, mapped (docs/delivery.md#whatsapp-errors)", () => {
     [404, 132001, 'template', '(#132001) Template name does not exist in the translation', 'providers.meta.template and providers.meta.languages'],
     [401, 190, 'access_token_env', 'Error validating access token: Session has expired', 'providers.meta.access_token_env'],
     [400, 132015, 'template', '(#132015) Template is paused', 'providers.meta.template'],
+    [400, 132000, 'template', '(#132000) Number of parameters does not match', 'providers.meta.template'],
+    [400, 132012, 'template', '(#132012) Parameter format does not match', 'providers.meta.template'],
+    [400, 132016, 'template', '(#132016) Template is disabled', 'providers.meta.template'],
+    [401, 0, 'access_token_env', 'Invalid OAuth access token - Cannot parse access token', 'providers.meta.access_token_env'],
+    [403, 10, 'access_token_env', '(#10) Application does not have permission for this action', 'providers.meta.access_token_env'],
+    [400, 131030, 'phone_number_id', '(#131030) Recipient phone number not in allowed list', 'providers.meta.phone_number_id'],
   ])('%i %i: misconfigured: an error line naming %s, and the next provider is tried', async (httpStatus, code, setting, message, check) => {
     const { h, backup } = await metaSetup({ backup: true, answer: () => metaError(httpStatus, code, message) })
     const r = await h.send({ channel: 'whatsapp', recipient: '+14155550123' })
