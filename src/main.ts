@@ -27,7 +27,7 @@ import { VERSION as RELEASE } from './lib/version.ts'
 const VERSION = `otpd ${RELEASE} (bun ${Bun.version})`
 
 const program = new Command('otpd')
-  .description('Self-hosted one-time passwords: send and verify codes by SMS, email and voice.')
+  .description('Self-hosted one-time passwords: send and verify codes by SMS, email, voice and WhatsApp.')
   .version(VERSION, '-V, --version', 'print the version')
   .showHelpAfterError('(run with --help for usage)')
   .addHelpText(

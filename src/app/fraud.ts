@@ -12,6 +12,7 @@ export function fraudSettingsOf(config: Config): FraudSettings {
   return {
     mode: f.mode,
     allowedCountries: [...f.allowed_countries],
+    whatsappAllowedCountries: f.whatsapp_allowed_countries ? [...f.whatsapp_allowed_countries] : null,
     ipPerHour: f.ip_per_hour,
     newCountryPerHour: f.new_country_per_hour,
     conversionGraceSeconds: f.conversion_grace_seconds,
@@ -26,12 +27,15 @@ export function fraudSettingsOf(config: Config): FraudSettings {
  * of the list failed the schema (`"gb"`), so every problem shows in one run.
  */
 export const fraudCheck: ConfigCheck = (config) => {
-  const list: unknown = (config.fraud as { allowed_countries?: unknown } | undefined)?.allowed_countries
-  if (!Array.isArray(list)) return []
-  return list
-    .filter((c): c is string => typeof c === 'string' && /^[A-Z]{2}$/.test(c) && !isKnownCountry(c))
-    .map(
-      (c) =>
-        `fraud.allowed_countries has '${c}', which is no country code of the phone metadata (ISO 3166-1 alpha-2, for example GB, US; ZZ for numbers of no known country)`,
-    )
+  const fraud = config.fraud as Record<string, unknown> | undefined
+  return ['allowed_countries', 'whatsapp_allowed_countries'].flatMap((key) => {
+    const list: unknown = fraud?.[key]
+    if (!Array.isArray(list)) return []
+    return list
+      .filter((c): c is string => typeof c === 'string' && /^[A-Z]{2}$/.test(c) && !isKnownCountry(c))
+      .map(
+        (c) =>
+          `fraud.${key} has '${c}', which is no country code of the phone metadata (ISO 3166-1 alpha-2, for example GB, US; ZZ for numbers of no known country)`,
+      )
+  })
 }

@@ -23,7 +23,7 @@ import { cancelOperation } from '../http/cancel-route.ts'
 import { API_HEADERS, API_INFO, API_PARAMETERS, API_RESPONSES, API_SECURITY_SCHEMES, API_SERVERS, API_TAGS, apiSchemas } from '../http/openapi-components.ts'
 import { type Json, verificationIdParam } from '../http/openapi-parts.ts'
 import { healthOperation, metricsOperation, openapiOperation, readyOperation } from '../http/ops-routes.ts'
-import { receiptsOperation } from '../http/receipts-route.ts'
+import { receiptsHandshakeOperation, receiptsOperation } from '../http/receipts-route.ts'
 import { sendOperation } from '../http/send-route.ts'
 import { statusOperation } from '../http/status-route.ts'
 import { verifyOperation } from '../http/verify-route.ts'
@@ -51,7 +51,7 @@ function apiPaths(): Record<string, Json> {
     '/api/v1/verify': { post: verifyOperation },
     '/api/v1/verifications/{verification_id}': { parameters: [verificationIdParam], get: statusOperation },
     '/api/v1/verifications/{verification_id}/cancel': { parameters: [verificationIdParam], post: cancelOperation },
-    '/api/v1/receipts/{provider}': { post: receiptsOperation },
+    '/api/v1/receipts/{provider}': { get: receiptsHandshakeOperation, post: receiptsOperation },
     '/healthz': { get: healthOperation },
     '/readyz': { get: readyOperation },
     '/metrics': { get: metricsOperation },

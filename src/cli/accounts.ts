@@ -94,7 +94,7 @@ function defineSet(accounts: Command): void {
     .option('--code-length <n>', 'length of generated codes, 4-10', integerArg('--code-length'))
     .option(
       '--countries <list>',
-      "destination countries allowed for sms and voice: ISO codes (US,CA), '*' for all, or 'default' for the config's fraud.allowed_countries",
+      "destination countries allowed for sms, voice and whatsapp: ISO codes (US,CA), '*' for all, or 'default' for the config's lists",
       countriesArg,
     )
     .option('--daily-credit-limit <n>', "at most N send debits in a rolling 24 h (every channel), or 'none'", creditLimitArg)
@@ -157,8 +157,12 @@ function guardLines(f: AccountFraudView, opts: SetOptions): string[] {
   const lines: string[] = []
   if (opts.countries !== undefined) {
     const to =
-      f.allowedCountries === null ? "the config's fraud.allowed_countries" : f.allowedCountries.includes('*') ? 'every country' : f.allowedCountries.join(', ')
-    lines.push(`account '${f.name}' may send sms and voice to ${to}`)
+      f.allowedCountries === null
+        ? "the config's fraud.allowed_countries (whatsapp: fraud.whatsapp_allowed_countries, when set)"
+        : f.allowedCountries.includes('*')
+          ? 'every country'
+          : f.allowedCountries.join(', ')
+    lines.push(`account '${f.name}' may send sms, voice and whatsapp to ${to}`)
   }
   if (opts.dailyCreditLimit !== undefined) {
     lines.push(

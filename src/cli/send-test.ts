@@ -19,7 +19,11 @@ const TEXT: Record<Channel, string> = {
   sms: 'This is a test message from otpd. No action is needed.',
   email: 'This is a test message from otpd.\nDelivery by e-mail works. No action is needed.',
   voice: 'This is a test call from otpd. No action is needed.',
+  whatsapp: 'This is a test message from otpd. No action is needed.',
 }
+
+/** WhatsApp can only carry the authentication template, which needs a code: a test sends this one (docs/delivery.md#whatsapp). */
+const WHATSAPP_TEST_CODE = '000000'
 
 interface Options extends CommonOptions {
   channel: Channel
@@ -33,7 +37,7 @@ export function sendTestCommand(): Command {
     'otpd send-test --channel sms --to +14155550123',
     'otpd send-test --channel email --to ops@example.com --provider mail',
   )
-    .addOption(new Option('--channel <channel>', 'sms, email or voice').choices(CHANNELS).makeOptionMandatory())
+    .addOption(new Option('--channel <channel>', 'sms, email, voice or whatsapp').choices(CHANNELS).makeOptionMandatory())
     .requiredOption('--to <recipient>', 'E.164 phone number, or e-mail address for the email channel')
     .option('--provider <name>', 'try only this provider of the channel')
     .action(sendTest)
@@ -69,7 +73,7 @@ async function sendTest(opts: Options): Promise<void> {
       subject: 'otpd test message',
       // A test message carries no code: voice says the words, e-mail has no code block.
       locale: 'en',
-      code: '',
+      code: opts.channel === 'whatsapp' ? WHATSAPP_TEST_CODE : '',
       verificationId: randomUuid(),
       expiresAt: now + 300_000,
     })

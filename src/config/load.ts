@@ -162,7 +162,8 @@ function overlayEnv(raw: Json, env: Env): string[] {
 
 function envValue(path: string[], value: string): unknown {
   // Lists (channels.sms) are written comma-separated in the environment.
-  if (path[0] === 'channels' || (path[0] === 'fraud' && path[1] === 'allowed_countries')) return value.split(',').map((s) => s.trim())
+  if (path[0] === 'channels' || (path[0] === 'fraud' && (path[1] === 'allowed_countries' || path[1] === 'whatsapp_allowed_countries')))
+    return value.split(',').map((s) => s.trim())
   let schema: TSchema | undefined = Config
   for (const part of path) schema = schema?.properties?.[part] as TSchema | undefined
   // The environment has only strings: a whole number is converted where the schema wants one, and nothing else is.

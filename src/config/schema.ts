@@ -98,6 +98,7 @@ export const ChannelsConfig = T.Object(
     sms: T.Optional(T.Array(T.String({ minLength: 1 }), { minItems: 1 })),
     email: T.Optional(T.Array(T.String({ minLength: 1 }), { minItems: 1 })),
     voice: T.Optional(T.Array(T.String({ minLength: 1 }), { minItems: 1 })),
+    whatsapp: T.Optional(T.Array(T.String({ minLength: 1 }), { minItems: 1 })),
   },
   strict,
 )
@@ -121,6 +122,10 @@ export const FraudConfig = T.Object(
       minItems: 1,
       default: ['*'],
     }),
+    /** The same for WhatsApp sends; `allowed_countries` when absent (docs/fraud-guard.md#whatsapp). */
+    whatsapp_allowed_countries: T.Optional(
+      T.Array(T.String({ pattern: '^([A-Z]{2}|\\*)$', description: "a country code in capitals such as GB or US, or '*'" }), { minItems: 1 }),
+    ),
     ip_per_hour: count(10),
     new_country_per_hour: count(10),
     conversion_grace_seconds: T.Integer({ minimum: 0, maximum: 86_400, default: 600 }),

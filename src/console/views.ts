@@ -127,9 +127,17 @@ export function verificationView(x: VerificationView): Record<string, unknown> {
     approved_at: iso(v.usedAt),
     failed_attempts: v.failedAttempts,
     locked_until: iso(v.lockedUntil),
-    delivery: v.delivery === null ? null : { status: v.delivery, provider: v.deliveryProvider, updated_at: iso(v.deliveryUpdatedAt) },
+    delivery: v.delivery === null ? null : deliveryView(v),
     fraud_monitored: v.fraudMonitored ?? null,
   }
+}
+
+/** As the status endpoint shows it (docs/api.md#verification-status): WhatsApp's template language and a vendor's error when there are. */
+function deliveryView(v: VerificationView['verification']): Record<string, unknown> {
+  const d: Record<string, unknown> = { status: v.delivery, provider: v.deliveryProvider, updated_at: iso(v.deliveryUpdatedAt) }
+  if (v.deliveryLanguage) d.language = v.deliveryLanguage
+  if (v.deliveryError) d.error = { code: v.deliveryError.code, title: v.deliveryError.title }
+  return d
 }
 
 /** A verification and what followed it: the creation is the row itself, then its stored events in order. */

@@ -53,6 +53,28 @@ export class ProviderOptions {
     return v
   }
 
+  /** A non-empty list of strings, each passing `test` (which returns what is wrong with one, or undefined). */
+  stringList(k: string, opts: { required?: string | false; test?: (v: string) => string | undefined } = {}): string[] | undefined {
+    this.read.add(k)
+    const v = this.raw[k]
+    if (v === undefined) {
+      if (opts.required) this.problem(`${this.key(k)} is missing: ${opts.required}`)
+      return undefined
+    }
+    if (!Array.isArray(v) || v.length === 0 || !v.every((x) => typeof x === 'string')) {
+      this.problem(`${this.key(k)} must be a non-empty list of strings (got ${JSON.stringify(v)})`)
+      return undefined
+    }
+    for (const x of v as string[]) {
+      const wrong = opts.test?.(x)
+      if (wrong) {
+        this.problem(`${this.key(k)} has ${JSON.stringify(x)}, which ${wrong}`)
+        return undefined
+      }
+    }
+    return v as string[]
+  }
+
   oneOf<T extends string>(k: string, values: readonly T[], def: T): T {
     const v = this.string(k, { default: def })
     if (v !== undefined && !values.includes(v as T)) {

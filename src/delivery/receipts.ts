@@ -8,9 +8,9 @@
  * receipt, and compares in constant time.
  */
 import { timingSafeEqual } from 'node:crypto'
-import type { ReceiptReader, ReceiptReading, ReceiptRequest } from '../otp/receipts.ts'
+import type { ReceiptItem, ReceiptReader, ReceiptReading, ReceiptRequest } from '../otp/receipts.ts'
 
-export type { ReceiptReader, ReceiptReading, ReceiptRequest }
+export type { ReceiptItem, ReceiptReader, ReceiptReading, ReceiptRequest }
 
 /** The path receipts arrive at, under `server.public_url`. */
 export const RECEIPTS_PATH = '/api/v1/receipts'

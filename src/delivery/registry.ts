@@ -17,6 +17,8 @@ import { readSmtp, SmtpProvider } from './smtp-provider.ts'
 import { readTwilio, twilioReceiptReader, TwilioProvider, type TwilioSettings } from './twilio-provider.ts'
 import { readVonage, vonageReceiptReader, VonageProvider, type VonageSettings } from './vonage-provider.ts'
 import { readWebhook, webhookReceiptReader, WebhookProvider, type WebhookSettings } from './webhook-provider.ts'
+import { readWhatsapp, WhatsappProvider, type WhatsappSettings } from './whatsapp-provider.ts'
+import { whatsappReceiptReader } from './whatsapp-receipts.ts'
 
 /** What providers may need from outside their own table. */
 export interface ProviderContext {
@@ -47,16 +49,22 @@ const type = <S>(t: ProviderType<S>): ProviderType<unknown> => t as ProviderType
 const TYPES: Record<string, ProviderType<unknown>> = {
   smtp: type({ channels: ['email'], read: readSmtp, create: (name, s, ctx, now) => new SmtpProvider(name, s, now, ctx.emailLook) }),
   twilio: type<TwilioSettings>({
-    channels: ['sms', 'voice'],
+    channels: ['sms', 'voice', 'whatsapp'],
     read: readTwilio,
     create: (name, s, _ctx, _now, receipts) => new TwilioProvider(name, s, receipts),
     receipts: (s) => twilioReceiptReader(s),
   }),
   vonage: type<VonageSettings>({
-    channels: ['sms', 'voice'],
+    channels: ['sms', 'voice', 'whatsapp'],
     read: readVonage,
     create: (name, s, _ctx, now, receipts) => new VonageProvider(name, s, now, receipts),
     receipts: (s) => vonageReceiptReader(s),
+  }),
+  whatsapp: type<WhatsappSettings>({
+    channels: ['whatsapp'],
+    read: readWhatsapp,
+    create: (name, s) => new WhatsappProvider(name, s),
+    receipts: (s) => whatsappReceiptReader(s),
   }),
   webhook: type<WebhookSettings>({
     channels: CHANNELS,

@@ -14,7 +14,7 @@ import type { Channel, OutboundMessage } from '../otp/types.ts'
 import { DEFAULT_MAX_IN_FLIGHT } from './guard-settings.ts'
 import type { Pass, ProviderGuard } from './provider-guard.ts'
 import { ProviderGuards } from './provider-guards.ts'
-import { RecipientRejectedError, type Provider } from './provider.ts'
+import { type Accepted, ProviderMisconfiguredError, RecipientRejectedError, type Provider } from './provider.ts'
 
 export class DeliveryFailedError extends Error implements DeliveryFailure {
   constructor(
@@ -39,7 +39,7 @@ export interface DeliveryAttempt {
 }
 
 /** How one attempt ended, as the loop needs it. */
-type Tried = { ok: true } | { ok: false; reason: string; rejected: boolean; mayStillDeliver: boolean }
+type Tried = { ok: true; accepted: Accepted | undefined } | { ok: false; reason: string; rejected: boolean; mayStillDeliver: boolean; setting?: string }
 
 export class ChannelRouter implements Delivery {
   constructor(
@@ -59,7 +59,7 @@ export class ChannelRouter implements Delivery {
     return this.providers[channel]
   }
 
-  async deliver(message: OutboundMessage): Promise<{ provider: string }> {
+  async deliver(message: OutboundMessage): Promise<{ provider: string; ref?: string; language?: string }> {
     const providers = this.providers[message.channel]
     const deadline = performance.now() + this.timeoutMs
     const failures: string[] = []
@@ -72,16 +72,19 @@ export class ChannelRouter implements Delivery {
       // ones after it (the last one gets all that remains); at most its own timeout.
       const limit = Math.max(1, Math.min(guard.settings.timeoutMs, Math.floor(left / (providers.length - i))))
       const tried = await this.attempt(provider, guard, message, limit)
-      if (tried.ok) return { provider: provider.name }
+      if (tried.ok) return { provider: provider.name, ...tried.accepted }
       failures.push(`${provider.name}: ${tried.reason}`)
       if (tried.mayStillDeliver) mayStillDeliver = provider.name
-      this.logger.warn(`provider failed: ${provider.name}`, {
+      const fields = {
         channel: message.channel,
         provider: provider.name,
         type: provider.type,
         reason: tried.reason,
         ...(tried.mayStillDeliver ? { may_still_deliver: true } : {}),
-      })
+      }
+      // A wrong setting is the operator's to fix, not a vendor's hiccup: an error line naming it (docs/delivery.md#whatsapp-errors).
+      if (tried.setting !== undefined) this.logger.error(`provider misconfigured: ${provider.name}`, { ...fields, setting: tried.setting })
+      else this.logger.warn(`provider failed: ${provider.name}`, fields)
       if (tried.rejected) {
         if (i < providers.length - 1) failures.push('the recipient was rejected, so no other provider was tried')
         break
@@ -109,7 +112,8 @@ export class ChannelRouter implements Delivery {
     }
     const share = Math.max(1, limit - Math.floor(performance.now() - started))
     const controller = new AbortController()
-    let work: Promise<void>
+    // biome-ignore lint/suspicious/noConfusingVoidType: most providers have nothing to say and simply return.
+    let work: Promise<void | Accepted>
     try {
       work = provider.send(message, controller.signal)
     } catch (err) {
@@ -118,10 +122,10 @@ export class ChannelRouter implements Delivery {
     // The slot is the request's until it really ends, even past its timeout.
     work.then(release, release)
     try {
-      await withTimeout(work, controller, share)
+      const accepted = await withTimeout(work, controller, share)
       guard.record(true, pass === 'probe')
       report('accepted')
-      return { ok: true }
+      return { ok: true, accepted: accepted || undefined }
     } catch (err) {
       const timedOut = controller.signal.aborted
       const rejected = !timedOut && err instanceof RecipientRejectedError
@@ -129,7 +133,8 @@ export class ChannelRouter implements Delivery {
       guard.record(rejected, pass === 'probe')
       report(timedOut ? 'timeout' : rejected ? 'rejected' : 'failed')
       const reason = timedOut ? `timed out after ${share} ms` : err instanceof Error ? err.message : String(err)
-      return { ok: false, reason, rejected, mayStillDeliver: timedOut }
+      const setting = err instanceof ProviderMisconfiguredError ? err.setting : undefined
+      return { ok: false, reason, rejected, mayStillDeliver: timedOut, ...(setting === undefined ? {} : { setting }) }
     }
   }
 }

@@ -6,6 +6,8 @@
  * carries the verification id as `client-ref`; Vonage signs receipts with the
  * signature secret (SHA-256 HMAC): `sig` is the hex HMAC of `&name=value` for
  * every other parameter, sorted by name, `&` and `=` in values turned into `_`.
+ * WhatsApp goes through the Messages API (vonage-messages.ts), whose status
+ * webhooks arrive at the same receipt URL, signed with a JWT.
  */
 import { smsSize } from '../lib/sms-encoding.ts'
 import { createHmac, createPrivateKey, createSign, type KeyObject } from 'node:crypto'
@@ -13,7 +15,9 @@ import type { Channel, OutboundMessage, ReceiptState } from '../otp/types.ts'
 import { randomUuid } from '../lib/random.ts'
 import { post, vendorCode, xmlEscape } from './http.ts'
 import type { ProviderOptions } from './options.ts'
-import { RecipientRejectedError, type Provider } from './provider.ts'
+import { RecipientRejectedError, type Accepted, type Provider } from './provider.ts'
+import { TEMPLATE_LANGUAGE } from './template-language.ts'
+import { readMessagesStatus, sendVonageWhatsapp, type VonageWhatsapp } from './vonage-messages.ts'
 import { voiceLanguage, voiceParts } from './voice-script.ts'
 import { receiptParams, sameSecret, single, type ReceiptReader, type ReceiptRequest, type ReceiptReading } from './receipts.ts'
 
@@ -28,6 +32,8 @@ export interface VonageSettings {
   voiceFrom: string
   baseUrl: string
   voiceBaseUrl: string
+  /** WhatsApp through the Messages API (vonage-messages.ts); absent when not configured. */
+  whatsapp?: VonageWhatsapp
 }
 
 /** SMS API status 6: "unrecognized number prefix", the number itself is invalid. */
@@ -36,16 +42,22 @@ export const VONAGE_RECIPIENT_STATUSES = new Set(['6'])
 export function readVonage(o: ProviderOptions, used: Channel[], receipts = false): VonageSettings {
   const sms = used.includes('sms')
   const voice = used.includes('voice')
+  const whatsapp = used.includes('whatsapp')
+  // The Voice and Messages APIs both take the application's JWT.
+  const wa = !voice && whatsapp ? 'this provider sends WhatsApp through the Messages API, which needs' : false
   const apiKey = o.string('api_key', { required: sms && "this provider sends SMS, which needs the account's API key" })
   const apiSecret = o.secret(
     'api_secret_env',
     sms && 'this provider sends SMS: name the environment variable holding the API secret, such as VONAGE_API_SECRET',
   )
   const applicationId = o.string('application_id', {
-    required: voice && 'this provider places calls, which needs a Voice application id',
+    required: voice ? 'this provider places calls, which needs a Voice application id' : wa && `${wa} an application id`,
     test: (v) => (/^[0-9a-fA-F-]{36}$/.test(v) ? undefined : "must be the application's UUID"),
   })
-  const pem = o.file('private_key_file', voice && "this provider places calls, which needs the Voice application's private key file")
+  const pem = o.file(
+    'private_key_file',
+    voice ? "this provider places calls, which needs the Voice application's private key file" : wa && `${wa} the application's private key file`,
+  )
   let privateKey: KeyObject | undefined
   if (pem !== undefined) {
     try {
@@ -59,10 +71,10 @@ export function readVonage(o: ProviderOptions, used: Channel[], receipts = false
   const signatureSecret = o.secret(
     'signature_secret_env',
     receipts &&
-      sms &&
+      (sms || whatsapp) &&
       "server.public_url turns delivery receipts on, and Vonage signs them with the account's signature secret: name the environment variable holding it, such as VONAGE_SIGNATURE_SECRET",
   )
-  const from = o.string('from', { required: 'the sender: a Vonage number (digits) or an alphanumeric sender ID' }) ?? ''
+  const from = o.string('from', { required: (sms || voice || !whatsapp) && 'the sender: a Vonage number (digits) or an alphanumeric sender ID' }) ?? ''
   const voiceFrom = o.string('voice_from') ?? from
   if (voice && from !== '' && !/^\+?[1-9]\d{6,14}$/.test(voiceFrom)) {
     o.problem(
@@ -71,6 +83,7 @@ export function readVonage(o: ProviderOptions, used: Channel[], receipts = false
   }
   const baseUrl = o.url('base_url', 'https://rest.nexmo.com')
   const voiceBaseUrl = o.url('voice_base_url', 'https://api.nexmo.com')
+  const waSettings = readVonageWhatsapp(o, whatsapp)
   return {
     apiKey,
     apiSecret,
@@ -81,7 +94,28 @@ export function readVonage(o: ProviderOptions, used: Channel[], receipts = false
     voiceFrom: voiceFrom.replace(/^\+/, ''),
     baseUrl,
     voiceBaseUrl,
+    ...(waSettings ? { whatsapp: waSettings } : {}),
   }
+}
+
+/** The WhatsApp keys: required when a channel list names the provider for WhatsApp. */
+function readVonageWhatsapp(o: ProviderOptions, used: boolean): VonageWhatsapp | undefined {
+  const need = (what: string) => used && `this provider sends WhatsApp: ${what}`
+  const from = o.string('whatsapp_from', {
+    required: need('your WhatsApp Business number at Vonage, such as "14157386102"'),
+    test: (v) => (/^\+?[1-9]\d{6,14}$/.test(v) ? undefined : 'must be a phone number in E.164 form, with or without "+"'),
+  })
+  const template = o.string('whatsapp_template', {
+    required: need('the name of the approved AUTHENTICATION template, such as "otp_code"'),
+    test: (v) => (/^[a-z0-9_]{1,512}$/.test(v) ? undefined : 'must be a template name: lower-case letters, digits and underscores'),
+  })
+  const languages = o.stringList('whatsapp_languages', {
+    required: need('the template\'s approved language codes, the default first, such as ["en_US", "es"]'),
+    test: (v) => (TEMPLATE_LANGUAGE.test(v) ? undefined : 'is not a WhatsApp language code such as "en_US" or "es"'),
+  })
+  const baseUrl = o.url('messages_base_url', 'https://api.nexmo.com')
+  if (from === undefined || template === undefined || languages === undefined) return undefined
+  return { from: from.replace(/^\+/, ''), template, languages, baseUrl }
 }
 
 export class VonageProvider implements Provider {
@@ -95,8 +129,10 @@ export class VonageProvider implements Provider {
     private readonly receipts?: string,
   ) {}
 
-  send(m: OutboundMessage, signal: AbortSignal): Promise<void> {
-    return m.channel === 'voice' ? this.call(m, signal) : this.sms(m, signal)
+  async send(m: OutboundMessage, signal: AbortSignal): Promise<Accepted | undefined> {
+    if (m.channel === 'whatsapp') return sendVonageWhatsapp(this.name, this.s.whatsapp!, this.jwt(), m, signal)
+    await (m.channel === 'voice' ? this.call(m, signal) : this.sms(m, signal))
+    return undefined
   }
 
   private async sms(m: OutboundMessage, signal: AbortSignal): Promise<void> {
@@ -194,6 +230,8 @@ const VONAGE_STATES = new Map<string, ReceiptState>([
 export function vonageReceiptReader(s: VonageSettings): ReceiptReader {
   return {
     read(req: ReceiptRequest): ReceiptReading {
+      // The Messages API's status webhooks (WhatsApp) carry a JWT; the SMS API's receipts a `sig`.
+      if ((req.headers.get('authorization') ?? '').startsWith('Bearer ')) return readMessagesStatus(s.signatureSecret, req)
       const params = receiptParams(req)
       const given = single(params, 'sig')
       if (!s.signatureSecret || given === null || !sameSecret(given.toUpperCase(), vonageSignature(s.signatureSecret, params))) return { kind: 'forged' }

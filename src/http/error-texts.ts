@@ -13,7 +13,7 @@ export const Msg = {
   contentType: 'Content-Type must be application/json',
   invalidJson: 'Request body must be valid JSON',
   notObject: 'Request body must be a JSON object',
-  channel: 'channel is required and must be one of: sms, email, voice',
+  channel: 'channel is required and must be one of: sms, email, voice, whatsapp',
   recipientPhone: 'recipient must be a valid E.164 phone number for SMS and voice channels',
   recipientEmail: 'recipient must be a valid email address for the email channel',
   message: 'message must be a string of 1-1600 characters',

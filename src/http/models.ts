@@ -17,7 +17,7 @@ const SUBJECT_CHARS = `^${char('\\u0000-\\u001F\\u007F-\\u009F')}{1,200}$`
 const EMAIL =
   "^(?=.{1,254}$)(?=[^@]{1,64}@)[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$"
 
-export const Channel = t.Union([t.Literal('sms'), t.Literal('email'), t.Literal('voice')])
+export const Channel = t.Union([t.Literal('sms'), t.Literal('email'), t.Literal('voice'), t.Literal('whatsapp')])
 export const PhoneRecipient = t.String({ pattern: '^\\+[1-9][0-9]{1,14}$', description: 'E.164 phone number' })
 export const EmailRecipient = t.String({ pattern: EMAIL, description: 'email address' })
 export const Message = t.String({ pattern: MESSAGE_CHARS, description: 'template, 1-1600 characters; {code} is replaced by the code' })
@@ -200,6 +200,14 @@ export const VoiceSendBody = t.Object({
   recipient: t.String({ ...PhoneRecipient, description: `E.164 phone number. ${TEST_PHONES}` }),
   ...sendFields,
 })
+export const WhatsappSendBody = t.Object({
+  channel: t.Literal('whatsapp'),
+  recipient: t.String({
+    ...PhoneRecipient,
+    description: `E.164 phone number; the code goes in the provider's approved authentication template (docs/delivery.md#whatsapp). ${TEST_PHONES}`,
+  }),
+  ...sendFields,
+})
 export const EmailSendBody = t.Object({
   channel: t.Literal('email'),
   recipient: t.String({
@@ -230,6 +238,13 @@ export const DeliveryInfo = t.Object(
     updated_at: Timestamp,
     encoding: t.Optional(t.Union([t.Literal('GSM-7'), t.Literal('UCS-2')], { description: 'SMS only: the encoding of the text as sent' })),
     segments: t.Optional(t.Integer({ minimum: 1, description: 'SMS only: the segments the text took (what vendors bill)' })),
+    language: t.Optional(t.String({ description: "WhatsApp only: the approved template's language the provider used, as Meta spells it (`pt_BR`)" })),
+    error: t.Optional(
+      t.Object(
+        { code: t.String(), title: t.String() },
+        { ...exact, description: "`undelivered` only, when the vendor gave one: its error code and title (Meta's `131026`, `Message undeliverable`)" },
+      ),
+    ),
   },
   exact,
 )

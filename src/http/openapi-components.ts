@@ -13,6 +13,7 @@ import { errors, type Json, plain, TEST_RECIPIENTS, VERIFICATION_ID } from './op
 const API_SCHEMAS: Record<string, TSchema> = {
   SmsSendBody: M.SmsSendBody,
   VoiceSendBody: M.VoiceSendBody,
+  WhatsappSendBody: M.WhatsappSendBody,
   EmailSendBody: M.EmailSendBody,
   VerifyBody: M.VerifyBody,
   CancelBody: M.CancelBody,

@@ -108,8 +108,8 @@ export const verificationIdParam = { $ref: '#/components/parameters/Verification
 export const TEST_RECIPIENTS =
   '\n\nTest recipients (any real key; nothing delivered, no credit, no per-recipient limit; code always `123456`):\n\n' +
   '| recipient | channels | behaviour |\n|---|---|---|\n' +
-  '| `+15550100001` | sms, voice | verifies with `123456` |\n' +
-  '| `+15550100002` | sms, voice | every code answers `Invalid code` |\n' +
-  '| `+15550100003` | sms, voice | created already expired |\n' +
+  '| `+15550100001` | sms, voice, whatsapp | verifies with `123456` |\n' +
+  '| `+15550100002` | sms, voice, whatsapp | every code answers `Invalid code` |\n' +
+  '| `+15550100003` | sms, voice, whatsapp | created already expired |\n' +
   '| `success@otpd.test` | email | verifies with `123456` |\n' +
   '| `fail@otpd.test` | email | every code answers `Invalid code` |'

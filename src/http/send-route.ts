@@ -165,6 +165,7 @@ export const SEND_EXAMPLES = {
     value: { channel: 'email', recipient: 'ann@example.com', message: 'Your code for Example: {code}', subject: 'Your Example code', expires_in: 600 },
   },
   custom_code: { summary: 'Voice with your own code', value: { channel: 'voice', recipient: '+14155550123', code: '4821' } },
+  whatsapp: { summary: 'WhatsApp in Brazilian Portuguese', value: { channel: 'whatsapp', recipient: '+5511987654321', locale: 'pt-BR' } },
   with_ip: { summary: "SMS with the end user's IP address (fraud guard)", value: { channel: 'sms', recipient: '+14155550123', ip: '203.0.113.7' } },
   localized: {
     summary: 'SMS in Spanish, with the Android SMS Retriever hash',
@@ -189,10 +190,15 @@ export const sendOperation = {
     content: {
       'application/json': {
         schema: {
-          oneOf: [ref('SmsSendBody'), ref('VoiceSendBody'), ref('EmailSendBody')],
+          oneOf: [ref('SmsSendBody'), ref('VoiceSendBody'), ref('WhatsappSendBody'), ref('EmailSendBody')],
           discriminator: {
             propertyName: 'channel',
-            mapping: { sms: '#/components/schemas/SmsSendBody', voice: '#/components/schemas/VoiceSendBody', email: '#/components/schemas/EmailSendBody' },
+            mapping: {
+              sms: '#/components/schemas/SmsSendBody',
+              voice: '#/components/schemas/VoiceSendBody',
+              whatsapp: '#/components/schemas/WhatsappSendBody',
+              email: '#/components/schemas/EmailSendBody',
+            },
           },
         },
         examples: SEND_EXAMPLES,

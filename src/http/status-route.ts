@@ -17,10 +17,17 @@ import { apiSecurity, AT, errors, keyAuth, methodNotAllowed, ref, REQUEST_ID, re
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
 
-/** An SMS adds its encoding and segments as sent (docs/messages.md#encoding-and-segments). */
+/**
+ * An SMS adds its encoding and segments as sent (docs/messages.md#encoding-and-segments);
+ * WhatsApp its template language, and an undelivered message the vendor's
+ * error (docs/api.md#verification-status).
+ */
 function deliveryOf(v: Verification): Record<string, unknown> {
-  const d = { status: v.delivery, provider: v.deliveryProvider, updated_at: iso(v.deliveryUpdatedAt) }
-  return v.sms ? { ...d, encoding: v.sms.encoding, segments: v.sms.segments } : d
+  const d: Record<string, unknown> = { status: v.delivery, provider: v.deliveryProvider, updated_at: iso(v.deliveryUpdatedAt) }
+  if (v.sms) Object.assign(d, { encoding: v.sms.encoding, segments: v.sms.segments })
+  if (v.deliveryLanguage) d.language = v.deliveryLanguage
+  if (v.deliveryError) d.error = { code: v.deliveryError.code, title: v.deliveryError.title }
+  return d
 }
 
 export function statusReply(outcome: StatusOutcome): Reply {

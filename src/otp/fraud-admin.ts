@@ -10,6 +10,7 @@
  */
 import type { Clock } from '../lib/clock.ts'
 import { isKnownCountry } from '../lib/phone-country.ts'
+import { WHATSAPP_SCOPE } from './fraud.ts'
 import { DEFAULT_ACCOUNT, OperatorError } from './admin.ts'
 import { type Actor, audit } from './audit.ts'
 import type { AccountFraudSettings, AccountRow, Repos, ScopeKind, Storage } from './ports/index.ts'
@@ -150,15 +151,17 @@ export class FraudAdmin {
   }
 }
 
-/** `UZ` (a country) or `+99890123` (a prefix, as `fraud status` prints it). */
+/** `UZ` (a country) or `+99890123` (a prefix, as `fraud status` prints it), each with `whatsapp:` before it for WhatsApp's own scopes. */
 export function parseScope(arg: string): { kind: ScopeKind; scope: string } {
-  const s = arg.trim()
+  const trimmed = arg.trim()
+  const channel = trimmed.toLowerCase().startsWith(WHATSAPP_SCOPE) ? WHATSAPP_SCOPE : ''
+  const s = trimmed.slice(channel.length)
   if (/^[A-Za-z]{2}$/.test(s)) {
     const country = s.toUpperCase()
     if (!isKnownCountry(country)) throw new OperatorError(`'${arg}' is no country code: use an ISO 3166-1 alpha-2 code (UZ, GB, ...) or a prefix (+99890123)`)
-    return { kind: 'country', scope: country }
+    return { kind: 'country', scope: channel + country }
   }
-  if (/^\+[1-9][0-9]{0,14}$/.test(s)) return { kind: 'prefix', scope: s }
+  if (/^\+[1-9][0-9]{0,14}$/.test(s)) return { kind: 'prefix', scope: channel + s }
   throw new OperatorError(`'${arg}' is not a scope: give a country code (UZ) or a prefix (+99890123) as otpd fraud status shows them`)
 }
 

@@ -17,6 +17,8 @@ export interface FraudSettings {
   mode: FraudMode
   /** `*` allows every country. */
   allowedCountries: string[]
+  /** WhatsApp's own list; null: `allowedCountries`. */
+  whatsappAllowedCountries: string[] | null
   ipPerHour: number
   newCountryPerHour: number
   conversionGraceSeconds: number
@@ -27,6 +29,7 @@ export interface FraudSettings {
 export const DEFAULT_FRAUD_SETTINGS: FraudSettings = {
   mode: 'enforce',
   allowedCountries: ['*'],
+  whatsappAllowedCountries: null,
   ipPerHour: 10,
   newCountryPerHour: 10,
   conversionGraceSeconds: 600,
@@ -91,6 +94,17 @@ const ESCALATION = 4
  * statement waits at most database.busy_timeout_ms for a lock).
  */
 const LOCK_FREE_GRACE_MS = 60_000
+
+/**
+ * What rules 2-4 count a send under. WhatsApp is its own channel
+ * (docs/fraud-guard.md#whatsapp): no SMS termination fraud, other prices, so
+ * its sends, approvals and blocks never mix with those of sms and voice. Its
+ * scopes carry the channel's name (`whatsapp:UZ`, `whatsapp:+99890123`).
+ */
+export const WHATSAPP_SCOPE = 'whatsapp:'
+export function countingDestination(channel: Channel, dest: { country: string; prefix: string }): { country: string; prefix: string } {
+  return channel === 'whatsapp' ? { country: WHATSAPP_SCOPE + dest.country, prefix: WHATSAPP_SCOPE + dest.prefix } : dest
+}
 
 /**
  * What an end user's address counts as for rule 2 (docs/api.md#fraud-guard),
@@ -164,13 +178,15 @@ export class FraudGuard {
     const account = f.account ?? (await r.fraud.accountSettings(f.accountId))
     const phone = f.channel !== 'email'
     const dest = phone ? destinationOf(f.recipient) : null
+    const counting = dest && countingDestination(f.channel, dest)
     let would: Refusal | null = null
-    if (dest && s.mode !== 'off') would = await this.rules1to4(r, f, dest, account)
+    if (dest && counting && s.mode !== 'off') would = await this.rules1to4(r, f, dest, counting, account)
     const country = dest?.country ?? null
     if (would && s.mode === 'enforce') return { refusal: would, monitored: null, country, record: null }
     const monitored = would
     // `off` records nothing: a guard switched off costs a send nothing (docs/fraud-guard.md#rollout).
-    const record = dest && s.mode !== 'off' ? { country: dest.country, prefix: this.prefixKey(f.accountId, dest), counted: monitored === null } : null
+    const record =
+      counting && s.mode !== 'off' ? { country: counting.country, prefix: this.prefixKey(f.accountId, counting), counted: monitored === null } : null
 
     // Rule 5, in every mode.
     const cap = account.dailyCreditLimit
@@ -198,14 +214,27 @@ export class FraudGuard {
     await r.fraud.recordSend({ seq, accountId: f.accountId, at: f.now, ...verdict.record, ipHash: f.ipHash })
   }
 
-  private async rules1to4(r: Repos, f: SendFacts, dest: { country: string; prefix: string }, account: AccountFraudSettings): Promise<Refusal | null> {
+  /** `real`: the number's country and prefix, as refusals name them; `dest`: what rules 2-4 count under (countingDestination). */
+  private async rules1to4(
+    r: Repos,
+    f: SendFacts,
+    real: { country: string; prefix: string },
+    dest: { country: string; prefix: string },
+    account: AccountFraudSettings,
+  ): Promise<Refusal | null> {
     const s = this.settings
     const { country, prefix } = dest
-    const refuse = (rule: FraudRule, max: number | null, retryAfter: number | null): Refusal => ({ rule, country, prefix, max, retryAfter })
+    const refuse = (rule: FraudRule, max: number | null, retryAfter: number | null): Refusal => ({
+      rule,
+      country: real.country,
+      prefix: real.prefix,
+      max,
+      retryAfter,
+    })
 
-    // 1. Geo permissions.
-    const allowed = account.allowedCountries ?? s.allowedCountries
-    if (!allowed.includes('*') && !allowed.includes(country)) return refuse('geo', null, null)
+    // 1. Geo permissions, per channel: WhatsApp has its own list (the account's, when set, covers every phone channel).
+    const allowed = account.allowedCountries ?? (f.channel === 'whatsapp' ? (s.whatsappAllowedCountries ?? s.allowedCountries) : s.allowedCountries)
+    if (!allowed.includes('*') && !allowed.includes(real.country)) return refuse('geo', null, null)
 
     // A grace period of at least LOCK_FREE_GRACE_MS: rules 3 and 4 read
     // without a lock, so the reads of rules 2 to 4 are made at once (on

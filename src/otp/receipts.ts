@@ -12,7 +12,7 @@ import type { VerificationIds } from '../lib/verification-id.ts'
 import { emit } from './events.ts'
 import type { Storage } from './ports/index.ts'
 import { decideStatus } from './status.ts'
-import type { ReceiptState, Verification } from './types.ts'
+import type { ReceiptState, VendorError, Verification } from './types.ts'
 
 /** A receipt as it arrived; the delivery layer's readers (delivery/receipts.ts) check and read it. */
 export interface ReceiptRequest {
@@ -23,8 +23,22 @@ export interface ReceiptRequest {
   url: string
   /** Header look-up by lower-case name (a fetch `Headers` fits). */
   headers: { get(name: string): string | null }
-  /** The raw body. */
+  /** The raw body, as text (UTF-8). */
   body: string
+  /** The raw body as received: what a signature over the bytes covers (Meta's X-Hub-Signature-256). */
+  bytes: Uint8Array
+}
+
+/** One status of a receipt that carries several (Meta's notifications: docs/delivery.md#whatsapp-receipts). */
+export interface ReceiptItem {
+  /** The verification, when the vendor echoes otpd's id; else it is found by `ref`. */
+  verificationId: string | null
+  /** The vendor's id of the message. */
+  ref: string | null
+  /** Null when the vendor's status moves nothing. */
+  state: ReceiptState | 'accepted' | null
+  /** The vendor's error of an `undelivered` status. */
+  error: VendorError | null
 }
 
 export type ReceiptReading =
@@ -33,18 +47,28 @@ export type ReceiptReading =
   /** Signed, but the body is not what the gateway promised (the webhook provider's JSON). */
   | { kind: 'malformed'; reason: 'json' | 'object' }
   /** Signed; `state` null when the vendor's status moves nothing (queued, sent...), `verificationId` null when absent. */
-  | { kind: 'signed'; verificationId: string | null; state: ReceiptState | null }
+  | { kind: 'signed'; verificationId: string | null; state: ReceiptState | null; error?: VendorError | null }
+  /** Signed, with any number of statuses, each for its own message. */
+  | { kind: 'batch'; items: ReceiptItem[] }
 
 /** Checks one provider's receipts: its vendor's signature, then its status. */
 export interface ReceiptReader {
   read(req: ReceiptRequest): ReceiptReading
+  /**
+   * A vendor's subscription handshake (Meta's GET with `hub.challenge`): the
+   * text to answer 200 with, or null for 403. Absent: the provider has none.
+   */
+  handshake?(query: URLSearchParams): string | null
 }
 
 export interface Receipt {
   /** The provider's name in the config, from the receipt's path. */
   provider: string
-  verificationId: string
-  state: ReceiptState
+  /** Otpd's id of the verification, when the receipt carries it; else `ref` finds it. */
+  verificationId: string | null
+  ref?: string | null
+  state: ReceiptState | 'accepted'
+  error?: VendorError | null
 }
 
 /** `recorded`: the status changed (and its event was written); `ignored`: unknown message, or a status that no longer moves. */
@@ -61,14 +85,18 @@ export class ReceiptService {
 
   async record(receipt: Receipt): Promise<ReceiptOutcome> {
     const { d } = this
-    const seq = d.ids.seqOf(receipt.verificationId)
-    if (seq === null) return 'ignored'
+    const seq = receipt.verificationId === null ? null : d.ids.seqOf(receipt.verificationId)
+    if (seq === null && !receipt.ref) return 'ignored'
     return d.storage.write(async (r): Promise<ReceiptOutcome> => {
-      const v = await r.verifications.findById(receipt.verificationId, seq)
+      // By otpd's own id when the vendor echoes it (it may outrun the send's record of the vendor's id), else by the vendor's.
+      const target =
+        seq !== null && receipt.verificationId !== null ? { seq, id: receipt.verificationId } : await r.verifications.findByRef(receipt.provider, receipt.ref!)
+      const v = target && (await r.verifications.findById(target.id, target.seq))
       // Test recipients have no delivery, and so no receipt.
       if (!v || v.testMode !== null) return 'ignored'
       const now = d.clock.now()
-      if (!(await r.verifications.recordReceipt(v.seq, receipt.state, receipt.provider, now))) return 'ignored'
+      const recorded = { state: receipt.state, provider: receipt.provider, at: now, ref: receipt.ref ?? null, error: receipt.error ?? null }
+      if (!(await r.verifications.recordReceipt(v.seq, recorded))) return 'ignored'
       // A receipt changes no status; a canceled verification still takes one (the message went out).
       const status = decideStatus(v, now, false)
       const extra = { provider: receipt.provider }
@@ -83,8 +111,17 @@ export class ReceiptService {
         // send's own settle (or recovery, which only looks at `sending`) may never come.
         await r.idempotency.settle(v.seq, null)
       }
-      const after: Verification = { ...v, delivery: receipt.state, deliveryProvider: receipt.provider, deliveryUpdatedAt: now }
-      await emit(r, receipt.state === 'delivered' ? 'verification.delivered' : 'verification.undelivered', after, now, extra, status)
+      if (receipt.state === 'accepted') return 'recorded'
+      const after: Verification = {
+        ...v,
+        delivery: receipt.state,
+        deliveryProvider: receipt.provider,
+        deliveryUpdatedAt: now,
+        deliveryError: receipt.error ?? null,
+      }
+      // A vendor's error rides on the undelivered event: its code and title, never the number.
+      const final = receipt.error ? { ...extra, error_code: receipt.error.code, error_title: receipt.error.title } : extra
+      await emit(r, receipt.state === 'delivered' ? 'verification.delivered' : 'verification.undelivered', after, now, final, status)
       return 'recorded'
     })
   }

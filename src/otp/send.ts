@@ -16,7 +16,7 @@ import type { Hasher } from '../lib/secrets.ts'
 import type { VerificationIds } from '../lib/verification-id.ts'
 import { emit } from './events.ts'
 import { settleDelivered, settleFailed } from './settlement.ts'
-import { ipScope, type FraudGuard, type FraudVerdict, type Refusal } from './fraud.ts'
+import { ipScope, WHATSAPP_SCOPE, type FraudGuard, type FraudVerdict, type Refusal } from './fraud.ts'
 import type { Delivery, FraudRule, Repos, SendProfile, Storage } from './ports/index.ts'
 import type { Idempotency, IdempotencyOutcome, IdempotentRequest } from './idempotency.ts'
 import { destinationOf, maskPrefix } from '../lib/phone-country.ts'
@@ -24,7 +24,7 @@ import { type KeyLimited, type KeyLimiter, keyLimitedBy } from './key-limiter.ts
 import { failureCapWait } from './failure-cap.ts'
 import { recipientIdentity } from './recipient-identity.ts'
 import { TEST_CODE, testModeOf } from './test-recipients.ts'
-import type { ApiKey, Limits, OutboundMessage, SendInput, SmsInfo, TestMode, Verification } from './types.ts'
+import type { ApiKey, DeliveryDetail, Limits, OutboundMessage, SendInput, SmsInfo, TestMode, Verification } from './types.ts'
 import type { MessageCatalogue, MessageSettings } from './messages/catalogue.ts'
 import { type Composed, composeMessage } from './messages/compose.ts'
 import { RECIPIENT_LOOKBACK_MS, recipientWindowVerdict, secondsUntil } from './windows.ts'
@@ -108,7 +108,13 @@ export class SendService {
       const answered = await d.storage.write((r) => this.sendToTestRecipient(r, req, testMode, idem))
       if (answered !== 'real') return answered
     }
-    const ipHash = input.ip === undefined ? null : d.hasher.digest(HASH_PURPOSE_IP, `${key.accountId}:${ipScope(input.ip)}`).subarray(0, RECIPIENT_HASH_BYTES)
+    // WhatsApp sends count apart (otp/fraud.ts countingDestination), rule 2's too.
+    const ipHash =
+      input.ip === undefined
+        ? null
+        : d.hasher
+            .digest(HASH_PURPOSE_IP, `${key.accountId}:${input.channel === 'whatsapp' ? WHATSAPP_SCOPE : ''}${ipScope(input.ip)}`)
+            .subarray(0, RECIPIENT_HASH_BYTES)
     // Limits, credit and the new verification in one transaction: concurrent
     // sends cannot both see the last free slot or the last credit. A run of
     // it again draws a new code with its new hash: the last run is the one kept.
@@ -118,15 +124,19 @@ export class SendService {
     const v = reserved.verification
     const note = { requestId, channel: input.channel }
     let provider: string
+    let detail: DeliveryDetail | undefined
     try {
-      provider = (await d.delivery.deliver(deliveryOf(req, reserved))).provider
+      const took = await d.delivery.deliver(deliveryOf(req, reserved))
+      provider = took.provider
+      // Only a provider that says more (WhatsApp's) costs the settlement two more values.
+      if (took.ref !== undefined || took.language !== undefined) detail = { ref: took.ref ?? null, language: took.language ?? null }
     } catch (err) {
       const refunded = await settleFailed(d, v, err, note, idem?.answer({ kind: 'delivery_failed' }))
       return refunded ? { kind: 'delivery_failed' } : sent(v)
     }
     // In force once delivered: the answer does not wait for this record (docs/benchmarks.md#what-each-design-choice-buys),
     // but with an Idempotency-Key it does, so that a replay after the answer finds it.
-    const settled = settleDelivered(d, v, provider, note, idem !== undefined)
+    const settled = settleDelivered(d, v, provider, note, idem !== undefined, detail)
     if (idem) await settled
     if (v.sms && d.onSmsSent) d.onSmsSent(reserved.verdict.country ?? destinationOf(input.recipient).country, v.sms)
     d.logger.debug('delivered', { request_id: requestId, channel: input.channel, provider, recipient: v.recipientMask })

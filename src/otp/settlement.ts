@@ -8,7 +8,7 @@ import type { Clock } from '../lib/clock.ts'
 import type { Logger } from '../lib/logger.ts'
 import { emit } from './events.ts'
 import type { DeliveryFailure, Storage, StoredAnswer } from './ports/index.ts'
-import type { Channel, Verification } from './types.ts'
+import type { Channel, DeliveryDetail, Verification } from './types.ts'
 
 export interface SettlementDeps {
   storage: Storage
@@ -51,15 +51,23 @@ export async function settleFailed(d: SettlementDeps, v: Verification, err: unkn
  * settlement. If it is lost, the send stays `sending` and recovery refunds it
  * as `unknown` (docs/operating.md#faults-and-recovery); never rejects.
  */
-export function settleDelivered(d: SettlementDeps, v: Verification, provider: string, note: SendNote, idempotent: boolean): Promise<void> {
+export function settleDelivered(
+  d: SettlementDeps,
+  v: Verification,
+  provider: string,
+  note: SendNote,
+  idempotent: boolean,
+  detail?: DeliveryDetail,
+): Promise<void> {
   return d.storage
     .writeShared(async (r) => {
       const now = d.clock.now()
       // The row as it is now (a verify may already have used it), from the settlement itself.
-      const settled = await r.verifications.settleDelivery(v.seq, 'accepted', provider, now)
+      const settled = await r.verifications.settleDelivery(v.seq, 'accepted', provider, now, detail)
       if (settled) {
-        // An SMS's encoding and segments ride on its event (docs/api.md#events).
+        // An SMS's encoding and segments ride on its event (docs/api.md#events), as does a WhatsApp template's language.
         const extra: Record<string, string | number> = settled.sms ? { provider, encoding: settled.sms.encoding, segments: settled.sms.segments } : { provider }
+        if (settled.deliveryLanguage) extra.language = settled.deliveryLanguage
         await emit(r, 'verification.sent', settled, now, extra)
       }
       if (idempotent) await r.idempotency.settle(v.seq, null)

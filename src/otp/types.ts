@@ -1,7 +1,7 @@
 /** Domain types shared by the otp services and the ports they declare. */
 import type { SmsEncoding } from '../lib/sms-encoding.ts'
 
-export const CHANNELS = ['sms', 'email', 'voice'] as const
+export const CHANNELS = ['sms', 'email', 'voice', 'whatsapp'] as const
 export type Channel = (typeof CHANNELS)[number]
 
 export type KeyStatus = 'active' | 'disabled' | 'revoked'
@@ -35,6 +35,20 @@ export type DeliveryState = 'sending' | 'accepted' | 'failed' | 'unknown' | 'del
 /** What a delivery receipt can record: a final status. */
 export type ReceiptState = 'delivered' | 'undelivered'
 
+/** A vendor's error of an `undelivered` receipt, as it gave it (code and title; never a digit of the number). */
+export interface VendorError {
+  code: string
+  title: string
+}
+
+/** What the provider that took a message said about it (delivery/provider.ts Accepted). */
+export interface DeliveryDetail {
+  /** The vendor's id of the message (Meta's `wamid.…`), which its receipts name. */
+  ref: string | null
+  /** The template language a WhatsApp provider used (docs/delivery.md#whatsapp). */
+  language: string | null
+}
+
 export interface Verification {
   /** The store's row number, which `id` carries (lib/verification-id.ts). */
   seq: number
@@ -66,6 +80,11 @@ export interface Verification {
   country?: string | null
   /** The fraud guard rule monitor mode let this send through in spite of; absent or null otherwise. */
   fraudMonitored?: string | null
+  /** The vendor's id of the message and the template language used (WhatsApp), when the provider gave them; absent: null. */
+  deliveryRef?: string | null
+  deliveryLanguage?: string | null
+  /** The vendor's error of an `undelivered` receipt; absent: null. */
+  deliveryError?: VendorError | null
 }
 
 export interface SmsInfo {

@@ -398,7 +398,7 @@ test('what a generated client needs: servers, tags, 404 and 405 everywhere, an e
 test('fixed value sets are enums; the five test recipients are documented', () => {
   const s = doc.components.schemas
   expect(s.VerifyResponse.properties.message.enum).toEqual(['Code verified successfully', 'Invalid code', 'Code expired', 'Code already used'])
-  expect(s.StatusResponse.properties.channel.enum).toEqual(['sms', 'email', 'voice'])
+  expect(s.StatusResponse.properties.channel.enum).toEqual(['sms', 'email', 'voice', 'whatsapp'])
   expect(s.StatusResponse.properties.status.enum).toEqual(['pending', 'approved', 'expired', 'locked', 'canceled', 'failed'])
   expect(s.StatusResponse.properties.delivery.anyOf[0].properties.status.enum).toEqual(['sending', 'accepted', 'delivered', 'undelivered', 'failed', 'unknown'])
   expect(s.WebhookReceipt.properties.status.enum).toEqual(['delivered', 'undelivered'])

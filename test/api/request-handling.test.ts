@@ -208,7 +208,7 @@ describe('order of checks', () => {
     expectError(await h.call(SEND, undefined, { raw: badFields, headers: { 'content-type': 'text/plain' } }), 400, 'Content-Type must be application/json')
     expectError(await h.call(VERIFY, undefined, { raw: `{"code":"1","pad":"${'x'.repeat(MAX_BODY)}"}` }), 413, 'Request body too large')
     // With a good body, the same fields are reported by validation.
-    expectError(await h.call(SEND, undefined, { raw: badFields }), 400, 'channel is required and must be one of: sms, email, voice')
+    expectError(await h.call(SEND, undefined, { raw: badFields }), 400, 'channel is required and must be one of: sms, email, voice, whatsapp')
     expectError(await h.call(VERIFY, {}), 400, 'verification_id is required')
   })
 })

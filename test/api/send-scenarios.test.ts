@@ -51,7 +51,7 @@ scenarioTable(
       expectedBody: { success: true },
       expectedEffects: nothingSpent(),
     },
-    invalid('no channel', { recipient: PHONE }, 'channel is required and must be one of: sms, email, voice'),
+    invalid('no channel', { recipient: PHONE }, 'channel is required and must be one of: sms, email, voice, whatsapp'),
     invalid(
       'a phone number not in E.164',
       { channel: 'voice', recipient: '4155550123' },

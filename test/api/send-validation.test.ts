@@ -14,7 +14,7 @@ beforeEach(async () => {
   h = await start()
 })
 
-const CHANNEL = 'channel is required and must be one of: sms, email, voice'
+const CHANNEL = 'channel is required and must be one of: sms, email, voice, whatsapp'
 const PHONE = 'recipient must be a valid E.164 phone number for SMS and voice channels'
 const EMAIL = 'recipient must be a valid email address for the email channel'
 const MESSAGE = 'message must be a string of 1-1600 characters'

@@ -11,7 +11,7 @@ const start = harnessPerTest()
 type Mode = 'success' | 'fail' | 'expired'
 interface Row {
   name: string
-  channel: 'sms' | 'voice' | 'email'
+  channel: 'sms' | 'voice' | 'email' | 'whatsapp'
   recipient: string
   mode: Mode
 }
@@ -22,6 +22,10 @@ const rows: Row[] = [
   { name: 'TEST_PHONE_FAIL', channel: 'voice', recipient: TEST.PHONE_FAIL, mode: 'fail' },
   { name: 'TEST_PHONE_EXPIRED', channel: 'sms', recipient: TEST.PHONE_EXPIRED, mode: 'expired' },
   { name: 'TEST_PHONE_EXPIRED', channel: 'voice', recipient: TEST.PHONE_EXPIRED, mode: 'expired' },
+  // WhatsApp's test numbers are the SMS ones (docs/api.md#test-recipients).
+  { name: 'TEST_PHONE_SUCCESS', channel: 'whatsapp', recipient: TEST.PHONE_SUCCESS, mode: 'success' },
+  { name: 'TEST_PHONE_FAIL', channel: 'whatsapp', recipient: TEST.PHONE_FAIL, mode: 'fail' },
+  { name: 'TEST_PHONE_EXPIRED', channel: 'whatsapp', recipient: TEST.PHONE_EXPIRED, mode: 'expired' },
   { name: 'TEST_EMAIL_SUCCESS', channel: 'email', recipient: TEST.EMAIL_SUCCESS, mode: 'success' },
   { name: 'TEST_EMAIL_FAIL', channel: 'email', recipient: TEST.EMAIL_FAIL, mode: 'fail' },
 ]

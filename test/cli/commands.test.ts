@@ -136,7 +136,7 @@ describe('config and version', () => {
   test('config check accepts a good file and names every problem of a bad one', async () => {
     env = await cliEnv()
     expect(env.run('config', 'check').code).toBe(0)
-    expect(env.json('config', 'check')).toMatchObject({ ok: true, log_only: ['sms', 'email', 'voice'] })
+    expect(env.json('config', 'check')).toMatchObject({ ok: true, log_only: ['sms', 'email', 'voice', 'whatsapp'] })
     const bad = await cliEnv('[limits]\nrecipient_per_hour = -1\n[channels]\nsms = ["nowhere"]\n')
     try {
       const r = bad.run('config', 'check')

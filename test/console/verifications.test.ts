@@ -5,8 +5,10 @@
  * verification's timeline from its stored events. Recipients are masked.
  */
 import { expect, test } from 'bun:test'
+import { createHmac } from 'node:crypto'
 import { harnessPerTest, MINUTE } from '../kit/harness.ts'
 import { consoleOf, NUMBERS } from '../kit/console.ts'
+import { META_ENV, metaSetup } from '../kit/whatsapp.ts'
 
 const start = harnessPerTest({ credits: 100 })
 
@@ -125,4 +127,30 @@ test('detail: a failed delivery and a cancel are on the timeline', async () => {
   const x = await c.get(`/console/api/verifications/${v.id}`, { rollup: false })
   expect(x.json.timeline.map((e: any) => e.type)).toEqual(['created', 'verification.sent', 'verification.canceled'])
   expect(x.json.verification.status).toBe('canceled')
+})
+
+test("detail: a WhatsApp send's template language, and a vendor's error once undelivered", async () => {
+  const { h } = await metaSetup()
+  const c = consoleOf(h)
+  const r = await h.send({ channel: 'whatsapp', recipient: NUMBERS.GB(3), locale: 'es' })
+  expect(r.status).toBe(200)
+  const before = await c.get(`/console/api/verifications/${r.json.verification_id}`, { rollup: false })
+  expect(before.json.verification).toMatchObject({ channel: 'whatsapp', delivery: { status: 'accepted', provider: 'meta', language: 'es' } })
+  expect(before.json.timeline[1].data).toMatchObject({ provider: 'meta', language: 'es' })
+  const [row] = await h.sql('SELECT delivery_ref FROM verifications WHERE id = $1', [r.json.verification_id])
+  const error = { code: 131026, title: 'Message undeliverable' }
+  const body = JSON.stringify({
+    entry: [{ changes: [{ field: 'messages', value: { statuses: [{ id: row!.delivery_ref, status: 'failed', errors: [error] }] } }] }],
+  })
+  const signature = `sha256=${createHmac('sha256', META_ENV.WHATSAPP_APP_SECRET).update(body).digest('hex')}`
+  const posted = await h.server.http.handle(
+    new Request('http://127.0.0.1:8080/api/v1/receipts/meta', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature },
+      body,
+    }),
+  )
+  expect(posted.status).toBe(200)
+  const after = await c.get(`/console/api/verifications/${r.json.verification_id}`, { rollup: false })
+  expect(after.json.verification.delivery).toMatchObject({ status: 'undelivered', error: { code: '131026', title: 'Message undeliverable' } })
 })

@@ -61,7 +61,7 @@ test('config check accepts a complete delivery setup and shows the failover orde
   expect(r.stderr).toBe('')
   expect(r.code).toBe(0)
   expect(r.stdout).toContain('  sms       twilio_main -> gateway\n')
-  expect(r.stdout).toContain('warning: email, voice only print codes to the server log')
+  expect(r.stdout).toContain('warning: email, voice, whatsapp only print codes to the server log')
   expect(r.stdout + r.stderr).not.toContain(TOKEN)
 })
 
@@ -134,7 +134,7 @@ test('the commented provider examples in otp.config.example.toml are valid when 
   const uncommented = text
     .split('\n')
     .map((l) =>
-      /^# (\[providers\.|(type|host|port|security|username|password_env|from|ca_file|helo_name|account_sid|auth_token_env|base_url|api_key|api_secret_env|application_id|private_key_file|voice_from|voice_base_url|url|secret_env|sms|voice|email) )/.test(
+      /^# (\[providers\.|(type|host|port|security|username|password_env|from|ca_file|helo_name|account_sid|auth_token_env|base_url|api_key|api_secret_env|application_id|private_key_file|voice_from|voice_base_url|url|secret_env|sms|voice|email|whatsapp|phone_number_id|access_token_env|template|languages|app_secret_env|verify_token_env|api_version|whatsapp_from|whatsapp_content_sid|whatsapp_template|whatsapp_languages|messages_base_url) )/.test(
         l,
       )
         ? l.slice(2)
@@ -143,9 +143,17 @@ test('the commented provider examples in otp.config.example.toml are valid when 
     .join('\n')
     .replace('/etc/otpd/vonage.key', join(import.meta.dir, '..', 'kit', 'fixtures', 'tls', 'vonage-app.key'))
   const raw = parse(uncommented) as Record<string, any>
-  expect(Object.keys(raw.providers)).toEqual(['mail', 'twilio_main', 'vonage_main', 'gateway', 'dev_log'])
-  expect(raw.channels).toEqual({ sms: ['twilio_main', 'gateway'], voice: ['twilio_main'], email: ['mail'] })
-  const env = { OTPD_SMTP_PASSWORD: 'p', TWILIO_AUTH_TOKEN: 't', VONAGE_API_SECRET: 's', OTPD_WEBHOOK_SECRET: 'w' }
+  expect(Object.keys(raw.providers)).toEqual(['mail', 'twilio_main', 'vonage_main', 'meta', 'gateway', 'dev_log'])
+  expect(raw.channels).toEqual({ sms: ['twilio_main', 'gateway'], voice: ['twilio_main'], whatsapp: ['meta'], email: ['mail'] })
+  const env = {
+    OTPD_SMTP_PASSWORD: 'p',
+    TWILIO_AUTH_TOKEN: 't',
+    VONAGE_API_SECRET: 's',
+    OTPD_WEBHOOK_SECRET: 'w',
+    WHATSAPP_ACCESS_TOKEN: 'a',
+    WHATSAPP_APP_SECRET: 'b',
+    WHATSAPP_VERIFY_TOKEN: 'c',
+  }
   raw.channels.voice = ['twilio_main', 'vonage_main']
   const problems = (() => {
     try {
@@ -156,4 +164,25 @@ test('the commented provider examples in otp.config.example.toml are valid when 
     }
   })()
   expect(problems).toEqual([])
+})
+
+test('send-test --channel whatsapp: the template with the code 000000; a misconfigured provider is printed with the setting to fix', async () => {
+  const graphError = { error: { message: '(#132001) Template name does not exist in the translation', type: 'OAuthException', code: 132001, fbtrace_id: 'A' } }
+  const wrong = startVendorStub(() => Response.json(graphError, { status: 404 }))
+  const up = startVendorStub(() => Response.json({ messaging_product: 'whatsapp', messages: [{ id: 'wamid.TEST' }] }))
+  closeAfterTest(wrong)
+  closeAfterTest(up)
+  const meta = (name: string, url: string) =>
+    `[providers.${name}]\ntype = "whatsapp"\nphone_number_id = "106540352242922"\naccess_token_env = "WHATSAPP_ACCESS_TOKEN"\ntemplate = "otp_code"\nlanguages = ["en_US"]\nbase_url = "${url}"\n`
+  env = await cliEnv(`[channels]\nwhatsapp = ["meta", "meta_backup"]\n${meta('meta', wrong.url)}${meta('meta_backup', up.url)}`, {
+    WHATSAPP_ACCESS_TOKEN: TOKEN,
+  })
+  const r = await env.runAsync('send-test', '--channel', 'whatsapp', '--to', '+14155550123')
+  expect(r.code).toBe(0)
+  expect(r.stdout).toMatch(
+    /^ {2}meta failed: whatsapp answered 404 \(error 132001: Template does not exist \(in this language\)\); check providers\.meta\.template and providers\.meta\.languages\nsent a test whatsapp to \+1415\*\*\*\*123 through meta_backup \(whatsapp\) in \d+ ms\n$/,
+  )
+  const body = JSON.parse(up.requests[0]!.body) as { template: { components: { parameters: { text: string }[] }[] } }
+  expect(body.template.components.map((c) => c.parameters[0]!.text)).toEqual(['000000', '000000'])
+  expect(r.stdout + r.stderr).not.toContain(TOKEN)
 })

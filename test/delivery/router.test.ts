@@ -35,7 +35,7 @@ function provider(name: string, behaviour: 'ok' | 'fail' | 'reject' | 'hang', ca
 
 function router(sms: Provider[], timeoutMs = 2000) {
   const logger = createMemoryLogger()
-  return { r: new ChannelRouter({ sms, email: [], voice: [] }, timeoutMs, logger), logs: logger.lines }
+  return { r: new ChannelRouter({ sms, email: [], voice: [], whatsapp: [] }, timeoutMs, logger), logs: logger.lines }
 }
 
 test('the first provider that accepts wins; failures before it are logged by name', async () => {
@@ -90,7 +90,7 @@ test('the time budget covers all providers together', async () => {
 
 test('with nothing configured every channel uses the log provider', () => {
   const providers = buildProviders(resolveConfig({}), { env: {} })
-  expect(logOnlyChannels(providers)).toEqual(['sms', 'email', 'voice'])
+  expect(logOnlyChannels(providers)).toEqual(['sms', 'email', 'voice', 'whatsapp'])
   const named = buildProviders(resolveConfig({ providers: { dev: { type: 'log' } }, channels: { sms: ['dev'] } }), { env: {} })
   expect(named.sms.map((p) => p.name)).toEqual(['dev'])
   expect(named.email.map((p) => p.name)).toEqual(['log'])
@@ -140,14 +140,14 @@ test('the noop provider accepts everything and counts as log-only for the start-
   const providers = buildProviders(config, { env: {} })
   expect(providers.sms.map((p) => p.type)).toEqual(['noop'])
   await providers.sms[0]!.send(message, AbortSignal.timeout(1000))
-  expect(logOnlyChannels(providers)).toEqual(['sms', 'email', 'voice'])
+  expect(logOnlyChannels(providers)).toEqual(['sms', 'email', 'voice', 'whatsapp'])
 })
 
 test('every provider attempt is reported with its outcome, for metrics', async () => {
   const calls: string[] = []
   const attempts: string[] = []
   const r = new ChannelRouter(
-    { sms: [provider('a', 'fail', calls), provider('b', 'reject', calls)], email: [], voice: [provider('c', 'hang', calls)] },
+    { sms: [provider('a', 'fail', calls), provider('b', 'reject', calls)], email: [], voice: [provider('c', 'hang', calls)], whatsapp: [] },
     200,
     createMemoryLogger(),
     (a) => attempts.push(`${a.channel}/${a.provider}/${a.type}/${a.outcome}/${a.ms >= 0}`),

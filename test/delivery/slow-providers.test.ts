@@ -66,7 +66,7 @@ function setup(providers: Provider[], settings: Record<string, Partial<GuardSett
     () => clock.now(),
     logger,
   )
-  const r = new ChannelRouter({ sms: providers, email: [], voice: [] }, budgetMs, logger, (a) => attempts.push(a), guards)
+  const r = new ChannelRouter({ sms: providers, email: [], voice: [], whatsapp: [] }, budgetMs, logger, (a) => attempts.push(a), guards)
   const circuitLines = () =>
     logger.lines
       .map((l) => JSON.parse(l))

@@ -34,7 +34,7 @@ test('SIGTERM right after start, and a quiet stop, exit 0 with nothing on stderr
   const { cliEnv, startServer } = await import('../kit/cli.ts')
   // Every channel has a real provider: otherwise serve warns (on stderr) that codes only reach the log.
   const e = await cliEnv(
-    '[providers.hook]\ntype = "webhook"\nurl = "http://127.0.0.1:9/otp"\nsecret_env = "OTPD_TEST_WEBHOOK_SECRET"\n[channels]\nsms = ["hook"]\nemail = ["hook"]\nvoice = ["hook"]\n',
+    '[providers.hook]\ntype = "webhook"\nurl = "http://127.0.0.1:9/otp"\nsecret_env = "OTPD_TEST_WEBHOOK_SECRET"\n[channels]\nsms = ["hook"]\nemail = ["hook"]\nvoice = ["hook"]\nwhatsapp = ["hook"]\n',
     { OTPD_TEST_WEBHOOK_SECRET: 'a-secret-for-the-test-only-0123456789' },
   )
   try {

@@ -44,7 +44,9 @@ test('account settings changed from the CLI apply to the next send of a running 
   const send = (body: Record<string, unknown>) => post(s.url, '/api/v1/send', key, body)
   expect((await send({ channel: 'sms', recipient: uz(1) })).status).toBe(200)
 
-  expect((await env.runAsync('accounts', 'set', 'default', '--countries', 'us,CA')).stdout).toBe("account 'default' may send sms and voice to US, CA\n")
+  expect((await env.runAsync('accounts', 'set', 'default', '--countries', 'us,CA')).stdout).toBe(
+    "account 'default' may send sms, voice and whatsapp to US, CA\n",
+  )
   const refused = await send({ channel: 'sms', recipient: uz(2) })
   expect(refused.status).toBe(403)
   expect(refused.json.error).toBe('Sending to this destination country is not allowed: UZ')
@@ -151,9 +153,9 @@ test('accounts set: each option, --json, and the operator mistakes', async () =>
     daily_credit_limit: null,
     test_recipients: false,
   })
-  expect(env.run('accounts', 'set', 'default', '--countries', '*').stdout).toBe("account 'default' may send sms and voice to every country\n")
+  expect(env.run('accounts', 'set', 'default', '--countries', '*').stdout).toBe("account 'default' may send sms, voice and whatsapp to every country\n")
   expect(env.run('accounts', 'set', 'default', '--countries', 'default').stdout).toBe(
-    "account 'default' may send sms and voice to the config's fraud.allowed_countries\n",
+    "account 'default' may send sms, voice and whatsapp to the config's fraud.allowed_countries (whatsapp: fraud.whatsapp_allowed_countries, when set)\n",
   )
   expect(env.run('accounts', 'set', 'default', '--daily-credit-limit', '500').stdout).toBe("account 'default' may spend at most 500 credits in any 24 h\n")
   expect(env.run('accounts', 'set', 'default', '--test-recipients', 'on').stdout).toBe(

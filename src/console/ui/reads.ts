@@ -118,6 +118,9 @@ export function pageReads(deps: ConsoleReadDeps, storage: Storage) {
         { label: 'Delivery', value: v.delivery === null ? 'none' : `${v.delivery}${v.deliveryProvider ? ` (${v.deliveryProvider})` : ''}` },
         { label: 'Test recipient', value: v.testMode === null ? 'no' : 'yes' },
       ]
+      // WhatsApp's template language, and a vendor's error of an undelivered message (docs/delivery.md#whatsapp).
+      if (v.deliveryLanguage) facts.push({ label: 'Template language', value: v.deliveryLanguage })
+      if (v.deliveryError) facts.push({ label: 'Vendor error', value: `${v.deliveryError.code} ${v.deliveryError.title}`.trim() })
       return { ...summary(view), facts, timeline: entries }
     },
     webhooks: async (q: ScopeQuery, cursors: { before?: number; endpointsAfter?: number } = {}): Promise<WebhooksView> => {

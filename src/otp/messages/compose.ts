@@ -71,7 +71,8 @@ export function composeMessage(cat: MessageCatalogue, input: ComposeInput): Comp
   // Voice reads the code digit by digit ("1, 2, 3, 4").
   const code = input.channel === 'voice' ? input.code.split('').join(', ') : input.code
   const values = { code, app: input.account.name, minutes: String(Math.ceil(input.expiresInSeconds / 60)) }
-  const kind = input.channel === 'email' ? 'email' : input.channel
+  // WhatsApp's words are the template's (docs/delivery.md#whatsapp); the SMS text goes to the providers that show a text (log, webhook).
+  const kind = input.channel === 'whatsapp' ? 'sms' : input.channel
   let text = input.message !== undefined ? input.message.replaceAll('{code}', code) : render(texts[kind], values)
   const subject = input.subject ?? render(texts.subject, values)
   if (input.channel !== 'sms') return { text, subject, locale, sms: null }

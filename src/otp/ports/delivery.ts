@@ -5,7 +5,8 @@ import type { OutboundMessage } from '../types.ts'
 
 /** Delivers one message over its channel; throws when every provider failed. */
 export interface Delivery {
-  deliver(message: OutboundMessage): Promise<{ provider: string }>
+  /** `ref` and `language`: what the provider that took it said (types.ts DeliveryDetail). */
+  deliver(message: OutboundMessage): Promise<{ provider: string; ref?: string; language?: string }>
 }
 
 /**

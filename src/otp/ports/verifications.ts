@@ -2,7 +2,16 @@
  * The verifications table as the send, verify, status, cancel, receipt and
  * recovery use cases need it.
  */
-import type { DeliveryState, ReceiptState, Verification } from '../types.ts'
+import type { DeliveryDetail, DeliveryState, ReceiptState, Verification, VendorError } from '../types.ts'
+
+/** A receipt as recordReceipt writes it: `accepted` (Meta's `sent`) or a final status, with the vendor's id and error when it gave them. */
+export interface RecordedReceipt {
+  state: ReceiptState | 'accepted'
+  provider: string
+  at: number
+  ref: string | null
+  error: VendorError | null
+}
 
 /** A charged send whose delivery outcome was never recorded. */
 export interface UnsettledSend {
@@ -37,7 +46,13 @@ export interface VerificationStore {
    * row as it is after the change, or null when it had already been settled
    * (by recovery, or another node).
    */
-  settleDelivery(seq: number, state: Exclude<DeliveryState, 'sending' | ReceiptState>, provider: string | null, at: number): Promise<Verification | null>
+  settleDelivery(
+    seq: number,
+    state: Exclude<DeliveryState, 'sending' | ReceiptState>,
+    provider: string | null,
+    at: number,
+    detail?: DeliveryDetail,
+  ): Promise<Verification | null>
   /** The verification row `seq` if it has exactly this id, whatever its key (delivery receipts carry no API key). */
   findById(id: string, seq: number): Promise<Verification | undefined>
   /**
@@ -45,7 +60,9 @@ export interface VerificationStore {
    * `sending`, or `accepted` by this same provider, changes: a final status
    * stays, and `failed`/`unknown` (refunded) are kept. False when nothing changed.
    */
-  recordReceipt(seq: number, state: ReceiptState, provider: string, at: number): Promise<boolean>
+  recordReceipt(seq: number, receipt: RecordedReceipt): Promise<boolean>
+  /** The verification whose provider `provider` gave the message id `ref` (receipts that name only it). */
+  findByRef(provider: string, ref: string): Promise<{ seq: number; id: string } | undefined>
   /** Charged sends still `sending` that were created at or before `before`, oldest first, at most `limit`. */
   unsettled(before: number, limit: number): Promise<UnsettledSend[]>
 }

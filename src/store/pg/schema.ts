@@ -106,7 +106,7 @@ export const verifications = pgTable(
     accountId: integer('account_id')
       .notNull()
       .references(() => accounts.id),
-    channel: text('channel', { enum: ['sms', 'email', 'voice'] }).notNull(),
+    channel: text('channel', { enum: ['sms', 'email', 'voice', 'whatsapp'] }).notNull(),
     recipientHash: bytea('recipient_hash').notNull(),
     recipientMask: text('recipient_mask').notNull(),
     codeHash: bytea('code_hash').notNull(),
@@ -127,12 +127,17 @@ export const verifications = pgTable(
     smsSegments: integer('sms_segments'),
     country: text('country'),
     fraudMonitored: text('fraud_monitored'),
+    deliveryRef: text('delivery_ref'),
+    deliveryLanguage: text('delivery_language'),
+    deliveryErrorCode: text('delivery_error_code'),
+    deliveryErrorTitle: text('delivery_error_title'),
   },
   (t) => [
     index('verifications_recipient').on(t.recipientHash, t.createdAt),
     index('verifications_expiry').on(t.expiresAt),
     index('verifications_created').on(t.createdAt),
     index('verifications_sending').on(t.createdAt).where(sql`${t.delivery} = 'sending'`),
+    index('verifications_delivery_ref').on(t.deliveryRef).where(sql`${t.deliveryRef} IS NOT NULL`),
   ],
 )
 

@@ -7,8 +7,8 @@
  * second sees the first's outcome (single use, attempts, lockout).
  * recipientSendTimes takes the recipient's lock first (store/pg/locks.ts).
  */
-import type { UnsettledSend, VerificationStore } from '../../otp/ports/index.ts'
-import type { DeliveryState, ReceiptState, Verification } from '../../otp/types.ts'
+import type { RecordedReceipt, UnsettledSend, VerificationStore } from '../../otp/ports/index.ts'
+import type { DeliveryDetail, DeliveryState, ReceiptState, Verification } from '../../otp/types.ts'
 import { ascendingTimes, num } from '../sql/values.ts'
 import { insertParams, toUnsettled, toVerification, VERIFICATION_SQL as SQL } from '../sql/verifications.ts'
 import type { Tx } from './client.ts'
@@ -66,9 +66,10 @@ export class PgVerificationStore implements VerificationStore {
     state: Exclude<DeliveryState, 'sending' | ReceiptState>,
     provider: string | null,
     at: number,
+    detail?: DeliveryDetail,
   ): Promise<Verification | null> {
     // The row's own lock makes the `sending` check exact: a second settlement (another node's recovery) changes nothing.
-    const rows = await this.tx.q<Record<string, unknown>>(SQL.settleDelivery, [seq, state, provider, at])
+    const rows = await this.tx.q<Record<string, unknown>>(SQL.settleDelivery, [seq, state, provider, at, detail?.ref ?? null, detail?.language ?? null])
     if (rows[0] === undefined) return null
     this.locks.holdsVerification(seq)
     return toVerification(rows[0])
@@ -92,9 +93,15 @@ export class PgVerificationStore implements VerificationStore {
    * re-checks on the newest row version after waiting for another receipt's
    * lock.
    */
-  async recordReceipt(seq: number, state: ReceiptState, provider: string, at: number): Promise<boolean> {
-    const n = await this.tx.run(SQL.recordReceipt, [seq, state, provider, at])
+  async recordReceipt(seq: number, x: RecordedReceipt): Promise<boolean> {
+    const n = await this.tx.run(SQL.recordReceipt, [seq, x.state, x.provider, x.at, x.ref, x.error?.code ?? null, x.error?.title ?? null])
     if (n === 1) this.locks.holdsVerification(seq)
     return n === 1
+  }
+  /** No lock: the caller then reads the row with findById, which locks it. */
+  async findByRef(provider: string, ref: string): Promise<{ seq: number; id: string } | undefined> {
+    if (ref.includes('\u0000') || provider.includes('\u0000')) return undefined
+    const rows = await this.tx.q<{ seq: unknown; id: string }>(SQL.findByRef, [ref, provider])
+    return rows[0] === undefined ? undefined : { seq: num(rows[0].seq), id: rows[0].id }
   }
 }

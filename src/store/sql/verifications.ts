@@ -10,7 +10,7 @@ import { bool, bytes, num, numOrNull, type Param, type Row } from './values.ts'
 
 export const VERIFICATION_COLUMNS = `v.seq, v.id, v.key_id, v.account_id, v.channel, v.recipient_hash, v.recipient_mask, v.code_hash, v.test_mode, v.status,
   v.charged, v.created_at, v.expires_at, v.used_at, v.failed_attempts, v.locked_until, v.delivery, v.delivery_provider, v.delivery_updated_at,
-  v.sms_encoding, v.sms_segments, v.country, v.fraud_monitored`
+  v.sms_encoding, v.sms_segments, v.country, v.fraud_monitored, v.delivery_ref, v.delivery_language, v.delivery_error_code, v.delivery_error_title`
 
 export const VERIFICATION_SQL = {
   insert: `INSERT INTO verifications (seq, id, key_id, account_id, channel, recipient_hash, recipient_mask, code_hash, test_mode, status,
@@ -36,7 +36,7 @@ export const VERIFICATION_SQL = {
   // Only a delivery still `sending`: a second settlement (recovery, another
   // node) changes nothing. A failed delivery also takes the verification out
   // of use (verify answers 404); a canceled one stays canceled.
-  settleDelivery: `UPDATE verifications SET delivery = $2, delivery_provider = $3, delivery_updated_at = $4,
+  settleDelivery: `UPDATE verifications SET delivery = $2, delivery_provider = $3, delivery_updated_at = $4, delivery_ref = $5, delivery_language = $6,
       status = CASE WHEN $2 = 'failed' AND status = 'active' THEN 'failed' ELSE status END
     WHERE seq = $1 AND delivery = 'sending'
     RETURNING ${VERIFICATION_COLUMNS.replaceAll('v.', '')}`,
@@ -46,9 +46,13 @@ export const VERIFICATION_SQL = {
   // an `unknown` delivery (otpd stopped before it learnt the outcome): the
   // vendor's word is what the operator lacks, and the refund stays. An
   // `accepted` delivery takes the receipt of its own provider only; a final
-  // status stays, and a `failed` one (refunded) is kept.
-  recordReceipt: `UPDATE verifications SET delivery = $2, delivery_provider = $3, delivery_updated_at = $4
-    WHERE seq = $1 AND (delivery IN ('sending', 'unknown') OR (delivery = 'accepted' AND delivery_provider = $3))`,
+  // status stays, and a `failed` one (refunded) is kept. A receipt that says
+  // only `accepted` (Meta's `sent`) moves nothing past it: a status never moves back.
+  recordReceipt: `UPDATE verifications SET delivery = $2, delivery_provider = $3, delivery_updated_at = $4,
+      delivery_ref = COALESCE($5, delivery_ref), delivery_error_code = $6, delivery_error_title = $7
+    WHERE seq = $1 AND (delivery IN ('sending', 'unknown') OR (delivery = 'accepted' AND delivery_provider = $3 AND $2 <> 'accepted'))`,
+  // Receipts that name only the vendor's message id (Meta's statuses).
+  findByRef: 'SELECT seq, id FROM verifications WHERE delivery_ref = $1 AND delivery_provider = $2',
   unsettled: `SELECT seq, id, account_id FROM verifications WHERE delivery = 'sending' AND created_at <= $1 ORDER BY created_at LIMIT $2`,
 } as const
 
@@ -106,8 +110,11 @@ export function toVerification(r: Row): Verification {
     country: (r.country as string | null | undefined) ?? null,
     fraudMonitored: (r.fraud_monitored as string | null | undefined) ?? null,
   }
-  // Only an SMS has one: the other rows read as they did before it existed.
+  // Only an SMS has one, only some vendors give the rest: the other rows read as they did before these existed.
   if (r.sms_encoding != null) v.sms = { encoding: r.sms_encoding as SmsEncoding, segments: num(r.sms_segments) }
+  if (r.delivery_ref != null) v.deliveryRef = r.delivery_ref as string
+  if (r.delivery_language != null) v.deliveryLanguage = r.delivery_language as string
+  if (r.delivery_error_code != null) v.deliveryError = { code: r.delivery_error_code as string, title: (r.delivery_error_title as string | null) ?? '' }
   return v
 }
 

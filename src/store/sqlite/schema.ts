@@ -91,7 +91,7 @@ export const verifications = sqliteTable(
     accountId: integer('account_id')
       .notNull()
       .references(() => accounts.id),
-    channel: text('channel', { enum: ['sms', 'email', 'voice'] }).notNull(),
+    channel: text('channel', { enum: ['sms', 'email', 'voice', 'whatsapp'] }).notNull(),
     recipientHash: blob('recipient_hash', { mode: 'buffer' }).notNull(),
     recipientMask: text('recipient_mask').notNull(),
     codeHash: blob('code_hash', { mode: 'buffer' }).notNull(),
@@ -119,6 +119,13 @@ export const verifications = sqliteTable(
     country: text('country'),
     /** The fraud guard rule that monitor mode let this send through in spite of (docs/fraud-guard.md); null otherwise. */
     fraudMonitored: text('fraud_monitored'),
+    /** The vendor's id of the message (Meta's `wamid.…`, Vonage's message UUID): receipts that name only it find the row by it (docs/delivery.md#delivery-receipts). */
+    deliveryRef: text('delivery_ref'),
+    /** The template language a WhatsApp provider used (docs/delivery.md#whatsapp); null otherwise. */
+    deliveryLanguage: text('delivery_language'),
+    /** The vendor's error code and title of an `undelivered` receipt, as the vendor gave them (never a digit of the number). */
+    deliveryErrorCode: text('delivery_error_code'),
+    deliveryErrorTitle: text('delivery_error_title'),
   },
   (t) => [
     index('verifications_recipient').on(t.recipientHash, t.createdAt),
@@ -127,6 +134,8 @@ export const verifications = sqliteTable(
     index('verifications_created').on(t.createdAt),
     // Only sends whose outcome is not yet recorded: a few rows at any time, for recovery.
     index('verifications_sending').on(t.createdAt).where(sql`${t.delivery} = 'sending'`),
+    // Only sends whose vendor gave an id: receipts by message id.
+    index('verifications_delivery_ref').on(t.deliveryRef).where(sql`${t.deliveryRef} IS NOT NULL`),
   ],
 )
 

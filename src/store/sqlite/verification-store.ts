@@ -8,8 +8,8 @@
  * transactions, and read again once the storage (storage.ts) says another connection
  * wrote or a rollback undid a write (`onStale`), as SqliteKeyHitLog does.
  */
-import type { UnsettledSend, VerificationStore } from '../../otp/ports/index.ts'
-import type { DeliveryState, ReceiptState, Verification } from '../../otp/types.ts'
+import type { RecordedReceipt, UnsettledSend, VerificationStore } from '../../otp/ports/index.ts'
+import type { DeliveryDetail, DeliveryState, ReceiptState, Verification } from '../../otp/types.ts'
 import { ascendingTimes } from '../sql/values.ts'
 import { insertParams, toUnsettled, toVerification, VERIFICATION_SQL } from '../sql/verifications.ts'
 import type { Db } from './db.ts'
@@ -64,16 +64,21 @@ export class SqliteVerificationStore implements VerificationStore {
     const row = this.q.findById.get(seq, id)
     return row === null ? undefined : toVerification(row)
   }
-  async recordReceipt(seq: number, state: ReceiptState, provider: string, at: number): Promise<boolean> {
-    return this.q.recordReceipt.run(seq, state, provider, at).changes === 1
+  async recordReceipt(seq: number, x: RecordedReceipt): Promise<boolean> {
+    return this.q.recordReceipt.run(seq, x.state, x.provider, x.at, x.ref, x.error?.code ?? null, x.error?.title ?? null).changes === 1
+  }
+  async findByRef(provider: string, ref: string): Promise<{ seq: number; id: string } | undefined> {
+    const row = this.q.findByRef.get(ref, provider)
+    return row ? { seq: Number(row.seq), id: row.id as string } : undefined
   }
   async settleDelivery(
     seq: number,
     state: Exclude<DeliveryState, 'sending' | ReceiptState>,
     provider: string | null,
     at: number,
+    detail?: DeliveryDetail,
   ): Promise<Verification | null> {
-    const row = this.q.settleDelivery.get(seq, state, provider, at)
+    const row = this.q.settleDelivery.get(seq, state, provider, at, detail?.ref ?? null, detail?.language ?? null)
     return row ? toVerification(row) : null
   }
   async unsettled(before: number, limit: number): Promise<UnsettledSend[]> {

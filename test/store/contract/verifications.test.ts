@@ -3,6 +3,7 @@
  * receipt and recovery use cases rely on, the same on every engine.
  */
 import { describe, expect, test } from 'bun:test'
+import type { RecordedReceipt } from '../../../src/otp/ports/index.ts'
 import type { Verification } from '../../../src/otp/types.ts'
 import { defaultKey, hash, insertVerification, MINUTE, reread, T0, useEngine } from './data.ts'
 
@@ -175,8 +176,8 @@ describe('settleDelivery', () => {
 })
 
 describe('recordReceipt', () => {
-  const receipt = (v: Verification, state: 'delivered' | 'undelivered', provider: string, at: number) =>
-    storage().write((r) => r.verifications.recordReceipt(v.seq, state, provider, at))
+  const receipt = (v: Verification, state: 'delivered' | 'undelivered' | 'accepted', provider: string, at: number, more: Partial<RecordedReceipt> = {}) =>
+    storage().write((r) => r.verifications.recordReceipt(v.seq, { state, provider, at, ref: null, error: null, ...more }))
 
   test('a delivery `sending` or `unknown` takes a receipt from any provider', async () => {
     const key = await defaultKey(storage())
@@ -214,6 +215,32 @@ describe('recordReceipt', () => {
     expect(await reread(storage(), undelivered)).toMatchObject({ delivery: 'undelivered', deliveryUpdatedAt: T0 })
     expect(await reread(storage(), failed)).toMatchObject({ status: 'failed', delivery: 'failed', deliveryProvider: null })
     expect(await reread(storage(), testMode)).toMatchObject({ delivery: null })
+  })
+
+  test("`accepted` (Meta's `sent`) moves only a delivery `sending` or `unknown`: a status never moves back", async () => {
+    const key = await defaultKey(storage())
+    const sending = await insertVerification(storage(), key)
+    const accepted = await insertVerification(storage(), key, { delivery: 'accepted', deliveryProvider: 'p1', deliveryUpdatedAt: T0 })
+    const delivered = await insertVerification(storage(), key, { delivery: 'delivered', deliveryProvider: 'p1', deliveryUpdatedAt: T0 })
+    expect(await receipt(sending, 'accepted', 'p1', T0 + 1, { ref: 'wamid.A' })).toBe(true)
+    expect(await reread(storage(), sending)).toMatchObject({ delivery: 'accepted', deliveryProvider: 'p1', deliveryRef: 'wamid.A' })
+    expect(await receipt(accepted, 'accepted', 'p1', T0 + 1)).toBe(false)
+    expect(await receipt(delivered, 'accepted', 'p1', T0 + 1)).toBe(false)
+    expect(await reread(storage(), delivered)).toMatchObject({ delivery: 'delivered', deliveryUpdatedAt: T0 })
+  })
+
+  test("an undelivered receipt keeps the vendor's error; the vendor's id is kept, or taken from the receipt", async () => {
+    const key = await defaultKey(storage())
+    const v = await insertVerification(storage(), key)
+    await storage().write((r) => r.verifications.settleDelivery(v.seq, 'accepted', 'p1', T0 + 1, { ref: 'wamid.B', language: 'pt_BR' }))
+    expect(await reread(storage(), v)).toMatchObject({ deliveryRef: 'wamid.B', deliveryLanguage: 'pt_BR' })
+    expect((await reread(storage(), v))?.deliveryError).toBeUndefined()
+    expect(await storage().read((r) => r.verifications.findByRef('p1', 'wamid.B'))).toEqual({ seq: v.seq, id: v.id })
+    expect(await storage().read((r) => r.verifications.findByRef('p2', 'wamid.B'))).toBeUndefined()
+    expect(await storage().read((r) => r.verifications.findByRef('p1', 'wamid.C'))).toBeUndefined()
+    const error = { code: '131026', title: 'Message undeliverable' }
+    expect(await receipt(v, 'undelivered', 'p1', T0 + 2, { error })).toBe(true)
+    expect(await reread(storage(), v)).toMatchObject({ delivery: 'undelivered', deliveryRef: 'wamid.B', deliveryError: error })
   })
 })
 

@@ -17,6 +17,7 @@ import m0009 from './0009_endpoint_turns.sql' with { type: 'text' }
 import m0010 from './0010_key_expiry.sql' with { type: 'text' }
 import m0011 from './0011_operator_roles.sql' with { type: 'text' }
 import m0012 from './0012_blocked_recipients.sql' with { type: 'text' }
+import m0013 from './0013_whatsapp.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 export const migrationFiles: Record<string, string> = {
@@ -33,4 +34,5 @@ export const migrationFiles: Record<string, string> = {
   '0010_key_expiry': m0010,
   '0011_operator_roles': m0011,
   '0012_blocked_recipients': m0012,
+  '0013_whatsapp': m0013,
 }

@@ -22,6 +22,7 @@ import m0014 from './0014_endpoint_turns.sql' with { type: 'text' }
 import m0015 from './0015_key_expiry.sql' with { type: 'text' }
 import m0016 from './0016_operator_roles.sql' with { type: 'text' }
 import m0017 from './0017_blocked_recipients.sql' with { type: 'text' }
+import m0018 from './0018_whatsapp.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 export const migrationFiles: Record<string, string> = {
@@ -43,4 +44,5 @@ export const migrationFiles: Record<string, string> = {
   '0015_key_expiry': m0015,
   '0016_operator_roles': m0016,
   '0017_blocked_recipients': m0017,
+  '0018_whatsapp': m0018,
 }

@@ -1,0 +1,5 @@
+ALTER TABLE `verifications` ADD `delivery_ref` text;--> statement-breakpoint
+ALTER TABLE `verifications` ADD `delivery_language` text;--> statement-breakpoint
+ALTER TABLE `verifications` ADD `delivery_error_code` text;--> statement-breakpoint
+ALTER TABLE `verifications` ADD `delivery_error_title` text;--> statement-breakpoint
+CREATE INDEX `verifications_delivery_ref` ON `verifications` (`delivery_ref`) WHERE "verifications"."delivery_ref" IS NOT NULL;
