@@ -58,9 +58,10 @@ async function probe(h: Harness): Promise<number> {
 }
 
 test('past the ceiling: 503 with Retry-After at once, test recipients too; nothing charged, counted or stored; sends resume once deliveries drain', async () => {
-  // The per-key limit (8 a minute) would refuse the last send below if a refused one counted.
-  const { h, rx, release } = await hanging({ limits: { ...limits, key_requests_per_minute: 8 }, events: { max_queued: 5, endpoint_max_in_flight: 2 } })
-  await sends(h, 6, 0)
+  // The per-key limit (10 a minute) would refuse the last send below if a refused one counted.
+  const { h, rx, release } = await hanging({ limits: { ...limits, key_requests_per_minute: 10 }, events: { max_queued: 5, endpoint_max_in_flight: 2 } })
+  const test = await h.send({ channel: 'sms', recipient: TEST.PHONE_SUCCESS })
+  await sends(h, 5, 0)
   runLoop(h, release)
   await waitFor(() => rx.received.length === 2, { what: 'the endpoint to hold its 2 slots' })
   expect(await pending(h)).toBe(6)
@@ -77,15 +78,24 @@ test('past the ceiling: 503 with Retry-After at once, test recipients too; nothi
   expect((await h.server.admin.balance()).balance).toBe(balance)
   expect(await verifications(h)).toBe(stored)
   expect(await pending(h)).toBe(6)
+  // Refused with an Idempotency-Key: nothing is stored for it, so the same request goes through once the outbox drains.
+  const keyed = { path: '/api/v1/send', body: { channel: 'sms', recipient: '+14155550200' }, opts: { headers: { 'idempotency-key': 'ceiling-1' } } }
+  expect((await h.call(keyed.path, keyed.body, keyed.opts)).status).toBe(503)
+  // Verify is never refused (its event joins the outbox past the ceiling).
+  const v = await h.verify({ verification_id: test.json.verification_id, code: '123456' })
+  expect([v.status, v.json.verified]).toEqual([200, true])
   const refused = h.logs.map((l) => JSON.parse(l)).filter((l) => l.outcome === 'events_queued')
   expect(refused.map((l) => [l.level, l.status])).toEqual([['warn', 503]])
+  expect(await pending(h)).toBe(7)
   // The endpoint answers: the outbox drains, and the next count (a second later) lets sends in.
   release()
   await waitFor(async () => (await pending(h)) === 0, { what: 'the deliveries to drain' })
   h.clock.advance(QUEUED_EVERY_MS)
   await waitFor(async () => (await probe(h)) === 401, { what: 'the pass to count the drained outbox' })
+  const again = await h.call(keyed.path, keyed.body, keyed.opts)
+  expect([again.status, again.headers.get('idempotent-replayed')]).toEqual([200, null])
   await sends(h, 2, 10)
-  expect((await h.server.admin.balance()).balance).toBe(balance - 2)
+  expect((await h.server.admin.balance()).balance).toBe(balance - 3)
 }, 15_000)
 
 test('a reload moves the ceiling: lowered, sends are refused from the next count; raised, they pass at once', async () => {
@@ -99,4 +109,22 @@ test('a reload moves the ceiling: lowered, sends are refused from the next count
   expect((await h.send({ channel: 'sms', recipient: '+14155550100' })).json.error).toBe(QUEUED)
   h.server.reload(resolveConfig({ ...lower, events: { ...lower.events, max_queued: 100 } }))
   expect((await h.send({ channel: 'sms', recipient: '+14155550100' })).status).toBe(200)
+}, 15_000)
+
+test('a second server on the same database counts the shared outbox at its own passes, and refuses too', async () => {
+  const config = { limits, events: { max_queued: 3, endpoint_max_in_flight: 2 } }
+  const { h, release } = await hanging(config)
+  const other = await start({ dir: h.dir, key: h.key, clock: h.clock, databaseUrl: h.databaseUrl, credits: undefined, config })
+  // Both loops run, each counting the shared outbox at its own passes.
+  runLoop(h, release)
+  runLoop(other, release)
+  await sends(h, 4, 0)
+  h.clock.advance(QUEUED_EVERY_MS)
+  await waitFor(async () => (await probe(other)) === 503, { what: 'the second server to count the shared outbox' })
+  const r = await other.send({ channel: 'email', recipient: TEST.EMAIL_SUCCESS })
+  expect([r.status, r.json.error]).toEqual([503, QUEUED])
+  release()
+  await waitFor(async () => (await pending(h)) === 0, { what: 'the deliveries to drain' })
+  h.clock.advance(QUEUED_EVERY_MS)
+  await waitFor(async () => (await probe(other)) === 401, { what: 'the second server to count the drained outbox' })
 }, 15_000)
