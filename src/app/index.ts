@@ -13,7 +13,8 @@ import type { ProviderCircuit } from '../console/system.ts'
 import type { CircuitState } from '../delivery/provider-guard.ts'
 import type { ProviderGuards } from '../delivery/provider-guards.ts'
 import { checkProviders } from '../delivery/registry.ts'
-import { EventDispatcher } from '../events/dispatcher.ts'
+import { EventDispatcher, type EventSettings } from '../events/dispatcher.ts'
+import { QueuedCount } from '../events/queued.ts'
 import type { PostEvent } from '../events/post.ts'
 import { parseListen } from '../config/listen.ts'
 import { adminHostNames } from '../http/admin-hosts.ts'
@@ -81,6 +82,7 @@ export async function buildServer(config: Config, opts: ServerOptions = {}): Pro
   const inForce: InForce = { config, env: opts.env ?? {} }
   const { engine, clock, logger } = core
   const metrics = serviceMetricsOf(engine)
+  const queued = new QueuedCount({ storage: core.storage, clock, logger })
   const events = new EventDispatcher({
     storage: core.storage,
     clock,
@@ -88,7 +90,8 @@ export async function buildServer(config: Config, opts: ServerOptions = {}): Pro
     sealer: core.sealer,
     post: opts.postEvent,
     onOutcome: (o) => metrics.webhookDelivery(o),
-    settings: () => ({ maxInFlight: inForce.config.events.max_in_flight, endpointMaxInFlight: inForce.config.events.endpoint_max_in_flight }),
+    settings: () => eventSettingsOf(inForce.config),
+    queued,
   })
   // Restart-only (reload.ts): receipt URLs handed out must keep working.
   const publicUrl = publicUrlBase(config.server.public_url)
@@ -96,7 +99,8 @@ export async function buildServer(config: Config, opts: ServerOptions = {}): Pro
   metrics.watchProviders(() => delivery.guards.views())
   const problems = () => checkProviders(inForce.config, inForce.env).join('; ') || null
   const readiness = cachedReadiness({ engine, writeHealth: core.writeHealth, clock, delivery: problems })
-  const services = requestServices({ core, inForce, delivery, metrics, readiness, publicUrl, openapi: buildOpenApi(VERSION) })
+  const outboxFull = () => queued.value >= inForce.config.events.max_queued
+  const services = requestServices({ core, inForce, delivery, metrics, readiness, publicUrl, openapi: buildOpenApi(VERSION), outboxFull })
   const circuits = () =>
     delivery.guards.views().map((v) => ({ provider: v.provider, circuit: v.circuit, in_flight: v.inFlight, waiting: v.waiting, max_in_flight: v.maxInFlight }))
   const admin = consoleOf(core, services, { inForce, readiness, replacedDelivery: opts.delivery !== undefined, circuits })
@@ -135,6 +139,12 @@ export async function buildServer(config: Config, opts: ServerOptions = {}): Pro
       return applyReload(services.live, next, limitsOf(next))
     },
   }
+}
+
+/** `[events]` (docs/configuration.md#events), read at each pass. */
+function eventSettingsOf(config: Config): EventSettings {
+  const e = config.events
+  return { maxInFlight: e.max_in_flight, endpointMaxInFlight: e.endpoint_max_in_flight, maxQueued: e.max_queued }
 }
 
 /** Each provider's circuit by name, for the admin listener's /readyz and the console. */

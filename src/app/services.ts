@@ -36,6 +36,8 @@ export interface ServiceSources {
   publicUrl: string | undefined
   /** The OpenAPI document served at /api/v1/openapi.json. */
   openapi: Record<string, unknown>
+  /** Whether the event outbox holds `[events] max_queued` deliveries, as last counted (docs/events.md#a-ceiling-on-queued-events). */
+  outboxFull(): boolean
 }
 
 export interface RequestServices {
@@ -78,6 +80,7 @@ export function requestServices(s: ServiceSources): RequestServices {
     cancel: new CancelService(cancelDeps),
     lockoutSeconds: limits.lockoutSeconds,
     maxSendsInFlight: config.delivery.max_sends_in_flight,
+    outboxFull: s.outboxFull,
     openapi: s.openapi,
     metricsToken: config.server.metrics_token,
   }

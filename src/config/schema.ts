@@ -75,6 +75,8 @@ export const EventsConfig = T.Object(
     max_in_flight: count(256, 4096),
     /** Deliveries in flight to one endpoint, every process and node together. */
     endpoint_max_in_flight: count(64, 4096),
+    /** Deliveries pending in the outbox, every endpoint together, past which sends answer 503 (docs/events.md#a-ceiling-on-queued-events). */
+    max_queued: count(1_000_000, 100_000_000),
   },
   strict,
 )

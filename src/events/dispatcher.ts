@@ -17,6 +17,7 @@ import type { SecretSealer } from '../otp/webhooks.ts'
 import type { Attempt, DeliveryOutcome } from './attempt.ts'
 import { deliverDue, POLL_MS, type Slots } from './pass.ts'
 import type { PostEvent } from './post.ts'
+import type { QueuedCount } from './queued.ts'
 
 export type { DeliveryOutcome } from './attempt.ts'
 export { LEASE_MS } from './pass.ts'
@@ -29,9 +30,11 @@ export interface EventSettings {
   maxInFlight: number
   /** Tries in flight to one endpoint, all processes together. */
   endpointMaxInFlight: number
+  /** Deliveries pending, every endpoint together, past which sends are refused (docs/events.md#a-ceiling-on-queued-events). */
+  maxQueued: number
 }
 
-export const DEFAULT_EVENT_SETTINGS: EventSettings = { maxInFlight: 256, endpointMaxInFlight: 64 }
+export const DEFAULT_EVENT_SETTINGS: EventSettings = { maxInFlight: 256, endpointMaxInFlight: 64, maxQueued: 1_000_000 }
 
 export interface DispatcherDeps {
   storage: Storage
@@ -42,6 +45,8 @@ export interface DispatcherDeps {
   random?: () => number
   onOutcome?: (outcome: DeliveryOutcome) => void
   settings?: () => EventSettings
+  /** The outbox's depth the send route reads (queued.ts), counted again at the passes. */
+  queued?: QueuedCount
 }
 
 export class EventDispatcher {
@@ -60,17 +65,19 @@ export class EventDispatcher {
    * filled again, until nothing is in flight and nothing more is due.
    * Returns how many were tried.
    */
-  deliverDue(): Promise<number> {
+  async deliverDue(): Promise<number> {
     const settings = this.d.settings?.() ?? DEFAULT_EVENT_SETTINGS
     this.slots.max = settings.maxInFlight
+    await this.d.queued?.refresh(settings.maxQueued)
     return deliverDue({
       ...this.d,
       slots: this.slots,
       perEndpoint: settings.endpointMaxInFlight,
       stopping: () => this.stopping,
       report: (a) => this.report(a),
-      // A long pass still gets its expiries reported on time.
+      // A long pass still gets its expiries reported on time, and the outbox counted.
       meanwhile: async (startedAt) => {
+        await this.d.queued?.refresh((this.d.settings?.() ?? DEFAULT_EVENT_SETTINGS).maxQueued)
         if (this.d.clock.now() - startedAt < EXPIRY_SCAN_EVERY_MS) return
         await this.scanExpired().catch((err: unknown) => this.logFailure(err))
       },

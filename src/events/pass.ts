@@ -34,7 +34,7 @@ export interface PassDeps extends AttemptDeps {
   stopping(): boolean
   /** Counts and logs a recorded outcome. */
   report(a: Attempt): void
-  /** Called between writes of a pass that has run long (the expiry scan keeps its pace). */
+  /** Called between writes and waits of a pass (the expiry scan and the outbox's count keep their pace). */
   meanwhile(passStartedAt: number): Promise<unknown>
 }
 
@@ -81,6 +81,7 @@ class DeliveryPass {
       }
       if (this.inFlight === 0) return this.tried
       await this.nextEndOrPoll()
+      await d.meanwhile(startedAt)
     }
   }
 

@@ -33,6 +33,8 @@ export interface HttpDeps extends AdmissionDeps, OpsDeps, ReceiptRouteDeps {
   lockoutSeconds: number
   /** `delivery.max_sends_in_flight`: past it a send answers 503 at once (docs/api.md#overload); a reload updates it. */
   maxSendsInFlight: number
+  /** Whether the event outbox is at `[events] max_queued` (a cached count): a send answers 503 at once (docs/api.md#overload). */
+  outboxFull(): boolean
   /** The OpenAPI document served at /api/v1/openapi.json. */
   openapi: Record<string, unknown>
   /** When set, /metrics on this listener answers to `Authorization: Bearer <token>`; otherwise it is an unknown path. */

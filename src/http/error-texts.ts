@@ -44,6 +44,8 @@ export const Msg = {
   appHash: 'app_hash must be 11 characters of base64',
   /** The node's ceiling on sends in flight is reached (docs/api.md#overload): nothing was charged or counted. */
   overloaded: 'Too many sends in progress. Please try again in 1 second.',
+  /** The event outbox holds `[events] max_queued` deliveries (docs/api.md#overload): nothing was charged, counted or stored. */
+  eventsQueued: 'Too many webhook events waiting for delivery. Please try again in 5 seconds.',
   /** A delivery receipt whose vendor signature is missing or wrong (docs/api.md#delivery-receipts). */
   invalidSignature: 'Invalid signature',
 } as const

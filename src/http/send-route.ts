@@ -109,7 +109,10 @@ function countSend(metrics: ServiceMetrics, input: SendInput, outcome: SendOutco
 /** Seconds a send refused by the ceiling is told to wait: sends in flight end within the delivery budget, most far sooner. */
 export const OVERLOAD_RETRY_AFTER = 1
 
-export function sendRoute(deps: AdmissionDeps & { send: SendService; logger: Logger; maxSendsInFlight: number }) {
+/** Seconds a send refused by the outbox's ceiling is told to wait: the count is read again each second, and an outbox drains slower than sends end. */
+export const EVENTS_QUEUED_RETRY_AFTER = 5
+
+export function sendRoute(deps: AdmissionDeps & { send: SendService; logger: Logger; maxSendsInFlight: number; outboxFull(): boolean }) {
   // This node's sends under way, from the request's start to its answer (docs/api.md#overload).
   let inFlight = 0
   return new Elysia({ name: 'send-route' }).post(
@@ -119,6 +122,11 @@ export function sendRoute(deps: AdmissionDeps & { send: SendService; logger: Log
       if (inFlight >= deps.maxSendsInFlight) {
         noteOf(request).outcome = 'overloaded'
         return render(errorReply(503, Msg.overloaded, OVERLOAD_RETRY_AFTER), requestIdOf(request))
+      }
+      // A cached count (events/queued.ts), not a read: the ceiling costs a send nothing.
+      if (deps.outboxFull()) {
+        noteOf(request).outcome = 'events_queued'
+        return render(errorReply(503, Msg.eventsQueued, EVENTS_QUEUED_RETRY_AFTER), requestIdOf(request))
       }
       inFlight++
       try {
@@ -253,8 +261,8 @@ export const sendOperation = {
     ),
     '500': errors('Delivery failed (the credit is refunded) or an internal fault', [Msg.sendFailed], { replay: true }),
     '503': errors(
-      'This node has `delivery.max_sends_in_flight` sends under way: refused at once, nothing charged or counted; retry after `Retry-After`',
-      [Msg.overloaded],
+      'This node has `delivery.max_sends_in_flight` sends under way, or the event outbox holds `events.max_queued` deliveries: refused at once, nothing charged, counted or stored; retry after `Retry-After`',
+      [Msg.overloaded, Msg.eventsQueued],
       {
         retry: true,
       },

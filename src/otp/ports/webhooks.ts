@@ -104,6 +104,8 @@ export interface WebhookRepo {
   finish(r: DeliveryResult): Promise<boolean>
   /** Deliveries pending (the outbox depth). */
   outboxDepth(): Promise<number>
+  /** Deliveries pending, counted up to `limit` at most (the ceiling's read, docs/events.md#a-ceiling-on-queued-events: its cost stays bounded). */
+  queuedUpTo(limit: number): Promise<number>
   /** Endpoints that failed PAUSE_AFTER_FAILURES tries in a row or more: paused, or tried one at a time (otp/endpoint-turns.ts). */
   failingEndpoints(): Promise<number>
 }

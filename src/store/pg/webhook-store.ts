@@ -149,6 +149,10 @@ export class PgWebhookRepo implements WebhookRepo {
     return num((await this.tx.q(SHARED.outboxDepth))[0]!.n)
   }
 
+  async queuedUpTo(limit: number): Promise<number> {
+    return num((await this.tx.q(SHARED.queuedUpTo, [limit]))[0]!.n)
+  }
+
   async failingEndpoints(): Promise<number> {
     return num((await this.tx.q(SHARED.failingEndpoints))[0]!.n)
   }

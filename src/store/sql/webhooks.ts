@@ -120,6 +120,7 @@ export function webhookSql(d: Dialect) {
     /** The endpoint $1's record of a try (endpointTried). */
     endpointTried: `${endpointTried(d, '$2', '$3', '$4')} WHERE id = $1 AND ${endpointTriedChanges('$2')}`,
     outboxDepth: `SELECT count(*) AS n FROM event_deliveries WHERE status = 'pending'`,
+    queuedUpTo: `SELECT count(*) AS n FROM (SELECT 1 FROM event_deliveries WHERE status = 'pending' LIMIT $1) q`,
     failingEndpoints: `SELECT count(*) AS n FROM webhook_endpoints WHERE failures >= ${PAUSE_AFTER_FAILURES}`,
   } as const
 }

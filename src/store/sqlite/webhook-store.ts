@@ -156,6 +156,10 @@ export class SqliteWebhookRepo implements WebhookRepo {
     return num(this.q.outboxDepth.get()!.n)
   }
 
+  async queuedUpTo(limit: number): Promise<number> {
+    return num(this.q.queuedUpTo.get(limit)!.n)
+  }
+
   async failingEndpoints(): Promise<number> {
     return num(this.q.failingEndpoints.get()!.n)
   }
