@@ -4,8 +4,12 @@
  * (check.ts).
  */
 import type { HookAdapter, HookType } from './adapter.ts'
+import { logtoHook } from './logto.ts'
 import { supabaseHook } from './supabase.ts'
+import { zitadelHook } from './zitadel.ts'
 
 export const HOOK_ADAPTERS: Partial<Record<HookType, HookAdapter>> = {
   supabase: supabaseHook,
+  zitadel: zitadelHook,
+  logto: logtoHook,
 }
