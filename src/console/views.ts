@@ -129,6 +129,7 @@ export function verificationView(x: VerificationView): Record<string, unknown> {
     locked_until: iso(v.lockedUntil),
     delivery: v.delivery === null ? null : { status: v.delivery, provider: v.deliveryProvider, updated_at: iso(v.deliveryUpdatedAt) },
     fraud_monitored: v.fraudMonitored ?? null,
+    checked_by: v.checkedBy ?? null,
   }
 }
 

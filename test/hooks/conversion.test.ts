@@ -42,6 +42,9 @@ describe("the console's conversion figures", () => {
     expect(after.totals).toMatchObject({ sends: 10, accepted: 10, approved: 2, checked: 6, conversion: 0.5 })
     expect(after.by_country).toEqual([expect.objectContaining({ country: 'US', sends: 10, checked: 6, conversion: 0.5 })])
     expect(after.series.at(-1)).toEqual({ at: '2026-01-01T12:00:00.000Z', sends: 10, approved: 2 })
+    // Each verification says who checks its code.
+    const found = (await c.get('/console/api/verifications?period=24h')).json.verifications as { checked_by: string | null; status: string }[]
+    expect(found.map((v) => v.checked_by).sort()).toEqual([...Array(6).fill('logto'), null, null, null, null])
   })
 
   test('sends that are all a hook\'s say "checked by the identity server" on the overview page, not a rate', async () => {
@@ -54,6 +57,9 @@ describe("the console's conversion figures", () => {
     expect(page.status).toBe(200)
     expect(page.text).toContain('checked by the identity server')
     expect(page.text).not.toContain('0.0%')
+    const [v] = (await h.admin('/console/api/verifications?period=24h')).json.verifications
+    const detail = await h.admin(`/console/verifications/${v.verification_id}`)
+    expect(detail.text).toContain('hook logto (its identity server)')
   })
 })
 
