@@ -10,7 +10,7 @@ import type { Clock } from '../lib/clock.ts'
 import { randomBase62 } from '../lib/random.ts'
 import type { Hasher } from '../lib/secrets.ts'
 import type { IdempotencyOutcome, IdempotentRequest } from '../otp/idempotency.ts'
-import type { KeyLimiter } from '../otp/key-limiter.ts'
+import { type KeyLimiter, keyLimitedBy } from '../otp/key-limiter.ts'
 import type { Delivery, Storage, StoredAnswer } from '../otp/ports/index.ts'
 import type { SendOutcome, SendService } from '../otp/send.ts'
 import type { ApiKey, SendInput } from '../otp/types.ts'
@@ -52,6 +52,17 @@ export class HookDeliveries {
     const idem = this.retryScope(plan, key, message)
     const via = { limiter: this.d.limiterFor(plan.name), delivery: this.d.deliveryFor(plan.name) }
     return this.d.send.send(key, { ...input, checkedBy: plan.name, expiresIn: plan.codeLifetimeSeconds }, requestId, idem, via)
+  }
+
+  /**
+   * A request that ends before its delivery (a payload it cannot read) is
+   * counted toward the hook's limit, as a client's 400 is toward its key's:
+   * the limit's refusal when it is full, else null.
+   */
+  async countAlone(plan: HookPlan): Promise<HookOutcome | null> {
+    const key = await this.keyOf(plan)
+    if (key === null) return { kind: 'no_account' }
+    return keyLimitedBy(await this.d.limiterFor(plan.name).admitAlone(key.id))
   }
 
   /** Forgets the keys (the config changed). */

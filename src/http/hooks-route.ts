@@ -110,15 +110,17 @@ export function hooksRoute(deps: HookRouteDeps) {
           deps.logger.info('hook request refused', { request_id: requestId, hook: params.name, reason: auth.reason })
           return render(adapter.refused({ kind: 'unauthenticated', message: Msg.hookUnauthenticated }), requestId)
         }
+        const plan = { name: params.name, account: found.config.account, codeLifetimeSeconds: found.config.code_lifetime_seconds ?? HOOK_CODE_LIFETIME_SECONDS }
         const parsed = adapter.parse(hookRequest, settings)
         const input = parsed.ok ? hookSendInput(parsed.message, deps.resolveLocale) : { ok: false as const, error: Msg.hookPayload }
         if (!parsed.ok || !input.ok) {
           note.outcome = 'invalid'
           if (!parsed.ok) deps.logger.info('hook payload refused', { request_id: requestId, hook: params.name, reason: parsed.reason })
+          const limited = await deps.hooks.countAlone(plan)
+          if (limited) return render(hookAnswer(adapter, limited), requestId)
           return render(adapter.refused({ kind: 'invalid', message: input.ok ? Msg.hookPayload : input.error }), requestId)
         }
         note.channel = input.value.channel
-        const plan = { name: params.name, account: found.config.account, codeLifetimeSeconds: found.config.code_lifetime_seconds ?? HOOK_CODE_LIFETIME_SECONDS }
         const outcome = await deps.hooks.deliver(plan, parsed.message, input.value, requestId)
         note.outcome = outcome.kind
         if (outcome.kind !== 'no_account' && outcome.kind !== 'replay' && outcome.kind !== 'idempotency_conflict' && outcome.kind !== 'idempotency_in_progress')

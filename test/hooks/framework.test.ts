@@ -27,13 +27,14 @@ const wholeText: HookAdapter = {
   refused: (r: HookRefusal) => ({ status: r.kind === 'unauthenticated' ? 401 : 422, body: JSON.stringify({ kind: r.kind, message: r.message }) }),
 }
 
-async function start(opts: HarnessOptions = {}): Promise<Harness> {
+/** A harness with hook `t` of the test type (in the table until the test ends). */
+async function start(opts: HarnessOptions = {}, hook: Record<string, unknown> = {}): Promise<Harness> {
   const saved = HOOK_ADAPTERS.kratos
   HOOK_ADAPTERS.kratos = wholeText
   afterTest(() => {
     HOOK_ADAPTERS.kratos = saved
   })
-  return harness(withHooks({ t: { type: 'kratos', account: 'default', secret_env: 'TEST_HOOK_SECRET' } }, { TEST_HOOK_SECRET: SECRET }, opts))
+  return harness(withHooks({ t: { type: 'kratos', account: 'default', secret_env: 'TEST_HOOK_SECRET', ...hook } }, { TEST_HOOK_SECRET: SECRET }, opts))
 }
 
 const call = (h: Harness, body: Record<string, unknown>) => hookCall(h, 't', JSON.stringify(body), { 'x-test-secret': SECRET })
@@ -61,6 +62,17 @@ describe('a whole text', () => {
     const h = await start()
     const r = await call(h, { to: '+14155550123', text: 'x'.repeat(1601) })
     expect(r.json).toEqual({ kind: 'invalid', message: 'Hook text must be 1-1600 characters' })
+  })
+})
+
+describe("the hook's request limit", () => {
+  test('counts a payload it cannot deliver, as the per-key limit counts a 400', async () => {
+    const h = await start({}, { requests_per_minute: 2 })
+    expect((await call(h, { to: 'not-a-number', text: 'x' })).json.kind).toBe('invalid')
+    expect((await call(h, { to: 'not-a-number', text: 'x' })).json.kind).toBe('invalid')
+    const r = await call(h, { to: '+14155550123', text: 'Your Acme code is 123456' })
+    expect(r.json).toEqual({ kind: 'rate_limited', message: 'Rate limit exceeded: Maximum 2 requests per minute. Please try again in 60 seconds.' })
+    expect(h.delivery.sent).toHaveLength(0)
   })
 })
 
