@@ -47,7 +47,13 @@ export interface HookMessage {
   readonly deliveryId?: string
 }
 
-export type HookParse = { ok: true; message: HookMessage } | { ok: false; reason: string }
+/**
+ * `more`: further messages of the same request (Supabase's secure email
+ * change mails both addresses), each delivered and charged on its own.
+ * `skip`: a message the server sends that carries nothing otpd delivers (a
+ * notification without a code): answered as accepted, nothing written.
+ */
+export type HookParse = { ok: true; message: HookMessage; more?: readonly HookMessage[] } | { ok: false; reason: string; skip?: boolean }
 
 /** Why otpd did not deliver; each adapter maps these to its server's error convention. */
 export type HookRefusalKind = 'unauthenticated' | 'invalid' | 'rate_limited' | 'no_credits' | 'blocked' | 'recipient_rejected' | 'unavailable'
