@@ -76,7 +76,8 @@ export class HookDeliveries {
    * stored in clear. Held for the code's lifetime.
    */
   private retryScope(plan: HookPlan, key: ApiKey, m: HookMessage): IdempotentRequest<SendOutcome> {
-    const what = m.deliveryId !== undefined ? `id\n${m.deliveryId}` : `to\n${m.channel}\n${m.recipient}\n${m.code ?? m.text ?? ''}`
+    // With the recipient: one request may mail two addresses under one id (Supabase's secure email change).
+    const what = m.deliveryId !== undefined ? `id\n${m.deliveryId}\n${m.recipient}` : `to\n${m.channel}\n${m.recipient}\n${m.code ?? m.text ?? ''}`
     const scopeKey = this.d.hasher.digest(HASH_PURPOSE_HOOK_RETRY, `${plan.name}\n${what}`).toString('hex')
     return {
       scope: { keyId: key.id, method: 'POST', path: `/hooks/${plan.name}`, key: scopeKey },

@@ -78,10 +78,13 @@ function authenticate(request: HookRequest, settings: HookSettings): HookAuth {
   return { ok: false, reason: 'no webhook-signature matches' }
 }
 
-/** The link Supabase's own mail carries: `{site_url}/verify?token={token_hash}&type={email_action_type}&redirect_to={redirect_to}`. */
-export function confirmationLink(data: Record<string, unknown>): string | undefined {
+/**
+ * The link Supabase's own mail carries: `{site_url}/verify?token={hash}&type={email_action_type}&redirect_to={redirect_to}`,
+ * `hash` being `token_hash` (or, for the current address of a secure email change, `token_hash_new`).
+ */
+export function confirmationLink(data: Record<string, unknown>, hashField = 'token_hash'): string | undefined {
   const site = stringAt(data, 'site_url')
-  const hash = stringAt(data, 'token_hash')
+  const hash = stringAt(data, hashField)
   const type = stringAt(data, 'email_action_type')
   if (!site || !hash || !type) return undefined
   const redirect = stringAt(data, 'redirect_to') ?? ''
@@ -106,13 +109,35 @@ function parse(request: HookRequest): HookParse {
   }
   const data = objectAt(body, 'email_data')
   const user = objectAt(body, 'user')
-  if (data && user) {
-    const email = stringAt(user, 'email')
-    const code = stringAt(data, 'token') || stringAt(data, 'token_new')
-    if (!email || !code) return { ok: false, reason: 'user.email or email_data.token missing' }
-    return { ok: true, message: { channel: 'email', recipient: email, code, link: confirmationLink(data), deliveryId } }
-  }
+  if (data && user) return parseEmail(data, user, deliveryId)
   return { ok: false, reason: 'neither sms nor email_data: not a Send SMS or Send Email hook' }
+}
+
+/**
+ * A Send Email input, as internal/api/mail.go fills it: `token` to
+ * `user.email`; for an email change, `token` to the new address
+ * (`user.new_email`), or with secure email change `token` (and
+ * `token_hash_new`) to the current address and `token_new` (and
+ * `token_hash`) to the new one; a notification has no token.
+ */
+function parseEmail(data: Record<string, unknown>, user: Record<string, unknown>, deliveryId: string | undefined): HookParse {
+  const email = stringAt(user, 'email')
+  const token = stringAt(data, 'token')
+  const tokenNew = stringAt(data, 'token_new')
+  if (!token && !tokenNew) return { ok: false, skip: true, reason: `${stringAt(data, 'email_action_type') ?? 'an email'} holds no code` }
+  if (stringAt(data, 'email_action_type') !== 'email_change') {
+    if (!email || !token) return { ok: false, reason: 'user.email or email_data.token missing' }
+    return { ok: true, message: { channel: 'email', recipient: email, code: token, link: confirmationLink(data), deliveryId } }
+  }
+  const newEmail = stringAt(user, 'new_email')
+  if (token && tokenNew && email && newEmail) {
+    const current = { channel: 'email', recipient: email, code: token, link: confirmationLink(data, 'token_hash_new'), deliveryId } as const
+    return { ok: true, message: current, more: [{ channel: 'email', recipient: newEmail, code: tokenNew, link: confirmationLink(data), deliveryId }] }
+  }
+  const to = newEmail ?? email
+  const code = token ?? tokenNew
+  if (!to || !code) return { ok: false, reason: 'user.new_email missing for an email change' }
+  return { ok: true, message: { channel: 'email', recipient: to, code, link: confirmationLink(data), deliveryId } }
 }
 
 const JSON_TYPE = { 'content-type': 'application/json' }

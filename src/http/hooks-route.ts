@@ -9,8 +9,8 @@ import { Elysia } from 'elysia'
 import { HOOK_CODE_LIFETIME_SECONDS, type HookConfig } from '../config/schema.ts'
 import type { Clock } from '../lib/clock.ts'
 import type { Logger } from '../lib/logger.ts'
-import type { HookAdapter, HookMessage, HookRefusal, HookReply, HookSettings } from '../hooks/adapter.ts'
-import { type HookDeliveries, type HookOutcome, storedOutcome } from '../hooks/delivery.ts'
+import type { HookAdapter, HookMessage, HookParse, HookRefusal, HookReply, HookSettings } from '../hooks/adapter.ts'
+import { type HookDeliveries, type HookOutcome, type HookPlan, storedOutcome } from '../hooks/delivery.ts'
 import { SHARED_HOOK_KEYS } from '../hooks/check.ts'
 import { HOOK_ADAPTERS } from '../hooks/registry.ts'
 import type { SendOutcome } from '../otp/send.ts'
@@ -18,7 +18,7 @@ import type { SendInput } from '../otp/types.ts'
 import { readBytes } from './body.ts'
 import { Msg } from './error-texts.ts'
 import { errorReply, REQUEST_ID_HEADER, respond } from './reply.ts'
-import { noteOf } from './request-log.ts'
+import { noteOf, type RequestNote } from './request-log.ts'
 import { countSend, sendReply } from './send-route.ts'
 import type { ServiceMetrics } from './service-metrics.ts'
 import { recipientProblem } from './validate.ts'
@@ -90,6 +90,68 @@ function render(reply: HookReply, requestId: string): Response {
   return new Response(reply.body, { status: reply.status, headers: { 'content-type': 'application/json', ...reply.headers, [REQUEST_ID_HEADER]: requestId } })
 }
 
+/** A request once authenticated, with what its steps share. */
+interface Accepted {
+  deps: HookRouteDeps
+  adapter: HookAdapter
+  plan: HookPlan
+  requestId: string
+  note: RequestNote
+}
+
+/** Each message of the request validated, or the refusal of the first that is not. */
+function sendInputs(
+  deps: HookRouteDeps,
+  parsed: Extract<HookParse, { ok: true }>,
+): { ok: true; value: [HookMessage, SendInput][] } | { ok: false; error: string } {
+  const out: [HookMessage, SendInput][] = []
+  for (const m of [parsed.message, ...(parsed.more ?? [])]) {
+    const input = hookSendInput(m, deps.resolveLocale)
+    if (!input.ok) return input
+    out.push([m, input.value])
+  }
+  return { ok: true, value: out }
+}
+
+/** Delivers each message in turn; the first that is not accepted answers for the request (a retry then finds the others done). */
+async function deliverAll(a: Accepted, messages: [HookMessage, SendInput][]): Promise<HookOutcome> {
+  let last: HookOutcome = { kind: 'no_account' }
+  for (const [message, input] of messages) {
+    a.note.channel = input.channel
+    last = await a.deps.hooks.deliver(a.plan, message, input, a.requestId)
+    if (last.kind !== 'no_account' && last.kind !== 'replay' && last.kind !== 'idempotency_conflict' && last.kind !== 'idempotency_in_progress') {
+      countSend(a.deps.metrics, input, last)
+    }
+    if (last.kind === 'no_account') a.deps.logger.error('hook account does not exist', { request_id: a.requestId, hook: a.plan.name, account: a.plan.account })
+    if (!delivered(last)) break
+  }
+  a.note.outcome = last.kind
+  return last
+}
+
+function delivered(o: HookOutcome): boolean {
+  if (o.kind === 'replay') return delivered(storedOutcome(o.answer))
+  return o.kind === 'sent' || o.kind === 'idempotency_in_progress'
+}
+
+/** After authentication: read the message(s), then deliver them or answer why not. */
+async function handleAuthenticated(a: Accepted, parsed: HookParse): Promise<HookReply> {
+  const { deps, adapter, plan, requestId, note } = a
+  if (!parsed.ok && parsed.skip) {
+    note.outcome = 'skipped'
+    deps.logger.info('hook message holds no code: not delivered', { request_id: requestId, hook: plan.name, reason: parsed.reason })
+    return adapter.accepted('')
+  }
+  const inputs = parsed.ok ? sendInputs(deps, parsed) : { ok: false as const, error: Msg.hookPayload }
+  if (!inputs.ok) {
+    note.outcome = 'invalid'
+    if (!parsed.ok) deps.logger.info('hook payload refused', { request_id: requestId, hook: plan.name, reason: parsed.reason })
+    const limited = await deps.hooks.countAlone(plan)
+    return limited ? hookAnswer(adapter, limited) : adapter.refused({ kind: 'invalid', message: inputs.error })
+  }
+  return hookAnswer(adapter, await deliverAll(a, inputs.value))
+}
+
 export function hooksRoute(deps: HookRouteDeps) {
   return new Elysia({ name: 'hooks-route' }).post(
     '/hooks/:name',
@@ -111,22 +173,8 @@ export function hooksRoute(deps: HookRouteDeps) {
           return render(adapter.refused({ kind: 'unauthenticated', message: Msg.hookUnauthenticated }), requestId)
         }
         const plan = { name: params.name, account: found.config.account, codeLifetimeSeconds: found.config.code_lifetime_seconds ?? HOOK_CODE_LIFETIME_SECONDS }
-        const parsed = adapter.parse(hookRequest, settings)
-        const input = parsed.ok ? hookSendInput(parsed.message, deps.resolveLocale) : { ok: false as const, error: Msg.hookPayload }
-        if (!parsed.ok || !input.ok) {
-          note.outcome = 'invalid'
-          if (!parsed.ok) deps.logger.info('hook payload refused', { request_id: requestId, hook: params.name, reason: parsed.reason })
-          const limited = await deps.hooks.countAlone(plan)
-          if (limited) return render(hookAnswer(adapter, limited), requestId)
-          return render(adapter.refused({ kind: 'invalid', message: input.ok ? Msg.hookPayload : input.error }), requestId)
-        }
-        note.channel = input.value.channel
-        const outcome = await deps.hooks.deliver(plan, parsed.message, input.value, requestId)
-        note.outcome = outcome.kind
-        if (outcome.kind !== 'no_account' && outcome.kind !== 'replay' && outcome.kind !== 'idempotency_conflict' && outcome.kind !== 'idempotency_in_progress')
-          countSend(deps.metrics, input.value, outcome)
-        if (outcome.kind === 'no_account') deps.logger.error('hook account does not exist', { request_id: requestId, hook: params.name, account: plan.account })
-        return render(hookAnswer(adapter, outcome), requestId)
+        const reply = await handleAuthenticated({ deps, adapter, plan, requestId, note }, adapter.parse(hookRequest, settings))
+        return render(reply, requestId)
       }),
     { parse: 'none' },
   )

@@ -55,8 +55,8 @@ export interface EmailData {
   factor_type?: string
 }
 
-/** SendEmailInput with mailer.EmailData's fields in its order. */
-export function sendEmailInput(email: string, data: Partial<EmailData>, at: number): string {
+/** SendEmailInput with mailer.EmailData's fields in its order; `newEmail`: the user's pending address (an email change). */
+export function sendEmailInput(email: string, data: Partial<EmailData>, at: number, newEmail?: string): string {
   const email_data = {
     token: '',
     token_hash: '',
@@ -71,7 +71,7 @@ export function sendEmailInput(email: string, data: Partial<EmailData>, at: numb
     factor_type: '',
     ...data,
   }
-  return JSON.stringify({ metadata: metadata('send-email', at), user: user({ email }), email_data })
+  return JSON.stringify({ metadata: metadata('send-email', at), user: user({ email, new_email: newEmail }), email_data })
 }
 
 /** One attempt's headers: a new webhook-id, the time in seconds, `v1,<base64>` per secret joined by ", ". */

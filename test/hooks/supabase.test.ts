@@ -125,6 +125,41 @@ describe('supabase: Send Email hook', () => {
   })
 })
 
+describe('supabase: email changes and notifications, as internal/api/mail.go fills them', () => {
+  const site = 'https://abcdefgh.supabase.co/auth/v1/verify'
+
+  test('secure email change: token to the current address, token_new to the new one, each with its link; two credits', async () => {
+    const h = await start()
+    const data = { token: '111222', token_hash: 'hash-for-new', token_new: '333444', token_hash_new: 'hash-for-current', email_action_type: 'email_change' }
+    const payload = sendEmailInput('ann@example.com', data, h.clock.now(), 'ann@new.example.com')
+    expect((await attempt(h, payload)).text).toBe('{}')
+    expect(h.delivery.sent.map((m) => [m.recipient, m.code, m.text.split('\n').at(-1)])).toEqual([
+      ['ann@example.com', '111222', `${site}?token=hash-for-current&type=email_change&redirect_to=`],
+      ['ann@new.example.com', '333444', `${site}?token=hash-for-new&type=email_change&redirect_to=`],
+    ])
+    expect(await balance(h)).toBe(8)
+    // Supabase's retry: neither address is mailed again.
+    expect((await attempt(h, payload)).text).toBe('{}')
+    expect(h.delivery.sent).toHaveLength(2)
+  })
+
+  test('email change without secure change: the one token goes to the new address', async () => {
+    const h = await start()
+    const data = { token: '333444', token_hash: 'hash-for-new', email_action_type: 'email_change' }
+    expect((await attempt(h, sendEmailInput('ann@example.com', data, h.clock.now(), 'ann@new.example.com'))).status).toBe(200)
+    expect(h.delivery.sent.map((m) => [m.recipient, m.code])).toEqual([['ann@new.example.com', '333444']])
+  })
+
+  test('a notification without a code (password changed) is answered done, with nothing sent or written', async () => {
+    const h = await start()
+    const r = await attempt(h, sendEmailInput('ann@example.com', { email_action_type: 'password_changed_notification' }, h.clock.now()))
+    expect([r.status, r.text]).toEqual([200, '{}'])
+    expect(h.delivery.sent).toHaveLength(0)
+    expect(await written(h)).toEqual({ verifications: [], debits: 0, hookKeys: 0, keyHits: 0 })
+    expect(h.logs.some((l) => l.includes('hook message holds no code: not delivered'))).toBe(true)
+  })
+})
+
 describe('supabase: signatures (401, nothing written or sent)', () => {
   const cases: [string, (h: Harness, payload: string) => Record<string, string>][] = [
     ['no signature headers', () => ({ 'content-type': 'application/json' })],
