@@ -122,3 +122,19 @@ describe('logto: refusals as the status and plain-text body Logto passes on', ()
     expect(r.text).toBe('Hook payload not understood')
   })
 })
+
+describe('logto: a reload', () => {
+  test('adds, changes and removes a hook without a restart', async () => {
+    const h = await harness({ credits: 10 })
+    const raw = body('14155550123', 'SignIn', { code: '482913' })
+    expect((await post(h, raw)).status).toBe(404)
+    const hook = { type: 'logto' as const, account: 'default', secret_env: 'LOGTO_HOOK_AUTHORIZATION' }
+    h.server.reload({ ...h.server.config, hooks: { logto: hook } }, { LOGTO_HOOK_AUTHORIZATION: AUTHORIZATION })
+    expect((await post(h, raw)).status).toBe(200)
+    // A new Authorization value is in force at once.
+    h.server.reload({ ...h.server.config, hooks: { logto: hook } }, { LOGTO_HOOK_AUTHORIZATION: 'Bearer rotated-0123456789abcdef' })
+    expect((await post(h, body('14155550124', 'SignIn', { code: '482913' }))).status).toBe(401)
+    h.server.reload({ ...h.server.config, hooks: {} }, {})
+    expect((await post(h, raw)).status).toBe(404)
+  })
+})
