@@ -46,11 +46,14 @@ export function hookRouteDeps(s: HookSources): HookRouteDeps {
   storage.onStale(() => {
     for (const { limiter } of limiters.values()) limiter.forget()
   })
+  const hooks = new HookDeliveries({ storage, hasher, clock, send: s.send, limiterFor, deliveryFor })
+  // A hook's key disabled or enabled again (otpd keys) is in force at the next request.
+  s.core.admin.onKeyChange(() => hooks.forget())
   return {
     logger: s.logger,
     metrics: s.metrics,
     clock,
-    hooks: new HookDeliveries({ storage, hasher, clock, send: s.send, limiterFor, deliveryFor }),
+    hooks,
     hookNamed: (name) => {
       const hooks = hooksOf()
       if (!Object.hasOwn(hooks, name)) return undefined

@@ -26,7 +26,8 @@ export interface HookPlan {
   codeLifetimeSeconds: number
 }
 
-export type HookOutcome = SendOutcome | IdempotencyOutcome | { kind: 'no_account' }
+/** `no_account`: the hook's account does not exist; `hook_disabled`: an operator disabled or revoked its key. */
+export type HookOutcome = SendOutcome | IdempotencyOutcome | { kind: 'no_account' } | { kind: 'hook_disabled' }
 
 export interface HookDeliveryDeps {
   storage: Storage
@@ -48,7 +49,7 @@ export class HookDeliveries {
   /** `input`: the send the message asks for, validated by the route. */
   async deliver(plan: HookPlan, message: HookMessage, input: SendInput, requestId: string): Promise<HookOutcome> {
     const key = await this.keyOf(plan)
-    if (key === null) return { kind: 'no_account' }
+    if ('kind' in key) return key
     const idem = this.retryScope(plan, key, message)
     const via = { limiter: this.d.limiterFor(plan.name), delivery: this.d.deliveryFor(plan.name) }
     return this.d.send.send(key, { ...input, checkedBy: plan.name, expiresIn: plan.codeLifetimeSeconds }, requestId, idem, via)
@@ -61,11 +62,11 @@ export class HookDeliveries {
    */
   async countAlone(plan: HookPlan): Promise<HookOutcome | null> {
     const key = await this.keyOf(plan)
-    if (key === null) return { kind: 'no_account' }
+    if ('kind' in key) return key
     return keyLimitedBy(await this.d.limiterFor(plan.name).admitAlone(key.id))
   }
 
-  /** Forgets the keys (the config changed). */
+  /** Forgets the keys (an operator changed a key's status). */
   forget(): void {
     this.keys.clear()
   }
@@ -88,15 +89,16 @@ export class HookDeliveries {
     }
   }
 
-  /** The hook's key on its account, made on its first request; null when the account does not exist. */
-  private async keyOf(plan: HookPlan): Promise<ApiKey | null> {
+  /** The hook's key on its account, made on its first request; or why the hook cannot send. */
+  private async keyOf(plan: HookPlan): Promise<ApiKey | { kind: 'no_account' | 'hook_disabled' }> {
     const known = this.keys.get(plan.name)
     if (known && known.account === plan.account) return known.key
-    const key = await this.d.storage.write(async (r): Promise<ApiKey | null> => {
+    const key = await this.d.storage.write(async (r): Promise<ApiKey | { kind: 'no_account' | 'hook_disabled' }> => {
       const account = await r.admin.findAccount(plan.account)
-      if (!account) return null
+      if (!account) return { kind: 'no_account' }
       const found = await r.hookKeys.find(plan.name)
       if (found) {
+        if (found.status !== 'active') return { kind: 'hook_disabled' }
         if (found.accountId !== account.id) await r.hookKeys.moveTo(found.id, account.id)
         return { id: found.id, accountId: account.id, prefix: 'hook', status: 'active' }
       }
@@ -105,7 +107,7 @@ export class HookDeliveries {
       const id = await r.hookKeys.insert({ hook: plan.name, accountId: account.id, keyHash, at: this.d.clock.now() })
       return { id, accountId: account.id, prefix: 'hook', status: 'active' }
     })
-    if (key) this.keys.set(plan.name, { account: plan.account, key })
+    if (!('kind' in key)) this.keys.set(plan.name, { account: plan.account, key })
     return key
   }
 }

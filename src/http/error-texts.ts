@@ -52,6 +52,8 @@ export const Msg = {
   hookText: 'Hook text must be 1-1600 characters',
   /** The hook's `account` names no account (docs/integrations.md#troubleshooting). */
   hookAccountMissing: 'Hook is not available',
+  /** An operator disabled or revoked the hook's key (docs/integrations.md#how-a-hook-is-billed). */
+  hookDisabled: 'Hook is disabled',
 } as const
 
 /** Cancel of a verification that ended otherwise (docs/api.md#verification-status). */

@@ -80,6 +80,8 @@ export function hookAnswer(adapter: HookAdapter, outcome: HookOutcome): HookRepl
       return adapter.refused({ kind: 'invalid', message: Msg.idempotencyConflict })
     case 'no_account':
       return adapter.refused({ kind: 'unavailable', message: Msg.hookAccountMissing, retryAfter: 60 })
+    case 'hook_disabled':
+      return adapter.refused({ kind: 'unavailable', message: Msg.hookDisabled })
   }
   const reply = sendReply(outcome)
   const kind = outcome.kind === 'fraud_blocked' ? (outcome.rule === 'geo' ? 'blocked' : 'rate_limited') : (KIND[outcome.kind] ?? 'unavailable')
@@ -119,14 +121,17 @@ async function deliverAll(a: Accepted, messages: [HookMessage, SendInput][]): Pr
   for (const [message, input] of messages) {
     a.note.channel = input.channel
     last = await a.deps.hooks.deliver(a.plan, message, input, a.requestId)
-    if (last.kind !== 'no_account' && last.kind !== 'replay' && last.kind !== 'idempotency_conflict' && last.kind !== 'idempotency_in_progress') {
-      countSend(a.deps.metrics, input, last)
-    }
+    if (isSendOutcome(last)) countSend(a.deps.metrics, input, last)
     if (last.kind === 'no_account') a.deps.logger.error('hook account does not exist', { request_id: a.requestId, hook: a.plan.name, account: a.plan.account })
+    if (last.kind === 'hook_disabled') a.deps.logger.info("hook's key is disabled: not delivered", { request_id: a.requestId, hook: a.plan.name })
     if (!delivered(last)) break
   }
   a.note.outcome = last.kind
   return last
+}
+
+function isSendOutcome(o: HookOutcome): o is SendOutcome {
+  return !['no_account', 'hook_disabled', 'replay', 'idempotency_conflict', 'idempotency_in_progress'].includes(o.kind)
 }
 
 function delivered(o: HookOutcome): boolean {

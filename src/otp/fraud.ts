@@ -78,9 +78,9 @@ export interface SendFacts {
   account?: AccountFraudSettings
   /**
    * A hook's delivery, whose code its identity server checks: otpd never
-   * learns of an approval, so the rules that read approvals (3 and 4) and the
-   * IP rule (no end-user address) leave it out, and it is not recorded for
-   * them (docs/integrations.md#the-fraud-guard).
+   * learns of an approval, so the rules that read approvals (3 and 4) leave
+   * it out, as does the IP rule (hooks pass it no end-user address), and it
+   * is not recorded for them (docs/integrations.md#the-fraud-guard).
    */
   checkedElsewhere?: boolean
 }

@@ -123,6 +123,21 @@ describe('logto: refusals as the status and plain-text body Logto passes on', ()
   })
 })
 
+describe("logto: the hook's key", () => {
+  test('disabled by an operator (otpd keys disable), the hook delivers nothing until it is enabled again', async () => {
+    const h = await start()
+    expect((await post(h, body('14155550123', 'SignIn', { code: '482913' }))).status).toBe(200)
+    const [key] = await h.sql("SELECT id, name FROM api_keys WHERE hook = 'logto'")
+    expect(key!.name).toBe('hook:logto')
+    await h.server.admin.setKeyStatus(String(key!.id), 'disabled')
+    const r = await post(h, body('14155550124', 'SignIn', { code: '111111' }))
+    expect([r.status, r.text]).toEqual([503, 'Hook is disabled'])
+    await h.server.admin.setKeyStatus(String(key!.id), 'active')
+    expect((await post(h, body('14155550124', 'SignIn', { code: '111111' }))).status).toBe(200)
+    expect(h.delivery.sent).toHaveLength(2)
+  })
+})
+
 describe('logto: a reload', () => {
   test('adds, changes and removes a hook without a restart', async () => {
     const h = await harness({ credits: 10 })

@@ -5,11 +5,14 @@
  * per-key request window, the Idempotency-Key scope that drops retries, and
  * the last use `otpd hooks list` shows.
  */
+import type { KeyStatus } from '../types.ts'
 
 export interface HookKey {
   id: number
   hook: string
   accountId: number
+  /** An operator may disable or revoke it (`otpd keys`): the hook then delivers nothing. */
+  status: KeyStatus
   lastUsedAt: number | null
 }
 
