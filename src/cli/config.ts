@@ -44,6 +44,8 @@ export function configCommand(): Command {
     const logOnly = logOnlyChannels(providers)
     // Absolute: the file a relative path names depends on where it is read from (docs/configuration.md#paths).
     const database = c.database.url !== undefined ? pgConnection(c.database, loaded.env).display : absolutePath(c.database.path)
+    // Each identity server's hook and the path it is served at (docs/integrations.md).
+    const hooks = Object.entries(c.hooks).map(([name, h]) => ({ name, type: h.type, account: h.account, path: `/hooks/${name}` }))
     if (opts.json)
       return printJson({
         ok: true,
@@ -51,6 +53,7 @@ export function configCommand(): Command {
         listen: c.server.listen,
         database,
         channels,
+        hooks,
         log_only: logOnly,
         warnings: loaded.warnings,
       })
@@ -58,6 +61,7 @@ export function configCommand(): Command {
       `configuration OK (${loaded.source})\n` +
         `  listen    ${c.server.listen}\n  database  ${database}\n` +
         CHANNELS.map((ch) => `  ${ch.padEnd(9)} ${channels[ch]!.join(' -> ')}\n`).join('') +
+        hooks.map((h) => `  hook      ${h.path} (${h.type}, account ${h.account})\n`).join('') +
         (logOnly.length ? `warning: ${logOnly.join(', ')} only print codes to the server log; nothing is really delivered\n` : '') +
         loaded.warnings.map((w) => `warning: ${w}\n`).join(''),
     )

@@ -62,6 +62,17 @@ test('with no [hooks] table, says how to add one', async () => {
   expect(env.json('hooks', 'list')).toEqual([])
 })
 
+test('otpd config check shows each hook and the path it is served at', async () => {
+  const env = await cliEnv(TOML, ENV)
+  const r = env.run('config', 'check')
+  expect(r.code).toBe(0)
+  expect(r.stdout).toContain('  hook      /hooks/logto (logto, account default)\n  hook      /hooks/zitadel (zitadel, account acme)\n')
+  expect(env.json('config', 'check').hooks).toEqual([
+    { name: 'logto', type: 'logto', account: 'default', path: '/hooks/logto' },
+    { name: 'zitadel', type: 'zitadel', account: 'acme', path: '/hooks/zitadel' },
+  ])
+})
+
 test('otpd config check names a hook secret missing from the environment', async () => {
   const env = await cliEnv(TOML, { LOGTO_HOOK_AUTHORIZATION: AUTHORIZATION })
   const r = env.run('config', 'check')
