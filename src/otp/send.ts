@@ -328,7 +328,8 @@ function deliveryOf(req: SendRequest, reserved: { verification: Verification; co
     text: text.text,
     subject: text.subject,
     locale: text.locale,
-    code: reserved.code,
+    // A hook's whole text holds its server's code, which otpd does not know apart from it.
+    code: req.input.wholeText ? '' : reserved.code,
     verificationId: v.id,
     expiresAt: v.expiresAt,
   }

@@ -113,7 +113,7 @@ export interface OutboundMessage {
   subject: string
   /** BCP 47 tag of the text's language, such as `en` or `pt-BR`. */
   locale: string
-  /** The code in clear, as `text` carries it (voice: digit by digit). */
+  /** The code in clear, as `text` carries it (voice: digit by digit); empty for a hook's whole text (docs/integrations.md). */
   code: string
   verificationId: string
   expiresAt: number
