@@ -52,9 +52,8 @@ export function hookSendInput(m: HookMessage, resolveLocale: (tag: string) => st
   if (m.code === undefined && (m.text === undefined || m.text.length < 1 || m.text.length > 1600)) return { ok: false, error: Msg.hookText }
   // A language the catalogue lacks falls back to the account's: a user's preference, not an error.
   const locale = m.locale === undefined ? undefined : (resolveLocale(m.locale) ?? undefined)
-  const value: SendInput = { channel: m.channel, recipient: m.recipient, code: m.code, locale, subject: m.subject, link: m.link }
-  if (m.code === undefined) Object.assign(value, { message: m.text, wholeText: true })
-  return { ok: true, value }
+  const given = { channel: m.channel, recipient: m.recipient, locale, subject: m.subject, link: m.link }
+  return { ok: true, value: m.code === undefined ? { ...given, message: m.text, wholeText: true } : { ...given, code: m.code } }
 }
 
 const KIND: Partial<Record<SendOutcome['kind'], HookRefusal['kind']>> = {
