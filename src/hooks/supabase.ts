@@ -4,6 +4,7 @@
  * email's `email_data` with its confirmation link, and answers in the shape
  * Supabase reads (an `error` object with `http_code` and `message`, on a 200).
  */
+import { timingSafeEqual } from 'node:crypto'
 import { Webhook } from 'standardwebhooks'
 import type { HookAdapter, HookAuth, HookParse, HookRefusal, HookReply, HookRequest, HookSettings } from './adapter.ts'
 import { json, objectAt, stringAt } from './payload.ts'
@@ -51,7 +52,7 @@ function signaturesOf(header: string): string[] {
 function sameText(a: string, b: string): boolean {
   const x = Buffer.from(a)
   const y = Buffer.from(b)
-  return x.length === y.length && crypto.timingSafeEqual(x, y)
+  return x.length === y.length && timingSafeEqual(x, y)
 }
 
 function authenticate(request: HookRequest, settings: HookSettings): HookAuth {
