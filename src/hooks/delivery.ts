@@ -10,6 +10,7 @@ import type { Clock } from '../lib/clock.ts'
 import { randomBase62 } from '../lib/random.ts'
 import type { Hasher } from '../lib/secrets.ts'
 import type { IdempotencyOutcome, IdempotentRequest } from '../otp/idempotency.ts'
+import { KEY_CACHE_MS } from '../otp/api-keys.ts'
 import { type KeyLimiter, keyLimitedBy } from '../otp/key-limiter.ts'
 import type { Delivery, Storage, StoredAnswer } from '../otp/ports/index.ts'
 import type { SendOutcome, SendService } from '../otp/send.ts'
@@ -27,7 +28,9 @@ export interface HookPlan {
 }
 
 /** `no_account`: the hook's account does not exist; `hook_disabled`: an operator disabled or revoked its key. */
-export type HookOutcome = SendOutcome | IdempotencyOutcome | { kind: 'no_account' } | { kind: 'hook_disabled' }
+type HookUnavailable = { kind: 'no_account' } | { kind: 'hook_disabled' }
+
+export type HookOutcome = SendOutcome | IdempotencyOutcome | HookUnavailable
 
 export interface HookDeliveryDeps {
   storage: Storage
@@ -42,7 +45,7 @@ export interface HookDeliveryDeps {
 
 export class HookDeliveries {
   /** hook -> its key, for the account it was last resolved for. */
-  private readonly keys = new Map<string, { account: string; key: ApiKey }>()
+  private readonly keys = new Map<string, { account: string; key: ApiKey; at: number }>()
 
   constructor(private readonly d: HookDeliveryDeps) {}
 
@@ -89,26 +92,46 @@ export class HookDeliveries {
     }
   }
 
-  /** The hook's key on its account, made on its first request; or why the hook cannot send. */
-  private async keyOf(plan: HookPlan): Promise<ApiKey | { kind: 'no_account' | 'hook_disabled' }> {
+  /**
+   * The hook's key on its account, made on its first request; or why the hook
+   * cannot send. Trusted for KEY_CACHE_MS, as an API key is: an operator's
+   * change from another process (`otpd keys disable`) applies within it.
+   */
+  private async keyOf(plan: HookPlan): Promise<ApiKey | HookUnavailable> {
+    const now = this.d.clock.now()
     const known = this.keys.get(plan.name)
-    if (known && known.account === plan.account) return known.key
-    const key = await this.d.storage.write(async (r): Promise<ApiKey | { kind: 'no_account' | 'hook_disabled' }> => {
+    if (known && known.account === plan.account && now - known.at < KEY_CACHE_MS && now >= known.at) return known.key
+    // A read finds it nearly always; a write only adds or moves it.
+    const { account, found } = await this.d.storage.read(async (r) => ({
+      account: await r.admin.findAccount(plan.account),
+      found: await r.hookKeys.find(plan.name),
+    }))
+    const ready = account !== undefined && found !== undefined && found.accountId === account.id && found.status === 'active'
+    const key = ready ? this.keyFrom(found) : await this.addOrMove(plan, now)
+    if ('kind' in key) this.keys.delete(plan.name)
+    else this.keys.set(plan.name, { account: plan.account, key, at: now })
+    return key
+  }
+
+  /** In a write: the hook's key added on its account, or moved to it. */
+  private addOrMove(plan: HookPlan, now: number): Promise<ApiKey | HookUnavailable> {
+    return this.d.storage.write(async (r): Promise<ApiKey | HookUnavailable> => {
       const account = await r.admin.findAccount(plan.account)
       if (!account) return { kind: 'no_account' }
       const found = await r.hookKeys.find(plan.name)
       if (found) {
         if (found.status !== 'active') return { kind: 'hook_disabled' }
         if (found.accountId !== account.id) await r.hookKeys.moveTo(found.id, account.id)
-        return { id: found.id, accountId: account.id, prefix: 'hook', status: 'active' }
+        return this.keyFrom({ ...found, accountId: account.id })
       }
       // No presented key hashes to this (a key's hash is hex): the key has no secret.
       const keyHash = `hook:${this.d.hasher.digest(HASH_PURPOSE_HOOK_KEY, randomBase62(24)).toString('base64url')}`
-      const id = await r.hookKeys.insert({ hook: plan.name, accountId: account.id, keyHash, at: this.d.clock.now() })
-      return { id, accountId: account.id, prefix: 'hook', status: 'active' }
+      return this.keyFrom({ id: await r.hookKeys.insert({ hook: plan.name, accountId: account.id, keyHash, at: now }), accountId: account.id })
     })
-    if (!('kind' in key)) this.keys.set(plan.name, { account: plan.account, key })
-    return key
+  }
+
+  private keyFrom(k: { id: number; accountId: number }): ApiKey {
+    return { id: k.id, accountId: k.accountId, prefix: 'hook', status: 'active' }
   }
 }
 

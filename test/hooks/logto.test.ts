@@ -138,6 +138,20 @@ describe("logto: the hook's key", () => {
   })
 })
 
+describe("logto: the hook's key, changed by another process", () => {
+  test('is trusted for 1 s (KEY_CACHE_MS), as an API key is, then read again', async () => {
+    const h = await start()
+    expect((await post(h, body('14155550123', 'SignIn', { code: '482913' }))).status).toBe(200)
+    // As `otpd keys disable` run in another process does: straight in the database, no notice to this server.
+    await h.sql("UPDATE api_keys SET status = 'disabled' WHERE hook = 'logto'")
+    h.clock.advance(999)
+    expect((await post(h, body('14155550124', 'SignIn', { code: '111111' }))).status).toBe(200)
+    h.clock.advance(1)
+    expect((await post(h, body('14155550125', 'SignIn', { code: '222222' }))).text).toBe('Hook is disabled')
+    expect(h.delivery.sent).toHaveLength(2)
+  })
+})
+
 describe('logto: a reload', () => {
   test('adds, changes and removes a hook without a restart', async () => {
     const h = await harness({ credits: 10 })
