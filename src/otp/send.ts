@@ -332,5 +332,6 @@ function deliveryOf(req: SendRequest, reserved: { verification: Verification; co
     code: req.input.wholeText ? '' : reserved.code,
     verificationId: v.id,
     expiresAt: v.expiresAt,
+    ...(req.input.link === undefined ? {} : { link: req.input.link }),
   }
 }

@@ -117,6 +117,8 @@ export interface OutboundMessage {
   code: string
   verificationId: string
   expiresAt: number
+  /** A link the text carries on its last line (a hook's confirmation link: docs/integrations.md); an email shows it as a link. */
+  link?: string
 }
 
 export interface Limits {

@@ -103,6 +103,7 @@ describe('supabase: Send Email hook', () => {
       channel: 'email',
       recipient: 'ann@example.com',
       code: '381920',
+      link: 'https://abcdefgh.supabase.co/auth/v1/verify?token=pkce_1f0c8d2e4b&type=magiclink&redirect_to=https://app.example.com/welcome',
       subject: 'Your Verification Code',
       text:
         'Your verification code is: 381920\n\n' +
