@@ -55,6 +55,8 @@ function checkConfig(opts: CommonOptions): void {
   const logOnly = logOnlyChannels(providers)
   // Absolute: the file a relative path names depends on where it is read from (docs/configuration.md#paths).
   const database = c.database.url !== undefined ? pgConnection(c.database, loaded.env).display : absolutePath(c.database.path)
+  // Each identity server's hook and the path it is served at (docs/integrations.md).
+  const hooks = Object.entries(c.hooks).map(([name, h]) => ({ name, type: h.type, account: h.account, path: `/hooks/${name}` }))
   if (opts.json) {
     printJson({
       ok: true,
@@ -62,6 +64,7 @@ function checkConfig(opts: CommonOptions): void {
       listen: c.server.listen,
       database,
       channels,
+      hooks,
       log_only: logOnly,
       warnings: loaded.warnings,
     })
@@ -71,6 +74,7 @@ function checkConfig(opts: CommonOptions): void {
     `configuration OK (${loaded.source})\n` +
       `  listen    ${c.server.listen}\n  database  ${database}\n` +
       CHANNELS.map((ch) => `  ${ch.padEnd(9)} ${channels[ch]!.join(' -> ')}\n`).join('') +
+      hooks.map((h) => `  hook      ${h.path} (${h.type}, account ${h.account})\n`).join('') +
       (logOnly.length ? `warning: ${logOnly.join(', ')} only print codes to the server log; nothing is really delivered\n` : '') +
       loaded.warnings.map((w) => `warning: ${w}\n`).join(''),
   )

@@ -155,6 +155,7 @@ export const readOperations: Record<string, Json> = {
           locked_until: null,
           delivery: { status: 'delivered', provider: 'twilio', updated_at: '2026-01-01T12:00:03.000Z' },
           fraud_monitored: null,
+          checked_by: null,
         },
       ],
       next: '1767268800000.1234',

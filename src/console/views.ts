@@ -54,6 +54,7 @@ export function countsView(c: Counts): Record<string, number> {
     undelivered: c.undelivered,
     failed: c.failed,
     approved: c.approved,
+    checked: c.checked,
     conversion: c.conversion,
   }
 }
@@ -129,6 +130,7 @@ export function verificationView(x: VerificationView): Record<string, unknown> {
     locked_until: iso(v.lockedUntil),
     delivery: v.delivery === null ? null : deliveryView(v),
     fraud_monitored: v.fraudMonitored ?? null,
+    checked_by: v.checkedBy ?? null,
   }
 }
 

@@ -70,13 +70,13 @@ export function escapeHtml(s: string): string {
 
 const lines = (s: string) => escapeHtml(s).replace(/\r\n?|\n/g, '<br>\n')
 
-export function emailHtml(look: EmailLook, m: Pick<OutboundMessage, 'text' | 'code' | 'locale' | 'subject'>): string {
+export function emailHtml(look: EmailLook, m: Pick<OutboundMessage, 'text' | 'code' | 'locale' | 'subject' | 'link'>): string {
   const lang = /^[A-Za-z0-9-]{1,35}$/.test(m.locale) ? m.locale : 'en'
   const values: Record<(typeof TEMPLATE_PLACEHOLDERS)[number], string> = {
     lang,
     dir: RTL.has(lang.split('-')[0]!.toLowerCase()) ? 'rtl' : 'ltr',
     subject: escapeHtml(m.subject),
-    body: bodyHtml(m.text, m.code, look.accentColor),
+    body: withLink(bodyHtml(m.text, m.code, look.accentColor), m.link, look.accentColor),
     text: lines(m.text),
     code: escapeHtml(m.code),
     logo_url: escapeHtml(look.logoUrl ?? ''),
@@ -87,6 +87,16 @@ export function emailHtml(look: EmailLook, m: Pick<OutboundMessage, 'text' | 'co
   return (look.template ?? builtIn(look)).replace(PLACEHOLDER, (whole, name: string) =>
     Object.hasOwn(values, name) ? values[name as keyof typeof values] : whole,
   )
+}
+
+/**
+ * A hook's link (docs/integrations.md#supabase), which the text carries on a
+ * line of its own, as a link one can click; only an http(s) URL, escaped as the text is.
+ */
+function withLink(body: string, link: string | undefined, accent: string): string {
+  if (link === undefined || !/^https?:\/\//.test(link)) return body
+  const shown = escapeHtml(link)
+  return body.replace(shown, `<a href="${shown}" style="color:${escapeHtml(accent)};">${shown}</a>`)
 }
 
 /** The text in paragraphs, each occurrence of the code (not a longer run of digits) as its own large line. */

@@ -47,7 +47,13 @@ export interface HookMessage {
   readonly deliveryId?: string
 }
 
-export type HookParse = { ok: true; message: HookMessage } | { ok: false; reason: string }
+/**
+ * `more`: further messages of the same request (Supabase's secure email
+ * change mails both addresses), each delivered and charged on its own.
+ * `skip`: a message the server sends that carries nothing otpd delivers (a
+ * notification without a code): answered as accepted, nothing written.
+ */
+export type HookParse = { ok: true; message: HookMessage; more?: readonly HookMessage[] } | { ok: false; reason: string; skip?: boolean }
 
 /** Why otpd did not deliver; each adapter maps these to its server's error convention. */
 export type HookRefusalKind = 'unauthenticated' | 'invalid' | 'rate_limited' | 'no_credits' | 'blocked' | 'recipient_rejected' | 'unavailable'
@@ -68,6 +74,15 @@ export interface HookReply {
 
 export interface HookAdapter {
   readonly type: HookType
+  /** The type's own keys of its `[hooks.NAME]` table, beside the shared ones (check.ts); none when absent. */
+  readonly optionKeys?: readonly string[]
+  /**
+   * Problems of its table for `otpd config check` and `serve`, each naming its
+   * key (`hooks.NAME.audience ...`); `table` is the whole `[hooks.NAME]`
+   * table. Absent: `secret_env` is required. A `secret_env` whose variable is
+   * unset or empty is reported by check.ts.
+   */
+  check?(settings: HookSettings, table: Readonly<Record<string, unknown>>): string[]
   authenticate(request: HookRequest, settings: HookSettings): HookAuth
   parse(request: HookRequest, settings: HookSettings): HookParse
   /** The answer once the message is accepted for delivery (or was already, for a retry). */

@@ -48,6 +48,17 @@ export const Msg = {
   eventsQueued: 'Too many webhook events waiting for delivery. Please try again in 5 seconds.',
   /** A delivery receipt whose vendor signature is missing or wrong (docs/api.md#delivery-receipts). */
   invalidSignature: 'Invalid signature',
+  /** A hook request whose signature or credential is missing, wrong, expired or replayed (docs/integrations.md#safe-by-default). */
+  hookUnauthenticated: 'Hook request not authenticated',
+  /** docs/integrations.md#what-the-identity-server-sends */
+  hookPayload: 'Hook payload not understood',
+  hookRecipient: 'Hook recipient is not a valid phone number or email address',
+  hookCode: 'Hook code must be 1-32 letters or digits',
+  hookText: 'Hook text must be 1-1600 characters',
+  /** The hook's `account` names no account (docs/integrations.md#troubleshooting). */
+  hookAccountMissing: 'Hook is not available',
+  /** An operator disabled or revoked the hook's key (docs/integrations.md#how-a-hook-is-billed). */
+  hookDisabled: 'Hook is disabled',
 } as const
 
 /** Cancel of a verification that ended otherwise (docs/api.md#verification-status). */

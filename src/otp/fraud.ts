@@ -79,6 +79,13 @@ export interface SendFacts {
   now: number
   /** The account's settings when the caller read them in this transaction (SendProfile.fraud); else `check` reads them. */
   account?: AccountFraudSettings
+  /**
+   * A hook's delivery, whose code its identity server checks: otpd never
+   * learns of an approval, so the rules that read approvals (3 and 4) leave
+   * it out, as does the IP rule (hooks pass it no end-user address), and it
+   * is not recorded for them (docs/integrations.md#the-fraud-guard).
+   */
+  checkedElsewhere?: boolean
 }
 
 const HOUR = 3_600_000
@@ -180,13 +187,13 @@ export class FraudGuard {
     const dest = phone ? destinationOf(f.recipient) : null
     const counting = dest && countingDestination(f.channel, dest)
     let would: Refusal | null = null
-    if (dest && counting && s.mode !== 'off') would = await this.rules1to4(r, f, dest, counting, account)
+    if (dest && counting && s.mode !== 'off') would = f.checkedElsewhere ? this.geoRule(f, dest, account) : await this.rules1to4(r, f, dest, counting, account)
     const country = dest?.country ?? null
     if (would && s.mode === 'enforce') return { refusal: would, monitored: null, country, record: null }
     const monitored = would
     // `off` records nothing: a guard switched off costs a send nothing (docs/fraud-guard.md#rollout).
-    const record =
-      counting && s.mode !== 'off' ? { country: counting.country, prefix: this.prefixKey(f.accountId, counting), counted: monitored === null } : null
+    const recorded = counting && s.mode !== 'off' && !f.checkedElsewhere
+    const record = recorded ? { country: counting.country, prefix: this.prefixKey(f.accountId, counting), counted: monitored === null } : null
 
     // Rule 5, in every mode.
     const cap = account.dailyCreditLimit
@@ -214,6 +221,19 @@ export class FraudGuard {
     await r.fraud.recordSend({ seq, accountId: f.accountId, at: f.now, ...verdict.record, ipHash: f.ipHash })
   }
 
+  /** Rule 1 alone (a hook's delivery). */
+  private geoRule(f: SendFacts, dest: { country: string; prefix: string }, account: AccountFraudSettings): Refusal | null {
+    if (this.allowedFor(f, account, dest.country)) return null
+    return { rule: 'geo', country: dest.country, prefix: dest.prefix, max: null, retryAfter: null }
+  }
+
+  /** Geo permissions, per channel: WhatsApp has its own list (the account's, when set, covers every phone channel). */
+  private allowedFor(f: SendFacts, account: AccountFraudSettings, country: string): boolean {
+    const s = this.settings
+    const allowed = account.allowedCountries ?? (f.channel === 'whatsapp' ? (s.whatsappAllowedCountries ?? s.allowedCountries) : s.allowedCountries)
+    return allowed.includes('*') || allowed.includes(country)
+  }
+
   /** `real`: the number's country and prefix, as refusals name them; `dest`: what rules 2-4 count under (countingDestination). */
   private async rules1to4(
     r: Repos,
@@ -232,9 +252,8 @@ export class FraudGuard {
       retryAfter,
     })
 
-    // 1. Geo permissions, per channel: WhatsApp has its own list (the account's, when set, covers every phone channel).
-    const allowed = account.allowedCountries ?? (f.channel === 'whatsapp' ? (s.whatsappAllowedCountries ?? s.allowedCountries) : s.allowedCountries)
-    if (!allowed.includes('*') && !allowed.includes(real.country)) return refuse('geo', null, null)
+    // 1. Geo permissions.
+    if (!this.allowedFor(f, account, real.country)) return refuse('geo', null, null)
 
     // A grace period of at least LOCK_FREE_GRACE_MS: rules 3 and 4 read
     // without a lock, so the reads of rules 2 to 4 are made at once (on

@@ -65,6 +65,8 @@ interface SendRequest {
   counted: string
   recipientHash: Uint8Array
   expiresInMs: number
+  /** The per-key limit, or a hook's own. */
+  limiter: KeyLimiter
 }
 
 /** What the reservation's transaction decided: a refusal, or the verification to deliver; with the fraud guard's verdict when it ran. */
@@ -100,9 +102,16 @@ export class SendService {
   /** The catalogue's language for a request's `locale` (null: none), from the texts in force. */
   readonly resolveLocale = (tag: string): string | null => this.d.messages.resolve(tag)
 
-  async send(key: ApiKey, input: SendInput, requestId: string, idem?: IdempotentRequest<SendOutcome>): Promise<SendOutcome | IdempotencyOutcome> {
+  /** `via`: a hook's own request limit and providers (docs/integrations.md#limits), in place of the per-key limit and `[channels]`. */
+  async send(
+    key: ApiKey,
+    input: SendInput,
+    requestId: string,
+    idem?: IdempotentRequest<SendOutcome>,
+    via?: { limiter?: KeyLimiter; delivery?: Delivery },
+  ): Promise<SendOutcome | IdempotencyOutcome> {
     const { d } = this
-    const req = this.request(key, input)
+    const req = this.request(key, input, via?.limiter ?? d.limiter)
     const testMode = testModeOf(input.channel, input.recipient)
     if (testMode !== null) {
       const answered = await d.storage.write((r) => this.sendToTestRecipient(r, req, testMode, idem))
@@ -126,7 +135,7 @@ export class SendService {
     let provider: string
     let detail: DeliveryDetail | undefined
     try {
-      const took = await d.delivery.deliver(deliveryOf(req, reserved))
+      const took = await (via?.delivery ?? d.delivery).deliver(deliveryOf(req, reserved))
       provider = took.provider
       // Only a provider that says more (WhatsApp's) costs the settlement two more values.
       if (took.ref !== undefined || took.language !== undefined) detail = { ref: took.ref ?? null, language: took.language ?? null }
@@ -143,11 +152,11 @@ export class SendService {
     return sent(v)
   }
 
-  private request(key: ApiKey, input: SendInput): SendRequest {
+  private request(key: ApiKey, input: SendInput, limiter: KeyLimiter): SendRequest {
     const counted = recipientIdentity(input.channel, input.recipient)
     // Keyed by account: one account's counters never touch another's, and the hash alone names the subject.
     const recipientHash = this.d.hasher.digest(HASH_PURPOSE_RECIPIENT, `${key.accountId}:${counted}`).subarray(0, RECIPIENT_HASH_BYTES)
-    return { key, input, counted, recipientHash, expiresInMs: (input.expiresIn ?? DEFAULT_EXPIRES_IN) * 1000 }
+    return { key, input, counted, recipientHash, expiresInMs: (input.expiresIn ?? DEFAULT_EXPIRES_IN) * 1000, limiter }
   }
 
   /**
@@ -161,7 +170,7 @@ export class SendService {
     idem?: IdempotentRequest<SendOutcome>,
   ): Promise<SendOutcome | IdempotencyOutcome | 'real'> {
     if (!(await r.fraud.accountSettings(req.key.accountId)).testRecipients) return 'real'
-    const limited = await this.keyLimited(r, req.key)
+    const limited = await this.keyLimited(r, req)
     if (limited) return limited
     if (customTextRefused(await r.credits.sendProfile(req.key.accountId), req.input)) return { kind: 'custom_text_refused' }
     const now = this.d.clock.now()
@@ -183,7 +192,7 @@ export class SendService {
     const { key, input, recipientHash } = req
     // The account's profile is read with the key's window (one round trip on
     // PostgreSQL); it is used only once the key and the Idempotency-Key let the send through.
-    const [limited, profile] = await Promise.all([this.keyLimited(r, key), r.credits.sendProfile(key.accountId)])
+    const [limited, profile] = await Promise.all([this.keyLimited(r, req), r.credits.sendProfile(key.accountId)])
     if (limited) return { refused: limited, verdict: null }
     const now = d.clock.now()
     const earlier = idem ? await d.idempotency.check(r, idem, now) : null
@@ -207,7 +216,15 @@ export class SendService {
     ])
     // Awaited below, or not at all when the guard refuses or fails first: its failure is then the transaction's.
     recipientReads.catch(() => undefined)
-    const facts = { accountId: key.accountId, channel: input.channel, recipient: req.counted, ipHash, now, account: profile.fraud }
+    const facts = {
+      accountId: key.accountId,
+      channel: input.channel,
+      recipient: req.counted,
+      ipHash,
+      now,
+      account: profile.fraud,
+      checkedElsewhere: input.checkedBy !== undefined,
+    }
     const verdict = await d.guard.check(r, facts)
     if (verdict.refusal) {
       const blocked = await this.recordBlock(r, req, verdict.refusal, now)
@@ -229,8 +246,8 @@ export class SendService {
   }
 
   /** The per-key limit, decided and counted inside the operation's transaction. */
-  private async keyLimited(r: Repos, key: ApiKey): Promise<SendOutcome | null> {
-    return keyLimitedBy(await this.d.limiter.admit(r, key.id))
+  private async keyLimited(r: Repos, req: SendRequest): Promise<SendOutcome | null> {
+    return keyLimitedBy(await req.limiter.admit(r, req.key.id))
   }
 
   /** An answer decided in the reservation is stored there for its Idempotency-Key. */
@@ -295,6 +312,7 @@ export class SendService {
       fraudMonitored: fraud?.monitored?.rule ?? null,
     }
     if (sms) v.sms = sms
+    if (input.checkedBy !== undefined) v.checkedBy = input.checkedBy
     return v
   }
 
@@ -327,9 +345,11 @@ function deliveryOf(req: SendRequest, reserved: { verification: Verification; co
     text: text.text,
     subject: text.subject,
     locale: text.locale,
-    code: reserved.code,
+    // A hook's whole text holds its server's code, which otpd does not know apart from it.
+    code: req.input.wholeText ? '' : reserved.code,
     verificationId: v.id,
     expiresAt: v.expiresAt,
+    ...(req.input.link === undefined ? {} : { link: req.input.link }),
   }
 }
 

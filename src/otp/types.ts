@@ -85,6 +85,8 @@ export interface Verification {
   deliveryLanguage?: string | null
   /** The vendor's error of an `undelivered` receipt; absent: null. */
   deliveryError?: VendorError | null
+  /** The hook whose identity server checks this code (docs/integrations.md#what-otpd-records); absent when otpd checks it. */
+  checkedBy?: string
 }
 
 export interface SmsInfo {
@@ -106,6 +108,12 @@ export interface SendInput {
   locale?: string
   /** Android's SMS Retriever hash (11 characters of base64), appended to an SMS (docs/messages.md#autofill). */
   appHash?: string
+  /** A hook's delivery (docs/integrations.md): the hook whose identity server checks the code. */
+  checkedBy?: string
+  /** A whole text from a hook, delivered as given (`message` holds it; no `{code}` in it, no autofill line). */
+  wholeText?: boolean
+  /** A link the email carries under the code (Supabase's confirmation link). */
+  link?: string
 }
 
 export interface VerifyInput {
@@ -126,10 +134,12 @@ export interface OutboundMessage {
   subject: string
   /** BCP 47 tag of the text's language, such as `en` or `pt-BR`. */
   locale: string
-  /** The code in clear, as `text` carries it (voice: digit by digit). */
+  /** The code in clear, as `text` carries it (voice: digit by digit); empty for a hook's whole text (docs/integrations.md). */
   code: string
   verificationId: string
   expiresAt: number
+  /** A link the text carries on its last line (a hook's confirmation link: docs/integrations.md); an email shows it as a link. */
+  link?: string
 }
 
 export interface Limits {

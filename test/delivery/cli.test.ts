@@ -126,7 +126,7 @@ test('send-test by e-mail through a real SMTP server with STARTTLS and AUTH', as
   expect(parsed.html).toContain('<p style="margin:0 0 16px;">This is a test message from otpd.<br>\nDelivery by e-mail works. No action is needed.</p>')
 })
 
-test('the commented provider examples in otp.config.example.toml are valid when uncommented', async () => {
+test('the commented provider and hook examples in otp.config.example.toml are valid when uncommented', async () => {
   const { resolveConfig } = await import('../../src/app/load-config.ts')
   const { parse } = await import('smol-toml')
   const { join } = await import('node:path')
@@ -134,7 +134,7 @@ test('the commented provider examples in otp.config.example.toml are valid when 
   const uncommented = text
     .split('\n')
     .map((l) =>
-      /^# (\[providers\.|(type|host|port|security|username|password_env|from|ca_file|helo_name|account_sid|auth_token_env|base_url|api_key|api_secret_env|application_id|private_key_file|voice_from|voice_base_url|url|secret_env|sms|voice|email|whatsapp|phone_number_id|access_token_env|template|languages|app_secret_env|verify_token_env|api_version|whatsapp_from|whatsapp_content_sid|whatsapp_template|whatsapp_languages|messages_base_url) )/.test(
+      /^# (\[providers\.|\[hooks\.|(account|type|host|port|security|username|password_env|from|ca_file|helo_name|account_sid|auth_token_env|base_url|api_key|api_secret_env|application_id|private_key_file|voice_from|voice_base_url|url|secret_env|sms|voice|email|whatsapp|phone_number_id|access_token_env|template|languages|app_secret_env|verify_token_env|api_version|whatsapp_from|whatsapp_content_sid|whatsapp_template|whatsapp_languages|messages_base_url) )/.test(
         l,
       )
         ? l.slice(2)
@@ -145,14 +145,17 @@ test('the commented provider examples in otp.config.example.toml are valid when 
   const raw = parse(uncommented) as Record<string, any>
   expect(Object.keys(raw.providers)).toEqual(['mail', 'twilio_main', 'vonage_main', 'meta', 'gateway', 'dev_log'])
   expect(raw.channels).toEqual({ sms: ['twilio_main', 'gateway'], voice: ['twilio_main'], whatsapp: ['meta'], email: ['mail'] })
+  // One hook of each type built in (docs/integrations.md).
+  const { HOOK_ADAPTERS } = await import('../../src/hooks/registry.ts')
+  expect(
+    Object.values(raw.hooks)
+      .map((h: any) => h.type)
+      .sort(),
+  ).toEqual(Object.keys(HOOK_ADAPTERS).sort())
   const env = {
-    OTPD_SMTP_PASSWORD: 'p',
-    TWILIO_AUTH_TOKEN: 't',
-    VONAGE_API_SECRET: 's',
-    OTPD_WEBHOOK_SECRET: 'w',
-    WHATSAPP_ACCESS_TOKEN: 'a',
-    WHATSAPP_APP_SECRET: 'b',
-    WHATSAPP_VERIFY_TOKEN: 'c',
+    ...{ OTPD_SMTP_PASSWORD: 'p', TWILIO_AUTH_TOKEN: 't', VONAGE_API_SECRET: 's', OTPD_WEBHOOK_SECRET: 'w' },
+    ...{ WHATSAPP_ACCESS_TOKEN: 'a', WHATSAPP_APP_SECRET: 'b', WHATSAPP_VERIFY_TOKEN: 'c' },
+    ...{ SUPABASE_HOOK_SECRET: `v1,whsec_${Buffer.from('s'.repeat(32)).toString('base64')}`, ZITADEL_SIGNING_KEY: 'z', LOGTO_HOOK_AUTHORIZATION: 'Bearer l' },
   }
   raw.channels.voice = ['twilio_main', 'vonage_main']
   const problems = (() => {

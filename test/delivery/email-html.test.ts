@@ -37,6 +37,15 @@ test('the built-in layout: lang and dir, the subject as title, the words as a pa
   expect(html).toEndWith('</html>')
 })
 
+test("a hook's link (docs/integrations.md#supabase) is a link one can click, escaped; a link that is no http(s) URL stays text", () => {
+  const link = 'https://abc.supabase.co/auth/v1/verify?token=pkce_1&type=magiclink&redirect_to=https://app.example.com/'
+  const html = emailHtml(DEFAULT_LOOK, { ...message, text: `${message.text}\n\n${link}`, link })
+  const shown = link.replaceAll('&', '&amp;')
+  expect(html).toContain(`<p style="margin:0 0 16px;"><a href="${shown}" style="color:#2563eb;">${shown}</a></p>`)
+  const bad = 'javascript:alert(1)'
+  expect(emailHtml(DEFAULT_LOOK, { ...message, text: `${message.text}\n\n${bad}`, link: bad })).not.toContain('<a ')
+})
+
 test('the language follows the locale; right-to-left scripts get dir="rtl"', () => {
   expect(emailHtml(DEFAULT_LOOK, { ...message, locale: 'pt-BR' })).toContain('<html lang="pt-BR" dir="ltr">')
   expect(emailHtml(DEFAULT_LOOK, { ...message, locale: 'ar' })).toContain('<html lang="ar" dir="rtl">')

@@ -117,6 +117,8 @@ export function pageReads(deps: ConsoleReadDeps, storage: Storage) {
         { label: 'Wrong codes', value: String(v.failedAttempts) },
         { label: 'Delivery', value: v.delivery === null ? 'none' : `${v.delivery}${v.deliveryProvider ? ` (${v.deliveryProvider})` : ''}` },
         { label: 'Test recipient', value: v.testMode === null ? 'no' : 'yes' },
+        // A hook's delivery: its identity server checks the code (docs/integrations.md#what-otpd-records).
+        ...(v.checkedBy === undefined ? [] : [{ label: 'Code checked by', value: `hook ${v.checkedBy} (its identity server)` }]),
       ]
       // WhatsApp's template language, and a vendor's error of an undelivered message (docs/delivery.md#whatsapp).
       if (v.deliveryLanguage) facts.push({ label: 'Template language', value: v.deliveryLanguage })

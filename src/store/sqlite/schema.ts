@@ -46,8 +46,10 @@ export const apiKeys = sqliteTable(
     lastUsedAt: integer('last_used_at'),
     /** Set by `otpd keys rotate` on the key it replaces: from then on the key is refused as revoked (docs/operating.md#rotating-a-key). */
     expiresAt: integer('expires_at'),
+    /** The `[hooks.NAME]` this key stands for (docs/integrations.md#how-a-hook-is-billed): no one holds its secret; null for every key an operator made. */
+    hook: text('hook'),
   },
-  (t) => [index('api_keys_prefix').on(t.prefix), uniqueIndex('api_keys_hash').on(t.keyHash)],
+  (t) => [index('api_keys_prefix').on(t.prefix), uniqueIndex('api_keys_hash').on(t.keyHash), uniqueIndex('api_keys_hook').on(t.hook)],
 )
 
 export const creditLedger = sqliteTable(
@@ -126,6 +128,8 @@ export const verifications = sqliteTable(
     /** The vendor's error code and title of an `undelivered` receipt, as the vendor gave them (never a digit of the number). */
     deliveryErrorCode: text('delivery_error_code'),
     deliveryErrorTitle: text('delivery_error_title'),
+    /** The hook whose identity server checks the code (docs/integrations.md#what-otpd-records); null when otpd checks it. */
+    checkedBy: text('checked_by'),
   },
   (t) => [
     index('verifications_recipient').on(t.recipientHash, t.createdAt),
@@ -518,6 +522,8 @@ export const consoleRollups = sqliteTable(
     refunded: integer('refunded').notNull(),
     approved: integer('approved').notNull(),
     monitored: integer('monitored').notNull(),
+    /** Sends whose code an identity server checks (a hook's: docs/integrations.md#what-otpd-records), left out of the conversion. */
+    checked: integer('checked').notNull().default(0),
   },
   (t) => [
     primaryKey({ columns: [t.span, t.at, t.accountId, t.channel, t.country, t.provider] }),
