@@ -36,6 +36,8 @@ export interface ServerDelivery {
   switchable: SwitchDelivery | null
   /** The router of a reloaded config. */
   makeDelivery(config: Config): Delivery
+  /** A router of `config`'s providers counted as the server's own (a hook's `channels`: app/hooks.ts); null when a replacement was given. */
+  makeCounted(config: Config): Delivery | null
   /** Channels that only print to the log (nothing is really delivered). */
   logOnly: Channel[]
 }
@@ -49,6 +51,7 @@ export function serverDelivery(config: Config, s: DeliverySources): ServerDelive
     delivery: countedDelivery(switchable ?? s.replacement!, s.metrics),
     switchable,
     makeDelivery: (c) => router(c),
+    makeCounted: (c) => (s.replacement ? null : countedDelivery(router(c), s.metrics)),
     logOnly: s.replacement ? [] : logOnlyChannels(providers),
   }
 }

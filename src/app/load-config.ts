@@ -16,6 +16,7 @@ import {
 import type { Config } from '../config/schema.ts'
 import { checkEmailLook } from '../delivery/email-html.ts'
 import { checkProviders } from '../delivery/registry.ts'
+import { checkHooks } from '../hooks/check.ts'
 import { fraudCheck } from './fraud.ts'
 import { messagesCheck } from './catalogue.ts'
 
@@ -25,14 +26,17 @@ export { ConfigError, type LoadedConfig }
 export const providerCheck: ConfigCheck = (config, _valid, env) => checkProviders(config, env)
 
 /** `[messages.email]`: the HTML template file, when one is named (delivery/email-html.ts). */
+/** `[hooks.NAME]` (hooks/check.ts). */
+export const hookCheck: ConfigCheck = (config, _valid, env) => checkHooks(config, env)
+
 export const emailLookCheck: ConfigCheck = (config, valid) => (valid('messages') ? checkEmailLook(config.messages.email) : [])
 
 export function loadConfig(opts: Omit<LoadOptions, 'checks'> = {}): LoadedConfig {
-  return loadShape({ ...opts, checks: [providerCheck, fraudCheck, emailLookCheck, messagesCheck] })
+  return loadShape({ ...opts, checks: [providerCheck, fraudCheck, emailLookCheck, messagesCheck, hookCheck] })
 }
 
 export function resolveConfig(raw: Record<string, unknown>, source = 'built-in defaults', env: Env = {}): Config {
-  return resolveShape(raw, source, env, [providerCheck, fraudCheck, emailLookCheck, messagesCheck])
+  return resolveShape(raw, source, env, [providerCheck, fraudCheck, emailLookCheck, messagesCheck, hookCheck])
 }
 
 /** Environment variables a provider names that the environment lacks, from the problems of a failed check. */

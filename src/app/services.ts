@@ -23,6 +23,7 @@ import type { Core } from './core.ts'
 import type { ServerDelivery } from './delivery.ts'
 import { receiptReadersInForce } from './delivery.ts'
 import { fraudSettingsOf } from './fraud.ts'
+import { hookRouteDeps } from './hooks.ts'
 import { type InForce, type LiveSettings, limitsOf } from './reload.ts'
 
 export interface ServiceSources {
@@ -68,11 +69,13 @@ export function requestServices(s: ServiceSources): RequestServices {
   const verifyDeps = { storage, hasher, ids, clock, limits, limiter, idempotency }
   const statusDeps = { storage, ids, clock, limits, limiter }
   const cancelDeps = { storage, ids, clock, limits, limiter, idempotency }
+  const send = new SendService(sendDeps)
   const http: HttpDeps = {
     ...{ readiness: s.readiness, metrics, logger, publicUrl: s.publicUrl, auth, limiter },
     receiptReaders: receiptReadersInForce({ config: () => s.inForce.config, env: () => s.inForce.env, clock, publicUrl: s.publicUrl }),
     receipts: new ReceiptService({ storage, ids, clock }),
-    send: new SendService(sendDeps),
+    send,
+    hookRoute: hookRouteDeps({ core: s.core, inForce: s.inForce, delivery: s.delivery, metrics, logger, send }),
     verify: new VerifyService(verifyDeps),
     status: new StatusService(statusDeps),
     cancel: new CancelService(cancelDeps),

@@ -4,6 +4,7 @@
  * documents the same keys for people.
  */
 import { Type as T, type Static } from '@sinclair/typebox'
+import { HOOK_TYPES } from '../hooks/adapter.ts'
 
 const strict = { additionalProperties: false, default: {} } as const
 /** A DNS host name of at least two labels, as the WICG one-time-code line writes it. */
@@ -159,6 +160,42 @@ export const ConsoleConfig = T.Object(
   strict,
 )
 
+/**
+ * One identity server's hook, served at POST /hooks/NAME (docs/integrations.md).
+ * The type's own settings (auth0's `audience`...) sit beside these; the
+ * hook's adapter checks them (hooks/check.ts).
+ */
+export const HookConfig = T.Object(
+  {
+    type: T.Union(
+      HOOK_TYPES.map((x) => T.Literal(x)),
+      { description: `one of: ${HOOK_TYPES.join(', ')}` },
+    ),
+    /** The account it bills and limits, by name. */
+    account: T.String({ minLength: 1 }),
+    /** The environment variable holding the secret shared with the identity server. */
+    secret_env: T.Optional(T.String({ minLength: 1 })),
+    /** Its own request limit per rolling minute (the per-key limit's rules); else `limits.key_requests_per_minute`. */
+    requests_per_minute: T.Optional(T.Integer({ minimum: 1, maximum: 1_000_000_000 })),
+    /** How long a code it delivers lives (HOOK_CODE_LIFETIME_SECONDS when absent): the verification's expiry, and the window in which a retry is dropped. */
+    code_lifetime_seconds: T.Optional(T.Integer({ minimum: 60, maximum: 86_400 })),
+    /** Which providers deliver its messages, in failover order, instead of `[channels]`. */
+    channels: T.Optional(
+      T.Object(
+        { sms: T.Optional(T.Array(T.String({ minLength: 1 }), { minItems: 1 })), email: T.Optional(T.Array(T.String({ minLength: 1 }), { minItems: 1 })) },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: T.Union([T.String(), T.Number(), T.Boolean()]) },
+)
+export type HookConfig = Static<typeof HookConfig>
+
+/** A hook's `code_lifetime_seconds` when its table names none. */
+export const HOOK_CODE_LIFETIME_SECONDS = 600
+
+export const HooksConfig = T.Record(T.String(), HookConfig, { default: {} })
+
 export const Config = T.Object(
   {
     server: ServerConfig,
@@ -174,6 +211,7 @@ export const Config = T.Object(
     fraud: FraudConfig,
     messages: MessagesConfig,
     console: ConsoleConfig,
+    hooks: HooksConfig,
   },
   { additionalProperties: false },
 )

@@ -68,6 +68,15 @@ export interface HookReply {
 
 export interface HookAdapter {
   readonly type: HookType
+  /** The type's own keys of its `[hooks.NAME]` table, beside the shared ones (check.ts); none when absent. */
+  readonly optionKeys?: readonly string[]
+  /**
+   * Problems of its table for `otpd config check` and `serve`, each naming its
+   * key (`hooks.NAME.audience ...`); `table` is the whole `[hooks.NAME]`
+   * table. Absent: `secret_env` is required. A `secret_env` whose variable is
+   * unset or empty is reported by check.ts.
+   */
+  check?(settings: HookSettings, table: Readonly<Record<string, unknown>>): string[]
   authenticate(request: HookRequest, settings: HookSettings): HookAuth
   parse(request: HookRequest, settings: HookSettings): HookParse
   /** The answer once the message is accepted for delivery (or was already, for a retry). */

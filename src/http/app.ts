@@ -18,6 +18,7 @@ import { errorReply, render } from './reply.ts'
 import { receiptsRoute, type ReceiptRouteDeps } from './receipts-route.ts'
 import { finishRequest, requestIdOf, startNote, type RequestLogDeps } from './request-log.ts'
 import { cancelRoute } from './cancel-route.ts'
+import { hooksRoute, type HookRouteDeps } from './hooks-route.ts'
 import { sendRoute } from './send-route.ts'
 import { statusRoute } from './status-route.ts'
 import { verifyRoute } from './verify-route.ts'
@@ -31,6 +32,8 @@ export interface HttpDeps extends AdmissionDeps, OpsDeps, ReceiptRouteDeps {
   lockoutSeconds: number
   /** The OpenAPI document served at /api/v1/openapi.json. */
   openapi: Record<string, unknown>
+  /** POST /hooks/NAME (docs/integrations.md). */
+  hookRoute: HookRouteDeps
   /** When set, /metrics on this listener answers to `Authorization: Bearer <token>`; otherwise it is an unknown path. */
   metricsToken?: string
 }
@@ -76,6 +79,7 @@ export function createHttpApp(deps: HttpDeps) {
     .use(statusRoute(deps))
     .use(cancelRoute(deps))
     .use(receiptsRoute(deps))
+    .use(hooksRoute(deps.hookRoute))
     .use(healthRoutes(deps))
     .use(openapiRoute(deps.openapi))
   const ops = ['/healthz', '/readyz', '/api/v1/openapi.json']

@@ -40,22 +40,22 @@ export async function readOptionalJsonBody(request: Request): Promise<BodyResult
 }
 
 /** The body's bytes, at most MAX_BODY_BYTES, or the 413 (or 400 for a body cut off). */
-export async function readBytes(request: Request): Promise<Uint8Array | (BodyResult & { ok: false })> {
+export async function readBytes(request: Request, max = MAX_BODY_BYTES): Promise<Uint8Array | (BodyResult & { ok: false })> {
   const length = request.headers.get('content-length')
   const declared = Number(length ?? 0)
-  if (declared > MAX_BODY_BYTES) return { ok: false, status: 413, error: Msg.bodyTooLarge }
+  if (declared > max) return { ok: false, status: 413, error: Msg.bodyTooLarge }
   // With a Content-Length the server reads exactly that many bytes, so reading
   // the whole body at once is bounded (and much cheaper than a stream reader);
   // a chunked body is read chunk by chunk and cut at the cap.
   let bytes: Uint8Array | null
   try {
-    bytes = length !== null ? new Uint8Array(await request.arrayBuffer()) : await readCapped(request, MAX_BODY_BYTES)
+    bytes = length !== null ? new Uint8Array(await request.arrayBuffer()) : await readCapped(request, max)
   } catch {
     // The client went away mid-body (or sent a broken chunked body): nobody is
     // there to read an answer, and it is not a server fault worth a 500 and an error log.
     return { ok: false, status: 400, error: Msg.invalidJson }
   }
-  if (bytes === null || bytes.byteLength > MAX_BODY_BYTES) return { ok: false, status: 413, error: Msg.bodyTooLarge }
+  if (bytes === null || bytes.byteLength > max) return { ok: false, status: 413, error: Msg.bodyTooLarge }
   return bytes
 }
 

@@ -43,6 +43,15 @@ export const Msg = {
   appHash: 'app_hash must be 11 characters of base64',
   /** A delivery receipt whose vendor signature is missing or wrong (docs/api.md#delivery-receipts). */
   invalidSignature: 'Invalid signature',
+  /** A hook request whose signature or credential is missing, wrong, expired or replayed (docs/integrations.md#safe-by-default). */
+  hookUnauthenticated: 'Hook request not authenticated',
+  /** docs/integrations.md#what-the-identity-server-sends */
+  hookPayload: 'Hook payload not understood',
+  hookRecipient: 'Hook recipient is not a valid phone number or email address',
+  hookCode: 'Hook code must be 1-32 letters or digits',
+  hookText: 'Hook text must be 1-1600 characters',
+  /** The hook's `account` names no account (docs/integrations.md#troubleshooting). */
+  hookAccountMissing: 'Hook is not available',
 } as const
 
 /** Cancel of a verification that ended otherwise (docs/api.md#verification-status). */

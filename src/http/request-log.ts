@@ -15,6 +15,8 @@ export interface RequestNote {
   /** The request's id: `request_id` in the body, `X-Request-Id`, every log line about it. */
   requestId: string
   keyPrefix?: string
+  /** The `[hooks.NAME]` a hook request came to (never its recipient: docs/integrations.md#safe-by-default). */
+  hook?: string
   recipient?: string
   channel?: string
   outcome?: string
@@ -71,6 +73,7 @@ export function finishRequest(deps: RequestLogDeps, request: Request, route: str
     duration_ms: Math.round(seconds * 100_000) / 100,
   }
   if (note.keyPrefix) fields.key_prefix = note.keyPrefix
+  if (note.hook) fields.hook = note.hook
   if (note.channel) fields.channel = note.channel
   if (note.recipient) fields.recipient = note.recipient
   if (note.outcome) fields.outcome = note.outcome

@@ -82,7 +82,7 @@ function fraudReply(o: Extract<SendOutcome, { kind: 'fraud_blocked' }>): Reply {
  * Sends that reached delivery are counted where the provider is known (the
  * delivery wrapper in app/delivery.ts); the others here.
  */
-function countSend(metrics: ServiceMetrics, input: SendInput, outcome: SendOutcome): void {
+export function countSend(metrics: ServiceMetrics, input: SendInput, outcome: SendOutcome): void {
   if (outcome.kind === 'key_limited') {
     metrics.rateLimited('key')
   } else if (outcome.kind === 'recipient_limited') {

@@ -59,6 +59,8 @@ export function eventBody(e: NewEvent, id: string, account: string, sequence: nu
       status: e.status,
       sequence,
       test: v !== null && v.testMode !== null,
+      // A hook's delivery names the hook whose identity server checks the code (docs/integrations.md#what-otpd-records).
+      ...(v?.checkedBy === undefined ? {} : { checked_by: v.checkedBy }),
       ...e.extra,
     },
   })

@@ -76,6 +76,13 @@ export interface SendFacts {
   now: number
   /** The account's settings when the caller read them in this transaction (SendProfile.fraud); else `check` reads them. */
   account?: AccountFraudSettings
+  /**
+   * A hook's delivery, whose code its identity server checks: otpd never
+   * learns of an approval, so the rules that read approvals (3 and 4) and the
+   * IP rule (no end-user address) leave it out, and it is not recorded for
+   * them (docs/integrations.md#the-fraud-guard).
+   */
+  checkedElsewhere?: boolean
 }
 
 const HOUR = 3_600_000
@@ -165,12 +172,13 @@ export class FraudGuard {
     const phone = f.channel !== 'email'
     const dest = phone ? destinationOf(f.recipient) : null
     let would: Refusal | null = null
-    if (dest && s.mode !== 'off') would = await this.rules1to4(r, f, dest, account)
+    if (dest && s.mode !== 'off') would = f.checkedElsewhere ? this.geoRule(dest, account) : await this.rules1to4(r, f, dest, account)
     const country = dest?.country ?? null
     if (would && s.mode === 'enforce') return { refusal: would, monitored: null, country, record: null }
     const monitored = would
     // `off` records nothing: a guard switched off costs a send nothing (docs/fraud-guard.md#rollout).
-    const record = dest && s.mode !== 'off' ? { country: dest.country, prefix: this.prefixKey(f.accountId, dest), counted: monitored === null } : null
+    const recorded = dest && s.mode !== 'off' && !f.checkedElsewhere
+    const record = recorded ? { country: dest.country, prefix: this.prefixKey(f.accountId, dest), counted: monitored === null } : null
 
     // Rule 5, in every mode.
     const cap = account.dailyCreditLimit
@@ -196,6 +204,13 @@ export class FraudGuard {
   async recordSend(r: Repos, verdict: FraudVerdict, seq: number, f: SendFacts): Promise<void> {
     if (!verdict.record) return
     await r.fraud.recordSend({ seq, accountId: f.accountId, at: f.now, ...verdict.record, ipHash: f.ipHash })
+  }
+
+  /** Rule 1 alone (a hook's delivery). */
+  private geoRule(dest: { country: string; prefix: string }, account: AccountFraudSettings): Refusal | null {
+    const allowed = account.allowedCountries ?? this.settings.allowedCountries
+    if (allowed.includes('*') || allowed.includes(dest.country)) return null
+    return { rule: 'geo', country: dest.country, prefix: dest.prefix, max: null, retryAfter: null }
   }
 
   private async rules1to4(r: Repos, f: SendFacts, dest: { country: string; prefix: string }, account: AccountFraudSettings): Promise<Refusal | null> {

@@ -21,6 +21,8 @@ export interface IdempotentRequest<O> {
   canonicalBody: string
   /** What this request answers for `outcome`, exactly as it would be replayed (made by the HTTP layer). */
   answer(outcome: O): StoredAnswer
+  /** How long the first request's answer holds, when not `retention_hours` (a hook's code lifetime: docs/integrations.md#retries). */
+  retentionMs?: number
 }
 
 /** What a request with a used key gets instead of running. */
@@ -43,7 +45,7 @@ export class Idempotency {
    * first (or the earlier one has expired) and runs.
    */
   async check<O>(r: Repos, req: IdempotentRequest<O>, now: number): Promise<IdempotencyOutcome | null> {
-    const found = await r.idempotency.find(req.scope, now - this.settings.retentionHours * 3_600_000)
+    const found = await r.idempotency.find(req.scope, now - (req.retentionMs ?? this.settings.retentionHours * 3_600_000))
     if (!found) return null
     if (!sameBytes(found.fingerprint, this.fingerprint(req))) return { kind: 'idempotency_conflict' }
     if (found.state === 'running') return { kind: 'idempotency_in_progress' }

@@ -61,6 +61,8 @@ interface SendRequest {
   counted: string
   recipientHash: Uint8Array
   expiresInMs: number
+  /** The per-key limit, or a hook's own. */
+  limiter: KeyLimiter
 }
 
 /** What the reservation's transaction decided: a refusal, or the verification to deliver; with the fraud guard's verdict when it ran. */
@@ -96,9 +98,16 @@ export class SendService {
   /** The catalogue's language for a request's `locale` (null: none), from the texts in force. */
   readonly resolveLocale = (tag: string): string | null => this.d.messages.resolve(tag)
 
-  async send(key: ApiKey, input: SendInput, requestId: string, idem?: IdempotentRequest<SendOutcome>): Promise<SendOutcome | IdempotencyOutcome> {
+  /** `via`: a hook's own request limit and providers (docs/integrations.md#limits), in place of the per-key limit and `[channels]`. */
+  async send(
+    key: ApiKey,
+    input: SendInput,
+    requestId: string,
+    idem?: IdempotentRequest<SendOutcome>,
+    via?: { limiter?: KeyLimiter; delivery?: Delivery },
+  ): Promise<SendOutcome | IdempotencyOutcome> {
     const { d } = this
-    const req = this.request(key, input)
+    const req = this.request(key, input, via?.limiter ?? d.limiter)
     const testMode = testModeOf(input.channel, input.recipient)
     if (testMode !== null) {
       const answered = await d.storage.write((r) => this.sendToTestRecipient(r, req, testMode, idem))
@@ -115,7 +124,7 @@ export class SendService {
     const note = { requestId, channel: input.channel }
     let provider: string
     try {
-      provider = (await d.delivery.deliver(deliveryOf(req, reserved))).provider
+      provider = (await (via?.delivery ?? d.delivery).deliver(deliveryOf(req, reserved))).provider
     } catch (err) {
       const refunded = await settleFailed(d, v, err, note, idem?.answer({ kind: 'delivery_failed' }))
       return refunded ? { kind: 'delivery_failed' } : sent(v)
@@ -129,11 +138,11 @@ export class SendService {
     return sent(v)
   }
 
-  private request(key: ApiKey, input: SendInput): SendRequest {
+  private request(key: ApiKey, input: SendInput, limiter: KeyLimiter): SendRequest {
     const counted = recipientIdentity(input.channel, input.recipient)
     // Keyed by account: one account's counters never touch another's, and the hash alone names the subject.
     const recipientHash = this.d.hasher.digest(HASH_PURPOSE_RECIPIENT, `${key.accountId}:${counted}`).subarray(0, RECIPIENT_HASH_BYTES)
-    return { key, input, counted, recipientHash, expiresInMs: (input.expiresIn ?? DEFAULT_EXPIRES_IN) * 1000 }
+    return { key, input, counted, recipientHash, expiresInMs: (input.expiresIn ?? DEFAULT_EXPIRES_IN) * 1000, limiter }
   }
 
   /**
@@ -147,7 +156,7 @@ export class SendService {
     idem?: IdempotentRequest<SendOutcome>,
   ): Promise<SendOutcome | IdempotencyOutcome | 'real'> {
     if (!(await r.fraud.accountSettings(req.key.accountId)).testRecipients) return 'real'
-    const limited = await this.keyLimited(r, req.key)
+    const limited = await this.keyLimited(r, req)
     if (limited) return limited
     const now = this.d.clock.now()
     return this.d.idempotency.once(r, idem, now, async () => {
@@ -168,7 +177,7 @@ export class SendService {
     const { key, input, recipientHash } = req
     // The account's profile is read with the key's window (one round trip on
     // PostgreSQL); it is used only once the key and the Idempotency-Key let the send through.
-    const [limited, profile] = await Promise.all([this.keyLimited(r, key), r.credits.sendProfile(key.accountId)])
+    const [limited, profile] = await Promise.all([this.keyLimited(r, req), r.credits.sendProfile(key.accountId)])
     if (limited) return { refused: limited, verdict: null }
     const now = d.clock.now()
     const earlier = idem ? await d.idempotency.check(r, idem, now) : null
@@ -191,7 +200,15 @@ export class SendService {
     ])
     // Awaited below, or not at all when the guard refuses or fails first: its failure is then the transaction's.
     recipientReads.catch(() => undefined)
-    const facts = { accountId: key.accountId, channel: input.channel, recipient: req.counted, ipHash, now, account: profile.fraud }
+    const facts = {
+      accountId: key.accountId,
+      channel: input.channel,
+      recipient: req.counted,
+      ipHash,
+      now,
+      account: profile.fraud,
+      checkedElsewhere: input.checkedBy !== undefined,
+    }
     const verdict = await d.guard.check(r, facts)
     if (verdict.refusal) {
       const blocked = await this.recordBlock(r, req, verdict.refusal, now)
@@ -213,8 +230,8 @@ export class SendService {
   }
 
   /** The per-key limit, decided and counted inside the operation's transaction. */
-  private async keyLimited(r: Repos, key: ApiKey): Promise<SendOutcome | null> {
-    return keyLimitedBy(await this.d.limiter.admit(r, key.id))
+  private async keyLimited(r: Repos, req: SendRequest): Promise<SendOutcome | null> {
+    return keyLimitedBy(await req.limiter.admit(r, req.key.id))
   }
 
   /** An answer decided in the reservation is stored there for its Idempotency-Key. */
@@ -278,6 +295,7 @@ export class SendService {
       fraudMonitored: fraud?.monitored?.rule ?? null,
     }
     if (sms) v.sms = sms
+    if (input.checkedBy !== undefined) v.checkedBy = input.checkedBy
     return v
   }
 

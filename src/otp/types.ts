@@ -64,6 +64,8 @@ export interface Verification {
   country?: string | null
   /** The fraud guard rule monitor mode let this send through in spite of; absent or null otherwise. */
   fraudMonitored?: string | null
+  /** The hook whose identity server checks this code (docs/integrations.md#what-otpd-records); absent when otpd checks it. */
+  checkedBy?: string
 }
 
 export interface SmsInfo {
@@ -85,6 +87,12 @@ export interface SendInput {
   locale?: string
   /** Android's SMS Retriever hash (11 characters of base64), appended to an SMS (docs/messages.md#autofill). */
   appHash?: string
+  /** A hook's delivery (docs/integrations.md): the hook whose identity server checks the code. */
+  checkedBy?: string
+  /** A whole text from a hook, delivered as given (`message` holds it; no `{code}` in it, no autofill line). */
+  wholeText?: boolean
+  /** A link the email carries under the code (Supabase's confirmation link). */
+  link?: string
 }
 
 export interface VerifyInput {

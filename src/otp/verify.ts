@@ -57,7 +57,8 @@ export class VerifyService {
   private async attempt(r: Repos, input: VerifyInput, now: number, { v }: { v: Verification | undefined }): Promise<VerifyOutcome> {
     const { d } = this
     // A failed delivery or a canceled verification is out of use.
-    if (v?.status !== 'active') return { kind: 'not_found' }
+    // A hook's delivery is checked by its identity server, never here (docs/integrations.md#what-otpd-records).
+    if (v?.status !== 'active' || v.checkedBy !== undefined) return { kind: 'not_found' }
     // A test verification of an account whose test recipients are off is out of use too,
     // also one made before the switch: its known code must not pass for a production account.
     if (v.testMode !== null && !(await r.fraud.accountSettings(v.accountId)).testRecipients) return { kind: 'not_found' }

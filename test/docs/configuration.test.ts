@@ -4,14 +4,17 @@
  * row in the reference with its exact type and default, every key the
  * reference documents exists, every key of the example (commented ones
  * included) exists and every schema key is in the example, and each provider
- * type's keys are exactly those its reader takes.
+ * type's keys are exactly those its reader takes. `[hooks.NAME]` tables are
+ * read the same way: their shared keys from the schema's HookConfig, a
+ * type's own from its adapter (src/hooks/registry.ts).
  */
 import { describe, expect, test } from 'bun:test'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { TSchema } from '@sinclair/typebox'
+import { OptionalKind, type TSchema } from '@sinclair/typebox'
 import { resolveConfig } from '../../src/config/load.ts'
-import { Config } from '../../src/config/schema.ts'
+import { Config, HookConfig } from '../../src/config/schema.ts'
+import { HOOK_ADAPTERS } from '../../src/hooks/registry.ts'
 import { checkProviders, PROVIDER_TYPES } from '../../src/delivery/registry.ts'
 
 const ROOT = join(import.meta.dir, '..', '..')
@@ -22,12 +25,17 @@ const EXAMPLE = readFileSync(join(ROOT, 'otp.config.example.toml'), 'utf8')
 const PROVIDERS = 'providers'
 const PROVIDER_KEY = 'providers.NAME.'
 
+/** Hook tables: their shared keys come from HookConfig (`hooks.NAME.type`...). */
+const HOOKS = 'hooks'
+const HOOK_KEY = 'hooks.NAME.'
+
 /** Every leaf of the schema by its dotted key: `server.listen`, `server.tls.cert`... */
 function schemaKeys(schema: TSchema = Config, path: string[] = []): Map<string, TSchema> {
   const out = new Map<string, TSchema>()
+  if (path.length === 0 && schema === Config) for (const [k, v] of schemaKeys(HookConfig, [HOOKS, 'NAME'])) out.set(k, v)
   for (const [name, s] of Object.entries((schema.properties ?? {}) as Record<string, TSchema>)) {
     const key = [...path, name]
-    if (key.join('.') === PROVIDERS) continue
+    if (key.join('.') === PROVIDERS || (path.length === 0 && name === HOOKS)) continue
     if (s.type === 'object' && s.properties) for (const [k, v] of schemaKeys(s, key)) out.set(k, v)
     else out.set(key.join('.'), s)
   }
@@ -90,9 +98,10 @@ function providerKeys(type: string): string[] {
 }
 
 /** Keys of the example file, commented ones included (`# secret = "..."`), by section; provider tables by their type. */
-function exampleKeys(toml: string): { key: string; providerType?: string }[] {
-  const out: { key: string; providerType?: string; provider?: string }[] = []
+function exampleKeys(toml: string): { key: string; providerType?: string; hookType?: string }[] {
+  const out: { key: string; providerType?: string; provider?: string; hook?: string }[] = []
   const types = new Map<string, string>()
+  const hookTypes = new Map<string, string>()
   let section = ''
   for (const line of toml.split('\n')) {
     const table = /^#?\s*\[([a-z_.]+)\]\s*$/.exec(line)
@@ -102,13 +111,21 @@ function exampleKeys(toml: string): { key: string; providerType?: string }[] {
     }
     const assignment = /^#?\s*([a-z_]+)\s*=\s*(.*)$/.exec(line)
     if (!assignment || section === '') continue
-    if (section.startsWith(`${PROVIDERS}.`)) {
+    if (section.startsWith(`${HOOKS}.`)) {
+      const name = section.slice(HOOKS.length + 1)
+      if (assignment[1] === 'type') hookTypes.set(name, JSON.parse(assignment[2]!.split('#')[0]!.trim()))
+      out.push({ key: `${HOOK_KEY}${assignment[1]}`, hook: name })
+    } else if (section.startsWith(`${PROVIDERS}.`)) {
       const name = section.slice(PROVIDERS.length + 1)
       if (assignment[1] === 'type') types.set(name, JSON.parse(assignment[2]!.split('#')[0]!.trim()))
       out.push({ key: `${PROVIDER_KEY}${assignment[1]}`, provider: name })
     } else out.push({ key: `${section}.${assignment[1]}` })
   }
-  return out.map(({ key, provider }) => ({ key, providerType: provider === undefined ? undefined : types.get(provider) }))
+  return out.map(({ key, provider, hook }) => ({
+    key,
+    providerType: provider === undefined ? undefined : types.get(provider),
+    hookType: hook === undefined ? undefined : hookTypes.get(hook),
+  }))
 }
 
 describe('docs/configuration.md', () => {
@@ -122,14 +139,17 @@ describe('docs/configuration.md', () => {
       }
       const row = rows[0]!
       if (row.type !== typeText(schema)) problems.push(`${key}: type '${row.type}', the schema says '${typeText(schema)}'`)
-      if (row.default !== defaultText(schema)) problems.push(`${key}: default '${row.default}', the schema says '${defaultText(schema)}'`)
+      // A hook table's required keys (not Optional in HookConfig) are written so, as a provider table's are.
+      const required = key.startsWith(HOOK_KEY) && !key.includes('.channels.') && !(OptionalKind in schema)
+      const expected = required ? '(required)' : defaultText(schema)
+      if (row.default !== expected) problems.push(`${key}: default '${row.default}', the schema says '${expected}'`)
     }
     expect(problems).toEqual([])
     expect(SCHEMA.size).toBeGreaterThan(30)
   })
 
   test('documents no key the schema does not have', () => {
-    const unknown = ROWS.filter((r) => !r.key.startsWith(PROVIDER_KEY) && !SCHEMA.has(r.key)).map((r) => r.key)
+    const unknown = ROWS.filter((r) => !r.key.startsWith(PROVIDER_KEY) && !SCHEMA.has(r.key) && !hookOptionKeys().includes(r.key)).map((r) => r.key)
     expect(unknown).toEqual([])
   })
 
@@ -145,12 +165,37 @@ describe('docs/configuration.md', () => {
   })
 })
 
+/** `hooks.NAME.KEY` of every type's own keys (its adapter's `optionKeys`). */
+function hookOptionKeys(type?: string): string[] {
+  return Object.values(HOOK_ADAPTERS)
+    .filter((a) => type === undefined || a.type === type)
+    .flatMap((a) => (a.optionKeys ?? []).map((k) => `${HOOK_KEY}${k}`))
+}
+
+/** A hook table's key as the example writes it: `channels = { sms = [...] }` stands for its `channels.*` keys. */
+function knownHookKey(key: string, type: string | undefined): boolean {
+  if (type === undefined) return false
+  return SCHEMA.has(key) || [...SCHEMA.keys()].some((k) => k.startsWith(`${key}.`)) || hookOptionKeys(type).includes(key)
+}
+
+describe('docs/configuration.md: hooks', () => {
+  test("documents each hook type's own keys under its heading", () => {
+    for (const adapter of Object.values(HOOK_ADAPTERS)) {
+      for (const key of adapter.optionKeys ?? []) expect(ROWS.filter((r) => r.key === `${HOOK_KEY}${key}`).length).toBeGreaterThan(0)
+    }
+  })
+})
+
 describe('otp.config.example.toml', () => {
   const keys = exampleKeys(EXAMPLE)
 
   test('has only keys the schema or its provider type knows', () => {
-    const unknown = keys.filter(({ key, providerType }) =>
-      key.startsWith(PROVIDER_KEY) ? providerType === undefined || !providerKeys(providerType).includes(key.slice(PROVIDER_KEY.length)) : !SCHEMA.has(key),
+    const unknown = keys.filter(({ key, providerType, hookType }) =>
+      key.startsWith(PROVIDER_KEY)
+        ? providerType === undefined || !providerKeys(providerType).includes(key.slice(PROVIDER_KEY.length))
+        : key.startsWith(HOOK_KEY)
+          ? !knownHookKey(key, hookType)
+          : !SCHEMA.has(key),
     )
     expect(unknown).toEqual([])
     expect(keys.length).toBeGreaterThan(50)
@@ -158,6 +203,12 @@ describe('otp.config.example.toml', () => {
 
   test('names every key of the schema', () => {
     const named = new Set(keys.map((k) => k.key))
-    expect([...SCHEMA.keys()].filter((k) => !named.has(k))).toEqual([])
+    // `channels = { sms = [...] }` names its keys inline.
+    const inline = (k: string) => k.startsWith(`${HOOK_KEY}channels.`) && named.has(`${HOOK_KEY}channels`)
+    expect([...SCHEMA.keys()].filter((k) => !named.has(k) && !inline(k))).toEqual([])
+  })
+
+  test('shows one commented hook of each type built in', () => {
+    for (const type of Object.keys(HOOK_ADAPTERS)) expect(EXAMPLE).toMatch(new RegExp(`^# type = "${type}"`, 'm'))
   })
 })

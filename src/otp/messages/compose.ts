@@ -30,6 +30,10 @@ export interface ComposeInput {
   code: string
   expiresInSeconds: number
   account: AccountMessaging
+  /** `message` is a whole text from a hook (docs/integrations.md): delivered as given, with no autofill line. */
+  wholeText?: boolean
+  /** A link an email carries under its text (docs/integrations.md#supabase). */
+  link?: string
 }
 
 export interface Composed {
@@ -74,7 +78,9 @@ export function composeMessage(cat: MessageCatalogue, input: ComposeInput): Comp
   const kind = input.channel === 'email' ? 'email' : input.channel
   let text = input.message !== undefined ? input.message.replaceAll('{code}', code) : render(texts[kind], values)
   const subject = input.subject ?? render(texts.subject, values)
+  if (input.link !== undefined) text += `\n\n${input.link}`
   if (input.channel !== 'sms') return { text, subject, locale, sms: null }
+  if (input.wholeText) return { text, subject, locale, sms: smsSize(text) }
   text += autofillLines(input.appHash, input.account.otpDomain ?? cat.settings.otpDomain, input.code)
   return { text, subject, locale, sms: smsSize(text) }
 }

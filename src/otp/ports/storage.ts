@@ -13,6 +13,7 @@ import type { AuditLog } from './audit.ts'
 import type { CreditStore } from './credits.ts'
 import type { EventOutbox } from './events.ts'
 import type { FraudStore } from './fraud.ts'
+import type { HookKeyStore } from './hooks.ts'
 import type { IdempotencyStore } from './idempotency.ts'
 import type { FailureLog, KeyHitLog, KeyStore } from './keys.ts'
 import type { OperatorRepo } from './operators.ts'
@@ -54,6 +55,8 @@ export interface Storage {
 /** The repositories a transaction works with. */
 export interface Repos {
   keys: KeyStore
+  /** The keys the configured hooks send under. */
+  hookKeys: HookKeyStore
   keyHits: KeyHitLog
   failures: FailureLog
   verifications: VerificationStore

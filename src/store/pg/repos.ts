@@ -9,6 +9,8 @@
  */
 import type { Repos } from '../../otp/ports/index.ts'
 import { POSTGRES } from '../sql/dialect.ts'
+import type { Param } from '../sql/values.ts'
+import { SqlHookKeyStore } from '../sql/hooks.ts'
 import { SqlStatsStore } from '../sql/stats-store.ts'
 import { PgAdminStore } from './admin-store.ts'
 import { PgCreditStore } from './credit-store.ts'
@@ -27,9 +29,11 @@ import { PgWebhookRepo } from './webhook-store.ts'
 export function pgRepos(tx: Tx, locking: boolean): Repos {
   const locks = new TxLocks(tx, locking)
   // The console's rollups and reads take no lock: the rollup's cursor is a compare-and-set (otp/rollup.ts).
-  const stats = new SqlStatsStore({ all: (text, params) => tx.q(text, params), run: async (text, params) => tx.exec(text, params) }, POSTGRES)
+  const runner = { all: (text: string, params: Param[]) => tx.q(text, params), run: async (text: string, params: Param[]) => tx.exec(text, params) }
+  const stats = new SqlStatsStore(runner, POSTGRES)
   return {
     keys: new PgKeyStore(tx),
+    hookKeys: new SqlHookKeyStore(runner),
     keyHits: new PgKeyHitLog(tx),
     failures: new PgRecipientFailureLog(tx, locks),
     verifications: new PgVerificationStore(tx, locks),

@@ -62,8 +62,10 @@ export const apiKeys = pgTable(
       .default('active'),
     createdAt: ms('created_at').notNull(),
     lastUsedAt: ms('last_used_at'),
+    /** The `[hooks.NAME]` this key stands for (docs/integrations.md#how-a-hook-is-billed): no one holds its secret; null for every key an operator made. */
+    hook: text('hook'),
   },
-  (t) => [index('api_keys_prefix').on(t.prefix), uniqueIndex('api_keys_hash').on(t.keyHash)],
+  (t) => [index('api_keys_prefix').on(t.prefix), uniqueIndex('api_keys_hash').on(t.keyHash), uniqueIndex('api_keys_hook').on(t.hook)],
 )
 
 export const creditLedger = pgTable(
@@ -124,6 +126,8 @@ export const verifications = pgTable(
     smsSegments: integer('sms_segments'),
     country: text('country'),
     fraudMonitored: text('fraud_monitored'),
+    /** The hook whose identity server checks the code (docs/integrations.md#what-otpd-records); null when otpd checks it. */
+    checkedBy: text('checked_by'),
   },
   (t) => [
     index('verifications_recipient').on(t.recipientHash, t.createdAt),

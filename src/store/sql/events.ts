@@ -28,9 +28,11 @@ export function eventSql(d: Dialect) {
      * Verifications that expired in ($1, $2], unused and still active (not
      * failed, not canceled), with no `verification.expired` or
      * `verification.canceled` event yet: oldest expiry first, at most $3.
+     * A hook's delivery is left out: its identity server checks the code,
+     * and an unused code there is no failure here (docs/integrations.md#what-otpd-records).
      */
     expiredUnreported: `SELECT ${VERIFICATION_COLUMNS} FROM verifications v
-      WHERE v.expires_at > $1 AND v.expires_at <= $2 AND v.used_at IS NULL AND v.status = 'active'
+      WHERE v.expires_at > $1 AND v.expires_at <= $2 AND v.used_at IS NULL AND v.status = 'active' AND v.checked_by IS NULL
         AND NOT EXISTS (SELECT 1 FROM events e WHERE ${d.eventOf('e', 'v')} AND e.type IN ('verification.expired', 'verification.canceled'))
       ORDER BY v.expires_at, v.seq LIMIT $3`,
     cursor: 'SELECT value FROM settings WHERE name = $1',

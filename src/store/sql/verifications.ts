@@ -10,13 +10,13 @@ import { bool, bytes, num, numOrNull, type Param, type Row } from './values.ts'
 
 export const VERIFICATION_COLUMNS = `v.seq, v.id, v.key_id, v.account_id, v.channel, v.recipient_hash, v.recipient_mask, v.code_hash, v.test_mode, v.status,
   v.charged, v.created_at, v.expires_at, v.used_at, v.failed_attempts, v.locked_until, v.delivery, v.delivery_provider, v.delivery_updated_at,
-  v.sms_encoding, v.sms_segments, v.country, v.fraud_monitored`
+  v.sms_encoding, v.sms_segments, v.country, v.fraud_monitored, v.checked_by`
 
 export const VERIFICATION_SQL = {
   insert: `INSERT INTO verifications (seq, id, key_id, account_id, channel, recipient_hash, recipient_mask, code_hash, test_mode, status,
       charged, created_at, expires_at, used_at, failed_attempts, locked_until, delivery, delivery_provider, delivery_updated_at, sms_encoding, sms_segments,
-      country, fraud_monitored)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)`,
+      country, fraud_monitored, checked_by)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)`,
   findForKey: `SELECT ${VERIFICATION_COLUMNS} FROM verifications v WHERE v.seq = $1 AND v.id = $2 AND v.key_id = $3`,
   // A subquery, not a join: SQLite plans the join far slower, and every unknown
   // id comes here (docs/benchmarks.md#small-costs-on-the-request-path). The row
@@ -78,6 +78,7 @@ export function insertParams(v: Verification): Param[] {
     v.sms?.segments ?? null,
     v.country ?? null,
     v.fraudMonitored ?? null,
+    v.checkedBy ?? null,
   ]
 }
 
@@ -106,6 +107,7 @@ export function toVerification(r: Row): Verification {
     country: (r.country as string | null | undefined) ?? null,
     fraudMonitored: (r.fraud_monitored as string | null | undefined) ?? null,
   }
+  if (r.checked_by != null) v.checkedBy = r.checked_by as string
   // Only an SMS has one: the other rows read as they did before it existed.
   if (r.sms_encoding != null) v.sms = { encoding: r.sms_encoding as SmsEncoding, segments: num(r.sms_segments) }
   return v

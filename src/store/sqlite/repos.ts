@@ -1,6 +1,7 @@
 /** The SQLite repositories of one connection (otp/ports/storage.ts Repos). */
 import type { Repos } from '../../otp/ports/index.ts'
 import { SQLITE } from '../sql/dialect.ts'
+import { SqlHookKeyStore } from '../sql/hooks.ts'
 import { SqlStatsStore } from '../sql/stats-store.ts'
 import { SqliteAdminStore } from './admin-store.ts'
 import { SqliteCreditStore } from './credit-store.ts'
@@ -19,9 +20,11 @@ import { sqliteRunner } from './runner.ts'
 export function sqliteRepos(db: Db, stale: StaleSource, eventIds: RowIds): Repos {
   const credits = new SqliteCreditStore(db, stale)
   const events = new SqliteEventOutbox(db, stale, eventIds)
-  const stats = new SqlStatsStore(sqliteRunner(db.$client), SQLITE)
+  const runner = sqliteRunner(db.$client)
+  const stats = new SqlStatsStore(runner, SQLITE)
   return {
     keys: new SqliteKeyStore(db),
+    hookKeys: new SqlHookKeyStore(runner),
     keyHits: new SqliteKeyHitLog(db, stale),
     failures: new RecipientFailureLog(db),
     verifications: new SqliteVerificationStore(db, stale, (v) => events.inserted(v.id, v.createdAt)),

@@ -42,8 +42,10 @@ export const apiKeys = sqliteTable(
       .default('active'),
     createdAt: integer('created_at').notNull(),
     lastUsedAt: integer('last_used_at'),
+    /** The `[hooks.NAME]` this key stands for (docs/integrations.md#how-a-hook-is-billed): no one holds its secret; null for every key an operator made. */
+    hook: text('hook'),
   },
-  (t) => [index('api_keys_prefix').on(t.prefix), uniqueIndex('api_keys_hash').on(t.keyHash)],
+  (t) => [index('api_keys_prefix').on(t.prefix), uniqueIndex('api_keys_hash').on(t.keyHash), uniqueIndex('api_keys_hook').on(t.hook)],
 )
 
 export const creditLedger = sqliteTable(
@@ -115,6 +117,8 @@ export const verifications = sqliteTable(
     country: text('country'),
     /** The fraud guard rule that monitor mode let this send through in spite of (docs/fraud-guard.md); null otherwise. */
     fraudMonitored: text('fraud_monitored'),
+    /** The hook whose identity server checks the code (docs/integrations.md#what-otpd-records); null when otpd checks it. */
+    checkedBy: text('checked_by'),
   },
   (t) => [
     index('verifications_recipient').on(t.recipientHash, t.createdAt),

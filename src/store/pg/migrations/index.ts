@@ -13,6 +13,7 @@ import m0004 from './0004_console.sql' with { type: 'text' }
 import m0005 from './0005_console.sql' with { type: 'text' }
 import m0007 from './0007_balance_stripes.sql' with { type: 'text' }
 import m0008 from './0008_key_hit.sql' with { type: 'text' }
+import m0009 from './0009_hooks.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 export const migrationFiles: Record<string, string> = {
@@ -25,4 +26,5 @@ export const migrationFiles: Record<string, string> = {
   '0005_console': m0005,
   '0007_balance_stripes': m0007,
   '0008_key_hit': m0008,
+  '0009_hooks': m0009,
 }

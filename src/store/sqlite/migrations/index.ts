@@ -18,6 +18,7 @@ import m0010 from './0010_fraud_prefix_keys.sql' with { type: 'text' }
 import m0013 from './0013_messages.sql' with { type: 'text' }
 import m0011 from './0011_console.sql' with { type: 'text' }
 import m0012 from './0012_console.sql' with { type: 'text' }
+import m0014 from './0014_hooks.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 export const migrationFiles: Record<string, string> = {
@@ -35,4 +36,5 @@ export const migrationFiles: Record<string, string> = {
   '0013_messages': m0013,
   '0011_console': m0011,
   '0012_console': m0012,
+  '0014_hooks': m0014,
 }

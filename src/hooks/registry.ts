@@ -1,0 +1,15 @@
+/**
+ * Each hook type's adapter (adapter.ts), by type: a plain table, one line per
+ * type. A type configured but missing here is refused by `otpd config check`
+ * (check.ts).
+ */
+import type { HookAdapter, HookType } from './adapter.ts'
+import { logtoHook } from './logto.ts'
+import { supabaseHook } from './supabase.ts'
+import { zitadelHook } from './zitadel.ts'
+
+export const HOOK_ADAPTERS: Partial<Record<HookType, HookAdapter>> = {
+  supabase: supabaseHook,
+  zitadel: zitadelHook,
+  logto: logtoHook,
+}
