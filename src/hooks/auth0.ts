@@ -9,6 +9,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { HookAdapter, HookAuth, HookParse, HookRequest, HookSettings } from './adapter.ts'
 import { acceptedReply, bearerToken, booleanOption, jsonObject, jsonRefusal, phoneNumber, stringField, stringOption } from './gateway-kit.ts'
+import { gatewaySettings } from './gateway-options.ts'
 
 /** Clock difference allowed against `exp` and `nbf`, when the token has them. */
 const LEEWAY_SECONDS = 30
@@ -75,6 +76,7 @@ function parseGatewayMessage(request: HookRequest): HookParse {
 
 export const auth0Hook: HookAdapter = {
   type: 'auth0',
+  ...gatewaySettings('auth0'),
   authenticate: verifyGatewayToken,
   parse: parseGatewayMessage,
   accepted: acceptedReply,

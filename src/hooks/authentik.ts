@@ -8,6 +8,7 @@
  */
 import type { HookAdapter, HookAuth, HookParse, HookRequest, HookSettings } from './adapter.ts'
 import { acceptedReply, basicMatches, bearerToken, jsonObject, phoneNumber, sameSecret, stringField, stringOption, textRefusal } from './gateway-kit.ts'
+import { gatewaySettings } from './gateway-options.ts'
 
 /** A `Body` of digits only is authentik's token alone; otpd then writes the text from its catalogue. */
 const CODE_ONLY = /^[0-9]{4,10}$/
@@ -38,6 +39,7 @@ function parseProviderMessage(request: HookRequest): HookParse {
 
 export const authentikHook: HookAdapter = {
   type: 'authentik',
+  ...gatewaySettings('authentik'),
   authenticate: authenticateProvider,
   parse: parseProviderMessage,
   accepted: acceptedReply,

@@ -3,7 +3,7 @@
  * (docs/integrations.md), as one table: `otpd config check` names each
  * problem as a sentence with its key, and a key a type does not take is one.
  */
-import type { HookType } from './adapter.ts'
+import type { HookAdapter, HookSettings, HookType } from './adapter.ts'
 
 type Value = string | number | boolean
 
@@ -44,8 +44,11 @@ export const GATEWAY_OPTIONS: Record<GatewayType, Record<string, OptionRule>> = 
   },
 }
 
-export function isGatewayType(type: string): type is GatewayType {
-  return Object.hasOwn(GATEWAY_OPTIONS, type)
+const SECRET_WHY: Record<GatewayType, string> = {
+  auth0: "the variable holding the connection's gateway_authentication.secret",
+  authentik: "the variable holding the stage's Bearer token or Basic password",
+  keycloak: "the variable holding the plugin's API Secret",
+  kratos: "the variable holding request_config.auth's value or password",
 }
 
 function ruleProblem(key: string, rule: OptionRule, value: Value | undefined, options: Readonly<Record<string, Value>>): string | undefined {
@@ -59,16 +62,18 @@ function ruleProblem(key: string, rule: OptionRule, value: Value | undefined, op
   return undefined
 }
 
-/** The problems of a `[hooks.NAME]` table's own settings, each a sentence naming `hooks.NAME.key`. */
+/** The problems of a `[hooks.NAME]` table's own settings, each a sentence naming `hooks.NAME.key`; check.ts names unknown keys. */
 export function gatewayOptionProblems(name: string, type: GatewayType, options: Readonly<Record<string, Value>>): string[] {
-  const rules = GATEWAY_OPTIONS[type]
-  const problems: string[] = []
-  for (const [k, rule] of Object.entries(rules)) {
-    const problem = ruleProblem(`hooks.${name}.${k}`, rule, options[k], options)
-    if (problem) problems.push(problem)
+  return Object.entries(GATEWAY_OPTIONS[type]).flatMap(([k, rule]) => ruleProblem(`hooks.${name}.${k}`, rule, options[k], options) ?? [])
+}
+
+/** The adapter's `optionKeys` and `check` for a type: its own settings, and `secret_env`, which each of these types needs. */
+export function gatewaySettings(type: GatewayType): Pick<HookAdapter, 'optionKeys' | 'check'> {
+  return {
+    optionKeys: Object.keys(GATEWAY_OPTIONS[type]),
+    check: (settings: HookSettings, table: Readonly<Record<string, unknown>>) => [
+      ...(table.secret_env === undefined ? [`hooks.${settings.name}.secret_env is missing: ${SECRET_WHY[type]}`] : []),
+      ...gatewayOptionProblems(settings.name, type, settings.options),
+    ],
   }
-  for (const k of Object.keys(options)) {
-    if (!Object.hasOwn(rules, k)) problems.push(`hooks.${name}.${k} is not a setting of type "${type}" (it takes: ${Object.keys(rules).join(', ')})`)
-  }
-  return problems
 }

@@ -10,6 +10,7 @@
  */
 import type { HookAdapter, HookAuth, HookParse, HookRequest, HookSettings } from './adapter.ts'
 import { acceptedReply, basicMatches, bodyText, jsonObject, phoneNumber, sameSecret, stringField, stringOption, textRefusal } from './gateway-kit.ts'
+import { gatewaySettings } from './gateway-options.ts'
 
 type Fields = Record<string, unknown>
 
@@ -60,6 +61,7 @@ function parsePluginMessage(request: HookRequest, settings: HookSettings): HookP
 
 export const keycloakHook: HookAdapter = {
   type: 'keycloak',
+  ...gatewaySettings('keycloak'),
   authenticate: authenticatePlugin,
   parse: parsePluginMessage,
   accepted: acceptedReply,

@@ -10,6 +10,7 @@
  */
 import type { HookAdapter, HookAuth, HookMessage, HookParse, HookRequest, HookSettings } from './adapter.ts'
 import { acceptedReply, basicMatches, jsonObject, phoneNumber, sameSecret, stringField, stringOption, textRefusal } from './gateway-kit.ts'
+import { gatewaySettings } from './gateway-options.ts'
 
 /** Where each template type keeps its code; SMS recovery keeps it under `verification_code`, as Kratos's model names it. */
 const CODE_FIELDS: Readonly<Record<string, readonly string[]>> = {
@@ -72,6 +73,7 @@ function parseCourierMessage(request: HookRequest): HookParse {
 
 export const kratosHook: HookAdapter = {
   type: 'kratos',
+  ...gatewaySettings('kratos'),
   authenticate: authenticateCourier,
   parse: parseCourierMessage,
   accepted: acceptedReply,
