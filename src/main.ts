@@ -11,6 +11,7 @@ import { dbCommand } from './cli/db.ts'
 import { creditsCommand } from './cli/credits.ts'
 import { eventsCommand } from './cli/events.ts'
 import { fraudCommand } from './cli/fraud.ts'
+import { hooksCommand } from './cli/hooks.ts'
 import { keysCommand } from './cli/keys.ts'
 import { messagesCommand } from './cli/messages.ts'
 import { operatorsCommand } from './cli/operators.ts'
@@ -38,6 +39,7 @@ const program = new Command('otpd')
       '  delivery.md         SMTP, Twilio, Vonage and webhook providers; receipts\n' +
       '  events.md           webhook events: endpoints, signatures, retries\n' +
       '  fraud-guard.md      the SMS pumping guard: rules, rollout, commands\n' +
+      '  integrations.md     identity servers (Supabase, Zitadel, Logto...): otpd as their SMS and email hook\n' +
       '  messages.md         the message a person receives: languages, templates, segments, autofill\n' +
       '  multi-node.md       PostgreSQL, several nodes, moving from SQLite\n' +
       '  console.md          the operator console: enabling it, operators, the audit log\n' +
@@ -56,6 +58,7 @@ program.addCommand(configCommand())
 program.addCommand(sendTestCommand())
 program.addCommand(backupCommand())
 program.addCommand(webhooksCommand())
+program.addCommand(hooksCommand())
 program.addCommand(eventsCommand())
 program.addCommand(dbCommand())
 program.addCommand(operatorsCommand())

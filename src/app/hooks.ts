@@ -61,6 +61,32 @@ export function hookRouteDeps(s: HookSources): HookRouteDeps {
   }
 }
 
+/** A configured hook as `otpd hooks list` shows it. */
+export interface HookListing {
+  name: string
+  type: string
+  account: string
+  /** From `server.public_url`, else the path alone. */
+  url: string
+  /** Its last request that reached a delivery (its key's last use); null: none yet. */
+  lastUsedAt: number | null
+}
+
+/** Each `[hooks.NAME]` of `config`, with the last use its key records. */
+export async function listHooks(core: Pick<Core, 'storage'>, config: Config): Promise<HookListing[]> {
+  const keys = await core.storage.read((r) => r.hookKeys.list())
+  const base = config.server.public_url === undefined ? '' : config.server.public_url.replace(/\/+$/, '')
+  return Object.entries(config.hooks)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([name, h]) => ({
+      name,
+      type: h.type,
+      account: h.account,
+      url: `${base}/hooks/${name}`,
+      lastUsedAt: keys.find((k) => k.hook === name)?.lastUsedAt ?? null,
+    }))
+}
+
 function withChannels(config: Config, channels: NonNullable<Config['hooks'][string]['channels']>): Config {
   return { ...config, channels: { ...config.channels, ...channels } }
 }

@@ -34,6 +34,7 @@ export { accountView } from '../console/views.ts'
 export { type Core, type CoreOptions, FATAL_EXIT_STATUS, openCore } from './core.ts'
 export { ConfigError, type LoadedConfig, loadConfig, missingVariables, resolveConfig } from './load-config.ts'
 export { READY_CACHE_MS } from './operations.ts'
+export { type HookListing, listHooks } from './hooks.ts'
 export { changedSettings, changedVariables } from './reload.ts'
 
 export interface ServerOptions extends CoreOptions {

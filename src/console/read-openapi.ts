@@ -52,4 +52,4 @@ export function readOperation(operationId: string, summary: string, params: Json
 }
 
 export const READ_AT = '2026-01-01T12:00:00.000Z'
-export const COUNTS_EXAMPLE = { sends: 120, accepted: 118, delivered: 110, undelivered: 3, failed: 2, approved: 96, conversion: 0.8 }
+export const COUNTS_EXAMPLE = { sends: 120, accepted: 118, delivered: 110, undelivered: 3, failed: 2, approved: 96, checked: 0, conversion: 0.8 }

@@ -53,6 +53,7 @@ export function countsView(c: Counts): Record<string, number> {
     undelivered: c.undelivered,
     failed: c.failed,
     approved: c.approved,
+    checked: c.checked,
     conversion: c.conversion,
   }
 }

@@ -46,12 +46,12 @@ export async function pickAccount(r: Repos, name: string | undefined): Promise<A
 }
 
 export interface Counts extends RollupCounts {
-  /** approved / sends (0 without sends). */
+  /** approved / the sends otpd checks (0 without any): a hook's are left out (docs/integrations.md#what-otpd-records). */
   conversion: number
 }
 
 function zero(): RollupCounts {
-  return { sends: 0, accepted: 0, delivered: 0, undelivered: 0, failed: 0, refunded: 0, approved: 0, monitored: 0 }
+  return { sends: 0, accepted: 0, delivered: 0, undelivered: 0, failed: 0, refunded: 0, approved: 0, monitored: 0, checked: 0 }
 }
 
 function add(into: RollupCounts, r: RollupCounts): void {
@@ -59,7 +59,8 @@ function add(into: RollupCounts, r: RollupCounts): void {
 }
 
 function withConversion(c: RollupCounts): Counts {
-  return { ...c, conversion: c.sends === 0 ? 0 : c.approved / c.sends }
+  const checkable = c.sends - c.checked
+  return { ...c, conversion: checkable <= 0 ? 0 : c.approved / checkable }
 }
 
 /** Rows summed per `key`, most sends first (then by key). */

@@ -36,7 +36,7 @@ test('the overview counts exactly the sends, failed deliveries and approvals mad
 
   const r = await c.get('/console/api/overview?period=24h')
   expect(r.status).toBe(200)
-  expect(r.json.totals).toEqual({ sends: 7, accepted: 6, delivered: 0, undelivered: 0, failed: 1, approved: 2, conversion: 2 / 7 })
+  expect(r.json.totals).toEqual({ sends: 7, accepted: 6, delivered: 0, undelivered: 0, failed: 1, approved: 2, checked: 0, conversion: 2 / 7 })
   expect(r.json.by_channel.map((x: any) => [x.channel, x.sends, x.approved, x.failed])).toEqual([
     ['sms', 6, 2, 1],
     ['email', 1, 0, 0],

@@ -30,9 +30,21 @@ export interface RollupCounts {
   approved: number
   /** Let through by monitor mode although a fraud guard rule would have refused it. */
   monitored: number
+  /** A hook's: its code is checked by an identity server, never here (docs/integrations.md#what-otpd-records). */
+  checked: number
 }
 
-export const ROLLUP_COUNTS: readonly (keyof RollupCounts)[] = ['sends', 'accepted', 'delivered', 'undelivered', 'failed', 'refunded', 'approved', 'monitored']
+export const ROLLUP_COUNTS: readonly (keyof RollupCounts)[] = [
+  'sends',
+  'accepted',
+  'delivered',
+  'undelivered',
+  'failed',
+  'refunded',
+  'approved',
+  'monitored',
+  'checked',
+]
 
 /** One rollup row: a bucket of one account, channel, country and provider (`''` for none). */
 export interface RollupRow extends RollupCounts {

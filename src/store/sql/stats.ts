@@ -12,7 +12,7 @@ import { num, type Row } from './values.ts'
 /** The settings row of the rollup's cursor. */
 export const ROLLUP_CURSOR = 'console_rollup'
 
-const COUNTS = 'sends, accepted, delivered, undelivered, failed, refunded, approved, monitored'
+const COUNTS = 'sends, accepted, delivered, undelivered, failed, refunded, approved, monitored, checked'
 const ROLLUP_COLUMNS = `span, at, account_id, channel, country, provider, ${COUNTS}`
 /** `$n` of account -1: every account. */
 const ACCOUNT = (p: string) => `(CAST(${p} AS INTEGER) < 0 OR account_id = CAST(${p} AS INTEGER))`
@@ -104,14 +104,14 @@ export function statsSql(d: Dialect) {
         sum(CASE WHEN v.delivery = 'undelivered' THEN 1 ELSE 0 END) AS undelivered,
         sum(CASE WHEN v.delivery = 'failed' THEN 1 ELSE 0 END) AS failed,
         sum(CASE WHEN EXISTS (SELECT 1 FROM credit_ledger r WHERE r.verification_id = v.id AND r.kind = 'refund') THEN 1 ELSE 0 END) AS refunded,
-        count(v.used_at) AS approved, count(v.fraud_monitored) AS monitored
+        count(v.used_at) AS approved, count(v.fraud_monitored) AS monitored, count(v.checked_by) AS checked
       FROM verifications v WHERE v.created_at >= $1 AND v.created_at < $2 AND v.test_mode IS NULL
       GROUP BY 1, 2, 3, 4, 5`,
     rows: `SELECT ${ROLLUP_COLUMNS} FROM console_rollups WHERE span = $1 AND at >= $2 AND at < $3 AND ${ACCOUNT('$4')}`,
-    saveRow: `INSERT INTO console_rollups (${ROLLUP_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+    saveRow: `INSERT INTO console_rollups (${ROLLUP_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
       ON CONFLICT (span, at, account_id, channel, country, provider) DO UPDATE SET sends = excluded.sends, accepted = excluded.accepted,
         delivered = excluded.delivered, undelivered = excluded.undelivered, failed = excluded.failed, refunded = excluded.refunded,
-        approved = excluded.approved, monitored = excluded.monitored`,
+        approved = excluded.approved, monitored = excluded.monitored, checked = excluded.checked`,
     deleteRow: 'DELETE FROM console_rollups WHERE span = $1 AND at = $2 AND account_id = $3 AND channel = $4 AND country = $5 AND provider = $6',
     dropRows: 'DELETE FROM console_rollups WHERE span = $1 AND at < $2',
     addRefusals: `INSERT INTO console_refusals (minute, account_id, rule, country, refusals) VALUES ($1, $2, $3, $4, $5)
@@ -155,6 +155,7 @@ export function toRollup(r: Row): RollupRow {
     refunded: num(r.refunded),
     approved: num(r.approved),
     monitored: num(r.monitored),
+    checked: num(r.checked),
   }
 }
 
@@ -174,6 +175,7 @@ export function rollupParams(r: RollupRow): (string | number)[] {
     r.refunded,
     r.approved,
     r.monitored,
+    r.checked,
   ]
 }
 

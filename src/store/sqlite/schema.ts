@@ -479,6 +479,8 @@ export const consoleRollups = sqliteTable(
     refunded: integer('refunded').notNull(),
     approved: integer('approved').notNull(),
     monitored: integer('monitored').notNull(),
+    /** Sends whose code an identity server checks (a hook's: docs/integrations.md#what-otpd-records), left out of the conversion. */
+    checked: integer('checked').notNull().default(0),
   },
   (t) => [
     primaryKey({ columns: [t.span, t.at, t.accountId, t.channel, t.country, t.provider] }),

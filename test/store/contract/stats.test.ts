@@ -29,6 +29,7 @@ function row(o: Partial<RollupRow> = {}): RollupRow {
     refunded: 0,
     approved: 0,
     monitored: 0,
+    checked: 0,
     ...o,
   }
 }

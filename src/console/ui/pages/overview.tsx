@@ -18,8 +18,24 @@ const funnelColumns = (label: string) => [
   { label: 'Accepted', num: true, cell: (r: Grouped) => fmt(r.counts.accepted) },
   { label: 'Delivered', num: true, cell: (r: Grouped) => fmt(r.counts.delivered) },
   { label: 'Verified', num: true, cell: (r: Grouped) => fmt(r.counts.approved) },
-  { label: 'Conversion', num: true, cell: (r: Grouped) => <Ratio value={r.counts.sends === 0 ? null : r.counts.conversion} /> },
+  { label: 'Conversion', num: true, cell: (r: Grouped) => <Conversion counts={r.counts} /> },
 ]
+
+/**
+ * Approvals over the sends otpd checks; a hook's sends are checked by their
+ * identity server (docs/integrations.md#what-otpd-records), so sends that are
+ * all a hook's say so instead of a rate.
+ */
+function Conversion(props: { counts: Counts }) {
+  const c = props.counts
+  if (c.sends > 0 && c.sends === c.checked) return <span class="muted">checked by the identity server</span>
+  return <Ratio value={c.sends - c.checked <= 0 ? null : c.conversion} />
+}
+
+function conversionText(c: Counts): string {
+  if (c.sends > 0 && c.sends === c.checked) return 'checked by the identity server'
+  return c.sends - c.checked <= 0 ? '–' : pct(c.conversion)
+}
 
 export function overviewPage(frame: PageFrame, o: Overview): string {
   const chart = {
@@ -47,7 +63,8 @@ export function overviewPage(frame: PageFrame, o: Overview): string {
           { id: 'accepted', label: 'Accepted by a provider', value: fmt(t.accepted) },
           { id: 'delivered', label: 'Delivered (receipts)', value: fmt(t.delivered) },
           { id: 'verified', label: 'Verified', value: fmt(t.approved) },
-          { id: 'conversion', label: 'Conversion', value: t.sends === 0 ? '–' : pct(t.conversion) },
+          { id: 'conversion', label: 'Conversion', value: conversionText(t) },
+          ...(t.checked > 0 ? [{ id: 'checked', label: "Checked by identity servers (hooks')", value: fmt(t.checked) }] : []),
           { id: 'failover', label: 'Failover share', value: pct(o.failoverShare) },
           { id: 'spent', label: 'Credits spent', value: fmt(o.credits.spent) },
           { id: 'balance', label: 'Balance', value: fmt(o.credits.balance) },
