@@ -7,6 +7,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { HookRefusal, HookRefusalKind, HookReply, HookSettings } from './adapter.ts'
+import { json } from './payload.ts'
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
 
@@ -21,14 +22,7 @@ export function bodyText(raw: Uint8Array): string | undefined {
 
 /** The body as a JSON object, or undefined. */
 export function jsonObject(raw: Uint8Array): Record<string, unknown> | undefined {
-  const text = bodyText(raw)
-  if (text === undefined) return undefined
-  try {
-    const value: unknown = JSON.parse(text)
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined
-  } catch {
-    return undefined
-  }
+  return json(raw) ?? undefined
 }
 
 /** Constant-time equality of two secrets: digests first, so neither the length nor a prefix leaks. */
