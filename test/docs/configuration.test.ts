@@ -75,7 +75,7 @@ function documentedRows(markdown: string): Row[] {
   for (const line of markdown.split('\n')) {
     const heading = /^#+ (.*)$/.exec(line)
     if (heading) providerType = /^Provider type `(\w+)`$/.exec(heading[1]!)?.[1]
-    const cells = /^\| `([a-z_.A-Z]+)` \|(.*)\|$/.exec(line)
+    const cells = /^\| `([a-z_.A-Z0-9]+)` \|(.*)\|$/.exec(line)
     if (!cells) continue
     const [type, def] = cells[2]!.split(' | ').map((c) => c.trim())
     rows.push({ key: cells[1]!, type: type!, default: def!, providerType: cells[1]!.startsWith(PROVIDER_KEY) ? providerType : undefined })
