@@ -98,19 +98,21 @@ test('server.listen must be HOST:PORT', () => {
 test('channels must name defined providers, and provider types must exist', () => {
   const p = problems(() => resolveConfig({ channels: { sms: ['x'] }, providers: { y: { type: 'carrier-pigeon' }, z: {} } }))
   expect(p).toContain("channels.sms names provider 'x', which is not defined")
-  expect(p).toContain("providers.y.type 'carrier-pigeon' is not one of: smtp, twilio, vonage, webhook, log, noop")
-  expect(p).toContain('providers.z.type is missing (one of: smtp, twilio, vonage, webhook, log, noop)')
+  expect(p).toContain("providers.y.type 'carrier-pigeon' is not one of: smtp, twilio, vonage, whatsapp, webhook, log, noop")
+  expect(p).toContain('providers.z.type is missing (one of: smtp, twilio, vonage, whatsapp, webhook, log, noop)')
 })
 
 test('a provider type named like a property of every object (constructor, __proto__, toString...) gets the ordinary "not one of" error, also when a channel names it', () => {
   const names = ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'isPrototypeOf', 'propertyIsEnumerable', 'toLocaleString']
   for (const name of names) {
     const p = problems(() => resolveConfig({ channels: { sms: ['y'] }, providers: { y: { type: name } } }))
-    expect(p).toEqual([`providers.y.type '${name}' is not one of: smtp, twilio, vonage, webhook, log, noop`])
+    expect(p).toEqual([`providers.y.type '${name}' is not one of: smtp, twilio, vonage, whatsapp, webhook, log, noop`])
   }
   // From a file, as an operator writes it.
   const f = file('[channels]\nsms = ["y"]\n[providers.y]\ntype = "constructor"\n')
-  expect(problems(() => loadConfig({ file: f, env: {} }))).toEqual(["providers.y.type 'constructor' is not one of: smtp, twilio, vonage, webhook, log, noop"])
+  expect(problems(() => loadConfig({ file: f, env: {} }))).toEqual([
+    "providers.y.type 'constructor' is not one of: smtp, twilio, vonage, whatsapp, webhook, log, noop",
+  ])
 })
 
 test('a short server.secret is rejected without echoing it', () => {

@@ -151,9 +151,9 @@ describe('every problem in one run', () => {
         'fraud.mode must be one of: enforce, monitor, off (got "x")',
         'fraud.allowed_countries.1 must be a country code in capitals such as GB or US, or \'*\' (got "gb")',
         "fraud.allowed_countries has 'UK', which is no country code of the phone metadata (ISO 3166-1 alpha-2, for example GB, US; ZZ for numbers of no known country)",
-        "providers.p.type 'bogus' is not one of: smtp, twilio, vonage, webhook, log, noop",
-        'providers.r.type is missing (one of: smtp, twilio, vonage, webhook, log, noop)',
-        "providers.s.type '3' is not one of: smtp, twilio, vonage, webhook, log, noop",
+        "providers.p.type 'bogus' is not one of: smtp, twilio, vonage, whatsapp, webhook, log, noop",
+        'providers.r.type is missing (one of: smtp, twilio, vonage, whatsapp, webhook, log, noop)',
+        "providers.s.type '3' is not one of: smtp, twilio, vonage, whatsapp, webhook, log, noop",
       ].sort(),
     )
   })
@@ -161,7 +161,7 @@ describe('every problem in one run', () => {
   test('a provider that is not a table is named, and the tables beside it are still checked', () => {
     expect(fileProblems('[providers]\na = 3\n[providers.b]\ntype = "nope"\n').sort()).toEqual([
       'providers.a must be a table (got 3)',
-      "providers.b.type 'nope' is not one of: smtp, twilio, vonage, webhook, log, noop",
+      "providers.b.type 'nope' is not one of: smtp, twilio, vonage, whatsapp, webhook, log, noop",
     ])
   })
 })

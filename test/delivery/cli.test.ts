@@ -134,7 +134,7 @@ test('the commented provider and hook examples in otp.config.example.toml are va
   const uncommented = text
     .split('\n')
     .map((l) =>
-      /^# (\[providers\.|\[hooks\.|(account|type|host|port|security|username|password_env|from|ca_file|helo_name|account_sid|auth_token_env|base_url|api_key|api_secret_env|application_id|private_key_file|voice_from|voice_base_url|url|secret_env|sms|voice|email|whatsapp|phone_number_id|access_token_env|template|languages|app_secret_env|verify_token_env|api_version|whatsapp_from|whatsapp_content_sid|whatsapp_template|whatsapp_languages|messages_base_url) )/.test(
+      /^# (\[providers\.|\[hooks\.|(account|type|host|port|security|username|password_env|from|ca_file|helo_name|account_sid|auth_token_env|base_url|api_key|api_secret_env|application_id|private_key_file|voice_from|voice_base_url|url|secret_env|sms|voice|email|whatsapp|phone_number_id|access_token_env|template|languages|app_secret_env|verify_token_env|api_version|whatsapp_from|whatsapp_content_sid|whatsapp_template|whatsapp_languages|messages_base_url|requests_per_minute|code_lifetime_seconds|channels|audience|subject|auth|token_header|token_attribute|message_attribute|receiver_attribute|uuid_attribute|header) )/.test(
         l,
       )
         ? l.slice(2)
@@ -156,6 +156,7 @@ test('the commented provider and hook examples in otp.config.example.toml are va
     ...{ OTPD_SMTP_PASSWORD: 'p', TWILIO_AUTH_TOKEN: 't', VONAGE_API_SECRET: 's', OTPD_WEBHOOK_SECRET: 'w' },
     ...{ WHATSAPP_ACCESS_TOKEN: 'a', WHATSAPP_APP_SECRET: 'b', WHATSAPP_VERIFY_TOKEN: 'c' },
     ...{ SUPABASE_HOOK_SECRET: `v1,whsec_${Buffer.from('s'.repeat(32)).toString('base64')}`, ZITADEL_SIGNING_KEY: 'z', LOGTO_HOOK_AUTHORIZATION: 'Bearer l' },
+    ...{ AUTH0_GATEWAY_SECRET: 'a0', AUTHENTIK_SMS_TOKEN: 'ak', KEYCLOAK_SMS_TOKEN: 'kc', KRATOS_COURIER_TOKEN: 'Bearer kr' },
   }
   raw.channels.voice = ['twilio_main', 'vonage_main']
   const problems = (() => {
