@@ -25,7 +25,7 @@ cd "$archive"
 cd /
 as_otpd() { setpriv --reuid=otpd --regid=otpd --init-groups "$@"; }
 config=(--config /etc/otpd/otp.config.toml)
-as_otpd /usr/local/bin/otpd keys create --name backend --json "${config[@]}" >"$out/keys.json"
+as_otpd /usr/local/bin/otpd keys create --init --name backend --json "${config[@]}" >"$out/keys.json"
 as_otpd /usr/local/bin/otpd credits add 1000 "${config[@]}" >"$out/credits.log"
 # Not through as_otpd: $! must be the server itself (setpriv execs otpd).
 setpriv --reuid=otpd --regid=otpd --init-groups /usr/local/bin/otpd serve "${config[@]}" >"$out/serve.log" 2>&1 &
