@@ -170,7 +170,7 @@ test('the commented provider and hook examples in otp.config.example.toml are va
   expect(problems).toEqual([])
 })
 
-test('send-test --channel whatsapp: the template with send-test's fixed code; a misconfigured provider is printed with the setting to fix', async () => {
+test('send-test --channel whatsapp: the template with the fixed test code; a misconfigured provider is printed with the setting to fix', async () => {
   const graphError = { error: { message: '(#132001) Template name does not exist in the translation', type: 'OAuthException', code: 132001, fbtrace_id: 'A' } }
   const wrong = startVendorStub(() => Response.json(graphError, { status: 404 }))
   const up = startVendorStub(() => Response.json({ messaging_product: 'whatsapp', messages: [{ id: 'wamid.TEST' }] }))
