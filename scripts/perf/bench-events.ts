@@ -13,7 +13,7 @@
  */
 import { mkdtempSync } from 'node:fs'
 import { join } from 'node:path'
-import { benchConfig, otpdCli } from './bench-otpd.ts'
+import { benchConfig, initArgs, otpdCli } from './bench-otpd.ts'
 import { round1, rssMb, startServer } from './bench-proc.ts'
 
 export interface EventBenchSettings {
@@ -108,7 +108,7 @@ export async function benchEvents(s: EventBenchSettings, log: (line: string) => 
   })
   const base = `http://127.0.0.1:${receivers.port}`
   const keyOf = (account: string, url: string) => {
-    otpdCli(s.binary, ['accounts', 'create', account], configFile, dir)
+    otpdCli(s.binary, ['accounts', 'create', ...initArgs(s.binary), account], configFile, dir)
     otpdCli(s.binary, ['webhooks', 'add', '--url', url, '--account', account], configFile, dir)
     return JSON.parse(otpdCli(s.binary, ['keys', 'create', '--name', 'bench', '--account', account, '--json'], configFile, dir)).key as string
   }

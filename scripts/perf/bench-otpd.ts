@@ -44,7 +44,7 @@ function hasCommand(binary: string, name: string): boolean {
 }
 const initFlags = new Map<string, string[]>()
 /** `--init` where `binary` needs it to create the database before the first `serve` (a reference from before has no such flag). */
-function initArgs(binary: string): string[] {
+export function initArgs(binary: string): string[] {
   let flags = initFlags.get(binary)
   if (flags === undefined) {
     const help = Bun.spawnSync([binary, 'keys', 'create', '--help'], { env: cleanEnv() }).stdout.toString()
@@ -213,7 +213,7 @@ export async function setUpAccounts(binary: string, configFile: string, dir: str
   const key = (account: string) =>
     JSON.parse(otpdCli(binary, ['keys', 'create', ...initArgs(binary), '--name', 'bench', '--account', account, '--json'], configFile, dir)).key as string
   if (hooks) {
-    otpdCli(binary, ['accounts', 'create', QUIET_ACCOUNT], configFile, dir)
+    otpdCli(binary, ['accounts', 'create', ...initArgs(binary), QUIET_ACCOUNT], configFile, dir)
     otpdCli(binary, ['credits', 'add', '1000000000', '--account', QUIET_ACCOUNT], configFile, dir)
     if (!features.off) otpdCli(binary, ['webhooks', 'add', '--url', eventReceiver(), '--account', 'default'], configFile, dir)
   }

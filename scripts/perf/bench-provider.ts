@@ -13,7 +13,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { measure, scrapeMetrics, wrk, type LoadSettings, type RunResult, type WrkFigures } from './bench-load.ts'
-import { checkNumberTemplates, otpdCli, writeIdPools } from './bench-otpd.ts'
+import { checkNumberTemplates, initArgs, otpdCli, writeIdPools } from './bench-otpd.ts'
 import { round1, rssMb, startServer } from './bench-proc.ts'
 
 export interface ProviderBench {
@@ -123,7 +123,7 @@ export async function benchProviders(load: LoadSettings, binary: string, b: Prov
   const gateway = startGateway(b.latencies)
   try {
     const file = config(dir, gateway.url, b)
-    const key = JSON.parse(otpdCli(binary, ['keys', 'create', '--json'], file, dir)).key as string
+    const key = JSON.parse(otpdCli(binary, ['keys', 'create', ...initArgs(binary), '--json'], file, dir)).key as string
     otpdCli(binary, ['credits', 'add', '1000000000'], file, dir)
     const server = await startServer([binary, 'serve', '--listen', '127.0.0.1:0', '--config', file], { BENCH_GATEWAY_SECRET: SECRET }, dir, b.serverCpus)
     try {

@@ -18,6 +18,14 @@ export const LEASE_MS = EVENT_TIMEOUT_MS + 5_000
 export const CLAIM_BATCH = 32
 /** While tries are in flight and nothing is claimable, the claim is tried again this often (a new event waits at most this long). */
 export const POLL_MS = 200
+/**
+ * While tries are in flight, a write waits up to GATHER_MS for GATHER of them
+ * to end, so that one commit records (and refills) several slots instead of
+ * one: a commit per try took the writer from the API's sends and verifies
+ * (docs/benchmarks.md#slow-webhook-endpoints).
+ */
+export const GATHER = CLAIM_BATCH
+export const GATHER_MS = 50
 
 /** The dispatcher's slots for tries in flight, shared by its passes. */
 export interface Slots {
@@ -75,7 +83,8 @@ class DeliveryPass {
       }
       fresh = false
       if (this.done.length > 0 || claim > 0) {
-        await this.write(claim)
+        if (this.inFlight > 0 && !this.broken) await this.gather()
+        await this.write(this.mayClaim && !this.broken && !d.stopping() ? Math.min(CLAIM_BATCH, d.slots.max - d.slots.used) : 0)
         await d.meanwhile(startedAt)
         continue
       }
@@ -140,6 +149,22 @@ class DeliveryPass {
       this.done.push(a)
       this.mayClaim = true
       this.wake?.()
+    })
+  }
+
+  /** Until GATHER tries have ended (or every one in flight), or GATHER_MS. */
+  private gather(): Promise<void> {
+    if (this.done.length >= GATHER || this.inFlight === 0) return Promise.resolve()
+    return new Promise((resolve) => {
+      const finish = () => {
+        clearTimeout(timer)
+        this.wake = null
+        resolve()
+      }
+      const timer = setTimeout(finish, GATHER_MS)
+      this.wake = () => {
+        if (this.done.length >= GATHER || this.inFlight === 0) finish()
+      }
     })
   }
 
