@@ -122,6 +122,13 @@ function addTrafficMetrics(registry: Registry) {
         ['rule', 'country', 'decision'],
       ),
     ),
+    fallbacks: registry.add(
+      new Counter(
+        'otpd_workflow_fallbacks_total',
+        "A workflow's next step started (docs/api.md#workflows), by the channel it left, the channel it started and why (delivery_failed, undelivered, timeout, requested, fraud_blocked, no_credits).",
+        ['from', 'to', 'reason'],
+      ),
+    ),
     smsSegments: registry.add(
       new Counter(
         'otpd_sms_segments_total',
@@ -237,6 +244,10 @@ function recorders(m: ReturnType<typeof addTrafficMetrics>) {
     /** Countries come from the phone metadata, never from the request's text. */
     smsSent(country: string, encoding: string, segments: number) {
       m.smsSegments.inc({ country, encoding }, segments)
+    },
+    /** Channels and reasons are fixed sets, never the request's text. */
+    fallback(from: string, to: string, reason: string) {
+      m.fallbacks.inc({ from, to, reason })
     },
     walFlush(ms: number) {
       m.walFlush.observe({}, ms / 1000)
