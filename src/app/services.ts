@@ -21,6 +21,7 @@ import { StatusService } from '../otp/status.ts'
 import type { SmsInfo } from '../otp/types.ts'
 import { VerifyService } from '../otp/verify.ts'
 import { buildCatalogue } from './catalogue.ts'
+import { autoRoutesOf } from './routing.ts'
 import type { Core } from './core.ts'
 import type { ServerDelivery } from './delivery.ts'
 import { receiptReadersInForce } from './delivery.ts'
@@ -70,6 +71,7 @@ export function requestServices(s: ServiceSources): RequestServices {
     messages: buildCatalogue(config),
     onSmsSent: (country: string, sms: SmsInfo) => metrics.smsSent(country, sms.encoding, sms.segments),
     sealer: new SecretBox(hasher, 'workflow-steps'),
+    routes: autoRoutesOf(config),
     onFallback: (from: string, to: string, reason: string) => metrics.fallback(from, to, reason),
   }
   const verifyDeps = { storage, hasher, ids, clock, limits, limiter, idempotency }

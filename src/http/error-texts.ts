@@ -47,6 +47,8 @@ export const Msg = {
   workflow: 'workflow must be a list of 1 to 3 steps',
   channelTimeout: 'channel_timeout must be an integer between 15 and 900',
   channelTimeoutAlone: 'channel_timeout is allowed only with workflow',
+  /** `channel: "auto"` for a number whose country no `[[routing]]` table gives a workflow (docs/api.md#workflows). */
+  autoUnrouted: "channel auto has no workflow for this recipient's country",
   /** `/next` with no later step to start (or a send without a workflow). */
   noNextStep: 'Verification has no next step',
   /** The node's ceiling on sends in flight is reached (docs/api.md#overload): nothing was charged or counted. */

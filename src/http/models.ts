@@ -234,6 +234,16 @@ export const EmailSendBody = t.Object({
   ...sendFields,
 })
 
+/** `channel: "auto"` (docs/api.md#workflows): the operator's workflow for the number's country. */
+export const AutoSendBody = t.Object({
+  channel: t.Literal('auto'),
+  recipient: t.String({ ...PhoneRecipient, description: "E.164 phone number: its country picks the operator's workflow ([[routing]])" }),
+  channel_timeout: t.Optional(
+    t.Integer({ minimum: 15, maximum: 900, description: "seconds a step is given before the next one starts; the operator's, else 60, when absent" }),
+  ),
+  ...sendFields,
+})
+
 /** A step of a workflow send (docs/api.md#workflows). */
 export const WorkflowStepBody = t.Object({
   channel: Channel,

@@ -16,6 +16,7 @@ const API_SCHEMAS: Record<string, TSchema> = {
   WhatsappSendBody: M.WhatsappSendBody,
   EmailSendBody: M.EmailSendBody,
   WorkflowSendBody: M.WorkflowSendBody,
+  AutoSendBody: M.AutoSendBody,
   VerifyBody: M.VerifyBody,
   CancelBody: M.CancelBody,
   WebhookReceipt: M.WebhookReceipt,
@@ -34,7 +35,7 @@ const API_SCHEMAS: Record<string, TSchema> = {
 
 /** A send with `channel`: one body per channel, told apart by it (a generated client narrows on it). */
 const CHANNEL_SEND_BODY: Json = {
-  oneOf: ['SmsSendBody', 'VoiceSendBody', 'WhatsappSendBody', 'EmailSendBody'].map(ref),
+  oneOf: ['SmsSendBody', 'VoiceSendBody', 'WhatsappSendBody', 'EmailSendBody', 'AutoSendBody'].map(ref),
   discriminator: {
     propertyName: 'channel',
     mapping: {
@@ -42,6 +43,7 @@ const CHANNEL_SEND_BODY: Json = {
       voice: '#/components/schemas/VoiceSendBody',
       whatsapp: '#/components/schemas/WhatsappSendBody',
       email: '#/components/schemas/EmailSendBody',
+      auto: '#/components/schemas/AutoSendBody',
     },
   },
 }

@@ -145,7 +145,7 @@ function sendOnce(deps: AdmissionDeps & { send: SendService; logger: Logger }, r
     if (!a.ok) return a.reply
     const note = noteOf(request)
     if (typeof a.body.recipient === 'string') note.recipient = maskRecipient(a.body.recipient)
-    const input = validateSend(a.body, deps.send.resolveLocale)
+    const input = validateSend(a.body, deps.send.resolveLocale, deps.send.resolveAuto)
     if (!input.ok) return counted(deps, a.key, errorReply(400, input.error))
     note.channel = input.value.channel
     const outcome = await deps.send.send(
@@ -184,6 +184,7 @@ export const SEND_EXAMPLES = {
   test_phone_expired: { summary: 'Test recipient: created already expired', value: { channel: 'voice', recipient: '+15550100003' } },
   test_email_success: { summary: 'Test recipient: verifies with 123456', value: { channel: 'email', recipient: 'success@otpd.test' } },
   test_email_fail: { summary: 'Test recipient: every code answers `Invalid code`', value: { channel: 'email', recipient: 'fail@otpd.test' } },
+  auto: { summary: "The operator's workflow for the number's country ([[routing]])", value: { channel: 'auto', recipient: '+919812345678' } },
   workflow: {
     summary: 'WhatsApp first, then SMS after 45 seconds or at once if WhatsApp fails, then email',
     value: {
@@ -238,6 +239,7 @@ export const sendOperation = {
       M.WorkflowStepMessage,
       Msg.channelTimeout,
       Msg.channelTimeoutAlone,
+      Msg.autoUnrouted,
       M.SmsTooLongMessage,
       M.VoiceTooLongMessage,
       Msg.customTextRefused,

@@ -49,10 +49,14 @@ const APP_HASH = /^[A-Za-z0-9+/]{11}$/
  * catalogue (otp/messages/catalogue.ts resolve), null when it has none; without it
  * every `locale` is refused.
  */
-export function validateSend(body: Record<string, unknown>, resolveLocale: (tag: string) => string | null = () => null): Validated<SendInput> {
+export function validateSend(
+  body: Record<string, unknown>,
+  resolveLocale: (tag: string) => string | null = () => null,
+  resolveAuto: AutoResolver = () => null,
+): Validated<SendInput> {
   const { message, subject, expires_in, code } = body
   // A plain send pays one look-up for workflows (docs/api.md#workflows).
-  const route = body.workflow === undefined ? plainRoute(body) : workflowRoute(body)
+  const route = body.workflow !== undefined ? workflowRoute(body) : body.channel === 'auto' ? autoRoute(body.recipient, resolveAuto) : plainRoute(body)
   if (!route.ok) return route
   const problem =
     optional(message, [
@@ -94,6 +98,21 @@ export function validateSend(body: Record<string, unknown>, resolveLocale: (tag:
 }
 
 type Route = Pick<SendInput, 'channel' | 'recipient' | 'workflow' | 'channelTimeout'>
+
+/** The workflow `channel: "auto"` means for a phone number (otp/workflow.ts autoWorkflowOf), null when none. */
+export type AutoResolver = (phone: string) => { channels: SendInput['channel'][]; channelTimeout?: number } | null
+
+/** `channel: "auto"`: the operator's workflow for the number's country, every step to that number. */
+function autoRoute(recipient: unknown, resolveAuto: AutoResolver): Validated<Route> {
+  if (!isPhone(recipient)) return fail(Msg.recipientPhone)
+  const phone = recipient as string
+  const found = resolveAuto(phone)
+  if (found === null) return fail(Msg.autoUnrouted)
+  const workflow = found.channels.map((channel) => ({ channel, recipient: phone }))
+  const value: Route = { channel: workflow[0]!.channel, recipient: phone, workflow }
+  if (found.channelTimeout !== undefined) value.channelTimeout = found.channelTimeout
+  return { ok: true, value }
+}
 
 /** `channel` and `recipient` as they always were. */
 function plainRoute(body: Record<string, unknown>): Validated<Route> {

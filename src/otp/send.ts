@@ -25,9 +25,9 @@ import { failureCapWait } from './failure-cap.ts'
 import { recipientIdentity } from './recipient-identity.ts'
 import { TEST_CODE, testModeOf } from './test-recipients.ts'
 import type { SecretSealer } from './webhooks.ts'
-import { insertSteps } from './workflow.ts'
+import { type AutoRoute, autoWorkflowOf, insertSteps } from './workflow.ts'
 import { Fallback, type FallbackDeps } from './fallback.ts'
-import type { ApiKey, DeliveryDetail, Limits, OutboundMessage, SendInput, SmsInfo, TestMode, Verification } from './types.ts'
+import type { ApiKey, Channel, DeliveryDetail, Limits, OutboundMessage, SendInput, SmsInfo, TestMode, Verification } from './types.ts'
 import type { MessageCatalogue, MessageSettings } from './messages/catalogue.ts'
 import { type Composed, composeMessage } from './messages/compose.ts'
 import { RECIPIENT_LOOKBACK_MS, recipientWindowVerdict, secondsUntil } from './windows.ts'
@@ -101,6 +101,8 @@ export interface SendDeps {
   sealer: SecretSealer
   /** Each workflow step started after the first (metrics). */
   onFallback?: FallbackDeps['onFallback']
+  /** The `[[routing]]` workflows `channel: "auto"` means (otp/workflow.ts); replaced by a reload. */
+  routes: AutoRoute[]
 }
 
 export class SendService {
@@ -113,6 +115,9 @@ export class SendService {
 
   /** The catalogue's language for a request's `locale` (null: none), from the texts in force. */
   readonly resolveLocale = (tag: string): string | null => this.d.messages.resolve(tag)
+
+  /** The workflow `channel: "auto"` means for a phone number, from the tables in force. */
+  readonly resolveAuto = (phone: string): { channels: Channel[]; channelTimeout?: number } | null => autoWorkflowOf(this.d.routes, phone)
 
   /** `via`: a hook's own request limit and providers (docs/integrations.md#limits), in place of the per-key limit and `[channels]`. */
   async send(

@@ -7,9 +7,29 @@
  * the code, the send's text options) is sealed for the database.
  */
 import { maskRecipient } from '../lib/mask.ts'
+import { destinationOf } from '../lib/phone-country.ts'
 import type { NewStep, Repos } from './ports/index.ts'
 import type { SecretSealer } from './webhooks.ts'
-import { DEFAULT_CHANNEL_TIMEOUT, type SendInput, type Verification, type WorkflowStep } from './types.ts'
+import { type Channel, DEFAULT_CHANNEL_TIMEOUT, type SendInput, type Verification, type WorkflowStep } from './types.ts'
+
+/** A `[[routing]]` table as `channel: "auto"` reads it (docs/delivery.md#routing-by-country). */
+export interface AutoRoute {
+  countries: readonly string[]
+  workflow?: readonly Channel[]
+  channelTimeout?: number
+}
+
+/**
+ * The workflow `channel: "auto"` means for a phone number: the first table
+ * naming its country that has a workflow, else the `*` table's; null when none has.
+ */
+export function autoWorkflowOf(routes: readonly AutoRoute[], phone: string): { channels: Channel[]; channelTimeout?: number } | null {
+  const country = destinationOf(phone).country
+  const route =
+    routes.find((r) => r.workflow !== undefined && r.countries.includes(country)) ?? routes.find((r) => r.workflow !== undefined && r.countries.includes('*'))
+  if (route?.workflow === undefined) return null
+  return route.channelTimeout === undefined ? { channels: [...route.workflow] } : { channels: [...route.workflow], channelTimeout: route.channelTimeout }
+}
 
 /** What a step not yet started needs to deliver the verification's code, as it is sealed. */
 export interface SealedStep {
