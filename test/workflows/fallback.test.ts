@@ -242,3 +242,23 @@ describe('the fraud guard decides each step', () => {
     expect(await ledgerOf(g)).toEqual([])
   })
 })
+
+describe('recovery', () => {
+  test("a later step's delivery under way is not taken for a stopped send: its own start counts, not the verification's", async () => {
+    const { h, delivery } = await channelHarness()
+    const r = await h.send(TWO)
+    await h.server.storage.settled()
+    h.clock.advance(60_000)
+    let release!: () => void
+    delivery.gate = new Promise<void>((done) => (release = done))
+    const advancing = h.server.advanceDue()
+    await waitFor(async () => (await status(h, r.json.verification_id)).current_step === 1, { what: 'the SMS step to start' })
+    h.clock.advance(1_000)
+    // Created 61 s ago, past the delivery budget and its margin; its step started 1 s ago.
+    expect(await h.server.recover()).toBe(0)
+    release()
+    expect(await advancing).toBe(1)
+    expect((await status(h, r.json.verification_id)).delivery.status).toBe('accepted')
+    expect(await ledgerOf(h)).toEqual([])
+  })
+})

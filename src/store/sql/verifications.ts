@@ -54,7 +54,7 @@ export const VERIFICATION_SQL = {
   // Receipts that name only the vendor's message id (Meta's statuses).
   findByRef: 'SELECT seq, id FROM verifications WHERE delivery_ref = $1 AND delivery_provider = $2',
   // A workflow's later step started its delivery after the row was created (docs/api.md#workflows): its own start counts.
-  unsettled: `SELECT seq, id, account_id FROM verifications WHERE delivery = 'sending' AND created_at <= $1 AND delivery_updated_at <= $1
+  unsettled: `SELECT seq, id, account_id FROM verifications WHERE delivery = 'sending' AND created_at <= $1 AND coalesce(delivery_updated_at, created_at) <= $1
     ORDER BY created_at LIMIT $2`,
 } as const
 
