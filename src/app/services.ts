@@ -73,6 +73,7 @@ export function requestServices(s: ServiceSources): RequestServices {
     sealer: new SecretBox(hasher, 'workflow-steps'),
     routes: autoRoutesOf(config),
     onFallback: (from: string, to: string, reason: string) => metrics.fallback(from, to, reason),
+    onStep: (step: number, channel: string) => metrics.workflowStep(step, channel),
   }
   const verifyDeps = { storage, hasher, ids, clock, limits, limiter, idempotency }
   const statusDeps = { storage, ids, clock, limits, limiter }

@@ -57,6 +57,8 @@ export interface FallbackDeps {
   sealer: SecretSealer
   /** Each step started after the first (metrics). */
   onFallback?: (from: string, to: string, reason: StepEnd) => void
+  /** Each step whose delivery starts, the first (the send's) included; test recipients' are not (metrics). */
+  onStep?: (step: number, channel: Channel) => void
 }
 
 const DELIVERED = new Set(['accepted', 'delivered', 'unknown'])
@@ -130,6 +132,7 @@ export class Fallback {
     // Counted once its transaction is in (a transaction may run more than once).
     d.onFallback?.(moved.from, moved.v.channel, moved.reason)
     if (moved.message === null) return true
+    d.onStep?.(moved.step, moved.message.channel)
     const v = moved.v
     try {
       const took = await d.delivery.deliver(moved.message)

@@ -101,6 +101,8 @@ export interface SendDeps {
   sealer: SecretSealer
   /** Each workflow step started after the first (metrics). */
   onFallback?: FallbackDeps['onFallback']
+  /** Each workflow step whose delivery starts (metrics). */
+  onStep?: FallbackDeps['onStep']
   /** The `[[routing]]` workflows `channel: "auto"` means (otp/workflow.ts); replaced by a reload. */
   routes: AutoRoute[]
 }
@@ -149,6 +151,7 @@ export class SendService {
     if (reserved.refused) return reserved.refused
     const v = reserved.verification
     const note = { requestId, channel: input.channel }
+    if (input.workflow) d.onStep?.(0, input.channel)
     let provider: string
     let detail: DeliveryDetail | undefined
     try {

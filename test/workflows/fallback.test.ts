@@ -56,7 +56,10 @@ describe('no provider takes a step: the next one at once', () => {
     const fallback = (await h.sql("SELECT body FROM events WHERE type = 'verification.fallback'")).map((x) => JSON.parse(x.body as string).data)
     expect(fallback).toEqual([expect.objectContaining({ from: 'whatsapp', to: 'sms', reason: 'delivery_failed', step: 1, channel: 'sms' })])
     expect((await h.verify({ verification_id: r.json.verification_id, code: delivery.lastCode() })).json.verified).toBe(true)
-    expect(await h.server.metrics.render()).toContain('otpd_workflow_fallbacks_total{from="whatsapp",to="sms",reason="delivery_failed"} 1\n')
+    const metrics = await h.server.metrics.render()
+    expect(metrics).toContain('otpd_workflow_fallbacks_total{from="whatsapp",to="sms",reason="delivery_failed"} 1\n')
+    expect(metrics).toContain('otpd_workflow_steps_total{step="0",channel="whatsapp"} 1\n')
+    expect(metrics).toContain('otpd_workflow_steps_total{step="1",channel="sms"} 1\n')
   })
 
   test('every step refused: 500, every credit refunded, the verification out of use as a plain failed send', async () => {
