@@ -18,6 +18,7 @@ import { keysCommand } from './cli/keys.ts'
 import { messagesCommand } from './cli/messages.ts'
 import { operatorsCommand } from './cli/operators.ts'
 import { restoreCommand } from './cli/restore.ts'
+import { routingCommand } from './cli/routing.ts'
 import { sendTestCommand } from './cli/send-test.ts'
 import { serveCommand } from './cli/serve.ts'
 import { suggestUnknownCommands } from './cli/suggest.ts'
@@ -62,6 +63,7 @@ program.addCommand(fraudCommand())
 program.addCommand(messagesCommand())
 program.addCommand(configCommand())
 program.addCommand(sendTestCommand())
+program.addCommand(routingCommand())
 program.addCommand(backupCommand())
 program.addCommand(restoreCommand())
 program.addCommand(webhooksCommand())

@@ -14,7 +14,8 @@
  * - A debit or refund names the verification it was for, which exists.
  * - A verification that was not charged (a test recipient) has no debit and
  *   no refund.
- * - A charged verification has exactly one debit, and its delivery is one of
+ * - A charged verification has exactly one debit (a workflow send: one per
+ *   started step, each refunded as its own delivery says), and its delivery is one of
  *   `sending`, `accepted`, `failed`, `unknown`, `delivered`, `undelivered`.
  * - The refund follows the delivery, never the status. A send no provider
  *   took is settled `failed` and refunded in the same transaction
@@ -83,6 +84,7 @@ export interface LedgerCheck {
 
 /** A verification with its ledger entries. */
 export interface LedgerRow {
+  seq: number
   id: string
   status: string
   charged: boolean
@@ -114,9 +116,11 @@ const LEDGER_SQL = {
   verifications: `WITH l AS (
       SELECT verification_id, sum(CASE WHEN kind = 'debit' THEN 1 ELSE 0 END) AS debits, sum(CASE WHEN kind = 'refund' THEN 1 ELSE 0 END) AS refunds
       FROM credit_ledger WHERE verification_id IS NOT NULL GROUP BY verification_id)
-    SELECT v.id, v.status, v.charged, v.delivery, v.created_at, v.used_at, v.failed_attempts, v.locked_until, v.recipient_hash,
+    SELECT v.seq, v.id, v.status, v.charged, v.delivery, v.created_at, v.used_at, v.failed_attempts, v.locked_until, v.recipient_hash,
       coalesce(l.debits, 0) AS debits, coalesce(l.refunds, 0) AS refunds
     FROM verifications v LEFT JOIN l ON l.verification_id = v.id ORDER BY v.seq`,
+  // A workflow's steps (docs/api.md#workflows): each started one was charged, and its refund follows its own delivery.
+  steps: 'SELECT verification_seq, step, started_at, ended_at, delivery FROM verification_steps WHERE started_at IS NOT NULL ORDER BY verification_seq, step',
   // Verification ids are not indexed on SQLite (rows are found by number): matched in code, not by a correlated subquery.
   charges: `SELECT verification_id FROM credit_ledger WHERE kind <> 'grant'`,
   recipientFailures: 'SELECT count(*) AS n FROM recipient_failures WHERE recipient_hash = $1',
@@ -176,6 +180,7 @@ export async function pgSnapshot<T>(url: string, fn: (sql: SQL) => Promise<T>): 
 
 async function rowsOf(s: Snapshot): Promise<LedgerRow[]> {
   return (await s.all(LEDGER_SQL.verifications)).map((r) => ({
+    seq: num(r.seq),
     id: String(r.id),
     status: String(r.status),
     charged: bool(r.charged),
@@ -203,6 +208,31 @@ export async function rowOf(target: string, id: string): Promise<LedgerRow | und
 export async function inForceUnacknowledged(target: string, acknowledged: Iterable<string>): Promise<LedgerRow[]> {
   const ack = new Set(acknowledged)
   return (await ledgerRows(target)).filter((r) => r.charged && !ack.has(r.id) && r.refunds === 0)
+}
+
+/**
+ * A workflow send's deliveries, one per started step: an ended step's own,
+ * and the current step's (the verification row's). Null for a send without one.
+ */
+async function stepDeliveries(s: Snapshot): Promise<Map<number, (string | null)[]>> {
+  const out = new Map<number, (string | null)[]>()
+  for (const r of await s.all(LEDGER_SQL.steps)) {
+    const seq = num(r.verification_seq)
+    const list = out.get(seq) ?? []
+    list.push(r.ended_at === null ? CURRENT : r.delivery === null ? null : String(r.delivery))
+    out.set(seq, list)
+  }
+  return out
+}
+/** Stands for the verification row's delivery in stepDeliveries. */
+const CURRENT = '(current)'
+
+/** Whether `refunds` fits the deliveries of a verification's charges (one each). */
+function refundsFit(deliveries: (string | null)[], refunds: number): boolean {
+  const allowed = deliveries.map(refundsAllowed)
+  const least = allowed.reduce((n, a) => n + Math.min(...a), 0)
+  const most = allowed.reduce((n, a) => n + Math.max(...a), 0)
+  return refunds >= least && refunds <= most
 }
 
 /** The refunds a charged verification must have, by its delivery (see the module comment). */
@@ -246,6 +276,7 @@ export async function checkLedger(target: string, acknowledged: Partial<Acknowle
     expect(grantsTotal >= ack.granted, () => `acknowledged grants ${ack.granted} > grants in the ledger ${grantsTotal}`)
 
     const rows = await rowsOf(s)
+    const steps = await stepDeliveries(s)
     const byId = new Map(rows.map((r) => [r.id, r]))
     const charges = await s.all(LEDGER_SQL.charges)
     const orphans = charges.filter((l) => l.verification_id === null || !byId.has(String(l.verification_id))).length
@@ -257,7 +288,11 @@ export async function checkLedger(target: string, acknowledged: Partial<Acknowle
         expect(r.debits + r.refunds === 0, () => what)
         continue
       }
-      expect(r.debits === 1 && refundsAllowed(r.delivery).includes(r.refunds), () => what)
+      const started = steps.get(r.seq)
+      if (started) {
+        const deliveries = started.map((d) => (d === CURRENT ? r.delivery : d))
+        expect(r.debits === deliveries.length && refundsFit(deliveries, r.refunds), () => `${what}: workflow steps ${JSON.stringify(deliveries)}`)
+      } else expect(r.debits === 1 && refundsAllowed(r.delivery).includes(r.refunds), () => what)
       expect(CHARGED_DELIVERIES.includes(r.delivery ?? ''), () => `${what}: no delivery state`)
       expect(r.status !== 'failed' || r.delivery === 'failed', () => `${what}: failed, but its delivery is not`)
       if (r.delivery === 'sending') {
@@ -277,7 +312,8 @@ export async function checkLedger(target: string, acknowledged: Partial<Acknowle
       if (r === undefined) expect(false, () => `acknowledged send ${id}: not in the database`)
       else
         expect(
-          r.charged && r.debits === 1 && r.status === 'active' && r.delivery !== 'failed',
+          // A workflow's last step may fail after an earlier one reached the recipient: in force all the same.
+          r.charged && (r.debits === 1 || steps.has(r.seq)) && r.status === 'active' && (r.delivery !== 'failed' || steps.has(r.seq)),
           () => `acknowledged send ${id}: charged ${r.charged}, status ${r.status}, delivery ${r.delivery}, ${r.debits} debits, ${r.refunds} refunds`,
         )
     }

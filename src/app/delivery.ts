@@ -11,6 +11,7 @@ import { guardSettingsOf } from '../delivery/guard-settings.ts'
 import type { Provider } from '../delivery/provider.ts'
 import { ProviderGuards } from '../delivery/provider-guards.ts'
 import { ChannelRouter } from '../delivery/router.ts'
+import { CountryRouter, routedConfig, routesDelivery } from '../delivery/routing.ts'
 import type { ServiceMetrics } from '../http/service-metrics.ts'
 import type { Clock } from '../lib/clock.ts'
 import type { Logger } from '../lib/logger.ts'
@@ -51,13 +52,17 @@ export function serverDelivery(config: Config, s: DeliverySources): ServerDelive
   const providersOf = (c: Config) => buildProviders(c, { env: s.env(), logger: s.logger, now: () => s.clock.now(), publicUrl: s.publicUrl })
   // One set of guards for the server's life: a reload gives them new settings and keeps their slots and circuits.
   const guards = new ProviderGuards(guardSettingsOf(config), () => s.clock.now(), s.logger)
+  // Each `[[routing]]` table that changes providers or senders has a router of its own (docs/delivery.md#routing-by-country).
   const router = (c: Config, p: Record<Channel, Provider[]>): Delivery => {
+    const tables = c.routing.flatMap((route, i) => (routesDelivery(route) ? [{ i, providers: providersOf(routedConfig(c, route)) }] : []))
     // The providers of this config show in /metrics, /readyz and the console from the start.
     guards.configure(
       guardSettingsOf(c),
-      CHANNELS.flatMap((ch) => p[ch].map((x) => x.name)),
+      [p, ...tables.map((t) => t.providers)].flatMap((q) => CHANNELS.flatMap((ch) => q[ch].map((x) => x.name))),
     )
-    return new ChannelRouter(p, c.delivery.timeout_ms, s.logger, (a) => s.metrics.attempt(a), guards)
+    const make = (q: Record<Channel, Provider[]>) => new ChannelRouter(q, c.delivery.timeout_ms, s.logger, (a) => s.metrics.attempt(a), guards)
+    const base = make(p)
+    return c.routing.length === 0 ? base : new CountryRouter(c.routing, base, new Map(tables.map((t) => [t.i, make(t.providers)] as const)))
   }
   const providers = providersOf(config)
   const switchable = s.replacement ? null : new SwitchDelivery(router(config, providers))

@@ -68,6 +68,8 @@ export interface Server extends Core {
   sweep(maxRows?: number): Promise<SweepResult>
   /** Refunds sends left unsettled by a process that stopped during delivery (otp/recovery.ts). */
   recover(): Promise<number>
+  /** Starts every workflow step whose `channel_timeout` has passed (otp/fallback.ts); returns how many started. */
+  advanceDue(): Promise<number>
   /** The event delivery loop (events/dispatcher.ts); `serve` starts it. */
   events: EventDispatcher
   /** Applies a checked config to the running server (SIGHUP); returns the changed settings that wait for a restart. */
@@ -133,6 +135,7 @@ export async function buildServer(config: Config, opts: ServerOptions = {}): Pro
     logOnly: delivery.logOnly,
     sweep: (maxRows) => engine.sweep(clock.now(), inForce.config.retention.days, maxRows, inForce.config.idempotency.retention_hours),
     recover: () => recoverUnsettledSends({ storage: core.storage, clock, logger, deliveryTimeoutMs: inForce.config.delivery.timeout_ms }),
+    advanceDue: () => services.http.send.fallback.advanceDue(),
     consoleRead: admin.read,
     rollup: admin.rollup,
     reload: (next, nextEnv) => {

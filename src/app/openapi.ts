@@ -20,6 +20,7 @@ import { readOperations } from '../console/read-routes.ts'
 import { searchOperations } from '../console/search-openapi.ts'
 import { sessionOperations } from '../console/session-routes.ts'
 import { cancelOperation } from '../http/cancel-route.ts'
+import { nextOperation } from '../http/next-route.ts'
 import { API_HEADERS, API_INFO, API_PARAMETERS, API_RESPONSES, API_SECURITY_SCHEMES, API_SERVERS, API_TAGS, apiSchemas } from '../http/openapi-components.ts'
 import { type Json, verificationIdParam } from '../http/openapi-parts.ts'
 import { healthOperation, metricsOperation, openapiOperation, readyOperation } from '../http/ops-routes.ts'
@@ -51,6 +52,7 @@ function apiPaths(): Record<string, Json> {
     '/api/v1/verify': { post: verifyOperation },
     '/api/v1/verifications/{verification_id}': { parameters: [verificationIdParam], get: statusOperation },
     '/api/v1/verifications/{verification_id}/cancel': { parameters: [verificationIdParam], post: cancelOperation },
+    '/api/v1/verifications/{verification_id}/next': { parameters: [verificationIdParam], post: nextOperation },
     '/api/v1/receipts/{provider}': { get: receiptsHandshakeOperation, post: receiptsOperation },
     '/healthz': { get: healthOperation },
     '/readyz': { get: readyOperation },

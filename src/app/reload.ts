@@ -5,6 +5,8 @@
  * with and the next one gets the new ones. The rest (listeners, database,
  * secrets baked into hashes) needs a restart; reload names it instead.
  */
+import { autoRoutesOf } from './routing.ts'
+import type { AutoRoute } from '../otp/workflow.ts'
 import type { Config } from '../config/schema.ts'
 import { tlsFingerprint } from '../config/tls.ts'
 import type { KeyLimiter } from '../otp/key-limiter.ts'
@@ -75,7 +77,7 @@ export interface LiveSettings {
   makeLimiter(max: number): KeyLimiter
   /** The service dependency objects, updated in place. */
   holders: { limiter: KeyLimiter }[]
-  send: { defaultCodeLength: number; messages: MessageCatalogue }
+  send: { defaultCodeLength: number; messages: MessageCatalogue; routes: AutoRoute[] }
   /** The message catalogue of a config: the operator's templates read again (docs/messages.md#templates). */
   makeCatalogue(config: Config): MessageCatalogue
   http: { lockoutSeconds: number; maxSendsInFlight: number }
@@ -138,6 +140,7 @@ export function applyReload(live: LiveSettings, next: Config, nextLimits: Limits
   Object.assign(live.limits, nextLimits)
   live.send.defaultCodeLength = next.codes.default_length
   live.send.messages = live.makeCatalogue(next)
+  live.send.routes = autoRoutesOf(next)
   live.http.lockoutSeconds = next.limits.lockout_seconds
   live.http.maxSendsInFlight = next.delivery.max_sends_in_flight
   live.idempotency.retentionHours = next.idempotency.retention_hours

@@ -7,9 +7,11 @@ import { tlsFingerprint } from '../config/tls.ts'
 import type { HttpDeps } from '../http/app.ts'
 import type { Readiness } from '../http/ops-routes.ts'
 import type { ServiceMetrics } from '../http/service-metrics.ts'
+import { SecretBox } from '../lib/secret-box.ts'
 import { VerificationIds } from '../lib/verification-id.ts'
 import { Authenticator } from '../otp/api-keys.ts'
 import { CancelService } from '../otp/cancel.ts'
+import { NextService } from '../otp/next.ts'
 import { FraudGuard } from '../otp/fraud.ts'
 import { Idempotency } from '../otp/idempotency.ts'
 import { KeyLimiter } from '../otp/key-limiter.ts'
@@ -19,6 +21,7 @@ import { StatusService } from '../otp/status.ts'
 import type { SmsInfo } from '../otp/types.ts'
 import { VerifyService } from '../otp/verify.ts'
 import { buildCatalogue } from './catalogue.ts'
+import { autoRoutesOf } from './routing.ts'
 import type { Core } from './core.ts'
 import type { ServerDelivery } from './delivery.ts'
 import { receiptReadersInForce } from './delivery.ts'
@@ -67,20 +70,26 @@ export function requestServices(s: ServiceSources): RequestServices {
     onFraudDecision: (x: { rule: string; country: string | null }, enforced: boolean) => metrics.fraudRefusal(x.rule, x.country, enforced),
     messages: buildCatalogue(config),
     onSmsSent: (country: string, sms: SmsInfo) => metrics.smsSent(country, sms.encoding, sms.segments),
+    sealer: new SecretBox(hasher, 'workflow-steps'),
+    routes: autoRoutesOf(config),
+    onFallback: (from: string, to: string, reason: string) => metrics.fallback(from, to, reason),
+    onStep: (step: number, channel: string) => metrics.workflowStep(step, channel),
   }
   const verifyDeps = { storage, hasher, ids, clock, limits, limiter, idempotency }
   const statusDeps = { storage, ids, clock, limits, limiter }
   const cancelDeps = { storage, ids, clock, limits, limiter, idempotency }
   const send = new SendService(sendDeps)
+  const nextDeps = { ...cancelDeps, fallback: send.fallback }
   const http: HttpDeps = {
     ...{ readiness: s.readiness, metrics, logger, publicUrl: s.publicUrl, auth, limiter },
     receiptReaders: receiptReadersInForce({ config: () => s.inForce.config, env: () => s.inForce.env, clock, publicUrl: s.publicUrl }),
-    receipts: new ReceiptService({ storage, ids, clock }),
+    receipts: new ReceiptService({ storage, ids, clock, onUndelivered: (target) => send.fallback.afterUndelivered(target) }),
     send,
     hookRoute: hookRouteDeps({ core: s.core, inForce: s.inForce, delivery: s.delivery, metrics, logger, send }),
     verify: new VerifyService(verifyDeps),
     status: new StatusService(statusDeps),
     cancel: new CancelService(cancelDeps),
+    next: new NextService(nextDeps),
     lockoutSeconds: limits.lockoutSeconds,
     maxSendsInFlight: config.delivery.max_sends_in_flight,
     outboxFull: s.outboxFull,
@@ -96,7 +105,7 @@ export function requestServices(s: ServiceSources): RequestServices {
     makeDelivery: s.delivery.makeDelivery,
     makeLimiter,
     makeCatalogue: buildCatalogue,
-    holders: [sendDeps, verifyDeps, statusDeps, cancelDeps, http],
+    holders: [sendDeps, verifyDeps, statusDeps, cancelDeps, nextDeps, http],
     idempotency: idempotency.settings,
     send: sendDeps,
     http,

@@ -16,6 +16,8 @@ import { reloadOnSighup } from './reload.ts'
 const SWEEP_EVERY_MS = 60_000
 /** How often sends left unsettled by a stopped process are looked for (otp/recovery.ts), besides at start. */
 const RECOVER_EVERY_MS = 5_000
+/** How often due workflow steps are looked for (docs/api.md#workflows): a step starts at most this late after its `channel_timeout`. */
+const WORKFLOW_EVERY_MS = 1_000
 /**
  * On a stop signal, sends in flight finish (delivered, or refunded) before the
  * exit: the grace is the delivery budget and this much more for their last
@@ -89,6 +91,12 @@ async function serve(opts: CommonOptions & { listen?: string }): Promise<void> {
   const recover = recoverer(server, logger, running)
   void recover()
   running.timers.push(setInterval(() => void recover(), RECOVER_EVERY_MS))
+  const advance = oneAtATime(
+    running,
+    () => server.advanceDue(),
+    (err) => logger.error('starting due workflow steps failed; it runs again shortly', { error: err instanceof Error ? err.message : String(err) }),
+  )
+  running.timers.push(setInterval(() => void advance(), WORKFLOW_EVERY_MS))
   // Webhook deliveries and expiry events (events/dispatcher.ts); shutdown() stops it.
   server.events.start()
 }
@@ -177,6 +185,22 @@ function recoverer(server: Server, logger: Logger, running: Running): () => Prom
       logger.error('recovery of unsettled sends failed; it runs again shortly', { error: err instanceof Error ? err.message : String(err) })
     } finally {
       recovering = false
+    }
+  }
+}
+
+/** `work`, one run at a time, none once stopping; a failure is reported and the next tick tries again. */
+function oneAtATime(running: Running, work: () => Promise<unknown>, report: (err: unknown) => void): () => Promise<void> {
+  let busy = false
+  return async () => {
+    if (busy || running.stopping) return
+    busy = true
+    try {
+      await work()
+    } catch (err) {
+      report(err)
+    } finally {
+      busy = false
     }
   }
 }

@@ -230,6 +230,27 @@ export const HOOK_CODE_LIFETIME_SECONDS = 600
 
 export const HooksConfig = T.Record(T.String(), HookConfig, { default: {} })
 
+/**
+ * One `[[routing]]` table (docs/delivery.md#routing-by-country): countries,
+ * the workflow `channel: "auto"` means there, providers per channel in place
+ * of `[channels]`, and a sender per provider. Checked further by
+ * delivery/routing.ts (countries, providers).
+ */
+export const RouteConfig = T.Object(
+  {
+    countries: T.Array(T.String({ pattern: '^([A-Z]{2}|\\*)$', description: "a country code in capitals such as IN or BR, or '*' for every other" }), {
+      minItems: 1,
+    }),
+    workflow: T.Optional(
+      T.Array(T.String({ pattern: '^(sms|voice|whatsapp|email)$', description: 'a channel: sms, voice, whatsapp' }), { minItems: 1, maxItems: 3 }),
+    ),
+    channel_timeout: T.Optional(T.Integer({ minimum: 15, maximum: 900 })),
+    channels: T.Optional(ChannelsConfig),
+    from: T.Optional(T.Record(T.String(), T.String({ minLength: 1 }))),
+  },
+  strict,
+)
+
 export const Config = T.Object(
   {
     server: ServerConfig,
@@ -247,6 +268,7 @@ export const Config = T.Object(
     messages: MessagesConfig,
     console: ConsoleConfig,
     hooks: HooksConfig,
+    routing: T.Array(RouteConfig, { default: [] }),
   },
   { additionalProperties: false },
 )

@@ -9,6 +9,7 @@
 import { type AnyElysia, Elysia } from 'elysia'
 import type { Logger } from '../lib/logger.ts'
 import type { CancelService } from '../otp/cancel.ts'
+import type { NextService } from '../otp/next.ts'
 import type { SendService } from '../otp/send.ts'
 import type { StatusService } from '../otp/status.ts'
 import type { VerifyService } from '../otp/verify.ts'
@@ -20,6 +21,7 @@ import { errorReply, render } from './reply.ts'
 import { receiptsRoute, type ReceiptRouteDeps } from './receipts-route.ts'
 import { finishRequest, requestIdOf, startNote, type RequestLogDeps } from './request-log.ts'
 import { cancelRoute } from './cancel-route.ts'
+import { nextRoute } from './next-route.ts'
 import { hooksRoute, type HookRouteDeps } from './hooks-route.ts'
 import { sendRoute } from './send-route.ts'
 import { statusRoute } from './status-route.ts'
@@ -30,6 +32,8 @@ export interface HttpDeps extends AdmissionDeps, OpsDeps, ReceiptRouteDeps {
   verify: VerifyService
   status: StatusService
   cancel: CancelService
+  /** A workflow's next step (docs/api.md#workflows). */
+  next: NextService
   logger: Logger
   lockoutSeconds: number
   /** `delivery.max_sends_in_flight`: past it a send answers 503 at once (docs/api.md#overload); a reload updates it. */
@@ -84,6 +88,7 @@ export function createHttpApp(deps: HttpDeps) {
     .use(verifyRoute(deps))
     .use(statusRoute(deps))
     .use(cancelRoute(deps))
+    .use(nextRoute(deps))
     .use(receiptsRoute(deps))
     .use(hooksRoute(deps.hookRoute))
     .use(healthRoutes(deps))
@@ -93,7 +98,14 @@ export function createHttpApp(deps: HttpDeps) {
     app.use(metricsRoute(deps, deps.metricsToken))
     ops.push('/metrics')
   }
-  const api = ['/api/v1/send', '/api/v1/verify', '/api/v1/verifications/:id', '/api/v1/verifications/:id/cancel', '/api/v1/receipts/:provider']
+  const api = [
+    '/api/v1/send',
+    '/api/v1/verify',
+    '/api/v1/verifications/:id',
+    '/api/v1/verifications/:id/cancel',
+    '/api/v1/verifications/:id/next',
+    '/api/v1/receipts/:provider',
+  ]
   methodNotAllowed(app as unknown as Elysia, [...api, ...ops])
   return app
 }

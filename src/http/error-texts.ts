@@ -42,6 +42,15 @@ export const Msg = {
   locale: 'locale must be a supported language tag',
   /** docs/messages.md#autofill */
   appHash: 'app_hash must be 11 characters of base64',
+  /** docs/api.md#workflows */
+  channelAndWorkflow: 'channel and workflow cannot both be given',
+  workflow: 'workflow must be a list of 1 to 3 steps',
+  channelTimeout: 'channel_timeout must be an integer between 15 and 900',
+  channelTimeoutAlone: 'channel_timeout is allowed only with workflow',
+  /** `channel: "auto"` for a number whose country no `[[routing]]` table gives a workflow (docs/api.md#workflows). */
+  autoUnrouted: "channel auto has no workflow for this recipient's country",
+  /** `/next` with no later step to start (or a send without a workflow). */
+  noNextStep: 'Verification has no next step',
   /** The node's ceiling on sends in flight is reached (docs/api.md#overload): nothing was charged or counted. */
   overloaded: 'Too many sends in progress. Please try again in 1 second.',
   /** The event outbox holds `[events] max_queued` deliveries (docs/api.md#overload): nothing was charged, counted or stored. */
@@ -60,6 +69,23 @@ export const Msg = {
   /** An operator disabled or revoked the hook's key (docs/integrations.md#how-a-hook-is-billed). */
   hookDisabled: 'Hook is disabled',
 } as const
+
+/** A workflow step whose `channel` is missing or unknown (docs/api.md#workflows); `n` counts from 1. */
+export function workflowChannelMessage(n: number): string {
+  return `workflow step ${n}: channel must be one of: sms, email, voice, whatsapp`
+}
+
+/** A workflow step whose recipient (its own, or the send's) does not fit its channel. */
+export function workflowRecipientMessage(n: number, channel: string): string {
+  return channel === 'email'
+    ? `workflow step ${n}: recipient must be a valid email address for the email channel`
+    : `workflow step ${n}: recipient must be a valid E.164 phone number for SMS, voice and WhatsApp`
+}
+
+/** A workflow step with the channel and recipient of an earlier one. */
+export function workflowRepeatMessage(n: number, earlier: number): string {
+  return `workflow step ${n} repeats step ${earlier}`
+}
 
 /** Cancel of a verification that ended otherwise (docs/api.md#verification-status). */
 export function alreadyEndedMessage(status: string): string {

@@ -25,6 +25,8 @@ export const MessagePlaceholder = t.String({ pattern: '\\{code\\}' })
 export const Subject = t.String({ pattern: SUBJECT_CHARS, description: 'email subject, one line of 1-200 characters' })
 export const ExpiresIn = t.Integer({ minimum: 60, maximum: 3600, default: 300 })
 export const Code = t.String({ pattern: '^[0-9]{4,10}$' })
+/** A workflow's seconds per step (docs/api.md#workflows). */
+export const ChannelTimeout = t.Integer({ minimum: 15, maximum: 900 })
 
 export const SendBody = t.Object({
   channel: Channel,
@@ -71,6 +73,21 @@ export const SmsTooLongMessage = t.String({ pattern: '^message is longer than [0
 export const VoiceTooLongMessage = t.String({
   pattern: '^message is longer than [0-9]+ characters for a voice call$',
   examples: ['message is longer than 300 characters for a voice call'],
+})
+/** `/next` that cannot start a step (docs/api.md#workflows). */
+export const NoNextMessage = t.Union([
+  t.Literal('Verification has no next step'),
+  t.Literal('Verification is already approved'),
+  t.Literal('Verification is already expired'),
+  t.Literal('Verification is already failed'),
+  t.Literal('Verification is already canceled'),
+  t.Literal('Verification is already locked'),
+])
+/** A workflow step's channel, recipient or repetition (docs/api.md#workflows), as a pattern; error-texts.ts has the templates. */
+export const WorkflowStepMessage = t.String({
+  pattern:
+    '^workflow step [1-3](: channel must be one of: sms, email, voice, whatsapp|: recipient must be a valid email address for the email channel|: recipient must be a valid E\\.164 phone number for SMS, voice and WhatsApp| repeats step [1-3])$',
+  examples: ['workflow step 2: recipient must be a valid email address for the email channel'],
 })
 /** docs/api.md#verification-status: cancel of a verification that is already over. */
 export const AlreadyFinalMessage = t.Union([
@@ -217,6 +234,44 @@ export const EmailSendBody = t.Object({
   ...sendFields,
 })
 
+/** `channel: "auto"` (docs/api.md#workflows): the operator's workflow for the number's country. */
+export const AutoSendBody = t.Object({
+  channel: t.Literal('auto'),
+  recipient: t.String({ ...PhoneRecipient, description: "E.164 phone number: its country picks the operator's workflow ([[routing]])" }),
+  channel_timeout: t.Optional(
+    t.Integer({ minimum: 15, maximum: 900, description: "seconds a step is given before the next one starts; the operator's, else 60, when absent" }),
+  ),
+  ...sendFields,
+})
+
+/** A step of a workflow send (docs/api.md#workflows). */
+export const WorkflowStepBody = t.Object({
+  channel: Channel,
+  recipient: t.Optional(
+    t.String({
+      description:
+        "this step's recipient: an E.164 phone number for sms, voice and whatsapp, an email address for email; absent: the send's `recipient`, which must then fit this channel",
+    }),
+  ),
+})
+export const WorkflowSendBody = t.Object({
+  workflow: t.Array(WorkflowStepBody, {
+    minItems: 1,
+    maxItems: 3,
+    description:
+      'the channels tried in turn, for one verification and one code: the next starts when a delivery fails for good, after `channel_timeout`, or on `/next`. No step may repeat the channel and recipient of another. Not with `channel`',
+  }),
+  recipient: t.Optional(t.String({ description: "every step's recipient unless the step names its own" })),
+  channel_timeout: t.Optional(
+    t.Integer({
+      minimum: 15,
+      maximum: 900,
+      description: 'seconds a step is given before the next one starts, unless a correct code comes first; 60 when absent',
+    }),
+  ),
+  ...sendFields,
+})
+
 export const VerificationStatus = t.Union(
   [t.Literal('pending'), t.Literal('approved'), t.Literal('expired'), t.Literal('locked'), t.Literal('canceled'), t.Literal('failed')],
   {
@@ -248,6 +303,26 @@ export const DeliveryInfo = t.Object(
   },
   exact,
 )
+export const StepEnd = t.Union(
+  [t.Literal('delivery_failed'), t.Literal('undelivered'), t.Literal('timeout'), t.Literal('requested'), t.Literal('fraud_blocked')],
+  {
+    description:
+      'why the step ended: no provider took it, a receipt said undelivered, `channel_timeout` passed, the client asked (`/next`), or the fraud guard refused it',
+  },
+)
+export const StepInfo = t.Object(
+  {
+    channel: Channel,
+    recipient: t.String({ description: "the step's recipient, masked" }),
+    provider: t.Union([t.String(), t.Null()], { description: 'the provider that took its message; null while none has' }),
+    delivery: t.Union([DeliveryStatus, t.Null()], { description: 'null for a step not started, and for test recipients' }),
+    started_at: t.Union([Timestamp, t.Null()]),
+    due_at: t.Union([Timestamp, t.Null()], { description: 'when a step not yet started starts unless a correct code comes first; null when none is due' }),
+    ended_at: t.Union([Timestamp, t.Null()]),
+    ended_reason: t.Union([StepEnd, t.Null()]),
+  },
+  exact,
+)
 export const StatusResponse = t.Object(
   {
     success: t.Literal(true),
@@ -258,7 +333,20 @@ export const StatusResponse = t.Object(
     created_at: Timestamp,
     expires_at: Timestamp,
     failed_attempts: t.Integer({ minimum: 0 }),
-    delivery: t.Union([DeliveryInfo, t.Null()], { description: 'null for test recipients' }),
+    delivery: t.Union([DeliveryInfo, t.Null()], { description: "null for test recipients; with a workflow, the current step's" }),
+    current_step: t.Optional(t.Integer({ minimum: 0, maximum: 2, description: 'a workflow send only: the index in `steps` of the step started last' })),
+    channel_timeout: t.Optional(t.Integer({ minimum: 15, maximum: 900, description: "a workflow send only: the send's `channel_timeout`" })),
+    steps: t.Optional(t.Array(StepInfo, { description: 'a workflow send only: its steps, in order' })),
+    request_id: RequestId,
+  },
+  exact,
+)
+export const NextResponse = t.Object(
+  {
+    success: t.Literal(true),
+    verification_id: Uuid,
+    current_step: t.Integer({ minimum: 1, maximum: 2, description: 'the index in `steps` of the step it started' }),
+    channel: Channel,
     request_id: RequestId,
   },
   exact,

@@ -8,13 +8,15 @@
 import type { TSchema } from '@sinclair/typebox'
 import { Msg } from './error-texts.ts'
 import * as M from './models.ts'
-import { errors, type Json, plain, TEST_RECIPIENTS, VERIFICATION_ID } from './openapi-parts.ts'
+import { errors, type Json, plain, ref, TEST_RECIPIENTS, VERIFICATION_ID } from './openapi-parts.ts'
 
 const API_SCHEMAS: Record<string, TSchema> = {
   SmsSendBody: M.SmsSendBody,
   VoiceSendBody: M.VoiceSendBody,
   WhatsappSendBody: M.WhatsappSendBody,
   EmailSendBody: M.EmailSendBody,
+  WorkflowSendBody: M.WorkflowSendBody,
+  AutoSendBody: M.AutoSendBody,
   VerifyBody: M.VerifyBody,
   CancelBody: M.CancelBody,
   WebhookReceipt: M.WebhookReceipt,
@@ -23,6 +25,7 @@ const API_SCHEMAS: Record<string, TSchema> = {
   LockoutResponse: M.LockoutResponse,
   StatusResponse: M.StatusResponse,
   CancelResponse: M.CancelResponse,
+  NextResponse: M.NextResponse,
   ReceiptResponse: M.ReceiptResponse,
   ErrorResponse: M.ErrorResponse,
   HealthResponse: M.HealthResponse,
@@ -30,9 +33,24 @@ const API_SCHEMAS: Record<string, TSchema> = {
   NotReadyResponse: M.NotReadyResponse,
 }
 
+/** A send with `channel`: one body per channel, told apart by it (a generated client narrows on it). */
+const CHANNEL_SEND_BODY: Json = {
+  oneOf: ['SmsSendBody', 'VoiceSendBody', 'WhatsappSendBody', 'EmailSendBody', 'AutoSendBody'].map(ref),
+  discriminator: {
+    propertyName: 'channel',
+    mapping: {
+      sms: '#/components/schemas/SmsSendBody',
+      voice: '#/components/schemas/VoiceSendBody',
+      whatsapp: '#/components/schemas/WhatsappSendBody',
+      email: '#/components/schemas/EmailSendBody',
+      auto: '#/components/schemas/AutoSendBody',
+    },
+  },
+}
+
 /** The schemas the operations refer to, as plain JSON Schema. */
 export function apiSchemas(): Record<string, Json> {
-  return Object.fromEntries(Object.entries(API_SCHEMAS).map(([k, v]) => [k, plain(v)]))
+  return { ...Object.fromEntries(Object.entries(API_SCHEMAS).map(([k, v]) => [k, plain(v)])), ChannelSendBody: CHANNEL_SEND_BODY }
 }
 
 /** The document's info, without its version (the running one). */

@@ -145,7 +145,7 @@ function sendOnce(deps: AdmissionDeps & { send: SendService; logger: Logger }, r
     if (!a.ok) return a.reply
     const note = noteOf(request)
     if (typeof a.body.recipient === 'string') note.recipient = maskRecipient(a.body.recipient)
-    const input = validateSend(a.body, deps.send.resolveLocale)
+    const input = validateSend(a.body, deps.send.resolveLocale, deps.send.resolveAuto)
     if (!input.ok) return counted(deps, a.key, errorReply(400, input.error))
     note.channel = input.value.channel
     const outcome = await deps.send.send(
@@ -184,31 +184,32 @@ export const SEND_EXAMPLES = {
   test_phone_expired: { summary: 'Test recipient: created already expired', value: { channel: 'voice', recipient: '+15550100003' } },
   test_email_success: { summary: 'Test recipient: verifies with 123456', value: { channel: 'email', recipient: 'success@otpd.test' } },
   test_email_fail: { summary: 'Test recipient: every code answers `Invalid code`', value: { channel: 'email', recipient: 'fail@otpd.test' } },
+  auto: { summary: "The operator's workflow for the number's country ([[routing]])", value: { channel: 'auto', recipient: '+919812345678' } },
+  workflow: {
+    summary: 'WhatsApp first, then SMS after 45 seconds or at once if WhatsApp fails, then email',
+    value: {
+      recipient: '+919812345678',
+      workflow: [{ channel: 'whatsapp' }, { channel: 'sms' }, { channel: 'email', recipient: 'ann@example.com' }],
+      channel_timeout: 45,
+    },
+  },
 }
 /** The route's operation in the OpenAPI document (app/openapi.ts assembles it). */
 export const sendOperation = {
   operationId: 'sendCode',
   tags: ['Verifications'],
   summary: 'Create a verification and deliver its code',
-  description: 'Costs one credit unless the recipient is a test recipient; a failed delivery is refunded.' + TEST_RECIPIENTS,
+  description:
+    'Costs one credit unless the recipient is a test recipient; a failed delivery is refunded. With `workflow`, each started step costs one credit, and a step whose delivery fails is refunded.' +
+    TEST_RECIPIENTS,
   security: apiSecurity,
   parameters: [idempotencyParam],
   requestBody: {
     required: true,
     content: {
       'application/json': {
-        schema: {
-          oneOf: [ref('SmsSendBody'), ref('VoiceSendBody'), ref('WhatsappSendBody'), ref('EmailSendBody')],
-          discriminator: {
-            propertyName: 'channel',
-            mapping: {
-              sms: '#/components/schemas/SmsSendBody',
-              voice: '#/components/schemas/VoiceSendBody',
-              whatsapp: '#/components/schemas/WhatsappSendBody',
-              email: '#/components/schemas/EmailSendBody',
-            },
-          },
-        },
+        // `channel` or `workflow`, never both: a body with both matches two branches, which oneOf refuses.
+        schema: { oneOf: [ref('ChannelSendBody'), ref('WorkflowSendBody')] },
         examples: SEND_EXAMPLES,
       },
     },
@@ -233,6 +234,12 @@ export const sendOperation = {
       Msg.ip,
       Msg.locale,
       Msg.appHash,
+      Msg.channelAndWorkflow,
+      Msg.workflow,
+      M.WorkflowStepMessage,
+      Msg.channelTimeout,
+      Msg.channelTimeoutAlone,
+      Msg.autoUnrouted,
       M.SmsTooLongMessage,
       M.VoiceTooLongMessage,
       Msg.customTextRefused,

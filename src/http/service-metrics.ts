@@ -122,6 +122,20 @@ function addTrafficMetrics(registry: Registry) {
         ['rule', 'country', 'decision'],
       ),
     ),
+    workflowSteps: registry.add(
+      new Counter(
+        'otpd_workflow_steps_total',
+        "A workflow's steps whose delivery started (docs/api.md#workflows), by index (0: the send's own) and channel; test recipients' are not counted.",
+        ['step', 'channel'],
+      ),
+    ),
+    fallbacks: registry.add(
+      new Counter(
+        'otpd_workflow_fallbacks_total',
+        "A workflow's next step started (docs/api.md#workflows), by the channel it left, the channel it started and why (delivery_failed, undelivered, timeout, requested, fraud_blocked, no_credits).",
+        ['from', 'to', 'reason'],
+      ),
+    ),
     smsSegments: registry.add(
       new Counter(
         'otpd_sms_segments_total',
@@ -237,6 +251,13 @@ function recorders(m: ReturnType<typeof addTrafficMetrics>) {
     /** Countries come from the phone metadata, never from the request's text. */
     smsSent(country: string, encoding: string, segments: number) {
       m.smsSegments.inc({ country, encoding }, segments)
+    },
+    workflowStep(step: number, channel: string) {
+      m.workflowSteps.inc({ step: String(step), channel })
+    },
+    /** Channels and reasons are fixed sets, never the request's text. */
+    fallback(from: string, to: string, reason: string) {
+      m.fallbacks.inc({ from, to, reason })
     },
     walFlush(ms: number) {
       m.walFlush.observe({}, ms / 1000)

@@ -6,6 +6,7 @@
  */
 import { Elysia } from 'elysia'
 import type { Logger } from '../lib/logger.ts'
+import type { StepRow } from '../otp/ports/index.ts'
 import type { StatusOutcome, StatusService } from '../otp/status.ts'
 import type { Verification } from '../otp/types.ts'
 import { authenticate, keyLimitedReply, type AdmissionDeps } from './admission.ts'
@@ -30,6 +31,32 @@ function deliveryOf(v: Verification): Record<string, unknown> {
   return d
 }
 
+/**
+ * A workflow's steps (docs/api.md#workflows): the current one (the last
+ * started) shows the verification's own delivery; one that ended keeps what
+ * its delivery came to.
+ */
+function workflowOf(v: Verification, steps: StepRow[]): Record<string, unknown> {
+  const current = steps.findLastIndex((s) => s.startedAt !== null)
+  return {
+    current_step: current,
+    channel_timeout: steps[0]!.channelTimeout,
+    steps: steps.map((s, i) => {
+      const live = i === current && s.endedAt === null
+      return {
+        channel: s.channel,
+        recipient: s.recipientMask,
+        provider: live ? v.deliveryProvider : s.provider,
+        delivery: live ? v.delivery : s.delivery,
+        started_at: iso(s.startedAt),
+        due_at: iso(s.dueAt),
+        ended_at: iso(s.endedAt),
+        ended_reason: s.endReason,
+      }
+    }),
+  }
+}
+
 export function statusReply(outcome: StatusOutcome): Reply {
   switch (outcome.kind) {
     case 'key_limited':
@@ -51,6 +78,7 @@ export function statusReply(outcome: StatusOutcome): Reply {
           failed_attempts: outcome.failedAttempts,
           // Test recipients deliver nothing.
           delivery: v.delivery === null ? null : deliveryOf(v),
+          ...(outcome.steps.length === 0 ? {} : workflowOf(v, outcome.steps)),
         },
       }
     }

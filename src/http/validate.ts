@@ -6,8 +6,9 @@
 import type { TSchema } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { isIP } from 'node:net'
-import { Msg } from './error-texts.ts'
-import type { SendInput, VerifyInput } from '../otp/types.ts'
+import { Msg, workflowChannelMessage, workflowRecipientMessage, workflowRepeatMessage } from './error-texts.ts'
+import { recipientIdentity } from '../otp/recipient-identity.ts'
+import { MAX_WORKFLOW_STEPS, type SendInput, type VerifyInput, type WorkflowStep } from '../otp/types.ts'
 import * as M from './models.ts'
 
 const compile = (s: TSchema) => {
@@ -22,6 +23,7 @@ const hasPlaceholder = compile(M.MessagePlaceholder)
 const isSubject = compile(M.Subject)
 const isExpiresIn = compile(M.ExpiresIn)
 const isCode = compile(M.Code)
+const isChannelTimeout = compile(M.ChannelTimeout)
 
 export type Validated<T> = { ok: true; value: T } | { ok: false; error: string }
 
@@ -47,12 +49,15 @@ const APP_HASH = /^[A-Za-z0-9+/]{11}$/
  * catalogue (otp/messages/catalogue.ts resolve), null when it has none; without it
  * every `locale` is refused.
  */
-export function validateSend(body: Record<string, unknown>, resolveLocale: (tag: string) => string | null = () => null): Validated<SendInput> {
-  const { channel, recipient, message, subject, expires_in, code } = body
-  if (!isChannel(channel)) return fail(Msg.channel)
-  const ch = channel as SendInput['channel']
-  const wrongRecipient = recipientProblem(ch, recipient)
-  if (wrongRecipient) return fail(wrongRecipient)
+export function validateSend(
+  body: Record<string, unknown>,
+  resolveLocale: (tag: string) => string | null = () => null,
+  resolveAuto: AutoResolver = () => null,
+): Validated<SendInput> {
+  const { message, subject, expires_in, code } = body
+  // A plain send pays one look-up for workflows (docs/api.md#workflows).
+  const route = body.workflow !== undefined ? workflowRoute(body) : body.channel === 'auto' ? autoRoute(body.recipient, resolveAuto) : plainRoute(body)
+  if (!route.ok) return route
   const problem =
     optional(message, [
       [isMessage, Msg.message],
@@ -71,11 +76,16 @@ export function validateSend(body: Record<string, unknown>, resolveLocale: (tag:
   }
   const appHash = body.app_hash
   if (appHash !== undefined && (typeof appHash !== 'string' || !APP_HASH.test(appHash))) return fail(Msg.appHash)
+  const timeout = body.channel_timeout
+  if (timeout !== undefined) {
+    if (route.value.workflow === undefined) return fail(Msg.channelTimeoutAlone)
+    if (!isChannelTimeout(timeout)) return fail(Msg.channelTimeout)
+    route.value.channelTimeout = timeout as number
+  }
   return {
     ok: true,
     value: {
-      channel: ch,
-      recipient: recipient as string,
+      ...route.value,
       message: message as string | undefined,
       subject: subject as string | undefined,
       expiresIn: expires_in as number | undefined,
@@ -85,6 +95,60 @@ export function validateSend(body: Record<string, unknown>, resolveLocale: (tag:
       appHash: appHash as string | undefined,
     },
   }
+}
+
+type Route = Pick<SendInput, 'channel' | 'recipient' | 'workflow' | 'channelTimeout'>
+
+/** The workflow `channel: "auto"` means for a phone number (otp/workflow.ts autoWorkflowOf), null when none. */
+export type AutoResolver = (phone: string) => { channels: SendInput['channel'][]; channelTimeout?: number } | null
+
+/** `channel: "auto"`: the operator's workflow for the number's country, every step to that number. */
+function autoRoute(recipient: unknown, resolveAuto: AutoResolver): Validated<Route> {
+  if (!isPhone(recipient)) return fail(Msg.recipientPhone)
+  const phone = recipient as string
+  const found = resolveAuto(phone)
+  if (found === null) return fail(Msg.autoUnrouted)
+  const workflow = found.channels.map((channel) => ({ channel, recipient: phone }))
+  const value: Route = { channel: workflow[0]!.channel, recipient: phone, workflow }
+  if (found.channelTimeout !== undefined) value.channelTimeout = found.channelTimeout
+  return { ok: true, value }
+}
+
+/** `channel` and `recipient` as they always were. */
+function plainRoute(body: Record<string, unknown>): Validated<Route> {
+  const { channel, recipient } = body
+  if (!isChannel(channel)) return fail(Msg.channel)
+  const ch = channel as SendInput['channel']
+  const wrongRecipient = recipientProblem(ch, recipient)
+  if (wrongRecipient) return fail(wrongRecipient)
+  return { ok: true, value: { channel: ch, recipient: recipient as string } }
+}
+
+/**
+ * `workflow` (docs/api.md#workflows): 1 to 3 steps, each a channel and the
+ * recipient it goes to (its own, else the send's), none repeating another;
+ * the send's `channel` and `recipient` become the first step's.
+ */
+function workflowRoute(body: Record<string, unknown>): Validated<Route> {
+  if (body.channel !== undefined) return fail(Msg.channelAndWorkflow)
+  const list = body.workflow
+  if (!Array.isArray(list) || list.length === 0 || list.length > MAX_WORKFLOW_STEPS) return fail(Msg.workflow)
+  const steps: WorkflowStep[] = []
+  const seen: string[] = []
+  for (const [i, item] of list.entries()) {
+    const step = (typeof item === 'object' && item !== null && !Array.isArray(item) ? item : {}) as Record<string, unknown>
+    if (!isChannel(step.channel)) return fail(workflowChannelMessage(i + 1))
+    const channel = step.channel as SendInput['channel']
+    const recipient = step.recipient === undefined ? body.recipient : step.recipient
+    if (recipientProblem(channel, recipient)) return fail(workflowRecipientMessage(i + 1, channel))
+    const identity = `${channel}:${recipientIdentity(channel, recipient as string)}`
+    const earlier = seen.indexOf(identity)
+    if (earlier >= 0) return fail(workflowRepeatMessage(i + 1, earlier + 1))
+    seen.push(identity)
+    steps.push({ channel, recipient: recipient as string })
+  }
+  const first = steps[0]!
+  return { ok: true, value: { channel: first.channel, recipient: first.recipient, workflow: steps } }
 }
 
 /**

@@ -20,6 +20,7 @@ export const EVENT_TYPES: readonly EventType[] = [
   'verification.locked',
   'verification.expired',
   'verification.canceled',
+  'verification.fallback',
   'send.blocked',
 ]
 

@@ -10,7 +10,7 @@
 import type { Clock } from '../lib/clock.ts'
 import type { VerificationIds } from '../lib/verification-id.ts'
 import { emit } from './events.ts'
-import type { Storage } from './ports/index.ts'
+import type { StepRow, Storage } from './ports/index.ts'
 import { decideStatus } from './status.ts'
 import type { ReceiptState, VendorError, Verification } from './types.ts'
 
@@ -78,6 +78,8 @@ export interface ReceiptDeps {
   storage: Storage
   ids: VerificationIds
   clock: Clock
+  /** A workflow's current step is undelivered: its next step starts at once (otp/fallback.ts), after this receipt's commit; never rejects. */
+  onUndelivered?: (target: { seq: number; id: string }) => Promise<void>
 }
 
 export class ReceiptService {
@@ -87,16 +89,23 @@ export class ReceiptService {
     const { d } = this
     const seq = receipt.verificationId === null ? null : d.ids.seqOf(receipt.verificationId)
     if (seq === null && !receipt.ref) return 'ignored'
-    return d.storage.write(async (r): Promise<ReceiptOutcome> => {
+    const done = await d.storage.write(async (r): Promise<{ outcome: ReceiptOutcome; advance?: { seq: number; id: string } }> => {
       // By otpd's own id when the vendor echoes it (it may outrun the send's record of the vendor's id), else by the vendor's.
       const target =
         seq !== null && receipt.verificationId !== null ? { seq, id: receipt.verificationId } : await r.verifications.findByRef(receipt.provider, receipt.ref!)
       const v = target && (await r.verifications.findById(target.id, target.seq))
       // Test recipients have no delivery, and so no receipt.
-      if (!v || v.testMode !== null) return 'ignored'
+      if (!v || v.testMode !== null) return { outcome: 'ignored' }
+      const steps = await r.workflows.steps(v.seq)
+      const ended = endedStepOf(steps, v.deliveryProvider, receipt.provider)
+      if (ended !== null) {
+        // A workflow's earlier step (docs/api.md#workflows): its own row takes the final status; the current step is untouched.
+        const moved = receipt.state !== 'accepted' && (await r.workflows.stepReceipt(v.seq, ended, receipt.state))
+        return { outcome: moved ? 'recorded' : 'ignored' }
+      }
       const now = d.clock.now()
       const recorded = { state: receipt.state, provider: receipt.provider, at: now, ref: receipt.ref ?? null, error: receipt.error ?? null }
-      if (!(await r.verifications.recordReceipt(v.seq, recorded))) return 'ignored'
+      if (!(await r.verifications.recordReceipt(v.seq, recorded))) return { outcome: 'ignored' }
       // A receipt changes no status; a canceled verification still takes one (the message went out).
       const status = decideStatus(v, now, false)
       const extra = { provider: receipt.provider }
@@ -111,7 +120,7 @@ export class ReceiptService {
         // send's own settle (or recovery, which only looks at `sending`) may never come.
         await r.idempotency.settle(v.seq, null)
       }
-      if (receipt.state === 'accepted') return 'recorded'
+      if (receipt.state === 'accepted') return { outcome: 'recorded' }
       const after: Verification = {
         ...v,
         delivery: receipt.state,
@@ -122,7 +131,26 @@ export class ReceiptService {
       // A vendor's error rides on the undelivered event: its code and title, never the number.
       const final = receipt.error ? { ...extra, error_code: receipt.error.code, error_title: receipt.error.title } : extra
       await emit(r, receipt.state === 'delivered' ? 'verification.delivered' : 'verification.undelivered', after, now, final, status)
-      return 'recorded'
+      const advance = receipt.state === 'undelivered' && steps.length > 1 ? { seq: v.seq, id: v.id } : undefined
+      return { outcome: 'recorded', advance }
     })
+    // After the answer (the vendor does not wait for the next step's delivery), in its own
+    // transaction: if it is lost, the step's `channel_timeout` starts the next one all the same.
+    if (done.advance && d.onUndelivered) void d.onUndelivered(done.advance)
+    return done.outcome
   }
+}
+
+/**
+ * The workflow step an ended step's receipt is about: the last started step,
+ * other than the current one, that this provider took; null when the receipt
+ * is the current step's (its provider took it, or it is still `sending`
+ * through a provider no earlier step used) or there is no workflow.
+ */
+function endedStepOf(steps: StepRow[], currentProvider: string | null, provider: string): number | null {
+  if (steps.length === 0) return null
+  const current = steps.findLastIndex((s) => s.startedAt !== null)
+  if (currentProvider === provider && steps[current]?.endedAt === null) return null
+  const earlier = steps.findLast((s) => s.step !== current && s.startedAt !== null && s.provider === provider)
+  return earlier ? earlier.step : null
 }

@@ -24,7 +24,10 @@ import { type KeyLimited, type KeyLimiter, keyLimitedBy } from './key-limiter.ts
 import { failureCapWait } from './failure-cap.ts'
 import { recipientIdentity } from './recipient-identity.ts'
 import { TEST_CODE, testModeOf } from './test-recipients.ts'
-import type { ApiKey, DeliveryDetail, Limits, OutboundMessage, SendInput, SmsInfo, TestMode, Verification } from './types.ts'
+import type { SecretSealer } from './webhooks.ts'
+import { type AutoRoute, autoWorkflowOf, insertSteps } from './workflow.ts'
+import { Fallback, type FallbackDeps } from './fallback.ts'
+import type { ApiKey, Channel, DeliveryDetail, Limits, OutboundMessage, SendInput, SmsInfo, TestMode, Verification } from './types.ts'
 import type { MessageCatalogue, MessageSettings } from './messages/catalogue.ts'
 import { type Composed, composeMessage } from './messages/compose.ts'
 import { RECIPIENT_LOOKBACK_MS, recipientWindowVerdict, secondsUntil } from './windows.ts'
@@ -94,13 +97,29 @@ export interface SendDeps {
   messages: MessageCatalogue
   /** Each SMS a provider took, with its destination country (metrics); called once per send. */
   onSmsSent?: (country: string, sms: SmsInfo) => void
+  /** Seals what a workflow's later steps deliver (otp/workflow.ts). */
+  sealer: SecretSealer
+  /** Each workflow step started after the first (metrics). */
+  onFallback?: FallbackDeps['onFallback']
+  /** Each workflow step whose delivery starts (metrics). */
+  onStep?: FallbackDeps['onStep']
+  /** The `[[routing]]` workflows `channel: "auto"` means (otp/workflow.ts); replaced by a reload. */
+  routes: AutoRoute[]
 }
 
 export class SendService {
-  constructor(private readonly d: SendDeps) {}
+  /** A workflow's later steps (docs/api.md#workflows), with the send's own dependencies. */
+  readonly fallback: Fallback
+
+  constructor(private readonly d: SendDeps) {
+    this.fallback = new Fallback(d)
+  }
 
   /** The catalogue's language for a request's `locale` (null: none), from the texts in force. */
   readonly resolveLocale = (tag: string): string | null => this.d.messages.resolve(tag)
+
+  /** The workflow `channel: "auto"` means for a phone number, from the tables in force. */
+  readonly resolveAuto = (phone: string): { channels: Channel[]; channelTimeout?: number } | null => autoWorkflowOf(this.d.routes, phone)
 
   /** `via`: a hook's own request limit and providers (docs/integrations.md#limits), in place of the per-key limit and `[channels]`. */
   async send(
@@ -132,6 +151,7 @@ export class SendService {
     if (reserved.refused) return reserved.refused
     const v = reserved.verification
     const note = { requestId, channel: input.channel }
+    if (input.workflow) d.onStep?.(0, input.channel)
     let provider: string
     let detail: DeliveryDetail | undefined
     try {
@@ -140,6 +160,11 @@ export class SendService {
       // Only a provider that says more (WhatsApp's) costs the settlement two more values.
       if (took.ref !== undefined || took.language !== undefined) detail = { ref: took.ref ?? null, language: took.language ?? null }
     } catch (err) {
+      // A workflow moves on to its next step at once (otp/fallback.ts).
+      if (input.workflow && input.workflow.length > 1) {
+        const inForce = await this.fallback.afterFailure(v, err, { answer: idem?.answer({ kind: 'delivery_failed' }), idempotent: idem !== undefined })
+        return inForce ? sent(v) : { kind: 'delivery_failed' }
+      }
       const refunded = await settleFailed(d, v, err, note, idem?.answer({ kind: 'delivery_failed' }))
       return refunded ? { kind: 'delivery_failed' } : sent(v)
     }
@@ -177,6 +202,7 @@ export class SendService {
     return this.d.idempotency.once(r, idem, now, async () => {
       const v = this.build(req, await r.verifications.nextSeq(), now, TEST_CODE, testMode)
       await r.verifications.insert(v)
+      if (req.input.workflow) await insertSteps(r, this.d.sealer, req.input, v, TEST_CODE)
       await emit(r, 'verification.sent', v, v.createdAt, { provider: null })
       return sent(v)
     })
@@ -202,7 +228,7 @@ export class SendService {
     // The text, its language and (SMS) its segments; a 400 when over the
     // operator's limit, decided before any rule counts the send.
     const text = composeMessage(d.messages, { ...input, code, expiresInSeconds: req.expiresInMs / 1000, account: profile })
-    const tooLong = tooLongFor(d.messages.settings, input.channel, text)
+    const tooLong = tooLongFor(d.messages.settings, input.channel, text) ?? (input.workflow ? this.laterStepTooLong(req, code, profile) : null)
     if (tooLong) return { refused: tooLong, verdict: null }
     // The per-recipient limits' reads under the recipient's lock, and the
     // new row's number, are started here, ahead of the fraud guard's, and
@@ -240,9 +266,22 @@ export class SendService {
       return { refused: await this.decided(r, idem, { kind: 'no_credits' }, now), verdict }
     }
     await r.verifications.insert(v)
+    if (input.workflow) await insertSteps(r, d.sealer, input, v, code)
     if (idem) await d.idempotency.reserve(r, idem, sent(v), now, v.seq)
     await d.guard.recordSend(r, verdict, v.seq, facts)
     return { refused: null, verification: v, code, text, verdict }
+  }
+
+  /** A workflow's later SMS or call over the operator's limit: refused with the send, before anything is charged. */
+  private laterStepTooLong(req: SendRequest, code: string, profile: SendProfile): SendOutcome | null {
+    const { input } = req
+    for (const step of input.workflow!.slice(1)) {
+      if (step.channel !== 'sms' && step.channel !== 'voice') continue
+      const text = composeMessage(this.d.messages, { ...input, ...step, code, expiresInSeconds: req.expiresInMs / 1000, account: profile })
+      const tooLong = tooLongFor(this.d.messages.settings, step.channel, text)
+      if (tooLong) return tooLong
+    }
+    return null
   }
 
   /** The per-key limit, decided and counted inside the operation's transaction. */

@@ -10,7 +10,7 @@
  */
 import { recipientCapWait } from './failure-cap.ts'
 import { type KeyedDeps, type KeyLimited, keyLimitedBy } from './key-limiter.ts'
-import type { Repos, VerificationStatus } from './ports/index.ts'
+import type { Repos, StepRow, VerificationStatus } from './ports/index.ts'
 import type { ApiKey, Limits, Verification } from './types.ts'
 
 /** The status at `now`, given whether the recipient's failure cap holds it (pure). */
@@ -38,7 +38,8 @@ export function failedAttemptsOf(v: Verification, now: number): number {
 export type StatusOutcome =
   | KeyLimited
   | { kind: 'not_found' }
-  | { kind: 'found'; verification: Verification; status: VerificationStatus; failedAttempts: number }
+  /** `steps`: a workflow's (docs/api.md#workflows), in order; empty for a send without one. */
+  | { kind: 'found'; verification: Verification; status: VerificationStatus; failedAttempts: number; steps: StepRow[] }
 
 export type StatusDeps = KeyedDeps
 
@@ -54,7 +55,8 @@ export class StatusService {
       const now = d.clock.now()
       const v = await r.verifications.findForKey(id, d.ids.seqOf(id), key.id)
       if (!v) return { kind: 'not_found' }
-      return { kind: 'found', verification: v, status: await statusOf(r, v, d.limits, now), failedAttempts: failedAttemptsOf(v, now) }
+      const [status, steps] = await Promise.all([statusOf(r, v, d.limits, now), r.workflows.steps(v.seq)])
+      return { kind: 'found', verification: v, status, failedAttempts: failedAttemptsOf(v, now), steps }
     })
   }
 }

@@ -4,6 +4,19 @@ import type { SmsEncoding } from '../lib/sms-encoding.ts'
 export const CHANNELS = ['sms', 'email', 'voice', 'whatsapp'] as const
 export type Channel = (typeof CHANNELS)[number]
 
+/**
+ * One step of a send's workflow (docs/api.md#workflows): the channel tried and
+ * the recipient it goes to (the step's own, or the send's `recipient`).
+ */
+export interface WorkflowStep {
+  channel: Channel
+  recipient: string
+}
+
+/** A workflow's `channel_timeout` when the send names none (seconds). */
+export const DEFAULT_CHANNEL_TIMEOUT = 60
+export const MAX_WORKFLOW_STEPS = 3
+
 export type KeyStatus = 'active' | 'disabled' | 'revoked'
 
 export interface ApiKey {
@@ -114,6 +127,13 @@ export interface SendInput {
   wholeText?: boolean
   /** A link the email carries under the code (Supabase's confirmation link). */
   link?: string
+  /**
+   * The send's workflow (docs/api.md#workflows), 1 to 3 steps; `channel` and
+   * `recipient` are then its first step's. Absent: a plain send.
+   */
+  workflow?: WorkflowStep[]
+  /** Seconds a workflow's step is given before the next one starts; with `workflow` only. */
+  channelTimeout?: number
 }
 
 export interface VerifyInput {

@@ -23,6 +23,8 @@ export interface EngineStorage extends Storage {
 export interface SweepResult {
   verifications: number
   legacyIds: number
+  /** Steps of workflow sends (docs/api.md#workflows) whose verification is gone. */
+  steps: number
   keyHits: number
   recipientFailures: number
   /** Events (with their deliveries) older than the retention, none still pending. */

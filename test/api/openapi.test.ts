@@ -88,6 +88,7 @@ test('the document is structurally OpenAPI 3.1, and every reference resolves', (
     '/api/v1/send',
     '/api/v1/verifications/{verification_id}',
     '/api/v1/verifications/{verification_id}/cancel',
+    '/api/v1/verifications/{verification_id}/next',
     '/api/v1/verify',
     '/console/api/accounts',
     '/console/api/accounts/{account}',
@@ -149,7 +150,11 @@ test('the request examples satisfy the request schemas, and the checker rejects 
   expect(check(sendSchema, { channel: 'voice', recipient: 'ann@example.com' }, doc)).not.toEqual([])
   expect(check(sendSchema, { channel: 'email', recipient: '+14155550123' }, doc)).not.toEqual([])
   expect(check(sendSchema, { channel: 'sms', recipient: '+14155550123', ip: '203.0.113.7' }, doc)).toEqual([])
-  expect(sendSchema.discriminator.propertyName).toBe('channel')
+  // A send names `channel` (one body per channel, told apart by it) or `workflow` (docs/api.md#workflows), never both.
+  expect(doc.components.schemas.ChannelSendBody.discriminator.propertyName).toBe('channel')
+  expect(check(sendSchema, { recipient: '+14155550123', workflow: [{ channel: 'whatsapp' }, { channel: 'sms' }], channel_timeout: 30 }, doc)).toEqual([])
+  expect(check(sendSchema, { channel: 'sms', recipient: '+14155550123', workflow: [{ channel: 'sms' }] }, doc)).not.toEqual([])
+  expect(check(sendSchema, { recipient: '+14155550123', workflow: [] }, doc)).not.toEqual([])
   expect(check(sendSchema, { channel: 'sms', recipient: '+14155550123', expires_in: 59 }, doc)).not.toEqual([])
   // A 400 body is not a send success: the response check can fail.
   expect(check(schemaFor('/api/v1/send', 'post', 200), { error: 'Not found', request_id: '00000000-0000-4000-8000-000000000000' }, doc)).not.toEqual([])

@@ -134,7 +134,7 @@ test('the commented provider and hook examples in otp.config.example.toml are va
   const uncommented = text
     .split('\n')
     .map((l) =>
-      /^# (\[providers\.|\[hooks\.|(account|type|host|port|security|username|password_env|from|ca_file|helo_name|account_sid|auth_token_env|base_url|api_key|api_secret_env|application_id|private_key_file|voice_from|voice_base_url|url|secret_env|sms|voice|email|whatsapp|phone_number_id|access_token_env|template|languages|app_secret_env|verify_token_env|api_version|whatsapp_from|whatsapp_content_sid|whatsapp_template|whatsapp_languages|messages_base_url|requests_per_minute|code_lifetime_seconds|channels|audience|subject|auth|token_header|token_attribute|message_attribute|receiver_attribute|uuid_attribute|header) )/.test(
+      /^# (\[providers\.|\[hooks\.|\[\[routing\]\]|\[routing\.|(countries|workflow|channel_timeout|account|type|host|port|security|username|password_env|from|ca_file|helo_name|account_sid|auth_token_env|base_url|api_key|api_secret_env|application_id|private_key_file|voice_from|voice_base_url|url|secret_env|sms|voice|email|whatsapp|phone_number_id|access_token_env|template|languages|app_secret_env|verify_token_env|api_version|whatsapp_from|whatsapp_content_sid|whatsapp_template|whatsapp_languages|messages_base_url|requests_per_minute|code_lifetime_seconds|channels|audience|subject|auth|token_header|token_attribute|message_attribute|receiver_attribute|uuid_attribute|header) )/.test(
         l,
       )
         ? l.slice(2)
@@ -145,6 +145,16 @@ test('the commented provider and hook examples in otp.config.example.toml are va
   const raw = parse(uncommented) as Record<string, any>
   expect(Object.keys(raw.providers)).toEqual(['mail', 'twilio_main', 'vonage_main', 'meta', 'gateway', 'dev_log'])
   expect(raw.channels).toEqual({ sms: ['twilio_main', 'gateway'], voice: ['twilio_main'], whatsapp: ['meta'], email: ['mail'] })
+  // The [[routing]] example (docs/delivery.md#routing-by-country) is checked with them.
+  expect(raw.routing).toEqual([
+    {
+      countries: ['IN'],
+      workflow: ['whatsapp', 'sms'],
+      channel_timeout: 45,
+      from: { twilio_main: 'ACME' },
+      channels: { sms: ['twilio_main'], email: ['mail'], voice: ['twilio_main'], whatsapp: ['meta'] },
+    },
+  ])
   // One hook of each type built in (docs/integrations.md).
   const { HOOK_ADAPTERS } = await import('../../src/hooks/registry.ts')
   expect(

@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { OptionalKind, type TSchema } from '@sinclair/typebox'
 import { resolveConfig } from '../../src/config/load.ts'
-import { Config, HookConfig } from '../../src/config/schema.ts'
+import { Config, HookConfig, RouteConfig } from '../../src/config/schema.ts'
 import { HOOK_ADAPTERS } from '../../src/hooks/registry.ts'
 import { checkProviders, PROVIDER_TYPES } from '../../src/delivery/registry.ts'
 
@@ -29,13 +29,17 @@ const PROVIDER_KEY = 'providers.NAME.'
 const HOOKS = 'hooks'
 const HOOK_KEY = 'hooks.NAME.'
 
+/** `[[routing]]` tables: their keys come from RouteConfig (`routing.countries`...). */
+const ROUTING = 'routing'
+
 /** Every leaf of the schema by its dotted key: `server.listen`, `server.tls.cert`... */
 function schemaKeys(schema: TSchema = Config, path: string[] = []): Map<string, TSchema> {
   const out = new Map<string, TSchema>()
   if (path.length === 0 && schema === Config) for (const [k, v] of schemaKeys(HookConfig, [HOOKS, 'NAME'])) out.set(k, v)
+  if (path.length === 0 && schema === Config) for (const [k, v] of schemaKeys(RouteConfig, [ROUTING])) out.set(k, v)
   for (const [name, s] of Object.entries((schema.properties ?? {}) as Record<string, TSchema>)) {
     const key = [...path, name]
-    if (key.join('.') === PROVIDERS || (path.length === 0 && name === HOOKS)) continue
+    if (key.join('.') === PROVIDERS || (path.length === 0 && (name === HOOKS || name === ROUTING))) continue
     if (s.type === 'object' && s.properties) for (const [k, v] of schemaKeys(s, key)) out.set(k, v)
     else out.set(key.join('.'), s)
   }
@@ -104,7 +108,8 @@ function exampleKeys(toml: string): { key: string; providerType?: string; hookTy
   const hookTypes = new Map<string, string>()
   let section = ''
   for (const line of toml.split('\n')) {
-    const table = /^#?\s*\[([a-z_.]+)\]\s*$/.exec(line)
+    // `[[routing]]`, an array of tables, names its keys as a table does.
+    const table = /^#?\s*\[\[?([a-z_.]+)\]\]?\s*$/.exec(line)
     if (table) {
       section = table[1]!
       continue

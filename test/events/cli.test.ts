@@ -84,7 +84,7 @@ test('otpd webhooks: add prints the secret once, list never shows it, rotate-sec
     ],
     [
       ['webhooks', 'add', '--url', 'https://example.com/x', '--events', 'verification.nope'],
-      "otpd: error: unknown event type 'verification.nope'; known types: verification.sent, verification.delivered, verification.undelivered, verification.delivery_failed, verification.approved, verification.attempt_failed, verification.locked, verification.expired, verification.canceled, send.blocked\n",
+      "otpd: error: unknown event type 'verification.nope'; known types: verification.sent, verification.delivered, verification.undelivered, verification.delivery_failed, verification.approved, verification.attempt_failed, verification.locked, verification.expired, verification.canceled, verification.fallback, send.blocked\n",
     ],
     [
       ['webhooks', 'add', '--url', 'https://example.com/x', '--account', 'acme'],

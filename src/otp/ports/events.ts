@@ -15,6 +15,8 @@ export type EventType =
   | 'verification.locked'
   | 'verification.expired'
   | 'verification.canceled'
+  /** A workflow's next step started (docs/api.md#workflows). */
+  | 'verification.fallback'
   | 'send.blocked'
 
 /** A verification's status as docs/api.md#verification-status decides it. */

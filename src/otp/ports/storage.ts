@@ -20,6 +20,7 @@ import type { OperatorRepo } from './operators.ts'
 import type { RollupStore, StatsReads } from './stats.ts'
 import type { VerificationStore } from './verifications.ts'
 import type { WebhookRepo } from './webhooks.ts'
+import type { WorkflowStore } from './workflows.ts'
 
 /**
  * Runs the domain's transactions. `write` gives one transaction: all of its
@@ -60,6 +61,8 @@ export interface Repos {
   keyHits: KeyHitLog
   failures: FailureLog
   verifications: VerificationStore
+  /** The steps of verifications sent with a workflow. */
+  workflows: WorkflowStore
   credits: CreditStore
   admin: AdminRepo
   events: EventOutbox

@@ -12,6 +12,7 @@ import { POSTGRES } from '../sql/dialect.ts'
 import type { Param } from '../sql/values.ts'
 import { SqlHookKeyStore } from '../sql/hooks.ts'
 import { SqlStatsStore } from '../sql/stats-store.ts'
+import { SqlWorkflowStore } from '../sql/workflows.ts'
 import { PgAdminStore } from './admin-store.ts'
 import { PgCreditStore } from './credit-store.ts'
 import { PgKeyStore } from './key-store.ts'
@@ -37,6 +38,7 @@ export function pgRepos(tx: Tx, locking: boolean): Repos {
     keyHits: new PgKeyHitLog(tx),
     failures: new PgRecipientFailureLog(tx, locks),
     verifications: new PgVerificationStore(tx, locks),
+    workflows: new SqlWorkflowStore(runner),
     credits: new PgCreditStore(tx),
     admin: new PgAdminStore(tx),
     events: new PgEventOutbox(tx, locks),

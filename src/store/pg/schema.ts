@@ -145,6 +145,26 @@ export const verifications = pgTable(
   ],
 )
 
+/** See store/sqlite/schema.ts `verificationSteps`. */
+export const verificationSteps = pgTable(
+  'verification_steps',
+  {
+    verificationSeq: bigint('verification_seq', { mode: 'number' }).notNull(),
+    step: integer('step').notNull(),
+    channel: text('channel', { enum: ['sms', 'email', 'voice', 'whatsapp'] }).notNull(),
+    recipientMask: text('recipient_mask').notNull(),
+    channelTimeout: integer('channel_timeout').notNull(),
+    sealed: bytea('sealed'),
+    provider: text('provider'),
+    delivery: text('delivery', { enum: ['sending', 'accepted', 'failed', 'unknown', 'delivered', 'undelivered'] }),
+    startedAt: bigint('started_at', { mode: 'number' }),
+    endedAt: bigint('ended_at', { mode: 'number' }),
+    endReason: text('end_reason'),
+    dueAt: bigint('due_at', { mode: 'number' }),
+  },
+  (t) => [primaryKey({ columns: [t.verificationSeq, t.step] }), index('verification_steps_due').on(t.dueAt).where(sql`${t.dueAt} IS NOT NULL`)],
+)
+
 /** See store/sqlite/schema.ts `verificationLegacyIds` (only a copied SQLite database has rows here). */
 export const verificationLegacyIds = pgTable(
   'verification_legacy_ids',
@@ -480,6 +500,7 @@ export const schema = {
   creditLedger,
   verifications,
   verificationLegacyIds,
+  verificationSteps,
   keyHits,
   recipientFailures,
   settings,

@@ -23,6 +23,11 @@ export async function sweepPg(sql: SQL, now: number, retentionDays: number, maxR
           count: number
         }
       ).count,
+      steps: (
+        (await tx.unsafe(
+          'DELETE FROM verification_steps WHERE verification_seq < coalesce((SELECT min(seq) FROM verifications), 9223372036854775807)',
+        )) as unknown as { count: number }
+      ).count,
       keyHits: await del(`DELETE FROM key_hits WHERE ctid IN (SELECT ctid FROM key_hits WHERE at < $1 ORDER BY at LIMIT ${limit})`, now - 60_000),
       recipientFailures: await del(
         `DELETE FROM recipient_failures WHERE id IN (SELECT id FROM recipient_failures WHERE at < $1 ORDER BY at LIMIT ${limit})`,

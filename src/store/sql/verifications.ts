@@ -53,7 +53,9 @@ export const VERIFICATION_SQL = {
     WHERE seq = $1 AND (delivery IN ('sending', 'unknown') OR (delivery = 'accepted' AND delivery_provider = $3 AND $2 <> 'accepted'))`,
   // Receipts that name only the vendor's message id (Meta's statuses).
   findByRef: 'SELECT seq, id FROM verifications WHERE delivery_ref = $1 AND delivery_provider = $2',
-  unsettled: `SELECT seq, id, account_id FROM verifications WHERE delivery = 'sending' AND created_at <= $1 ORDER BY created_at LIMIT $2`,
+  // A workflow's later step started its delivery after the row was created (docs/api.md#workflows): its own start counts.
+  unsettled: `SELECT seq, id, account_id FROM verifications WHERE delivery = 'sending' AND created_at <= $1 AND coalesce(delivery_updated_at, created_at) <= $1
+    ORDER BY created_at LIMIT $2`,
 } as const
 
 /** The values of `VERIFICATION_SQL.insert`, in its order. */

@@ -3,6 +3,7 @@ import type { Repos } from '../../otp/ports/index.ts'
 import { SQLITE } from '../sql/dialect.ts'
 import { SqlHookKeyStore } from '../sql/hooks.ts'
 import { SqlStatsStore } from '../sql/stats-store.ts'
+import { SqlWorkflowStore } from '../sql/workflows.ts'
 import { SqliteAdminStore } from './admin-store.ts'
 import { SqliteCreditStore } from './credit-store.ts'
 import { SqliteKeyStore } from './key-store.ts'
@@ -28,6 +29,7 @@ export function sqliteRepos(db: Db, stale: StaleSource, eventIds: RowIds): Repos
     keyHits: new SqliteKeyHitLog(db, stale),
     failures: new RecipientFailureLog(db),
     verifications: new SqliteVerificationStore(db, stale, (v) => events.inserted(v.id, v.createdAt)),
+    workflows: new SqlWorkflowStore(runner),
     credits,
     // A rollback of that write fires `stale`, which drops them again.
     admin: new SqliteAdminStore(db, () => credits.forgetProfiles()),

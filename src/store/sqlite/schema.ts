@@ -159,6 +159,39 @@ export const verificationLegacyIds = sqliteTable(
 )
 
 /**
+ * The steps of a verification sent with a workflow (docs/api.md#workflows),
+ * one row each. `sealed` holds what a step not yet started delivers (its
+ * recipient, the code, the send's text options), AES-256-GCM under a key
+ * derived from the server secret (lib/secret-box.ts); it is dropped once the
+ * step starts. `due_at`: when the step starts unless a correct code comes
+ * first. The current step's delivery is the verification's own; a step that
+ * ended keeps its provider and delivery here.
+ */
+export const verificationSteps = sqliteTable(
+  'verification_steps',
+  {
+    verificationSeq: integer('verification_seq').notNull(),
+    step: integer('step').notNull(),
+    channel: text('channel', { enum: ['sms', 'email', 'voice', 'whatsapp'] }).notNull(),
+    recipientMask: text('recipient_mask').notNull(),
+    /** The workflow's `channel_timeout`, in seconds. */
+    channelTimeout: integer('channel_timeout').notNull(),
+    sealed: blob('sealed', { mode: 'buffer' }),
+    provider: text('provider'),
+    delivery: text('delivery', { enum: ['sending', 'accepted', 'failed', 'unknown', 'delivered', 'undelivered'] }),
+    startedAt: integer('started_at'),
+    endedAt: integer('ended_at'),
+    endReason: text('end_reason'),
+    dueAt: integer('due_at'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.verificationSeq, t.step] }),
+    // Only steps waiting for their time: a few rows, which the nodes claim when due.
+    index('verification_steps_due').on(t.dueAt).where(sql`${t.dueAt} IS NOT NULL`),
+  ],
+)
+
+/**
  * One row per admitted authenticated request: the per-key rolling window.
  * `seq` numbers a key's hits 1, 2, 3... in admission order, so the n-th most
  * recent hit is one index look-up whatever the limit (otp/key-limiter.ts).
@@ -599,6 +632,7 @@ export const schema = {
   creditLedger,
   verifications,
   verificationLegacyIds,
+  verificationSteps,
   keyHits,
   recipientFailures,
   webhookEndpoints,

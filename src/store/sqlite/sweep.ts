@@ -31,6 +31,8 @@ export function sweep(db: Db, now: number, retentionDays: number, maxRows = -1, 
       // Ids from before numbered rows (migration 0002), once no verification
       // that old is left (a look-up also checks the row still has the id).
       legacyIds: c.run('DELETE FROM verification_legacy_ids WHERE seq < coalesce((SELECT min(seq) FROM verifications), 9223372036854775807)').changes,
+      // A workflow's steps (docs/api.md#workflows), once no verification that old is left.
+      steps: c.run('DELETE FROM verification_steps WHERE verification_seq < coalesce((SELECT min(seq) FROM verifications), 9223372036854775807)').changes,
       keyHits: head('key_hits', 'at', now - 60_000),
       recipientFailures: head('recipient_failures', 'at', now - 86_400_000),
       events: sweepEvents(c, now - retentionDays * 86_400_000, maxRows),

@@ -19,6 +19,7 @@ import m0011 from './0011_operator_roles.sql' with { type: 'text' }
 import m0012 from './0012_blocked_recipients.sql' with { type: 'text' }
 import m0013 from './0013_whatsapp.sql' with { type: 'text' }
 import m0014 from './0014_hooks.sql' with { type: 'text' }
+import m0015 from './0015_workflow_steps.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 export const migrationFiles: Record<string, string> = {
@@ -37,4 +38,5 @@ export const migrationFiles: Record<string, string> = {
   '0012_blocked_recipients': m0012,
   '0013_whatsapp': m0013,
   '0014_hooks': m0014,
+  '0015_workflow_steps': m0015,
 }

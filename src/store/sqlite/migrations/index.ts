@@ -24,6 +24,7 @@ import m0016 from './0016_operator_roles.sql' with { type: 'text' }
 import m0017 from './0017_blocked_recipients.sql' with { type: 'text' }
 import m0018 from './0018_whatsapp.sql' with { type: 'text' }
 import m0019 from './0019_hooks.sql' with { type: 'text' }
+import m0020 from './0020_workflow_steps.sql' with { type: 'text' }
 
 export const migrationJournal = journal
 export const migrationFiles: Record<string, string> = {
@@ -47,4 +48,5 @@ export const migrationFiles: Record<string, string> = {
   '0017_blocked_recipients': m0017,
   '0018_whatsapp': m0018,
   '0019_hooks': m0019,
+  '0020_workflow_steps': m0020,
 }
