@@ -84,7 +84,10 @@ test('the time budget covers all providers together', async () => {
   const took = performance.now() - started
   expect(took).toBeGreaterThanOrEqual(290)
   expect(took).toBeLessThan(1500)
-  expect(err.message).toMatch(/^all sms providers failed \(slow: timed out after (99|100) ms; slower: timed out after \d+ ms; last: timed out after \d+ ms\)$/)
+  // The first gets a third of the budget, less the few ms its slot and circuit took under load.
+  expect(err.message).toMatch(
+    /^all sms providers failed \(slow: timed out after (9[0-9]|100) ms; slower: timed out after \d+ ms; last: timed out after \d+ ms\)$/,
+  )
   expect(calls).toEqual(['slow', 'slower', 'last'])
 })
 
