@@ -30,6 +30,8 @@ export interface VerifyDeps extends KeyedDeps {
   idempotency: Idempotency
 }
 
+const FIRST = { first: true }
+
 export class VerifyService {
   constructor(private readonly d: VerifyDeps) {}
 
@@ -47,7 +49,8 @@ export class VerifyService {
       const now = d.clock.now()
       // With an Idempotency-Key, a repeated request answers what the first one did: no second attempt.
       return d.idempotency.once(r, idem, now, async () => this.attempt(r, input, now, found ?? (await this.find(r, key, input))))
-    })
+      // A verify is short and its client waits: it goes before a queue of sends' writes (store/sqlite/storage.ts).
+    }, FIRST)
   }
 
   private async find(r: Repos, key: ApiKey, input: VerifyInput): Promise<{ v: Verification | undefined }> {

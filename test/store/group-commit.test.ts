@@ -11,7 +11,7 @@ import { Database } from 'bun:sqlite'
 import { expect } from 'bun:test'
 import { join } from 'node:path'
 import { openDatabase, openReader, type Db } from '../../src/store/sqlite/db.ts'
-import { MAX_BATCH, SqliteStorage, StorageBusyError, StorageStoppedError } from '../../src/store/sqlite/storage.ts'
+import { BATCH_MS, MAX_BATCH, SqliteStorage, StorageBusyError, StorageStoppedError } from '../../src/store/sqlite/storage.ts'
 import { closeAfterTest, tempDir } from '../kit/cleanup.ts'
 import { testSqliteOnly } from '../kit/harness.ts'
 
@@ -255,4 +255,42 @@ testSqliteOnly('settleAfter: a batch is answered only once its durability promis
   await expect(second).rejects.toBeInstanceOf(StorageStoppedError)
   await expect(storage.write(async () => insert(3))).rejects.toBeInstanceOf(StorageStoppedError)
   expect(syncs).toHaveLength(2)
+})
+
+testSqliteOnly('a `first` call runs before the calls queued earlier in its turn', async () => {
+  const storage = setUp()
+  const bulk = [1, 2, 3].map((n) => storage.write(async () => insert(n)))
+  await storage.write(async () => insert(99), { first: true })
+  await Promise.all(bulk)
+  expect(rows()).toEqual([99, 1, 2, 3])
+})
+
+/** Holds the thread for `ms`, as a write with much to do would. */
+const spin = (ms: number) => {
+  const end = performance.now() + ms
+  while (performance.now() < end);
+}
+
+testSqliteOnly('a batch stops taking calls after BATCH_MS: the rest commit in a later turn, after a `first` call read meanwhile', async () => {
+  const storage = setUp()
+  let ran = 0
+  const bulk = Array.from({ length: 4 * BATCH_MS }, (_, i) =>
+    storage.write(async () => {
+      spin(1)
+      insert(i + 1)
+      ran++
+    }),
+  )
+  // What the event loop reads between two turns of the drain: it finds the first batch committed and the rest not yet run.
+  const between = new Promise<{ ran: number; committed: number[] }>((resolve) => setImmediate(() => setImmediate(() => resolve({ ran, committed: rows() }))))
+  const seen = await between
+  expect(seen.ran).toBeGreaterThanOrEqual(BATCH_MS)
+  expect(seen.ran).toBeLessThan(bulk.length)
+  expect(seen.committed).toEqual(Array.from({ length: seen.ran }, (_, i) => i + 1))
+  await storage.write(async () => insert(99), { first: true })
+  await Promise.all(bulk)
+  const all = rows()
+  // The `first` call went ahead of every call that had not run yet.
+  expect(all.indexOf(99)).toBe(seen.ran)
+  expect(all.filter((n) => n !== 99)).toEqual(Array.from({ length: bulk.length }, (_, i) => i + 1))
 })

@@ -32,8 +32,16 @@ import type { WorkflowStore } from './workflows.ts'
  * it is given, and do nothing outside them that is unsafe to repeat.
  * `read` sees committed state only and never waits for the write lock.
  */
+/**
+ * `first`: a short write its client waits on (a verify). An engine that queues
+ * writes may run it before writes queued earlier; what it decides is the same.
+ */
+export interface WriteOptions {
+  first?: boolean
+}
+
 export interface Storage {
-  write<T>(fn: (r: Repos) => Promise<T>): Promise<T>
+  write<T>(fn: (r: Repos) => Promise<T>, opts?: WriteOptions): Promise<T>
   /**
    * `write` for a change that touches only its own rows (a send's outcome):
    * the engine may run it in one transaction with other such writes, side by

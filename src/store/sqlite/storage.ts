@@ -9,7 +9,7 @@
  * (docs/reliability.md#storage-faults). Reads see committed state only.
  */
 import type { Database, Statement } from 'bun:sqlite'
-import type { Repos, Storage } from '../../otp/ports/index.ts'
+import type { Repos, Storage, WriteOptions } from '../../otp/ports/index.ts'
 import type { Db } from './db.ts'
 import { sqliteRepos } from './repos.ts'
 import { StaleListeners } from './stale.ts'
@@ -20,6 +20,13 @@ import type { WriteTurn } from './write-turn.ts'
 
 /** A bound on one batch, so one transaction never holds the write lock for long. */
 export const MAX_BATCH = 256
+/**
+ * A batch stops taking calls once they have run this long, and the rest wait
+ * for the next turn of the event loop: a wave of sends' writes is committed
+ * over several turns, and a `first` write read in between (a verify) joins the
+ * next batch ahead of them instead of waiting for the whole wave.
+ */
+export const BATCH_MS = 4
 /** Retry delays while another process holds the lock: short at first, then at most this. */
 const MAX_RETRY_MS = 25
 
@@ -60,6 +67,8 @@ export class SqliteStorage implements Storage {
   private readonly dataVersion: Statement<{ data_version: number }>
   private seenVersion = -1
   private queue: Pending[] = []
+  /** `write(fn, { first: true })` calls: each batch takes them before `queue`. */
+  private first: Pending[] = []
   private scheduled = false
   private retryDelay = 0
   private durable: (() => Promise<void>) | undefined
@@ -122,7 +131,7 @@ export class SqliteStorage implements Storage {
   /** The connections are about to close: later and queued writes are refused, nothing is fatal. */
   close(): void {
     this.stopped ??= new StorageStoppedError('storage closed: otpd is stopping')
-    for (const item of this.queue.splice(0)) item.reject(this.stopped)
+    for (const item of this.takeAll()) item.reject(this.stopped)
   }
 
   /** Every write here shares its batch's transaction already (group commit, above). */
@@ -130,10 +139,11 @@ export class SqliteStorage implements Storage {
     return this.write(fn)
   }
 
-  write<T>(fn: (r: Repos) => Promise<T>): Promise<T> {
+  write<T>(fn: (r: Repos) => Promise<T>, opts?: WriteOptions): Promise<T> {
     if (this.stopped) return Promise.reject(this.stopped)
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ fn, resolve: resolve as (v: unknown) => void, reject, deadline: performance.now() + this.opts.busyTimeoutMs })
+      const queue = opts?.first ? this.first : this.queue
+      queue.push({ fn, resolve: resolve as (v: unknown) => void, reject, deadline: performance.now() + this.opts.busyTimeoutMs })
       this.schedule()
     })
   }
@@ -192,9 +202,17 @@ export class SqliteStorage implements Storage {
     this.scheduled = false
     this.running = true
     try {
-      while (this.queue.length > 0 && !this.stopped) {
-        const batch = this.queue.splice(0, MAX_BATCH)
-        if (await this.commitBatch(batch)) continue
+      while (this.first.length + this.queue.length > 0 && !this.stopped) {
+        const batch = this.takeBatch()
+        if (await this.commitBatch(batch)) {
+          this.retryDelay = 0
+          // A batch cut short by BATCH_MS: the rest in a later turn, after what the loop reads meanwhile.
+          if (batch.length < MAX_BATCH && this.first.length + this.queue.length > 0) {
+            this.schedule()
+            return
+          }
+          continue
+        }
         // The write lock is taken: give up on calls past their busy timeout, try the rest again later.
         const now = performance.now()
         const busy = new StorageBusyError(
@@ -202,7 +220,7 @@ export class SqliteStorage implements Storage {
         )
         for (const item of batch) if (item.deadline <= now) item.reject(busy)
         this.queue.unshift(...batch.filter((item) => item.deadline > now))
-        if (this.queue.length > 0) {
+        if (this.first.length + this.queue.length > 0) {
           this.retryDelay = Math.min(Math.max(1, this.retryDelay * 2), MAX_RETRY_MS)
           this.schedule()
         }
@@ -215,7 +233,22 @@ export class SqliteStorage implements Storage {
     }
   }
 
-  /** One batch in one transaction. False when the write lock was taken: nothing ran, nothing settled. */
+  /** `first` calls, then the others in call order, up to MAX_BATCH. */
+  private takeBatch(): Pending[] {
+    const batch = this.first.splice(0, MAX_BATCH)
+    if (batch.length < MAX_BATCH) batch.push(...this.queue.splice(0, MAX_BATCH - batch.length))
+    return batch
+  }
+
+  private takeAll(): Pending[] {
+    return [...this.first.splice(0), ...this.queue.splice(0)]
+  }
+
+  /**
+   * One batch in one transaction. False when the write lock was taken: nothing
+   * ran, nothing settled. Calls past BATCH_MS go back to the head of the queue
+   * (`batch` keeps those that ran).
+   */
   private async commitBatch(batch: Pending[]): Promise<boolean> {
     const s = this.stmt
     let results: Result[] = []
@@ -225,13 +258,15 @@ export class SqliteStorage implements Storage {
       // Fast path: the calls one after another, no savepoints (each costs
       // SQLite a copy of every page the call touches first).
       let thrown: unknown
-      for (const item of batch) {
+      const started = performance.now()
+      for (let i = 0; i < batch.length; i++) {
         try {
-          results.push({ ok: true, value: await item.fn(this.repos) })
+          results.push({ ok: true, value: await batch[i]!.fn(this.repos) })
         } catch (err) {
           thrown = err ?? new Error('a write threw nothing')
           break
         }
+        if (i < batch.length - 1 && performance.now() - started >= BATCH_MS) this.queue.unshift(...batch.splice(i + 1))
       }
       if (thrown !== undefined) {
         if (isBusy(thrown)) throw thrown
@@ -315,7 +350,7 @@ export class SqliteStorage implements Storage {
       this.opts.onFatal(cause)
     }
     // Reached only where onFatal does not end the process (tests).
-    for (const item of [...batch, ...this.queue.splice(0)]) item.reject(this.stopped)
+    for (const item of [...batch, ...this.takeAll()]) item.reject(this.stopped)
   }
 
   /** Inside a transaction: tells the listeners if another connection has committed since the last look. */
