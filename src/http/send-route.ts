@@ -130,6 +130,9 @@ export function sendRoute(deps: AdmissionDeps & { send: SendService; logger: Log
       }
       inFlight++
       try {
+        // A wave of sends gives way to other requests (otp/send.ts, `turns`).
+        const wait = deps.send.turns.turn()
+        if (wait) await wait
         return await sendOnce(deps, request)
       } finally {
         inFlight--

@@ -14,6 +14,7 @@ import { maskRecipient } from '../lib/mask.ts'
 import { randomDigits } from '../lib/random.ts'
 import type { Hasher } from '../lib/secrets.ts'
 import type { VerificationIds } from '../lib/verification-id.ts'
+import { YieldLane } from '../lib/yield-lane.ts'
 import { emit } from './events.ts'
 import { settleDelivered, settleFailed } from './settlement.ts'
 import { ipScope, WHATSAPP_SCOPE, type FraudGuard, type FraudVerdict, type Refusal } from './fraud.ts'
@@ -107,7 +108,16 @@ export interface SendDeps {
   routes: AutoRoute[]
 }
 
+/**
+ * Milliseconds of sends' work started per turn of the event loop before the
+ * rest waits for a later turn (lib/yield-lane.ts): sends wait on their
+ * provider anyway, and a verify read meanwhile answers within its budget.
+ */
+export const SEND_TURN_MS = 2
+
 export class SendService {
+  /** Taken by the send route before a send starts, and here when its provider has answered. */
+  readonly turns = new YieldLane(SEND_TURN_MS)
   /** A workflow's later steps (docs/api.md#workflows), with the send's own dependencies. */
   readonly fallback: Fallback
 
@@ -156,6 +166,9 @@ export class SendService {
     let detail: DeliveryDetail | undefined
     try {
       const took = await (via?.delivery ?? d.delivery).deliver(deliveryOf(req, reserved))
+      // Providers answer in waves too: recording and answering them gives way as well.
+      const wait = this.turns.turn()
+      if (wait) await wait
       provider = took.provider
       // Only a provider that says more (WhatsApp's) costs the settlement two more values.
       if (took.ref !== undefined || took.language !== undefined) detail = { ref: took.ref ?? null, language: took.language ?? null }
