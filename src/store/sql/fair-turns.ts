@@ -20,15 +20,15 @@ export interface Candidate {
  * endpoint's due deliveries, oldest first within an endpoint (as the
  * per-endpoint reads return them); the endpoint's limit is already applied.
  */
-export function pickFair(candidates: Candidate[], limit: number): Candidate[] {
+export function pickFair<C extends Candidate>(candidates: C[], limit: number): C[] {
   // Each account's queue: its endpoints' deliveries interleaved, one of each in turn.
-  const byEndpoint = new Map<number, Candidate[]>()
+  const byEndpoint = new Map<number, C[]>()
   for (const c of candidates) {
     const list = byEndpoint.get(c.endpointId)
     if (list === undefined) byEndpoint.set(c.endpointId, [c])
     else list.push(c)
   }
-  const endpointsOf = new Map<number, Candidate[][]>()
+  const endpointsOf = new Map<number, C[][]>()
   for (const list of byEndpoint.values()) {
     const account = list[0]!.accountId
     const lists = endpointsOf.get(account)
@@ -37,7 +37,7 @@ export function pickFair(candidates: Candidate[], limit: number): Candidate[] {
   }
   const queues = [...endpointsOf.values()].map(interleave)
   // Round r takes each account's r-th delivery, the longest waiting first.
-  const picked: Candidate[] = []
+  const picked: C[] = []
   for (let round = 0; picked.length < limit; round++) {
     const turn = queues.flatMap((q) => (round < q.length ? [q[round]!] : []))
     if (turn.length === 0) break
@@ -48,10 +48,10 @@ export function pickFair(candidates: Candidate[], limit: number): Candidate[] {
 }
 
 /** One of each list in turn (the lists ordered by their first, longest waiting, delivery). */
-function interleave(lists: Candidate[][]): Candidate[] {
+function interleave<C extends Candidate>(lists: C[][]): C[] {
   lists.sort((a, b) => a[0]!.nextAt - b[0]!.nextAt || a[0]!.endpointId - b[0]!.endpointId)
   const total = lists.reduce((n, l) => n + l.length, 0)
-  const out: Candidate[] = []
+  const out: C[] = []
   for (let i = 0; out.length < total; i++) for (const l of lists) if (i < l.length) out.push(l[i]!)
   return out
 }

@@ -36,12 +36,11 @@ const SHARED = webhookSql(SQLITE)
  */
 const HINTS = { leased: 'INDEXED BY event_deliveries_leased', due: 'INDEXED BY event_deliveries_endpoint_due' }
 export const SQLITE_ROOM = endpointRoom(HINTS.leased)
-export const SQLITE_ENDPOINT_DUE = `SELECT d.event_seq, d.endpoint_id, d.next_at FROM event_deliveries d ${HINTS.due}
+/** An endpoint's due deliveries with all a claim returns, so that leasing one is a write by rowid and no second read. */
+export const SQLITE_ENDPOINT_DUE = `SELECT d.rowid AS rid, d.next_at, ${CLAIMED_COLUMNS} FROM event_deliveries d ${HINTS.due}
+  JOIN events e ON e.seq = d.event_seq JOIN webhook_endpoints w ON w.id = d.endpoint_id
   WHERE d.endpoint_id = $2 AND ${DUE} ORDER BY d.next_at LIMIT $3`
 export const SQLITE_HAS_DUE = hasDueSql(HINTS)
-const CLAIMED = `SELECT ${CLAIMED_COLUMNS} FROM event_deliveries d
-  JOIN events e ON e.seq = d.event_seq JOIN webhook_endpoints w ON w.id = d.endpoint_id
-  WHERE d.event_seq = $1 AND d.endpoint_id = $2`
 
 export class SqliteWebhookRepo implements WebhookRepo {
   private readonly q: Record<keyof typeof SHARED, Prepared>
@@ -49,7 +48,6 @@ export class SqliteWebhookRepo implements WebhookRepo {
   private readonly findLegacyEventQ
   private readonly roomQ
   private readonly endpointDueQ
-  private readonly claimedQ
   private readonly hasDueQ
   private readonly leaseQ
 
@@ -70,11 +68,8 @@ export class SqliteWebhookRepo implements WebhookRepo {
     // (PostgreSQL locks them, store/pg/webhook-store.ts).
     this.roomQ = c.prepare<Row, [number, number]>(forSqlite(SQLITE_ROOM))
     this.endpointDueQ = c.prepare<Row, [number, number, number]>(forSqlite(SQLITE_ENDPOINT_DUE))
-    this.claimedQ = c.prepare<Row, [number, number]>(forSqlite(CLAIMED))
     this.hasDueQ = c.prepare<Row, [number, number]>(forSqlite(SQLITE_HAS_DUE))
-    this.leaseQ = c.prepare<unknown, [number, number, number, string]>(
-      'UPDATE event_deliveries SET lease_until = ?3, lease_owner = ?4 WHERE event_seq = ?1 AND endpoint_id = ?2',
-    )
+    this.leaseQ = c.prepare<unknown, [number, number, string]>('UPDATE event_deliveries SET lease_until = ?2, lease_owner = ?3 WHERE rowid = ?1')
   }
 
   async insertEndpoint(e: { accountId: number; url: string; events: EventType[] | null; secret: Uint8Array; at: number }): Promise<number> {
@@ -132,17 +127,17 @@ export class SqliteWebhookRepo implements WebhookRepo {
   }
 
   async claim(now: number, leaseUntil: number, owner: string, limit: number, perEndpoint = limit): Promise<DueDelivery[]> {
-    const candidates: Candidate[] = []
+    const candidates: (Candidate & { row: Row })[] = []
     for (const r of this.roomQ.all(now, perEndpoint)) {
       const n = Math.min(num(r.room), limit)
       if (n <= 0) continue
       const accountId = num(r.account_id)
       for (const d of this.endpointDueQ.all(now, num(r.id), n))
-        candidates.push({ eventSeq: num(d.event_seq), endpointId: num(d.endpoint_id), accountId, nextAt: num(d.next_at) })
+        candidates.push({ eventSeq: num(d.event_seq), endpointId: num(d.endpoint_id), accountId, nextAt: num(d.next_at), row: d })
     }
     return pickFair(candidates, limit).map((c) => {
-      this.leaseQ.run(c.eventSeq, c.endpointId, leaseUntil, owner)
-      return toDueDelivery(this.claimedQ.get(c.eventSeq, c.endpointId)!)
+      this.leaseQ.run(num(c.row.rid), leaseUntil, owner)
+      return toDueDelivery(c.row)
     })
   }
 
