@@ -5,7 +5,8 @@
  * a page that finds fewer rows than asked says where it stopped, and the
  * next one goes on from there (docs/console.md#performance).
  */
-import type { DeliveryRow, TimelineEvent, VerificationSearch } from '../../otp/ports/index.ts'
+import type { DeliveryRow, TimelineEvent, VerificationSearch, WorkflowStepRow } from '../../otp/ports/index.ts'
+import type { Channel } from '../../otp/types.ts'
 import type { Dialect } from './dialect.ts'
 import { statusCondition } from './stats.ts'
 import { num, type Param, type Row } from './values.ts'
@@ -50,6 +51,21 @@ export function consoleReadSql(d: Dialect) {
     refusalsByRecipient: `SELECT e.id, e.account_id, e.occurred_at, e.body FROM events e
       WHERE e.recipient_hash = $1 AND e.recipient_hash IS NOT NULL AND e.occurred_at >= $2 AND e.occurred_at < $3
       ORDER BY e.occurred_at DESC LIMIT $4`,
+    /**
+     * Workflow steps per country, step and channel, of the verifications
+     * created in [$2, $3) ($4 the account, -1: all). Walked from the steps'
+     * key, only the rows numbered after the last verification created before
+     * $1 (a minute before $2: numbers follow creation times to within the
+     * nodes' clock skew), so only workflow sends of about the period are read.
+     */
+    workflowSteps: `SELECT coalesce(v.country, '') AS country, s.step, s.channel, count(*) AS started,
+        sum(CASE WHEN v.used_at IS NOT NULL AND NOT EXISTS (SELECT 1 FROM verification_steps l
+          WHERE l.verification_seq = s.verification_seq AND l.step > s.step AND l.started_at IS NOT NULL) THEN 1 ELSE 0 END) AS approved
+      FROM verification_steps s JOIN verifications v ON v.seq = s.verification_seq
+      WHERE s.verification_seq > coalesce((SELECT b.seq FROM verifications b WHERE b.created_at < $1 ORDER BY b.created_at DESC LIMIT 1), 0)
+        AND s.started_at IS NOT NULL AND v.created_at >= $2 AND v.created_at < $3 AND v.test_mode IS NULL
+        AND (CAST($4 AS INTEGER) < 0 OR v.account_id = CAST($4 AS INTEGER))
+      GROUP BY coalesce(v.country, ''), s.step, s.channel`,
     timeline: `SELECT e.sequence, e.type, e.occurred_at, e.body FROM verifications v JOIN events e ON ${d.eventOf('e', 'v')}
       WHERE v.seq = $1 AND v.id = $2 ORDER BY e.sequence`,
     /**
@@ -68,6 +84,13 @@ export function consoleReadSql(d: Dialect) {
     deliveriesEnd: `SELECT k.event_seq, e.occurred_at FROM (SELECT event_seq FROM event_deliveries WHERE event_seq < $1 ORDER BY event_seq DESC LIMIT 1 OFFSET $2) k
       JOIN events e ON e.seq = k.event_seq`,
   } as const
+}
+
+/** How far before a period the walk of `workflowSteps` starts: more than twice the clock skew of any two nodes. */
+export const WORKFLOW_LOOK_BACK_MS = 60_000
+
+export function toWorkflowStep(r: Row): WorkflowStepRow {
+  return { country: r.country as string, step: num(r.step), channel: r.channel as Channel, started: num(r.started), approved: num(r.approved) }
 }
 
 export function toTimeline(r: Row): TimelineEvent {
