@@ -23,7 +23,7 @@ import type {
   WorkflowStepRow,
 } from '../../otp/ports/index.ts'
 import type { Verification } from '../../otp/types.ts'
-import { consoleReadSql, searchEndStatement, searchStatement, toDelivery, toTimeline, toWorkflowStep, WORKFLOW_LOOK_BACK_MS } from './console-reads.ts'
+import { consoleReadSql, searchEndStatement, searchStatement, toDelivery, toTimeline, WORKFLOW_LOOK_BACK_MS, workflowStepRows } from './console-reads.ts'
 import type { Dialect } from './dialect.ts'
 import { ROLLUP_CURSOR, rollupParams, statsSql, toPrefix, toRefusal, toRollup } from './stats.ts'
 import { num, type Param, type Row } from './values.ts'
@@ -185,7 +185,7 @@ export class SqlStatsStore implements RollupStore, StatsReads {
   }
 
   async workflowSteps(from: number, to: number, accountId: number | null): Promise<WorkflowStepRow[]> {
-    return (await this.db.all(this.c.workflowSteps, [from - WORKFLOW_LOOK_BACK_MS, from, to, accountId ?? -1])).map(toWorkflowStep)
+    return workflowStepRows(await this.db.all(this.c.workflowSends, [from - WORKFLOW_LOOK_BACK_MS, from, to, accountId ?? -1]))
   }
 
   async timeline(seq: number, id: string): Promise<TimelineEvent[]> {
