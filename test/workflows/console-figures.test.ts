@@ -7,6 +7,7 @@
  */
 import { describe, expect, test } from 'bun:test'
 import type { OutboundMessage } from '../../src/otp/types.ts'
+import { workflowStepRows } from '../../src/store/sql/console-reads.ts'
 import { consoleOf } from '../kit/console.ts'
 import { harnessPerTest, type Harness, HOUR, RecordingDelivery, TEST } from '../kit/harness.ts'
 
@@ -91,6 +92,21 @@ describe('the store: one aggregate per country, step and channel', () => {
     const all = await h.server.storage.read((r) => r.stats.workflowSteps(now - HOUR, now + 1, null))
     expect(all.find((x) => x.country === 'IN' && x.step === 0)!.started).toBe(5)
     expect(await h.server.storage.read((r) => r.stats.workflowSteps(now - 2 * HOUR, now - HOUR, null))).toEqual([])
+  })
+})
+
+describe("the statement's groups as steps", () => {
+  test('a skipped step (never started) counts nothing; the approvals go to the last step started', () => {
+    const groups = [
+      // Step 2 skipped (fraud guard, credits): the third started and took the approval.
+      { country: 'IN', c0: 'whatsapp', c1: null, c2: 'voice', last: 2, sends: '3', approved: '2' },
+      { country: 'IN', c0: 'whatsapp', c1: 'sms', c2: null, last: 1, sends: 4, approved: 1 },
+    ]
+    expect(workflowStepRows(groups)).toEqual([
+      { country: 'IN', step: 0, channel: 'whatsapp', started: 7, approved: 0 },
+      { country: 'IN', step: 2, channel: 'voice', started: 3, approved: 2 },
+      { country: 'IN', step: 1, channel: 'sms', started: 4, approved: 1 },
+    ])
   })
 })
 
