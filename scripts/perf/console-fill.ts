@@ -5,7 +5,8 @@
  * beside each: its ledger debit (and refund), its events (sent, delivered or
  * undelivered, attempt_failed, approved, canceled, delivery_failed, with the
  * exact bodies otp/events.ts writes), the deliveries of one account's
- * webhook endpoint, the fraud guard's rows of the last 24 h, and the
+ * webhook endpoint, the steps of the workflow sends (a fifth of sms and
+ * voice), the fraud guard's rows of the last 24 h, and the
  * console's rollups, made by the rollup store's own recounts.
  */
 import type { Database } from 'bun:sqlite'
@@ -120,6 +121,9 @@ export async function fillDatabase(db: Database, o: FillOptions): Promise<{ even
      VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?)`,
   )
   const insL = db.prepare('INSERT INTO credit_ledger (account_id, kind, amount, verification_id, note, created_at) VALUES (?, ?, 1, ?, NULL, ?)')
+  const insS = db.prepare(
+    'INSERT INTO verification_steps (verification_seq, step, channel, recipient_mask, channel_timeout, started_at) VALUES (?, ?, ?, ?, 60, ?)',
+  )
   const insF = db.prepare('INSERT INTO fraud_sends (seq, account_id, at, country, prefix, ip_hash, counted, approved_at) VALUES (?, ?, ?, ?, ?, NULL, 1, ?)')
   let eventSeq = ((db.query('SELECT max(seq) AS n FROM events').get() as { n: number | null }).n ?? 0) + 1
   let ledger = 0
@@ -189,6 +193,11 @@ export async function fillDatabase(db: Database, o: FillOptions): Promise<{ even
           v.deliveryUpdatedAt,
           v.country ?? null,
         )
+        // A fifth of the sms and voice sends are workflows of two steps (the workflows page); a third of those moved on to the second.
+        if (channel !== 'email' && seq % 5 === 0) {
+          insS.run(seq, 0, channel, v.recipientMask, createdAt)
+          insS.run(seq, 1, channel === 'sms' ? 'voice' : 'sms', v.recipientMask, seq % 15 === 0 ? createdAt + 60_000 : null)
+        }
         insL.run(account.id, 'debit', id, createdAt)
         ledger++
         const refunded = delivery === 'failed' || delivery === 'unknown'

@@ -118,6 +118,7 @@ const pages: Record<string, () => string[]> = {
     ),
   'verification (detail)': () => someIds.slice(0, 40).map((id) => `/console/api/verifications/${id}`),
   fraud: () => PERIODS.flatMap((p) => ACCOUNT_MIX.map((a) => `/console/api/fraud?period=${p}${a}`)),
+  workflows: () => PERIODS.flatMap((p) => ACCOUNT_MIX.map((a) => `/console/api/workflows?period=${p}${a}`)),
   webhooks: () => PERIODS.flatMap((p) => ACCOUNT_MIX.map((a) => `/console/api/webhooks?period=${p}${a}`)),
   system: () => Array.from({ length: 12 }, () => '/console/api/system'),
 }

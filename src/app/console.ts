@@ -19,6 +19,7 @@ import type { VerificationIds } from '../lib/verification-id.ts'
 import { ConsoleFraud } from '../otp/console-fraud.ts'
 import { ConsoleSearch } from '../otp/console-search.ts'
 import { ConsoleStats } from '../otp/console-stats.ts'
+import { ConsoleWorkflows } from '../otp/console-workflows.ts'
 import type { FraudSettings } from '../otp/fraud.ts'
 import { Rollup } from '../otp/rollup.ts'
 import { CHANNELS, type Channel } from '../otp/types.ts'
@@ -74,6 +75,7 @@ export function consoleReadsOf(s: ConsoleReadSources): { deps: ConsoleReadDeps; 
     deps: {
       stats: new ConsoleStats(domain),
       fraud: new ConsoleFraud(domain),
+      workflows: new ConsoleWorkflows({ storage, clock: s.clock }),
       search: new ConsoleSearch({ storage, clock: s.clock, hasher: s.hasher, seqOf }),
       system: { version: s.version, engine: s.engine, readiness: s.readiness, config: s.config, providers, circuits: s.circuits },
       logger: s.logger,

@@ -14,16 +14,18 @@ import type { Logger } from '../lib/logger.ts'
 import type { ConsoleFraud } from '../otp/console-fraud.ts'
 import type { ConsoleSearch } from '../otp/console-search.ts'
 import type { ConsoleStats, Period } from '../otp/console-stats.ts'
+import type { ConsoleWorkflows } from '../otp/console-workflows.ts'
 import type { VerificationStatus } from '../otp/ports/index.ts'
 import { COUNTS_EXAMPLE, queryParams, READ_AT, readOperation } from './read-openapi.ts'
 import { checkedQuery, EmptyQuery, LIMIT_INVALID, limitOf, PeriodQuery, SearchQuery, WebhooksQuery } from './read-queries.ts'
 import { SEARCH_PATH } from './search-routes.ts'
 import { type SystemDeps, systemView } from './system.ts'
-import { fraudPageView, iso, overviewView, timelineView, verificationView, webhooksView } from './views.ts'
+import { fraudPageView, iso, overviewView, timelineView, verificationView, webhooksView, workflowsView } from './views.ts'
 
 export interface ConsoleReadDeps {
   stats: ConsoleStats
   fraud: ConsoleFraud
+  workflows: ConsoleWorkflows
   search: ConsoleSearch
   system: SystemDeps
   logger: Logger
@@ -51,7 +53,7 @@ export function consoleReadRoutes(deps: ConsoleReadDeps) {
   return app
 }
 
-/** The figures: the overview and the fraud guard's page, by period and account (404: no such account). */
+/** The figures: the overview, the fraud guard's page and the workflows', by period and account (404: no such account). */
 function statsRoutes(app: AnyElysia, deps: ConsoleReadDeps, run: Run): void {
   const byPeriod = <T>(path: string, read: (period: Period, account?: string) => Promise<Picked<T>>, view: (x: T) => Record<string, unknown>) =>
     app.get(path, ({ request }) =>
@@ -64,6 +66,7 @@ function statsRoutes(app: AnyElysia, deps: ConsoleReadDeps, run: Run): void {
     )
   byPeriod('/console/api/overview', (period, account) => deps.stats.overview(period, account), overviewView)
   byPeriod('/console/api/fraud', (period, account) => deps.fraud.page(period, account), fraudPageView)
+  byPeriod('/console/api/workflows', (period, account) => deps.workflows.page(period, account), workflowsView)
 }
 
 /** A query of a paged search, checked with its page size; or the 400 to answer. */
@@ -201,6 +204,26 @@ export const readOperations: Record<string, Json> = {
       monitored: [],
       countries: [{ country: 'UZ', ...COUNTS_EXAMPLE }],
       prefixes: { from: '2025-12-31T13:00:00.000Z', rows: [{ account: 'default', prefix: '+99890123', sends: 40, approved: 1, conversion: 0.025 }] },
+    },
+    "account 'shop' does not exist",
+  ),
+  '/console/api/workflows': readOperation(
+    'consoleWorkflows',
+    'Workflow sends: which step converted (by index, 0 the first), by country and by channel, and the share of approvals a later step saved',
+    queryParams(PeriodQuery),
+    {
+      account: null,
+      period: '24h',
+      from: '2025-12-31T13:00:00.000Z',
+      to: '2026-01-01T13:00:00.000Z',
+      bucket_seconds: 3600,
+      totals: { started: 50, approved: 40, approved_by_step: [30, 8, 2], fallback_saved: 0.25 },
+      by_country: [{ country: 'IN', started: 50, approved: 40, approved_by_step: [30, 8, 2], fallback_saved: 0.25 }],
+      by_channel: [
+        { channel: 'whatsapp', steps_started: 50, approved: 30, approved_by_step: [30, 0, 0] },
+        { channel: 'sms', steps_started: 18, approved: 8, approved_by_step: [0, 8, 0] },
+        { channel: 'voice', steps_started: 9, approved: 2, approved_by_step: [0, 0, 2] },
+      ],
     },
     "account 'shop' does not exist",
   ),

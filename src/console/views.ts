@@ -8,6 +8,7 @@ import { consoleMask } from '../lib/mask.ts'
 import type { FraudPage } from '../otp/console-fraud.ts'
 import type { VerificationView } from '../otp/console-search.ts'
 import type { Counts, Overview, PeriodRange } from '../otp/console-stats.ts'
+import type { WorkflowCounts, WorkflowsPage } from '../otp/console-workflows.ts'
 import type { AccountFraudView } from '../otp/fraud-admin.ts'
 import type { AccountRow, AuditRow, DeliveryRow, EndpointRow, KeyRow, LedgerRow, TimelineEvent } from '../otp/ports/index.ts'
 
@@ -61,6 +62,22 @@ export function countsView(c: Counts): Record<string, number> {
 
 function rangeView(r: PeriodRange) {
   return { period: r.period, from: iso(r.from), to: iso(r.to), bucket_seconds: r.span / 1000 }
+}
+
+function workflowCountsView(c: WorkflowCounts) {
+  return { started: c.started, approved: c.approved, approved_by_step: c.approvedByStep, fallback_saved: c.fallbackSaved }
+}
+
+/** The workflows page (docs/console.md#workflows): `approved_by_step[i]` counts approvals at step index i (0: the send's own). */
+export function workflowsView(w: WorkflowsPage) {
+  return {
+    account: w.account,
+    ...rangeView(w.range),
+    totals: workflowCountsView(w.totals),
+    // No country stored: the first step was an email.
+    by_country: w.byCountry.map((c) => ({ country: c.key || null, ...workflowCountsView(c.counts) })),
+    by_channel: w.byChannel.map((c) => ({ channel: c.channel, steps_started: c.stepsStarted, approved: c.approved, approved_by_step: c.approvedByStep })),
+  }
 }
 
 export function overviewView(o: Overview) {

@@ -129,6 +129,13 @@ function addTrafficMetrics(registry: Registry) {
         ['step', 'channel'],
       ),
     ),
+    workflowApprovals: registry.add(
+      new Counter(
+        'otpd_workflow_approvals_total',
+        "Approved workflow verifications (docs/api.md#workflows), by the step current at approval: its index (0: the send's own) and channel; test recipients' are not counted.",
+        ['step', 'channel'],
+      ),
+    ),
     fallbacks: registry.add(
       new Counter(
         'otpd_workflow_fallbacks_total',
@@ -254,6 +261,9 @@ function recorders(m: ReturnType<typeof addTrafficMetrics>) {
     },
     workflowStep(step: number, channel: string) {
       m.workflowSteps.inc({ step: String(step), channel })
+    },
+    workflowApproval(step: number, channel: string) {
+      m.workflowApprovals.inc({ step: String(step), channel })
     },
     /** Channels and reasons are fixed sets, never the request's text. */
     fallback(from: string, to: string, reason: string) {

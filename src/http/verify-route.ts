@@ -68,6 +68,7 @@ export function verifyRoute(deps: AdmissionDeps & { verify: VerifyService; locko
         if (isIdempotencyOutcome(outcome)) return idempotencyReply(outcome)
         if (outcome.kind === 'key_limited') deps.metrics.rateLimited('key')
         else deps.metrics.verify(outcome.kind)
+        if (outcome.kind === 'verified' && outcome.step) deps.metrics.workflowApproval(outcome.step.step, outcome.step.channel)
         if (outcome.kind === 'locked') deps.metrics.rateLimited(outcome.cause === 'attempts' ? 'lockout' : 'recipient_failures')
         return reply(outcome)
       }),

@@ -12,12 +12,13 @@ import { type KeyedDeps, type KeyLimited, keyLimitedBy } from './key-limiter.ts'
 import type { Repos } from './ports/index.ts'
 import { HASH_PURPOSE_CODE } from './send.ts'
 import { recipientCap } from './failure-cap.ts'
-import type { ApiKey, Verification, VerifyInput } from './types.ts'
+import type { ApiKey, Channel, Verification, VerifyInput } from './types.ts'
 import { secondsUntil } from './windows.ts'
 
 export type VerifyOutcome =
   | KeyLimited
-  | { kind: 'verified' }
+  /** `step`: the workflow's step current at approval (docs/api.md#workflows), null for a send without one or a test recipient's. */
+  | { kind: 'verified'; step: { step: number; channel: Channel } | null }
   | { kind: 'invalid_code' }
   | { kind: 'expired' }
   | { kind: 'already_used' }
@@ -77,16 +78,19 @@ export class VerifyService {
     // An attempt past the cap writes an event, right or wrong: its numbering is
     // read with the cap's look-up (for nothing only when the cap refuses).
     r.events.prepare(v)
+    const correct = v.testMode !== 'fail' && d.hasher.matches(HASH_PURPOSE_CODE, `${v.id}:${input.code}`, v.codeHash)
+    // The step an approval counts at (metrics), read beside the cap's look-up: on PostgreSQL no round trip of its own.
+    const step = correct && v.testMode === null ? r.workflows.currentStep(v.seq) : null
+    step?.catch(() => undefined)
     const cap = await recipientCap(r, v, d.limits, now)
     if (cap.wait > 0) return { kind: 'locked', retryAfter: secondsUntil(cap.wait), cause: 'recipient_failures' }
 
-    const correct = v.testMode !== 'fail' && d.hasher.matches(HASH_PURPOSE_CODE, `${v.id}:${input.code}`, v.codeHash)
     if (correct) {
       await r.verifications.markUsed(v.seq, now)
       // The fraud guard's conversion and proven countries (real sms/voice sends only have a row there).
       if (v.testMode === null && v.channel !== 'email') await r.fraud.approved(v.seq, now)
       await emit(r, 'verification.approved', { ...v, usedAt: now, failedAttempts: 0, lockedUntil: null }, now)
-      return { kind: 'verified' }
+      return { kind: 'verified', step: await step }
     }
     attempts += 1
     const lockedUntil = attempts >= d.limits.maxFailedAttempts ? now + d.limits.lockoutSeconds * 1000 : null

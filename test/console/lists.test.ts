@@ -68,7 +68,16 @@ afterAll(async () => {
 const rowsOf = (sel: string) =>
   page.$$eval(`${sel} tbody tr`, (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => (td.textContent ?? '').replace(/\s+/g, ' ').trim())))
 
-const PAGES = ['/console/', '/console/verifications', '/console/fraud', '/console/keys', '/console/webhooks', '/console/system', '/console/audit']
+const PAGES = [
+  '/console/',
+  '/console/verifications',
+  '/console/workflows',
+  '/console/fraud',
+  '/console/keys',
+  '/console/webhooks',
+  '/console/system',
+  '/console/audit',
+]
 
 describe('every table fits its card', () => {
   for (const [size, viewport] of [

@@ -23,6 +23,7 @@ test('merged into the API document, the console read paths are valid OpenAPI 3.1
     '/console/api/verifications',
     '/console/api/verifications/{verification_id}',
     '/console/api/webhooks',
+    '/console/api/workflows',
   ])
   for (const p of Object.values(paths) as any[]) expect(p.get.tags).toEqual(['Console'])
   const search = (paths['/console/api/verifications'] as any).get.parameters.map((x: any) => x.name)

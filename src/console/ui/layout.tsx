@@ -37,6 +37,7 @@ export interface PageFrame {
 export const NAV: { path: string; label: string }[] = [
   { path: '/console/', label: 'Overview' },
   { path: '/console/verifications', label: 'Verifications' },
+  { path: '/console/workflows', label: 'Workflows' },
   { path: '/console/fraud', label: 'Fraud guard' },
   { path: '/console/keys', label: 'Keys and accounts' },
   { path: '/console/webhooks', label: 'Webhooks' },

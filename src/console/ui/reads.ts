@@ -95,6 +95,7 @@ export function pageReads(deps: ConsoleReadDeps, storage: Storage) {
   return {
     overview: async (q: ScopeQuery) => unwrap(await deps.stats.overview(q.period, q.account)),
     fraud: async (q: ScopeQuery) => unwrap(await deps.fraud.page(q.period, q.account)),
+    workflows: async (q: ScopeQuery) => unwrap(await deps.workflows.page(q.period, q.account)),
     search: async (
       q: ScopeQuery & { id?: string; recipient?: string; country?: string; status?: string; cursor?: string },
       by: Actor,

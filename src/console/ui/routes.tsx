@@ -25,6 +25,7 @@ import { overviewPage } from './pages/overview.tsx'
 import { systemPage } from './pages/system.tsx'
 import { type SearchForm, verificationPage, verificationsPage } from './pages/verifications.tsx'
 import { webhooksPage } from './pages/webhooks.tsx'
+import { workflowsPage } from './pages/workflows.tsx'
 import { LIST_PAGE, PERIOD_MS, type PageReads, pageAfter, pageOf, Refused, type ScopeQuery } from './reads.ts'
 
 export interface ConsolePagesDeps extends SessionGateDeps {
@@ -147,7 +148,7 @@ function pageKit(deps: ConsolePagesDeps) {
   }
 }
 
-/** The pages: overview, verifications, fraud, keys, webhooks, system, audit. */
+/** The pages: overview, verifications, workflows, fraud, keys, webhooks, system, audit. */
 function readPages(app: PagesApp, deps: ConsolePagesDeps, kit: PageKit): void {
   const { render } = kit
   app
@@ -165,6 +166,10 @@ function readPages(app: PagesApp, deps: ConsolePagesDeps, kit: PageKit): void {
         verificationPage(f, await deps.reads.verification(String(params.id))),
       ),
     )
+    .get('/console/workflows', ({ operator, query }) => {
+      const q = scopeOf(query)
+      return render(operator, 'Workflows', '/console/workflows', q, async (f) => workflowsPage(f, await deps.reads.workflows(q)))
+    })
     .get('/console/fraud', ({ operator, query }) => kit.fraud(operator, scopeOf(query)))
     .get('/console/keys', ({ operator, query }) =>
       kit.keys(operator, scopeOf(query), undefined, 200, undefined, {

@@ -5,7 +5,7 @@
  * aggregates the verifications table and the send and verify path writes
  * nothing for them.
  */
-import type { Verification } from '../types.ts'
+import type { Channel, Verification } from '../types.ts'
 import type { EventDeliveryStatus } from './webhooks.ts'
 
 /** Bucket sizes of the rollups (ms). */
@@ -196,8 +196,25 @@ export interface DeliverySearch {
   budget: number
 }
 
+/**
+ * The started steps of workflow sends (docs/console.md#workflows) made in a
+ * period, test recipients' left out, grouped by the verification's country
+ * (`''`: none stored), the step's index (0: the send's own) and its channel.
+ */
+export interface WorkflowStepRow {
+  country: string
+  step: number
+  channel: Channel
+  /** Steps that started. */
+  started: number
+  /** Of them, those current (the last one started) when their verification was approved. */
+  approved: number
+}
+
 /** The console's reads (http/console/, docs/console.md). */
 export interface StatsReads {
+  /** The workflow steps of the verifications created in [from, to), of one account or all (null). */
+  workflowSteps(from: number, to: number, accountId: number | null): Promise<WorkflowStepRow[]>
   rollups(span: Span, from: number, to: number, accountId: number | null): Promise<RollupRow[]>
   refusals(from: number, to: number, accountId: number | null): Promise<RefusalRow[]>
   search(q: VerificationSearch): Promise<SearchPage>

@@ -39,6 +39,8 @@ export interface WorkflowStore {
   insert(seq: number, channelTimeout: number, steps: NewStep[]): Promise<void>
   /** The steps of verification `seq`, in order; empty for a send without a workflow. */
   steps(seq: number): Promise<StepRow[]>
+  /** The step current now (the last one started), or null for a send without a workflow. */
+  currentStep(seq: number): Promise<{ step: number; channel: Channel } | null>
   /** Steps due at or before `now` (a read: the advance claims each), soonest first, at most `limit`. */
   due(now: number, limit: number): Promise<{ seq: number; id: string; step: number }[]>
   /**

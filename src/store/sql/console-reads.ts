@@ -5,7 +5,8 @@
  * a page that finds fewer rows than asked says where it stopped, and the
  * next one goes on from there (docs/console.md#performance).
  */
-import type { DeliveryRow, TimelineEvent, VerificationSearch } from '../../otp/ports/index.ts'
+import type { DeliveryRow, TimelineEvent, VerificationSearch, WorkflowStepRow } from '../../otp/ports/index.ts'
+import type { Channel } from '../../otp/types.ts'
 import type { Dialect } from './dialect.ts'
 import { statusCondition } from './stats.ts'
 import { num, type Param, type Row } from './values.ts'
@@ -50,6 +51,27 @@ export function consoleReadSql(d: Dialect) {
     refusalsByRecipient: `SELECT e.id, e.account_id, e.occurred_at, e.body FROM events e
       WHERE e.recipient_hash = $1 AND e.recipient_hash IS NOT NULL AND e.occurred_at >= $2 AND e.occurred_at < $3
       ORDER BY e.occurred_at DESC LIMIT $4`,
+    /**
+     * Workflow sends of the verifications created in [$2, $3) ($4 the
+     * account, -1: all), grouped by country, the channels of the steps that
+     * started (a workflow has three at most, docs/api.md#workflows; a skipped
+     * one is null), the last one started and whether it was approved. The
+     * steps are walked along their key, only those numbered after the last
+     * verification created before $1 (a minute before $2: numbers follow
+     * creation times to within the nodes' clock skew), and each verification
+     * is read once: workflowStepRows splits the groups into steps.
+     */
+    workflowSends: `SELECT coalesce(v.country, '') AS country, w.c0, w.c1, w.c2, w.last, count(*) AS sends,
+        sum(CASE WHEN v.used_at IS NOT NULL THEN 1 ELSE 0 END) AS approved
+      FROM (SELECT verification_seq, max(step) AS last, max(CASE WHEN step = 0 THEN channel END) AS c0,
+          max(CASE WHEN step = 1 THEN channel END) AS c1, max(CASE WHEN step = 2 THEN channel END) AS c2
+        FROM verification_steps
+        WHERE verification_seq > coalesce((SELECT b.seq FROM verifications b WHERE b.created_at < $1 ORDER BY b.created_at DESC LIMIT 1), 0)
+          AND started_at IS NOT NULL
+        GROUP BY verification_seq) w
+      JOIN verifications v ON v.seq = w.verification_seq
+      WHERE v.created_at >= $2 AND v.created_at < $3 AND v.test_mode IS NULL AND (CAST($4 AS INTEGER) < 0 OR v.account_id = CAST($4 AS INTEGER))
+      GROUP BY coalesce(v.country, ''), w.c0, w.c1, w.c2, w.last`,
     timeline: `SELECT e.sequence, e.type, e.occurred_at, e.body FROM verifications v JOIN events e ON ${d.eventOf('e', 'v')}
       WHERE v.seq = $1 AND v.id = $2 ORDER BY e.sequence`,
     /**
@@ -68,6 +90,31 @@ export function consoleReadSql(d: Dialect) {
     deliveriesEnd: `SELECT k.event_seq, e.occurred_at FROM (SELECT event_seq FROM event_deliveries WHERE event_seq < $1 ORDER BY event_seq DESC LIMIT 1 OFFSET $2) k
       JOIN events e ON e.seq = k.event_seq`,
   } as const
+}
+
+/** How far before a period the walk of `workflowSteps` starts: more than twice the clock skew of any two nodes. */
+export const WORKFLOW_LOOK_BACK_MS = 60_000
+
+/**
+ * The groups of `workflowSends` as started steps per country, step and
+ * channel: each started step counts its group's sends, and the last one
+ * started (current at approval: no step starts after it) its approvals.
+ */
+export function workflowStepRows(groups: Row[]): WorkflowStepRow[] {
+  const out = new Map<string, WorkflowStepRow>()
+  for (const g of groups) {
+    const country = g.country as string
+    const last = num(g.last)
+    for (const [step, channel] of [g.c0, g.c1, g.c2].entries()) {
+      if (channel === null || channel === undefined) continue
+      const k = `${country}|${step}|${channel as string}`
+      let row = out.get(k)
+      if (!row) out.set(k, (row = { country, step, channel: channel as Channel, started: 0, approved: 0 }))
+      row.started += num(g.sends)
+      if (step === last) row.approved += num(g.approved)
+    }
+  }
+  return [...out.values()]
 }
 
 export function toTimeline(r: Row): TimelineEvent {

@@ -20,9 +20,10 @@ import type {
   StatsReads,
   TimelineEvent,
   VerificationSearch,
+  WorkflowStepRow,
 } from '../../otp/ports/index.ts'
 import type { Verification } from '../../otp/types.ts'
-import { consoleReadSql, searchEndStatement, searchStatement, toDelivery, toTimeline } from './console-reads.ts'
+import { consoleReadSql, searchEndStatement, searchStatement, toDelivery, toTimeline, WORKFLOW_LOOK_BACK_MS, workflowStepRows } from './console-reads.ts'
 import type { Dialect } from './dialect.ts'
 import { ROLLUP_CURSOR, rollupParams, statsSql, toPrefix, toRefusal, toRollup } from './stats.ts'
 import { num, type Param, type Row } from './values.ts'
@@ -181,6 +182,10 @@ export class SqlStatsStore implements RollupStore, StatsReads {
   async refusalsByRecipient(hash: Uint8Array, from: number, to: number, limit: number): Promise<RefusedSend[]> {
     const rows = await this.db.all(this.c.refusalsByRecipient, [hash, from, to, limit])
     return rows.map((r) => ({ id: r.id as string, accountId: num(r.account_id), occurredAt: num(r.occurred_at), body: r.body as string }))
+  }
+
+  async workflowSteps(from: number, to: number, accountId: number | null): Promise<WorkflowStepRow[]> {
+    return workflowStepRows(await this.db.all(this.c.workflowSends, [from - WORKFLOW_LOOK_BACK_MS, from, to, accountId ?? -1]))
   }
 
   async timeline(seq: number, id: string): Promise<TimelineEvent[]> {

@@ -9,6 +9,8 @@ export const WORKFLOW_SQL = {
     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
   steps: `SELECT step, channel, recipient_mask, channel_timeout, provider, delivery, started_at, ended_at, end_reason, due_at
     FROM verification_steps WHERE verification_seq = $1 ORDER BY step`,
+  // Skipped steps never started: the last started one is current.
+  currentStep: `SELECT step, channel FROM verification_steps WHERE verification_seq = $1 AND started_at IS NOT NULL ORDER BY step DESC LIMIT 1`,
   due: `SELECT s.verification_seq, s.step, v.id FROM verification_steps s JOIN verifications v ON v.seq = s.verification_seq
     WHERE s.due_at IS NOT NULL AND s.due_at <= $1 ORDER BY s.due_at LIMIT $2`,
   // Only a step not yet ended: of two nodes ending it, the second changes nothing (PostgreSQL re-reads the row once the first commits).
@@ -61,6 +63,11 @@ export class SqlWorkflowStore implements WorkflowStore {
 
   async steps(seq: number): Promise<StepRow[]> {
     return (await this.db.all(WORKFLOW_SQL.steps, [seq])).map(toStep)
+  }
+
+  async currentStep(seq: number): Promise<{ step: number; channel: Channel } | null> {
+    const [row] = await this.db.all(WORKFLOW_SQL.currentStep, [seq])
+    return row === undefined ? null : { step: num(row.step), channel: row.channel as Channel }
   }
 
   async due(now: number, limit: number): Promise<{ seq: number; id: string; step: number }[]> {
