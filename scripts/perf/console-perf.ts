@@ -17,7 +17,7 @@ import { resolveConfig } from '../../src/app/load-config.ts'
 import { consoleReadRoutes } from '../../src/console/read-routes.ts'
 import { createLogger } from '../../src/lib/logger.ts'
 import type { Delivery } from '../../src/otp/ports/index.ts'
-import { COUNTRIES, fillDatabase, phoneOf } from './console-fill.ts'
+import { COUNTRIES, fillDatabase } from './console-fill.ts'
 
 const { values: opt } = parseArgs({
   options: {
@@ -106,13 +106,13 @@ const PERIODS = ['1h', '24h', '7d', '30d']
 const ACCOUNT_MIX = ['', '&account=shop', '&account=tiny']
 const pages: Record<string, () => string[]> = {
   overview: () => PERIODS.flatMap((p) => ACCOUNT_MIX.map((a) => `/console/api/overview?period=${p}${a}`)),
+  // By recipient the search is a POST, 30 an hour per operator (docs/console.md#lists): not timed here.
   'verifications (search)': () =>
     PERIODS.flatMap((p) =>
       ACCOUNT_MIX.flatMap((a) => [
         `/console/api/verifications?period=${p}${a}`,
         `/console/api/verifications?period=${p}${a}&country=${COUNTRIES[(p.length * 7) % 20]![0]}`,
         `/console/api/verifications?period=${p}${a}&status=failed`,
-        `/console/api/verifications?period=${p}${a}&recipient=${encodeURIComponent(phoneOf('44', 4242))}`,
         `/console/api/verifications?period=${p}${a}&id=${someIds[p.length]}`,
       ]),
     ),
