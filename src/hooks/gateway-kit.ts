@@ -1,9 +1,12 @@
 /**
- * What the SMS-gateway style hook types (auth0, authentik, keycloak, kratos)
- * share: reading the raw body, comparing a presented credential with the
- * configured one, reading a type's own settings, and the status each refusal
- * is answered with. Those servers read only the status (and log or show the
- * body), so one mapping serves all four (docs/integrations.md).
+ * What the hook types share: reading the raw body, comparing a presented
+ * credential with the configured one, reading a type's own settings, and how
+ * a refusal is answered (its status, Retry-After, a body of a given type).
+ * The SMS-gateway style types (auth0, authentik, keycloak, kratos) take their
+ * answers whole: those servers read only the status (and log or show the
+ * body), so one mapping serves all four. Logto, Zitadel and Supabase keep
+ * only what their protocol asks: the body's shape and, for Supabase, the
+ * status it reads (docs/integrations.md).
  */
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { HookRefusal, HookRefusalKind, HookReply, HookSettings } from './adapter.ts'
@@ -82,7 +85,9 @@ export function phoneNumber(given: string): string {
   return compact.startsWith('00') ? `+${compact.slice(2)}` : compact
 }
 
-const REFUSAL_STATUS: Record<HookRefusalKind, number> = {
+export type RefusalStatuses = Readonly<Record<HookRefusalKind, number>>
+
+const REFUSAL_STATUS: RefusalStatuses = {
   unauthenticated: 401,
   invalid: 400,
   rate_limited: 429,
@@ -92,33 +97,41 @@ const REFUSAL_STATUS: Record<HookRefusalKind, number> = {
   unavailable: 503,
 }
 
-export function refusalStatus(kind: HookRefusalKind): number {
-  return REFUSAL_STATUS[kind]
-}
+/** Logto's, Zitadel's and Supabase's: a rejected recipient is bad input like any other (docs/integrations.md). */
+export const RECIPIENT_AS_INVALID: RefusalStatuses = { ...REFUSAL_STATUS, recipient_rejected: 400 }
+
+const TEXT_TYPE = 'text/plain; charset=utf-8'
+const JSON_TYPE = 'application/json'
 
 function retryHeaders(refusal: HookRefusal): Record<string, string> {
   return refusal.retryAfter === undefined ? {} : { 'retry-after': String(Math.max(1, Math.ceil(refusal.retryAfter))) }
 }
 
-/** A refusal as plain text: for servers that show or log the body as they got it. */
-export function textRefusal(refusal: HookRefusal): HookReply {
-  return {
-    status: refusalStatus(refusal.kind),
-    headers: { 'content-type': 'text/plain; charset=utf-8', ...retryHeaders(refusal) },
-    body: refusal.message,
-  }
+function refusalReply(refusal: HookRefusal, status: number, contentType: string, body: string): HookReply {
+  return { status, headers: { 'content-type': contentType, ...retryHeaders(refusal) }, body }
+}
+
+/** A refusal as plain text, its message: for servers that show or log the body as they got it. */
+export function textRefusal(refusal: HookRefusal, statuses: RefusalStatuses = REFUSAL_STATUS): HookReply {
+  return refusalReply(refusal, statuses[refusal.kind], TEXT_TYPE, refusal.message)
+}
+
+/** A refusal as the JSON `body` a server reads, on `status`, with Retry-After when the refusal has one. */
+export function jsonRefusalWith(refusal: HookRefusal, status: number, body: unknown): HookReply {
+  return refusalReply(refusal, status, JSON_TYPE, JSON.stringify(body))
 }
 
 /** A refusal as JSON `{ error, error_description }`. */
 export function jsonRefusal(refusal: HookRefusal): HookReply {
-  return {
-    status: refusalStatus(refusal.kind),
-    headers: { 'content-type': 'application/json', ...retryHeaders(refusal) },
-    body: JSON.stringify({ error: refusal.kind, error_description: refusal.message }),
-  }
+  return jsonRefusalWith(refusal, REFUSAL_STATUS[refusal.kind], { error: refusal.kind, error_description: refusal.message })
 }
 
 /** The answer once a message is accepted: 200 with the verification's id. */
 export function acceptedReply(verificationId: string): HookReply {
-  return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: verificationId }) }
+  return { status: 200, headers: { 'content-type': JSON_TYPE }, body: JSON.stringify({ id: verificationId }) }
+}
+
+/** The answer once a message is accepted, for a server that reads no id: 200 `{}`. */
+export function emptyAccepted(): HookReply {
+  return { status: 200, headers: { 'content-type': JSON_TYPE }, body: '{}' }
 }

@@ -5,21 +5,15 @@
  * header verbatim. Logto passes a non-2xx answer's body on as its error's
  * data, so a refusal's body is otpd's message as plain text.
  */
-import { timingSafeEqual } from 'node:crypto'
-import type { HookAdapter, HookAuth, HookParse, HookRefusal, HookReply, HookRequest, HookSettings } from './adapter.ts'
+import type { HookAdapter, HookAuth, HookParse, HookRequest, HookSettings } from './adapter.ts'
+import { emptyAccepted, RECIPIENT_AS_INVALID, sameSecret, textRefusal } from './gateway-kit.ts'
 import { json, objectAt, stringAt } from './payload.ts'
-
-function sameText(a: string, b: string): boolean {
-  const x = Buffer.from(a)
-  const y = Buffer.from(b)
-  return x.length === y.length && timingSafeEqual(x, y)
-}
 
 function authenticate(request: HookRequest, settings: HookSettings): HookAuth {
   if (!settings.secret) return { ok: false, reason: 'the Authorization value is not set' }
   const given = request.headers.get('authorization')
   if (given === null) return { ok: false, reason: 'Authorization missing' }
-  return sameText(given, settings.secret) ? { ok: true } : { ok: false, reason: 'Authorization does not match' }
+  return sameSecret(given, settings.secret) ? { ok: true } : { ok: false, reason: 'Authorization does not match' }
 }
 
 function parse(request: HookRequest): HookParse {
@@ -38,27 +32,10 @@ function parse(request: HookRequest): HookParse {
   return { ok: true, message: { channel, recipient, code, locale, link } }
 }
 
-const STATUS: Record<HookRefusal['kind'], number> = {
-  unauthenticated: 401,
-  invalid: 400,
-  rate_limited: 429,
-  no_credits: 402,
-  blocked: 403,
-  recipient_rejected: 400,
-  unavailable: 503,
-}
-
-const TEXT_TYPE = { 'content-type': 'text/plain; charset=utf-8' }
-
-function refused(refusal: HookRefusal): HookReply {
-  const headers = refusal.retryAfter === undefined ? TEXT_TYPE : { ...TEXT_TYPE, 'retry-after': String(refusal.retryAfter) }
-  return { status: STATUS[refusal.kind], headers, body: refusal.message }
-}
-
 export const logtoHook: HookAdapter = {
   type: 'logto',
   authenticate,
   parse,
-  accepted: () => ({ status: 200, headers: { 'content-type': 'application/json' }, body: '{}' }),
-  refused,
+  accepted: emptyAccepted,
+  refused: (refusal) => textRefusal(refusal, RECIPIENT_AS_INVALID),
 }

@@ -4,9 +4,9 @@
  * email's `email_data` with its confirmation link, and answers in the shape
  * Supabase reads (an `error` object with `http_code` and `message`, on a 200).
  */
-import { timingSafeEqual } from 'node:crypto'
 import { Webhook } from 'standardwebhooks'
 import type { HookAdapter, HookAuth, HookParse, HookRefusal, HookReply, HookRequest, HookSettings } from './adapter.ts'
+import { bodyText, emptyAccepted, jsonRefusalWith, RECIPIENT_AS_INVALID, sameSecret } from './gateway-kit.ts'
 import { json, objectAt, stringAt } from './payload.ts'
 
 /** Standard Webhooks' tolerance, which Supabase signs within. */
@@ -49,12 +49,6 @@ function signaturesOf(header: string): string[] {
     .map((t) => t.slice(3))
 }
 
-function sameText(a: string, b: string): boolean {
-  const x = Buffer.from(a)
-  const y = Buffer.from(b)
-  return x.length === y.length && timingSafeEqual(x, y)
-}
-
 function authenticate(request: HookRequest, settings: HookSettings): HookAuth {
   const hooks = settings.secret === undefined ? null : webhooksOf(settings.secret)
   if (!hooks) return { ok: false, reason: 'the hook secret is not a Standard Webhooks secret (v1,whsec_...)' }
@@ -65,16 +59,12 @@ function authenticate(request: HookRequest, settings: HookSettings): HookAuth {
   if (!/^\d{1,12}$/.test(stamp)) return { ok: false, reason: 'webhook-timestamp is not a number' }
   const seconds = Number(stamp)
   if (Math.abs(request.now / 1000 - seconds) > SUPABASE_TOLERANCE_SECONDS) return { ok: false, reason: 'webhook-timestamp is outside the 5-minute tolerance' }
-  let payload: string
-  try {
-    payload = new TextDecoder('utf-8', { fatal: true }).decode(request.rawBody)
-  } catch {
-    return { ok: false, reason: 'the body is not UTF-8' }
-  }
+  const payload = bodyText(request.rawBody)
+  if (payload === undefined) return { ok: false, reason: 'the body is not UTF-8' }
   const given = signaturesOf(signature)
   for (const wh of hooks) {
     const expected = wh.sign(id, new Date(seconds * 1000), payload).slice(3)
-    if (given.some((g) => sameText(g, expected))) return { ok: true }
+    if (given.some((g) => sameSecret(g, expected))) return { ok: true }
   }
   return { ok: false, reason: 'no webhook-signature matches' }
 }
@@ -141,26 +131,13 @@ function parseEmail(data: Record<string, unknown>, user: Record<string, unknown>
   return { ok: true, message: { channel: 'email', recipient: to, code, link: confirmationLink(data), deliveryId } }
 }
 
-const JSON_TYPE = { 'content-type': 'application/json' }
-
-/** The HTTP status Supabase answers its own client with, per refusal. */
-const HTTP_CODE: Record<HookRefusal['kind'], number> = {
-  unauthenticated: 401,
-  invalid: 400,
-  rate_limited: 429,
-  no_credits: 402,
-  blocked: 403,
-  recipient_rejected: 400,
-  unavailable: 503,
-}
-
+/** Supabase's client gets `http_code` as its answer's status, per refusal (docs/integrations.md#supabase). */
 function refused(refusal: HookRefusal): HookReply {
-  const body = JSON.stringify({ error: { http_code: HTTP_CODE[refusal.kind], message: refusal.message } })
-  // A 401 is Supabase's "Hook requires authorization token"; every other refusal goes on a 200,
+  const body = { error: { http_code: RECIPIENT_AS_INVALID[refusal.kind], message: refusal.message } }
+  // A 401 (no Retry-After) is Supabase's "Hook requires authorization token"; every other refusal goes on a 200,
   // the only answer whose error object Supabase reads and passes to its user (docs/integrations.md#supabase).
-  if (refusal.kind === 'unauthenticated') return { status: 401, headers: JSON_TYPE, body }
-  const headers = refusal.retryAfter === undefined ? JSON_TYPE : { ...JSON_TYPE, 'retry-after': String(refusal.retryAfter) }
-  return { status: 200, headers, body }
+  if (refusal.kind === 'unauthenticated') return jsonRefusalWith({ kind: refusal.kind, message: refusal.message }, 401, body)
+  return jsonRefusalWith(refusal, 200, body)
 }
 
 export const supabaseHook: HookAdapter = {
@@ -168,6 +145,6 @@ export const supabaseHook: HookAdapter = {
   check,
   authenticate,
   parse,
-  accepted: () => ({ status: 200, headers: JSON_TYPE, body: '{}' }),
+  accepted: emptyAccepted,
   refused,
 }

@@ -7,6 +7,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { HookAdapter, HookAuth, HookParse, HookRefusal, HookReply, HookRequest, HookSettings } from './adapter.ts'
+import { emptyAccepted, jsonRefusalWith, RECIPIENT_AS_INVALID } from './gateway-kit.ts'
 import { json, objectAt, stringAt } from './payload.ts'
 
 /** pkg/actions DefaultTolerance. */
@@ -60,27 +61,14 @@ function parse(request: HookRequest): HookParse {
   return { ok: true, message: { channel: 'email', recipient: email, code, link } }
 }
 
-const STATUS: Record<HookRefusal['kind'], number> = {
-  unauthenticated: 401,
-  invalid: 400,
-  rate_limited: 429,
-  no_credits: 402,
-  blocked: 403,
-  recipient_rejected: 400,
-  unavailable: 503,
-}
-
-const JSON_TYPE = { 'content-type': 'application/json' }
-
 function refused(refusal: HookRefusal): HookReply {
-  const headers = refusal.retryAfter === undefined ? JSON_TYPE : { ...JSON_TYPE, 'retry-after': String(refusal.retryAfter) }
-  return { status: STATUS[refusal.kind], headers, body: JSON.stringify({ error: refusal.message }) }
+  return jsonRefusalWith(refusal, RECIPIENT_AS_INVALID[refusal.kind], { error: refusal.message })
 }
 
 export const zitadelHook: HookAdapter = {
   type: 'zitadel',
   authenticate,
   parse,
-  accepted: () => ({ status: 200, headers: JSON_TYPE, body: '{}' }),
+  accepted: emptyAccepted,
   refused,
 }

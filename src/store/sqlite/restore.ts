@@ -7,11 +7,11 @@
  * kept beside it, never deleted: a restore can be undone by hand.
  */
 import { Database } from 'bun:sqlite'
-import { randomBytes } from 'node:crypto'
-import { chmodSync, chownSync, closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, renameSync, statSync, unlinkSync } from 'node:fs'
-import { basename, dirname, join, resolve } from 'node:path'
+import { chownSync, copyFileSync, existsSync, mkdirSync, renameSync, statSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
 import { StoreRefusedError } from '../refused.ts'
 import { readSecretFile, sameHex, secretFingerprint, secretPath, type ConfiguredSecret } from '../secret.ts'
+import { isLiveDatabase, putPrivateFile, syncDirectory, syncFile } from './durable-file.ts'
 import { checkNotInUse, checkSchemaNotNewer, idsReadWith } from './start-checks.ts'
 
 export interface RestoreOptions {
@@ -39,7 +39,7 @@ export interface RestoreResult {
 export function restoreDatabase(o: RestoreOptions): RestoreResult {
   const target = resolve(o.databasePath)
   const file = resolve(o.file)
-  if ([target, `${target}-wal`, `${target}-shm`].includes(file)) throw new StoreRefusedError(`${file} is the live database: restore from a backup file`)
+  if (isLiveDatabase(file, target)) throw new StoreRefusedError(`${file} is the live database: restore from a backup file`)
   if (!existsSync(file)) throw new StoreRefusedError(`no backup at ${file}`)
   if (existsSync(target)) checkNotInUse(target, 'run otpd restore again')
   const { secret, source, copyFrom } = secretFor(o, target)
@@ -47,20 +47,18 @@ export function restoreDatabase(o: RestoreOptions): RestoreResult {
   const stamp = new Date(o.now).toISOString().replaceAll(':', '-')
   const replaced = existsSync(target) ? `${target}.before-restore-${stamp}` : null
   mkdirSync(dirname(target), { recursive: true, mode: 0o700 })
-  const tmp = join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(6).toString('hex')}.restore`)
-  copyFileSync(file, tmp)
-  try {
-    // As private as the data directory: it holds every hash the database does.
-    chmodSync(tmp, 0o600)
-    syncFile(tmp)
-    if (replaced !== null) {
-      // The database with its -wal and -shm, as one: SQLite finds a WAL by the database's name.
-      for (const suffix of ['', '-wal', '-shm']) if (existsSync(target + suffix)) renameSync(target + suffix, replaced + suffix)
-    }
-    renameSync(tmp, target)
-  } finally {
-    if (existsSync(tmp)) unlinkSync(tmp)
-  }
+  putPrivateFile(
+    target,
+    'restore',
+    (tmp) => copyFileSync(file, tmp),
+    (tmp) => {
+      if (replaced !== null) {
+        // The database with its -wal and -shm, as one: SQLite finds a WAL by the database's name.
+        for (const suffix of ['', '-wal', '-shm']) if (existsSync(target + suffix)) renameSync(target + suffix, replaced + suffix)
+      }
+      renameSync(tmp, target)
+    },
+  )
   if (copyFrom !== undefined) {
     const path = secretPath(target)
     if (existsSync(path)) renameSync(path, `${path}.before-restore-${stamp}`)
@@ -123,23 +121,6 @@ function checkBackup(file: string, secret: Uint8Array, source: string): number {
     return db.query<{ n: number }, []>('SELECT count(*) AS n FROM api_keys').get()?.n ?? 0
   } finally {
     db.close()
-  }
-}
-
-function syncFile(path: string): void {
-  const fd = openSync(path, 'r')
-  try {
-    fsyncSync(fd)
-  } finally {
-    closeSync(fd)
-  }
-}
-
-function syncDirectory(dir: string): void {
-  try {
-    syncFile(dir)
-  } catch {
-    // Some filesystems cannot fsync a directory; the files themselves are flushed.
   }
 }
 
