@@ -113,7 +113,7 @@ export interface SendDeps {
  * rest waits for a later turn (lib/yield-lane.ts): sends wait on their
  * provider anyway, and a verify read meanwhile answers within its budget.
  */
-export const SEND_TURN_MS = 2
+export const SEND_TURN_MS = 1
 
 export class SendService {
   /** Taken by the send route before a send starts, and here when its provider has answered. */

@@ -26,7 +26,7 @@ export const MAX_BATCH = 256
  * over several turns, and a `first` write read in between (a verify) joins the
  * next batch ahead of them instead of waiting for the whole wave.
  */
-export const BATCH_MS = 4
+export const BATCH_MS = 2
 /** Retry delays while another process holds the lock: short at first, then at most this. */
 const MAX_RETRY_MS = 25
 
