@@ -130,8 +130,8 @@ export function sendRoute(deps: AdmissionDeps & { send: SendService; logger: Log
       }
       inFlight++
       try {
-        // A wave of sends gives way to other requests (otp/send.ts, `turns`).
-        const wait = deps.send.turns.turn()
+        // A wave of sends gives way to other requests (otp/send.ts, giveWay).
+        const wait = deps.send.giveWay()
         if (wait) await wait
         return await sendOnce(deps, request)
       } finally {

@@ -114,10 +114,17 @@ export interface SendDeps {
  * provider anyway, and a verify read meanwhile answers within its budget.
  */
 export const SEND_TURN_MS = 1
+/**
+ * Sends give way only while this many wait on their providers: only then can
+ * one turn hold a wave of them, and giving way costs a saturated send about
+ * 3 % of its CPU (docs/benchmarks.md#slow-providers).
+ */
+export const GIVE_WAY_FROM = 128
 
 export class SendService {
-  /** Taken by the send route before a send starts, and here when its provider has answered. */
-  readonly turns = new YieldLane(SEND_TURN_MS)
+  private readonly turns = new YieldLane(SEND_TURN_MS)
+  /** Sends waiting on their providers now. */
+  private delivering = 0
   /** A workflow's later steps (docs/api.md#workflows), with the send's own dependencies. */
   readonly fallback: Fallback
 
@@ -132,6 +139,14 @@ export class SendService {
   readonly resolveAuto = (phone: string): { channels: Channel[]; channelTimeout?: number } | null => autoWorkflowOf(this.d.routes, phone)
 
   /** `via`: a hook's own request limit and providers (docs/integrations.md#limits), in place of the per-key limit and `[channels]`. */
+  /**
+   * Taken by the send route before a send starts, and here when its provider
+   * has answered: undefined (go on) unless a wave of sends is under way.
+   */
+  giveWay(): Promise<void> | undefined {
+    return this.delivering >= GIVE_WAY_FROM ? this.turns.turn() : undefined
+  }
+
   async send(
     key: ApiKey,
     input: SendInput,
@@ -165,9 +180,15 @@ export class SendService {
     let provider: string
     let detail: DeliveryDetail | undefined
     try {
-      const took = await (via?.delivery ?? d.delivery).deliver(deliveryOf(req, reserved))
+      this.delivering++
+      let took: Awaited<ReturnType<Delivery['deliver']>>
+      try {
+        took = await (via?.delivery ?? d.delivery).deliver(deliveryOf(req, reserved))
+      } finally {
+        this.delivering--
+      }
       // Providers answer in waves too: recording and answering them gives way as well.
-      const wait = this.turns.turn()
+      const wait = this.giveWay()
       if (wait) await wait
       provider = took.provider
       // Only a provider that says more (WhatsApp's) costs the settlement two more values.
