@@ -1,52 +1,49 @@
 /**
  * Bulk work that gives way to the rest of the event loop. A caller takes a
- * turn before its heavy part; within one turn of the loop at most `budgetMs`
- * of such work starts, and the rest waits for later turns (setImmediate), so
- * requests read in between (a verify) do not queue behind a whole wave of it
- * (docs/benchmarks.md#slow-providers).
+ * turn before its heavy part; in one turn of the loop at most `perTurn`
+ * callers go on, and the rest wait, in order, for later turns (setImmediate),
+ * so requests read in between (a verify) do not queue behind a whole wave of
+ * it (docs/benchmarks.md#slow-providers). Counted, not timed: what a caller
+ * goes on to do runs in later microtasks, past any clock read here.
  */
 export class YieldLane {
-  /** When this turn's first caller went on; -1 before one has. */
-  private since = -1
+  /** Callers let go in this turn. */
+  private used = 0
   private readonly waiting: (() => void)[] = []
-  private pumping = false
+  private scheduled = false
 
-  constructor(private readonly budgetMs: number) {}
+  constructor(private readonly perTurn: number) {}
 
-  /** Undefined: go on now, which costs one clock read. Else a promise that resolves in a later turn. */
+  /** Whether callers went on in this turn or wait: a wave under way, which later callers join. */
+  get active(): boolean {
+    return this.used > 0 || this.waiting.length > 0
+  }
+
+  /** Undefined: go on now. Else a promise that resolves in a later turn. */
   turn(): Promise<void> | undefined {
-    if (!this.pumping) {
-      const now = performance.now()
-      if (this.since < 0) {
-        this.since = now
-        setImmediate(this.endTurn)
-        return undefined
-      }
-      if (now - this.since < this.budgetMs) return undefined
-      this.pumping = true
-      setImmediate(this.pump)
+    if (this.waiting.length === 0 && this.used < this.perTurn) {
+      this.used++
+      this.schedule()
+      return undefined
     }
-    return new Promise<void>((resolve) => this.waiting.push(resolve))
+    const p = new Promise<void>((resolve) => this.waiting.push(resolve))
+    this.schedule()
+    return p
   }
 
-  private readonly endTurn = () => {
-    if (!this.pumping) this.since = -1
+  private schedule(): void {
+    if (this.scheduled) return
+    this.scheduled = true
+    setImmediate(this.nextTurn)
   }
 
-  /** Lets waiting callers go on, in order, for up to `budgetMs` per turn. */
-  private readonly pump = async () => {
-    const start = performance.now()
-    while (this.waiting.length > 0 && performance.now() - start < this.budgetMs) {
-      this.waiting.shift()!()
-      // The caller just let go runs up to its next real wait before the clock is read again.
-      await null
-      await null
-    }
-    if (this.waiting.length > 0) {
-      setImmediate(this.pump)
-      return
-    }
-    this.pumping = false
-    this.since = -1
+  /** A new turn: lets the next `perTurn` waiting callers go on. */
+  private readonly nextTurn = () => {
+    this.scheduled = false
+    const go = this.waiting.splice(0, this.perTurn)
+    this.used = go.length
+    for (const resolve of go) resolve()
+    // The count of this turn is reset at the next one; an idle lane schedules nothing.
+    if (this.used > 0) this.schedule()
   }
 }

@@ -109,11 +109,11 @@ export interface SendDeps {
 }
 
 /**
- * Milliseconds of sends' work started per turn of the event loop before the
- * rest waits for a later turn (lib/yield-lane.ts): sends wait on their
- * provider anyway, and a verify read meanwhile answers within its budget.
+ * Sends let go per turn of the event loop while a wave is under way
+ * (lib/yield-lane.ts): sends wait on their provider anyway, and a verify read
+ * meanwhile answers within its budget.
  */
-export const SEND_TURN_MS = 1
+export const SENDS_PER_TURN = 16
 /**
  * Sends give way only while this many wait on their providers: only then can
  * one turn hold a wave of them, and giving way costs a saturated send about
@@ -122,8 +122,8 @@ export const SEND_TURN_MS = 1
 export const GIVE_WAY_FROM = 128
 
 export class SendService {
-  private readonly turns = new YieldLane(SEND_TURN_MS)
-  /** Sends waiting on their providers now. */
+  private readonly turns = new YieldLane(SENDS_PER_TURN)
+  /** Sends waiting on their providers now, or answered and not yet let go (giveWay). */
   private delivering = 0
   /** A workflow's later steps (docs/api.md#workflows), with the send's own dependencies. */
   readonly fallback: Fallback
@@ -144,7 +144,8 @@ export class SendService {
    * has answered: undefined (go on) unless a wave of sends is under way.
    */
   giveWay(): Promise<void> | undefined {
-    return this.delivering >= GIVE_WAY_FROM ? this.turns.turn() : undefined
+    // Once a wave is under way it is let go turn by turn, even as it shrinks below GIVE_WAY_FROM.
+    return this.turns.active || this.delivering >= GIVE_WAY_FROM ? this.turns.turn() : undefined
   }
 
   async send(
@@ -180,16 +181,17 @@ export class SendService {
     let provider: string
     let detail: DeliveryDetail | undefined
     try {
+      // Counted until the send has given way: a wave answered at once stays a wave until it is let go.
       this.delivering++
       let took: Awaited<ReturnType<Delivery['deliver']>>
       try {
         took = await (via?.delivery ?? d.delivery).deliver(deliveryOf(req, reserved))
+        // Providers answer in waves too: recording and answering them gives way as well.
+        const wait = this.giveWay()
+        if (wait) await wait
       } finally {
         this.delivering--
       }
-      // Providers answer in waves too: recording and answering them gives way as well.
-      const wait = this.giveWay()
-      if (wait) await wait
       provider = took.provider
       // Only a provider that says more (WhatsApp's) costs the settlement two more values.
       if (took.ref !== undefined || took.language !== undefined) detail = { ref: took.ref ?? null, language: took.language ?? null }
