@@ -1,7 +1,8 @@
 /**
  * The embedded engine's Storage (otp/ports/storage.ts): one writer connection
  * with group commit, one reader connection. `write` calls made in one turn of
- * the event loop share one IMMEDIATE transaction and one COMMIT, in call order;
+ * the event loop share one IMMEDIATE transaction and one COMMIT, in call order
+ * (`first` calls ahead; past BATCH_MS the rest wait for the next turn);
  * if one throws, the batch runs again with a savepoint per call, so only that
  * call's writes are undone (the port allows a second run). The write lock is
  * never waited for on the event loop (busy_timeout 0, tried again on a timer),
