@@ -294,3 +294,27 @@ testSqliteOnly('a batch stops taking calls after BATCH_MS: the rest commit in a 
   expect(all.indexOf(99)).toBe(seen.ran)
   expect(all.filter((n) => n !== 99)).toEqual(Array.from({ length: bulk.length }, (_, i) => i + 1))
 })
+
+testSqliteOnly("after a cut, a turn's share of the queue is at least half what the rest of the loop took meanwhile", async () => {
+  const storage = setUp()
+  let ran = 0
+  const bulk = Array.from({ length: 40 }, (_, i) =>
+    storage.write(async () => {
+      spin(1)
+      insert(i + 1)
+      ran++
+    }),
+  )
+  // Other work of 30 ms in the turn after the first cut (a flood of other requests), then a look after the next drain.
+  const seen = await new Promise<[number, number]>((resolve) =>
+    setImmediate(() => {
+      const afterCut = ran
+      spin(30)
+      setImmediate(() => resolve([afterCut, ran]))
+    }),
+  )
+  await Promise.all(bulk)
+  expect(seen[0]).toBeLessThanOrEqual(BATCH_MS + 2)
+  expect(seen[1] - seen[0]).toBeGreaterThanOrEqual(8)
+  expect(rows()).toEqual(Array.from({ length: 40 }, (_, i) => i + 1))
+})

@@ -2,7 +2,7 @@
  * The embedded engine's Storage (otp/ports/storage.ts): one writer connection
  * with group commit, one reader connection. `write` calls made in one turn of
  * the event loop share one IMMEDIATE transaction and one COMMIT, in call order
- * (`first` calls ahead; past BATCH_MS the rest wait for the next turn);
+ * (`first` calls ahead; past a turn's share, BATCH_MS or more, the rest wait for the next turn);
  * if one throws, the batch runs again with a savepoint per call, so only that
  * call's writes are undone (the port allows a second run). The write lock is
  * never waited for on the event loop (busy_timeout 0, tried again on a timer),
@@ -22,10 +22,13 @@ import type { WriteTurn } from './write-turn.ts'
 /** A bound on one batch, so one transaction never holds the write lock for long. */
 export const MAX_BATCH = 256
 /**
- * A batch stops taking calls once they have run this long, and the rest wait
- * for the next turn of the event loop: a wave of sends' writes is committed
- * over several turns, and a `first` write read in between (a verify) joins the
- * next batch ahead of them instead of waiting for the whole wave.
+ * The writes stop taking calls once they have run this long in a turn of the
+ * event loop, and the rest wait for the next turn: a wave of sends' writes is
+ * committed over several turns, and a `first` write read in between (a
+ * verify) joins the next batch ahead of them instead of waiting for the whole
+ * wave. A turn's share is at least half what the loop's other work took since
+ * the last cut, so that under a flood of other requests (refusals at the
+ * ceiling) the queue still gets a third of the thread (docs/benchmarks.md#waves-of-slow-sends).
  */
 export const BATCH_MS = 2
 /** Retry delays while another process holds the lock: short at first, then at most this. */
@@ -76,6 +79,8 @@ export class SqliteStorage implements Storage {
   private turn: WriteTurn | undefined
   private stopped: Error | undefined
   private running = false
+  /** When a drain last left calls for the next turn (BATCH_MS). */
+  private cutAt: number | undefined
   private reads: Promise<void> = Promise.resolve()
 
   constructor(
@@ -202,13 +207,17 @@ export class SqliteStorage implements Storage {
     }
     this.scheduled = false
     this.running = true
+    const start = performance.now()
+    const until = start + Math.max(BATCH_MS, this.cutAt === undefined ? 0 : (start - this.cutAt) / 2)
+    this.cutAt = undefined
     try {
       while (this.first.length + this.queue.length > 0 && !this.stopped) {
         const batch = this.takeBatch()
-        if (await this.commitBatch(batch)) {
+        if (await this.commitBatch(batch, until)) {
           this.retryDelay = 0
-          // A batch cut short by BATCH_MS: the rest in a later turn, after what the loop reads meanwhile.
-          if (batch.length < MAX_BATCH && this.first.length + this.queue.length > 0) {
+          // This turn's share is spent: the rest in a later turn, after what the loop reads meanwhile.
+          if (this.first.length + this.queue.length > 0 && performance.now() >= until) {
+            this.cutAt = performance.now()
             this.schedule()
             return
           }
@@ -247,10 +256,10 @@ export class SqliteStorage implements Storage {
 
   /**
    * One batch in one transaction. False when the write lock was taken: nothing
-   * ran, nothing settled. Calls past BATCH_MS go back to the head of the queue
+   * ran, nothing settled. Calls past `until` go back to the head of the queue
    * (`batch` keeps those that ran).
    */
-  private async commitBatch(batch: Pending[]): Promise<boolean> {
+  private async commitBatch(batch: Pending[], until: number): Promise<boolean> {
     const s = this.stmt
     let results: Result[] = []
     try {
@@ -259,7 +268,6 @@ export class SqliteStorage implements Storage {
       // Fast path: the calls one after another, no savepoints (each costs
       // SQLite a copy of every page the call touches first).
       let thrown: unknown
-      const started = performance.now()
       for (let i = 0; i < batch.length; i++) {
         try {
           results.push({ ok: true, value: await batch[i]!.fn(this.repos) })
@@ -267,7 +275,7 @@ export class SqliteStorage implements Storage {
           thrown = err ?? new Error('a write threw nothing')
           break
         }
-        if (i < batch.length - 1 && performance.now() - started >= BATCH_MS) this.queue.unshift(...batch.splice(i + 1))
+        if (i < batch.length - 1 && performance.now() >= until) this.queue.unshift(...batch.splice(i + 1))
       }
       if (thrown !== undefined) {
         if (isBusy(thrown)) throw thrown
