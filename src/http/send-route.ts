@@ -120,6 +120,7 @@ export function sendRoute(deps: AdmissionDeps & { send: SendService; logger: Log
     async ({ request }) => {
       // First, before the key or the body: a refusal here reads, charges and counts nothing, and memory stays bounded.
       if (inFlight >= deps.maxSendsInFlight) {
+        deps.send.overloaded()
         noteOf(request).outcome = 'overloaded'
         return render(errorReply(503, Msg.overloaded, OVERLOAD_RETRY_AFTER), requestIdOf(request))
       }

@@ -120,11 +120,15 @@ export const SENDS_PER_TURN = 16
  * 3 % of its CPU (docs/benchmarks.md#slow-providers).
  */
 export const GIVE_WAY_FROM = 128
+/** How long after a refusal at the ceiling sends still do not give way. */
+export const OVERLOAD_WINDOW_MS = 1_000
 
 export class SendService {
   private readonly turns = new YieldLane(SENDS_PER_TURN)
   /** Sends waiting on their providers now, or answered and not yet let go (giveWay). */
   private delivering = 0
+  /** When the send route last refused a send at `delivery.max_sends_in_flight` (overloaded). */
+  private refusedAt = Number.NEGATIVE_INFINITY
   /** A workflow's later steps (docs/api.md#workflows), with the send's own dependencies. */
   readonly fallback: Fallback
 
@@ -145,7 +149,16 @@ export class SendService {
    */
   giveWay(): Promise<void> | undefined {
     // Once a wave is under way it is let go turn by turn, even as it shrinks below GIVE_WAY_FROM.
-    return this.turns.active || this.delivering >= GIVE_WAY_FROM ? this.turns.turn() : undefined
+    if (!this.turns.active && this.delivering < GIVE_WAY_FROM) return undefined
+    // At the ceiling the flood of refusals is the other work: a send that gave way to it would
+    // hold its slot for longer and let fewer in (docs/benchmarks.md#slow-providers).
+    if (performance.now() - this.refusedAt < OVERLOAD_WINDOW_MS) return undefined
+    return this.turns.turn()
+  }
+
+  /** The send route refused a send at its ceiling: sends stop giving way for OVERLOAD_WINDOW_MS. */
+  overloaded(): void {
+    this.refusedAt = performance.now()
   }
 
   async send(

@@ -21,10 +21,17 @@ class CountingDelivery extends RecordingDelivery {
   }
 }
 
-/** `n` sends held by the provider, then let go at once; how many were answered by the next turn of the event loop. */
-async function answeredInTheTurnTheyEnd(n: number): Promise<{ early: number; all: number[] }> {
+/**
+ * `n` sends held by the provider, then let go at once; how many were answered
+ * by the next turn of the event loop. `ceiling`: `delivery.max_sends_in_flight`
+ * is `n`, and one more send is refused at it before the provider answers.
+ */
+async function answeredInTheTurnTheyEnd(n: number, ceiling = false): Promise<{ early: number; all: number[] }> {
   const delivery = new CountingDelivery()
-  const h = await start({ delivery })
+  const h = await start({
+    delivery,
+    config: { limits: { key_requests_per_minute: 100_000, recipient_per_minute: 100 }, ...(ceiling ? { delivery: { max_sends_in_flight: n } } : {}) },
+  })
   let release!: () => void
   h.delivery.gate = new Promise<void>((r) => (release = r))
   let answered = 0
@@ -36,6 +43,7 @@ async function answeredInTheTurnTheyEnd(n: number): Promise<{ early: number; all
   )
   for (let i = 0; i < 400 && delivery.entered < n; i++) await new Promise((r) => setTimeout(r, 5))
   expect(delivery.entered).toBe(n)
+  if (ceiling) expect((await h.send({ channel: 'sms', recipient: '+14155559999' })).status).toBe(503)
   release()
   const early = await new Promise<number>((resolve) => setImmediate(() => resolve(answered)))
   return { early, all: await Promise.all(sends) }
@@ -45,6 +53,12 @@ test('a wave of GIVE_WAY_FROM sends answered by their provider at once is answer
   const { early, all } = await answeredInTheTurnTheyEnd(GIVE_WAY_FROM + 10)
   expect(all.every((s) => s === 200)).toBe(true)
   expect(early).toBeLessThan(GIVE_WAY_FROM / 2)
+})
+
+test('at the ceiling the sends do not give way: every send that ends frees a slot for the refused ones', async () => {
+  const { early, all } = await answeredInTheTurnTheyEnd(GIVE_WAY_FROM + 10, true)
+  expect(all.every((s) => s === 200)).toBe(true)
+  expect(early).toBe(GIVE_WAY_FROM + 10)
 })
 
 test('fewer sends than GIVE_WAY_FROM are all answered in the turn they end', async () => {
