@@ -75,7 +75,8 @@ export function consoleReadsOf(s: ConsoleReadSources): { deps: ConsoleReadDeps; 
     deps: {
       stats: new ConsoleStats(domain),
       fraud: new ConsoleFraud(domain),
-      workflows: new ConsoleWorkflows({ storage, clock: s.clock }),
+      // Its aggregate on a thread of its own where the engine has one (store/engine.ts consoleReads).
+      workflows: new ConsoleWorkflows({ storage, clock: s.clock, steps: s.engine.consoleReads()?.workflowSteps }),
       search: new ConsoleSearch({ storage, clock: s.clock, hasher: s.hasher, seqOf }),
       system: { version: s.version, engine: s.engine, readiness: s.readiness, config: s.config, providers, circuits: s.circuits },
       logger: s.logger,

@@ -9,7 +9,7 @@
 import type { RollupPlanner } from '../otp/rollup.ts'
 import type { Logger } from '../lib/logger.ts'
 import type { Hasher } from '../lib/secrets.ts'
-import type { Storage } from '../otp/ports/index.ts'
+import type { StatsReads, Storage } from '../otp/ports/index.ts'
 
 /** What both engines' storages offer beside the port. */
 export interface EngineStorage extends Storage {
@@ -73,6 +73,13 @@ export interface OffThreadPlanner {
   stop(): Promise<void>
 }
 
+/** The console's aggregate reads made on another thread (Engine.consoleReads). */
+export interface OffThreadReads {
+  workflowSteps: StatsReads['workflowSteps']
+  /** Ends the thread (its connection closed); reads still waiting fail, and a later read starts another. */
+  stop(): Promise<void>
+}
+
 export interface Engine {
   /** For display only: nothing may branch on it. */
   readonly name: 'sqlite' | 'postgres'
@@ -108,6 +115,13 @@ export interface Engine {
    * (PostgreSQL answers over the network) or there is no file (`:memory:`).
    */
   startRollupPlanner(): OffThreadPlanner | null
+  /**
+   * The console's aggregate reads on a thread with a connection of their own,
+   * started on the first read (SQLite: store/sqlite/console-reader.ts) and
+   * ended with the background work; null where reads never hold up the event
+   * loop (PostgreSQL) or there is no file (`:memory:`).
+   */
+  consoleReads(): OffThreadReads | null
   /** Work that runs beside the requests for as long as the server does (`serve` starts it; nothing on some engines). */
   startBackground(hooks: BackgroundHooks): void
   /** Stops the background work; resolves once it has let go of the database. */

@@ -2,7 +2,8 @@
  * `otpd serve` with the console (docs/console.md#enabling-the-console): it
  * prints the console's URL at start, serves it on the admin listener over a
  * real socket (the client's address from the connection), and not on the
- * API listener; with `[console] enabled = false` it does neither.
+ * API listener; with `[console] enabled = false` it does neither. A SIGTERM
+ * ends it promptly, the workflows page's read thread started or not.
  */
 import { expect, setDefaultTimeout, test } from 'bun:test'
 import { cliEnv, startServer } from '../kit/cli.ts'
@@ -38,6 +39,13 @@ test('serve prints the console URL; the admin listener serves it, the API listen
   const me = await fetch(new URL('/console/api/session', url), { headers: { cookie } })
   expect(((await me.json()) as { operator: string }).operator).toBe('alice')
   for (const path of ['/console/', '/console/api/session']) expect((await fetch(server.url + path, { headers: { cookie } })).status).toBe(404)
+  // The workflows page reads on a thread of its own (docs/console.md#performance), started by this request; SIGTERM still ends serve at once.
+  const workflows = await fetch(new URL('/console/api/workflows?period=30d', url), { headers: { cookie } })
+  expect(workflows.status).toBe(200)
+  expect(((await workflows.json()) as { totals: { started: number } }).totals.started).toBe(0)
+  const stopping = performance.now()
+  expect(await server.stop()).toBe(0)
+  expect(performance.now() - stopping).toBeLessThan(5_000)
 })
 
 test('over a real socket, a DNS-rebinding Host gets 421 from the admin listener; its own address is answered', async () => {

@@ -33,7 +33,7 @@ test("the compile command is package.json's build with the target, the version a
     '/tmp/out/otpd',
   ])
   // The worker entry points are compiled in, as in `bun run build`.
-  expect(cmd).toContain('src/store/sqlite/checkpoint-worker.ts')
+  for (const worker of ['checkpoint-worker.ts', 'rollup-worker.ts', 'console-read-worker.ts']) expect(cmd).toContain(`src/store/sqlite/${worker}`)
 })
 
 test("the version built in is the release's, and package.json's without one", async () => {

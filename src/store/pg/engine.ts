@@ -84,6 +84,7 @@ export async function openPostgres(conn: PgConnection, secret: ConfiguredSecret,
     warnings: [],
     startBackground: () => {},
     startRollupPlanner: () => null,
+    consoleReads: () => null,
     stopBackground: async () => {},
     backup: async () => {
       throw new Error(PG_BACKUP_REFUSAL)

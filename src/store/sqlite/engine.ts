@@ -9,10 +9,11 @@
 import { resolve } from 'node:path'
 import { Hasher } from '../../lib/secrets.ts'
 import { VerificationIds } from '../../lib/verification-id.ts'
-import type { BackgroundHooks, BackupResult, DatabaseFile, Engine, OffThreadPlanner, SweepResult } from '../engine.ts'
+import type { BackgroundHooks, BackupResult, DatabaseFile, Engine, OffThreadPlanner, OffThreadReads, SweepResult } from '../engine.ts'
 import type { ConfiguredSecret } from '../secret.ts'
 import { backupDatabase } from './backup.ts'
 import { startCheckpointer, type Checkpointer } from './checkpointer.ts'
+import { startConsoleReader } from './console-reader.ts'
 import { startRollupPlanner } from './rollup-planner.ts'
 import { migrationsCurrent, openDatabase, openReader, type Db, widerThanPrivate } from './db.ts'
 import { EVENT_ID_PURPOSE } from './event-store.ts'
@@ -46,6 +47,8 @@ export class SqliteEngine implements Engine {
   private readonly reader: Db
   private checkpointer: Checkpointer | undefined
   private walSync: WalSync | undefined
+  /** Its thread starts on the first read (console-reader.ts). */
+  private offThreadReads: OffThreadReads | undefined
   /** For the rollup worker only (startRollupPlanner): it never leaves the process. */
   private readonly secret: Uint8Array
 
@@ -110,8 +113,16 @@ export class SqliteEngine implements Engine {
     return path === ':memory:' ? null : startRollupPlanner(path, this.secret, busyTimeoutMs)
   }
 
+  consoleReads(): OffThreadReads | null {
+    const { path, busyTimeoutMs } = this.opts
+    if (path === ':memory:') return null
+    this.offThreadReads ??= startConsoleReader(path, busyTimeoutMs)
+    return this.offThreadReads
+  }
+
   async stopBackground(): Promise<void> {
-    const stops = [this.checkpointer?.stop(), this.walSync?.stop()]
+    // The console's read connection goes too: the server's is the last (it checkpoints the WAL and removes it).
+    const stops = [this.checkpointer?.stop(), this.walSync?.stop(), this.offThreadReads?.stop()]
     this.checkpointer = this.walSync = undefined
     await Promise.all(stops)
   }
