@@ -27,6 +27,18 @@ export function sameSecret(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y)
 }
 
+/** A signed receipt's JSON body as an object, or the malformed reading its reader answers. */
+export function receiptObject(req: ReceiptRequest): { ok: true; body: Record<string, unknown> } | { ok: false; reading: ReceiptReading } {
+  let body: unknown
+  try {
+    body = JSON.parse(req.body)
+  } catch {
+    return { ok: false, reading: { kind: 'malformed', reason: 'json' } }
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return { ok: false, reading: { kind: 'malformed', reason: 'object' } }
+  return { ok: true, body: body as Record<string, unknown> }
+}
+
 /** Form or JSON parameters as one string map (Vonage posts either, by the account's setting). */
 export function receiptParams(req: ReceiptRequest): Map<string, string[]> {
   const out = new Map<string, string[]>()

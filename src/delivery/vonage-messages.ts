@@ -13,7 +13,7 @@ import { createHash, createHmac } from 'node:crypto'
 import type { OutboundMessage, ReceiptState } from '../otp/types.ts'
 import { post } from './http.ts'
 import { ProviderMisconfiguredError, type Accepted } from './provider.ts'
-import { sameSecret, type ReceiptReading, type ReceiptRequest } from './receipts.ts'
+import { receiptObject, sameSecret, type ReceiptReading, type ReceiptRequest } from './receipts.ts'
 import { templateLanguage } from './template-language.ts'
 import { templateMessage } from './whatsapp-provider.ts'
 import { safeTitle } from './whatsapp-receipts.ts'
@@ -96,14 +96,9 @@ export function readMessagesStatus(secret: string | undefined, req: ReceiptReque
   const claims = secret ? verifyHs256(token, secret) : null
   const hash = createHash('sha256').update(req.bytes).digest('hex')
   if (claims === null || typeof claims.payload_hash !== 'string' || !sameSecret(claims.payload_hash.toLowerCase(), hash)) return { kind: 'forged' }
-  let body: unknown
-  try {
-    body = JSON.parse(req.body)
-  } catch {
-    return { kind: 'malformed', reason: 'json' }
-  }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return { kind: 'malformed', reason: 'object' }
-  const b = body as Record<string, unknown>
+  const parsed = receiptObject(req)
+  if (!parsed.ok) return parsed.reading
+  const b = parsed.body
   const state = typeof b.status === 'string' ? (MESSAGES_STATES.get(b.status) ?? null) : null
   const text = (v: unknown) => (typeof v === 'string' && v !== '' && v.length <= 512 ? v : null)
   const e = b.error as { type?: unknown; title?: unknown } | undefined

@@ -12,7 +12,7 @@ import type { Channel, OutboundMessage, ReceiptState } from '../otp/types.ts'
 import { post } from './http.ts'
 import type { ProviderOptions } from './options.ts'
 import { RecipientRejectedError, type Provider } from './provider.ts'
-import { sameSecret, type ReceiptReader, type ReceiptRequest, type ReceiptReading } from './receipts.ts'
+import { receiptObject, sameSecret, type ReceiptReader, type ReceiptRequest, type ReceiptReading } from './receipts.ts'
 
 /** How far a receipt's signature time may be from otpd's clock. */
 export const RECEIPT_TOLERANCE_SECONDS = 300
@@ -86,14 +86,9 @@ export function webhookReceiptReader(s: WebhookSettings, now: () => number): Rec
       const t = Number(m[1])
       if (Math.abs(Math.floor(now() / 1000) - t) > RECEIPT_TOLERANCE_SECONDS) return { kind: 'forged' }
       if (!sameSecret(`t=${m[1]},v1=${m[2]}`, webhookSignature(s.secret, t, req.body))) return { kind: 'forged' }
-      let body: unknown
-      try {
-        body = JSON.parse(req.body)
-      } catch {
-        return { kind: 'malformed', reason: 'json' }
-      }
-      if (typeof body !== 'object' || body === null || Array.isArray(body)) return { kind: 'malformed', reason: 'object' }
-      const { verification_id: id, status } = body as Record<string, unknown>
+      const parsed = receiptObject(req)
+      if (!parsed.ok) return parsed.reading
+      const { verification_id: id, status } = parsed.body
       return {
         kind: 'signed',
         verificationId: typeof id === 'string' ? id : null,

@@ -9,7 +9,7 @@
  */
 import { createHmac } from 'node:crypto'
 import type { ReceiptState, VendorError } from '../otp/types.ts'
-import { sameSecret, type ReceiptItem, type ReceiptReader, type ReceiptReading, type ReceiptRequest } from './receipts.ts'
+import { receiptObject, sameSecret, type ReceiptItem, type ReceiptReader, type ReceiptReading, type ReceiptRequest } from './receipts.ts'
 import type { WhatsappSettings } from './whatsapp-provider.ts'
 
 /** Meta's statuses: `sent` is a provider's acceptance, `read` implies delivered; `failed` is final. Others move nothing. */
@@ -36,14 +36,8 @@ export function whatsappReceiptReader(s: WhatsappSettings): ReceiptReader {
     read(req: ReceiptRequest): ReceiptReading {
       const given = req.headers.get('x-hub-signature-256')
       if (!s.appSecret || given === null || !sameSecret(given.toLowerCase(), metaSignature(s.appSecret, req.bytes))) return { kind: 'forged' }
-      let parsed: unknown
-      try {
-        parsed = JSON.parse(req.body)
-      } catch {
-        return { kind: 'malformed', reason: 'json' }
-      }
-      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { kind: 'malformed', reason: 'object' }
-      return { kind: 'batch', items: statusesOf(parsed as Json) }
+      const parsed = receiptObject(req)
+      return parsed.ok ? { kind: 'batch', items: statusesOf(parsed.body as Json) } : parsed.reading
     },
   }
 }
