@@ -161,6 +161,20 @@ export class SendService {
     this.refusedAt = performance.now()
   }
 
+  /** A delivery, counted as under way until the send has given way: a wave answered at once stays a wave until it is let go. */
+  private async deliverInTurn(delivery: Delivery, message: Parameters<Delivery['deliver']>[0]): ReturnType<Delivery['deliver']> {
+    this.delivering++
+    try {
+      const took = await delivery.deliver(message)
+      // Providers answer in waves too: recording and answering them gives way as well.
+      const wait = this.giveWay()
+      if (wait) await wait
+      return took
+    } finally {
+      this.delivering--
+    }
+  }
+
   async send(
     key: ApiKey,
     input: SendInput,
@@ -194,17 +208,7 @@ export class SendService {
     let provider: string
     let detail: DeliveryDetail | undefined
     try {
-      // Counted until the send has given way: a wave answered at once stays a wave until it is let go.
-      this.delivering++
-      let took: Awaited<ReturnType<Delivery['deliver']>>
-      try {
-        took = await (via?.delivery ?? d.delivery).deliver(deliveryOf(req, reserved))
-        // Providers answer in waves too: recording and answering them gives way as well.
-        const wait = this.giveWay()
-        if (wait) await wait
-      } finally {
-        this.delivering--
-      }
+      const took = await this.deliverInTurn(via?.delivery ?? d.delivery, deliveryOf(req, reserved))
       provider = took.provider
       // Only a provider that says more (WhatsApp's) costs the settlement two more values.
       if (took.ref !== undefined || took.language !== undefined) detail = { ref: took.ref ?? null, language: took.language ?? null }
