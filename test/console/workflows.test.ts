@@ -11,21 +11,11 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 import type { Page } from 'puppeteer-core'
 import { FALLBACK_SAVED_MEANS } from '../../src/console/ui/pages/workflows.tsx'
 import { LISTEN_OPTIONS } from '../../src/http/app.ts'
-import type { OutboundMessage } from '../../src/otp/types.ts'
-import { createHarness, type Harness, RecordingDelivery } from '../kit/harness.ts'
+import { createHarness, type Harness, ChannelDelivery } from '../kit/harness.ts'
 import { expectAccessible, hiddenColumns, LAPTOP, launchBrowser, PHONE, screenshots, type TestBrowser } from './browser.ts'
 
 // A real browser, page loads and argon2 hashes on 2 shared cores.
 setDefaultTimeout(60_000)
-
-/** Fails every message of the channels in `failing`; records the others. */
-class ChannelDelivery extends RecordingDelivery {
-  failing = new Set<string>()
-  override async deliver(m: OutboundMessage): Promise<{ provider: string }> {
-    if (this.failing.has(m.channel)) throw new Error(`no ${m.channel} provider took it (test)`)
-    return super.deliver(m)
-  }
-}
 
 const VIEWER = 'ops-viewer'
 const PASSWORD = 'a viewer password'

@@ -72,6 +72,15 @@ export class RecordingDelivery implements Delivery {
   }
 }
 
+/** Fails every message of the channels in `failing`; records the others. */
+export class ChannelDelivery extends RecordingDelivery {
+  failing = new Set<string>()
+  override async deliver(m: OutboundMessage): Promise<{ provider: string }> {
+    if (this.failing.has(m.channel)) throw new Error(`no ${m.channel} provider took it (test)`)
+    return super.deliver(m)
+  }
+}
+
 /** A delivery that takes each message and never answers, as a process stopped during the delivery leaves it; `seen` is the last message it took. */
 export class StuckDelivery extends RecordingDelivery {
   seen: OutboundMessage | undefined

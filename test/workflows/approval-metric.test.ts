@@ -6,17 +6,7 @@
  * recipient's approval count nothing.
  */
 import { describe, expect, test } from 'bun:test'
-import type { OutboundMessage } from '../../src/otp/types.ts'
-import { harnessPerTest, type Harness, RecordingDelivery, TEST } from '../kit/harness.ts'
-
-/** Fails every message of the channels in `failing`; records the others. */
-class ChannelDelivery extends RecordingDelivery {
-  failing = new Set<string>()
-  override async deliver(m: OutboundMessage): Promise<{ provider: string }> {
-    if (this.failing.has(m.channel)) throw new Error(`no ${m.channel} provider took it (test)`)
-    return super.deliver(m)
-  }
-}
+import { harnessPerTest, type Harness, ChannelDelivery, TEST } from '../kit/harness.ts'
 
 const start = harnessPerTest({ credits: 10 })
 const PHONE = '+919812345678'

@@ -6,19 +6,9 @@
  * recipients, plain sends, other accounts and other periods left out.
  */
 import { describe, expect, test } from 'bun:test'
-import type { OutboundMessage } from '../../src/otp/types.ts'
 import { workflowStepRows } from '../../src/store/sql/console-reads.ts'
 import { consoleOf } from '../kit/console.ts'
-import { harnessPerTest, type Harness, HOUR, RecordingDelivery, TEST } from '../kit/harness.ts'
-
-/** Fails every message of the channels in `failing`; records the others. */
-class ChannelDelivery extends RecordingDelivery {
-  failing = new Set<string>()
-  override async deliver(m: OutboundMessage): Promise<{ provider: string }> {
-    if (this.failing.has(m.channel)) throw new Error(`no ${m.channel} provider took it (test)`)
-    return super.deliver(m)
-  }
-}
+import { harnessPerTest, type Harness, HOUR, ChannelDelivery, TEST } from '../kit/harness.ts'
 
 const start = harnessPerTest({ credits: 100, config: { fraud: { mode: 'off' }, limits: { recipient_per_minute: 100, recipient_per_hour: 100 } } })
 const IN = (i: number) => `+91981234${String(5000 + i)}`

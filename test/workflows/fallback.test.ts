@@ -8,20 +8,10 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { ledgerViolations } from '../../scripts/kit/ledger.ts'
-import type { OutboundMessage } from '../../src/otp/types.ts'
 import { balance } from '../kit/fraud.ts'
-import { expectError, harnessPerTest, type Harness, RecordingDelivery, TEST } from '../kit/harness.ts'
+import { expectError, harnessPerTest, type Harness, ChannelDelivery, TEST } from '../kit/harness.ts'
 import { postReceipt, RECORDING_RECEIPTS } from '../kit/receipts.ts'
 import { waitFor } from '../kit/wait-for.ts'
-
-/** Fails every message of the channels in `failing`; records the others. */
-class ChannelDelivery extends RecordingDelivery {
-  failing = new Set<string>()
-  override async deliver(m: OutboundMessage): Promise<{ provider: string }> {
-    if (this.failing.has(m.channel)) throw new Error(`no ${m.channel} provider took it (test)`)
-    return super.deliver(m)
-  }
-}
 
 const start = harnessPerTest({ credits: 10 })
 const PHONE = '+919812345678'
