@@ -31,6 +31,7 @@ export interface VerifyDeps extends KeyedDeps {
   idempotency: Idempotency
 }
 
+/** A verify is short and its client waits: its write goes before a queue of sends' writes (store/sqlite/storage.ts). */
 const FIRST = { first: true }
 
 export class VerifyService {
@@ -50,7 +51,6 @@ export class VerifyService {
       const now = d.clock.now()
       // With an Idempotency-Key, a repeated request answers what the first one did: no second attempt.
       return d.idempotency.once(r, idem, now, async () => this.attempt(r, input, now, found ?? (await this.find(r, key, input))))
-      // A verify is short and its client waits: it goes before a queue of sends' writes (store/sqlite/storage.ts).
     }, FIRST)
   }
 
